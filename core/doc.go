@@ -1,0 +1,16 @@
+// Package core holds mqgate's domain: the types every layer speaks (topics,
+// messages, consumer groups, message queues), the filter grammar and the
+// error codes that the HTTP layer maps to statuses.
+//
+// It imports nothing of the project and nothing of HTTP or storage. Its
+// sub-packages hold the machinery:
+//
+//   - core/store:    the bbolt file (commit log, consume queues, indexes,
+//     config), its encoding and the group-commit writer;
+//   - core/engine:   the embedded "broker": topics, put, get, long polling,
+//     groups, offsets, queue locks, client registry, send back, schedule;
+//   - core/consumer: the push consumer (rebalance, pull service,
+//     ProcessQueue, concurrent and orderly consume services, offset store).
+//
+// Dependencies point down: consumer → engine → store → core.
+package core

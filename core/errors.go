@@ -1,0 +1,63 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Error codes. The HTTP layer maps each to one status (api/problem.go); a
+// code that is not listed here is an internal error and is never shown to
+// users verbatim.
+const (
+	EInvalid     = "invalid"     // 400: the request is malformed or breaks a rule
+	ENotFound    = "not_found"   // 404: unknown topic, group or message
+	EConflict    = "conflict"    // 409: the request contradicts current state
+	ETooLarge    = "too_large"   // 413: a message or batch exceeds a size limit
+	EForbidden   = "forbidden"   // 403: e.g. publishing to a system topic
+	EUnavailable = "unavailable" // 503: shutting down or store unavailable
+	ETooMany     = "too_many"    // 429: too many waiting receives
+	EInternal    = "internal"    // 500
+)
+
+// Error is a domain error with a machine code, a message written for users
+// and, for validation errors, the offending field (JSON name).
+type Error struct {
+	Code    string
+	Message string
+	Field   string
+}
+
+func (e *Error) Error() string {
+	if e.Field != "" {
+		return fmt.Sprintf("%s: %s: %s", e.Code, e.Field, e.Message)
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Errorf returns a domain error with the given code.
+func Errorf(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// FieldError returns an EInvalid error about one request field.
+func FieldError(field, format string, args ...any) *Error {
+	return &Error{Code: EInvalid, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of a domain error anywhere in err's chain,
+// EInternal for any other non-nil error and "" for nil.
+func ErrorCode(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return EInternal
+}
+
+// Sentinel errors shared across packages.
+var (
+	ErrClosed = &Error{Code: EUnavailable, Message: "the engine is shutting down"}
+)

@@ -1,0 +1,69 @@
+package core
+
+import "time"
+
+// MessageModel: how a group's consumers share messages (SPEC §4).
+type MessageModel string
+
+const (
+	Clustering   MessageModel = "CLUSTERING"
+	Broadcasting MessageModel = "BROADCASTING"
+)
+
+// ConsumeMode: parallel or in queue order.
+type ConsumeMode string
+
+const (
+	Concurrently ConsumeMode = "CONCURRENTLY"
+	Orderly      ConsumeMode = "ORDERLY"
+)
+
+// ConsumeFromWhere: where a group with no committed offset starts.
+type ConsumeFromWhere string
+
+const (
+	ConsumeFromLastOffset  ConsumeFromWhere = "LAST_OFFSET"
+	ConsumeFromFirstOffset ConsumeFromWhere = "FIRST_OFFSET"
+	ConsumeFromTimestamp   ConsumeFromWhere = "TIMESTAMP"
+)
+
+// Group defaults (SPEC §4).
+const (
+	DefaultMaxReconsumeTimes = 16
+	DefaultInvisibleSeconds  = 60
+)
+
+// Subscription is one topic a group consumes, with its tag filter.
+type Subscription struct {
+	Topic  string
+	Filter string // "*" or "TagA || TagB"
+}
+
+// PushConfig makes a group a webhook group.
+type PushConfig struct {
+	URL            string
+	MaxInFlight    int
+	TimeoutSeconds int
+	Secret         string
+}
+
+// GroupConfig is a consumer group's settings (RocketMQ
+// SubscriptionGroupConfig plus the push consumer's settings).
+type GroupConfig struct {
+	Name              string
+	Subscriptions     []Subscription
+	MessageModel      MessageModel
+	ConsumeMode       ConsumeMode
+	ConsumeFrom       ConsumeFromWhere
+	ConsumeTimestamp  time.Time // for ConsumeFromTimestamp
+	MaxReconsumeTimes int
+	InvisibleSeconds  int
+	Push              *PushConfig
+}
+
+// Group is a group as stored.
+type Group struct {
+	GroupConfig
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}

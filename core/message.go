@@ -1,0 +1,125 @@
+package core
+
+import "time"
+
+// Limits on what a client may publish (SPEC §1, API.md).
+const (
+	MaxMessageSize = 4 << 20 // body bytes (RocketMQ maxMessageSize)
+	MaxBatch       = 1000    // messages in one batch publish
+	MaxIDLength    = 64
+)
+
+// System property names (RocketMQ MessageConst). They live in
+// Message.SysProps, never in user Properties.
+const (
+	PropRetryTopic      = "RETRY_TOPIC"
+	PropOriginMessageID = "ORIGIN_MESSAGE_ID"
+	PropRealTopic       = "REAL_TOPIC"
+	PropRealQueueID     = "REAL_QID"
+	PropDelay           = "DELAY"
+	PropDeliverAt       = "DELIVER_AT" // unix ms of a timer message
+)
+
+// PutMessage is one message as a client publishes it.
+type PutMessage struct {
+	Body        []byte
+	BodyIsText  bool // published as `body` (UTF-8) rather than `bodyBase64`
+	Tags        string
+	Keys        []string
+	Properties  map[string]string
+	ShardingKey string
+
+	// At most one of DelayLevel (1..N levels) and DeliverAt is set.
+	DelayLevel int
+	DeliverAt  time.Time
+}
+
+// PutResult is where a published message went.
+type PutResult struct {
+	MessageID   string
+	Topic       string
+	QueueID     int
+	QueueOffset int64
+	StoredAt    time.Time
+	// DeliverAt is set for a delayed message, which has no position in its
+	// topic yet (QueueID and QueueOffset are -1).
+	DeliverAt time.Time
+}
+
+// Message is a stored message as read back from a queue.
+type Message struct {
+	// ID is the message id as stored; a retry copy has its own id and
+	// carries the original in SysProps[PropOriginMessageID].
+	ID              string
+	Topic           string // topic it is stored in (e.g. %RETRY%g for a retry)
+	QueueID         int
+	QueueOffset     int64
+	CommitLogOffset int64
+
+	Body        []byte
+	BodyIsText  bool
+	Tags        string
+	Keys        []string
+	Properties  map[string]string
+	SysProps    map[string]string
+	ShardingKey string
+
+	BornAt         time.Time // when the gateway first accepted it
+	StoredAt       time.Time // when this copy's transaction committed
+	ReconsumeTimes int
+}
+
+// UserID is the id shown to users: stable across retries and redrives
+// (ORIGIN_MESSAGE_ID when present).
+func (m *Message) UserID() string {
+	if id := m.SysProps[PropOriginMessageID]; id != "" {
+		return id
+	}
+	return m.ID
+}
+
+// UserTopic is the topic shown to users: for a retry message the original
+// topic (RocketMQ resetRetryAndNamespace).
+func (m *Message) UserTopic() string {
+	if t := m.SysProps[PropRetryTopic]; t != "" {
+		return t
+	}
+	return m.Topic
+}
+
+// Size is the message's size for flow control (RocketMQ counts the body).
+func (m *Message) Size() int { return len(m.Body) }
+
+// GetStatus is the outcome of reading a queue (RocketMQ GetMessageStatus
+// folded into PullStatus).
+type GetStatus int
+
+const (
+	Found         GetStatus = iota // FOUND: Messages holds at least one message
+	NoNewMsg                       // NO_NEW_MSG: offset == max offset
+	NoMatchedMsg                   // NO_MATCHED_MSG: messages read, none matched the filter
+	OffsetIllegal                  // OFFSET_ILLEGAL: offset < min or > max; use NextOffset
+)
+
+func (s GetStatus) String() string {
+	switch s {
+	case Found:
+		return "FOUND"
+	case NoNewMsg:
+		return "NO_NEW_MSG"
+	case NoMatchedMsg:
+		return "NO_MATCHED_MSG"
+	case OffsetIllegal:
+		return "OFFSET_ILLEGAL"
+	}
+	return "UNKNOWN"
+}
+
+// GetResult is one read of a queue.
+type GetResult struct {
+	Status     GetStatus
+	Messages   []*Message
+	NextOffset int64 // where the next read starts
+	MinOffset  int64
+	MaxOffset  int64
+}

@@ -1,0 +1,78 @@
+package core
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Topic limits and defaults (SPEC §1).
+const (
+	DefaultQueues         = 8
+	MaxQueues             = 256
+	DefaultRetentionHours = 72
+)
+
+// System topic names and prefixes (SPEC §1).
+const (
+	RetryTopicPrefix = "%RETRY%"
+	DLQTopicPrefix   = "%DLQ%"
+	ScheduleTopic    = "SCHEDULE_TOPIC_XXXX"
+)
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,127}$`)
+
+// ValidName reports whether s is a valid user topic or group name.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
+// IsSystemTopic reports whether clients may not create or publish to topic.
+func IsSystemTopic(topic string) bool {
+	return strings.HasPrefix(topic, "%") || topic == ScheduleTopic
+}
+
+// RetryTopic is the retry topic of a consumer group (`%RETRY%<group>`).
+func RetryTopic(group string) string { return RetryTopicPrefix + group }
+
+// DLQTopic is the dead-letter topic of a consumer group (`%DLQ%<group>`).
+func DLQTopic(group string) string { return DLQTopicPrefix + group }
+
+// TopicConfig is what a client sets on a topic.
+type TopicConfig struct {
+	Name           string
+	Queues         int // 1..256; read = write queue count
+	RetentionHours int // RocketMQ fileReservedTime
+}
+
+// Topic is a topic as stored.
+type Topic struct {
+	TopicConfig
+	CreatedAt time.Time
+}
+
+// QueueStats is one queue's offset range: [MinOffset, MaxOffset).
+type QueueStats struct {
+	QueueID   int
+	MinOffset int64
+	MaxOffset int64
+}
+
+// TopicStats counts a topic's messages.
+type TopicStats struct {
+	Messages int64 // sum over queues of MaxOffset-MinOffset
+	Queues   []QueueStats
+}
+
+// MessageQueue names one queue of one topic (RocketMQ MessageQueue; the
+// broker name is implicit: there is one embedded engine).
+type MessageQueue struct {
+	Topic   string
+	QueueID int
+}
+
+// Less orders queues by topic, then queue id, as rebalance sorts them.
+func (q MessageQueue) Less(o MessageQueue) bool {
+	if q.Topic != o.Topic {
+		return q.Topic < o.Topic
+	}
+	return q.QueueID < o.QueueID
+}
