@@ -41,3 +41,9 @@ func (d *Delivery) Ack(i int) { d.answer(i, true, 0) }
 // the message and every later one of the batch are consumed again after
 // the suspend time (SUSPEND_CURRENT_QUEUE_A_MOMENT).
 func (d *Delivery) Nack(i int, delayLevel int) { d.answer(i, false, delayLevel) }
+
+// NewDelivery builds a Delivery whose answers go to answer. The consume
+// services use it; listener packages use it in their tests.
+func NewDelivery(group string, mq core.MessageQueue, orderly bool, msgs []*core.Message, answer func(i int, ok bool, delayLevel int)) *Delivery {
+	return &Delivery{Group: group, Queue: mq, Orderly: orderly, Msgs: msgs, answer: answer}
+}
