@@ -45,6 +45,9 @@ type PushConfig struct {
 	MaxInFlight    int
 	TimeoutSeconds int
 	Secret         string
+	// BatchSize is how many messages one POST carries (0 or 1: one per
+	// request; at most 32). Orderly groups post batches in queue order.
+	BatchSize int
 }
 
 // GroupConfig is a consumer group's settings (RocketMQ
