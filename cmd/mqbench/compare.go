@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// compare runs the same publish load against the bare-HTTP baseline and
+// the gateway, alternating which goes first each round (A/B, B/A, ...) so
+// that drift of the machine (thermal, page cache, the gateway's growing
+// file) does not favour one side, and reports medians and their ratio.
+
+type compareConfig struct {
+	publishConfig
+	GatewayBin  string
+	GatewayArgs string
+	KeepData    bool
+}
+
+func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg compareConfig
+	addPublishFlags(fs, &cfg.publishConfig)
+	fs.StringVar(&cfg.GatewayBin, "gateway-bin", "", "mqgate binary to start with a temp --data dir when --url is empty (go build ./cmd/mqgate)")
+	fs.StringVar(&cfg.GatewayArgs, "gateway-args", "", "extra flags for the started gateway, space separated (e.g. \"--log-level warn\")")
+	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the started gateway's data dir")
+	// compare's default is medians of three.
+	if err := fs.Set("runs", "3"); err != nil {
+		return err
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if cfg.URL == "" && cfg.GatewayBin == "" {
+		return usagef("need --url of a running gateway or --gateway-bin to start one")
+	}
+	rep, err := runCompare(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	return rep.write(stdout, cfg.JSON)
+}
+
+// CompareReport is the output of compare.
+type CompareReport struct {
+	Mode     string         `json:"mode"`
+	Config   map[string]any `json:"config"`
+	Baseline []PublishRun   `json:"baseline"`
+	Gateway  []PublishRun   `json:"gateway"`
+	// Medians over the runs of each side.
+	BaselineMedian PublishRun `json:"baselineMedian"`
+	GatewayMedian  PublishRun `json:"gatewayMedian"`
+	// Ratio is the gateway's median msgs/s over the baseline's.
+	Ratio float64 `json:"ratio"`
+}
+
+func runCompare(ctx context.Context, cfg compareConfig, logw io.Writer) (rep CompareReport, err error) {
+	self, err := os.Executable()
+	if err != nil {
+		return rep, err
+	}
+	base, err := startBaselineChild(ctx, self)
+	if err != nil {
+		return rep, err
+	}
+	defer func() { err = errors.Join(err, base.stop()) }()
+
+	gwURL := cfg.URL
+	if gwURL == "" {
+		dir, err := os.MkdirTemp("", "mqbench-gateway-")
+		if err != nil {
+			return rep, err
+		}
+		if !cfg.KeepData {
+			defer os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(logw, "gateway data dir: %s\n", dir)
+		}
+		gw, err := startGatewayChild(ctx, cfg.GatewayBin, dir, strings.Fields(cfg.GatewayArgs))
+		if err != nil {
+			return rep, err
+		}
+		defer func() { err = errors.Join(err, gw.stop()) }()
+		gwURL = gw.url
+	}
+
+	rep.Config = cfg.describe()
+	rep.Config["url"] = gwURL
+	rep.Config["baselineUrl"] = base.url
+	for round := range cfg.Runs {
+		order := []string{"baseline", "gateway"}
+		if round%2 == 1 {
+			order[0], order[1] = order[1], order[0]
+		}
+		for _, side := range order {
+			pc := cfg.publishConfig
+			pc.URL = gwURL
+			if side == "baseline" {
+				pc.URL = base.url
+			}
+			fmt.Fprintf(logw, "round %d/%d: %s ...\n", round+1, cfg.Runs, side)
+			r, err := runPublish(ctx, pc, side)
+			if err != nil {
+				return rep, fmt.Errorf("round %d, %s: %w", round+1, side, err)
+			}
+			if side == "baseline" {
+				rep.Baseline = append(rep.Baseline, r)
+			} else {
+				rep.Gateway = append(rep.Gateway, r)
+			}
+			if ctx.Err() != nil {
+				return rep, ctx.Err()
+			}
+		}
+	}
+	rep.BaselineMedian = medianRun(rep.Baseline)
+	rep.GatewayMedian = medianRun(rep.Gateway)
+	if rep.BaselineMedian.MsgsPerSec > 0 {
+		rep.Ratio = rep.GatewayMedian.MsgsPerSec / rep.BaselineMedian.MsgsPerSec
+	}
+	return rep, nil
+}
+
+func (r CompareReport) write(w io.Writer, asJSON bool) error {
+	r.Mode = "compare"
+	if asJSON {
+		return writeJSON(w, r)
+	}
+	writeConfig(w, r.Config)
+	tw := newTable(w)
+	publishHeader(tw)
+	for i := range max(len(r.Baseline), len(r.Gateway)) {
+		if i < len(r.Baseline) {
+			publishRow(tw, fmt.Sprintf("baseline %d", i+1), r.Baseline[i])
+		}
+		if i < len(r.Gateway) {
+			publishRow(tw, fmt.Sprintf("gateway %d", i+1), r.Gateway[i])
+		}
+	}
+	publishRow(tw, "baseline median", r.BaselineMedian)
+	publishRow(tw, "gateway median", r.GatewayMedian)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	writeFirstErrors(w, r.Baseline)
+	writeFirstErrors(w, r.Gateway)
+	_, err := fmt.Fprintf(w, "gateway/baseline msgs/s: %.1f%%\n", 100*r.Ratio)
+	return err
+}

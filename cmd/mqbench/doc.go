@@ -1,0 +1,31 @@
+// Command mqbench drives a running mqgate over its public HTTP API (API.md)
+// and measures it.
+//
+// Modes:
+//
+//	mqbench publish          N clients publish single messages or batches
+//	mqbench baseline-server  a bare net/http server with the publish routes'
+//	                         request and answer shapes that stores nothing
+//	mqbench compare          the same publish load against baseline-server (a
+//	                         child process) and the gateway, alternating A/B,
+//	                         reporting medians and the gateway/baseline ratio
+//	mqbench consume          pre-publish, then N consumers receive+ack
+//	mqbench latency          publish at a fixed rate, measure publish→receive
+//
+// What it owns: load generation, the baseline server and the statistics. It
+// talks plain HTTP to the documented contract and imports nothing of the
+// project but core's constants, so it measures exactly what a client sees;
+// it must not import api/, gateway/ or core/engine.
+//
+// Invariants:
+//   - The client is never the bottleneck by construction: one tuned
+//     http.Transport per run (keep-alive, MaxIdleConnsPerHost above the
+//     concurrency), request bodies encoded before the clock starts, and
+//     per-worker latency slices merged after the run (no shared lock on the
+//     hot path).
+//   - Only requests that start after the warm-up count; a run's elapsed time
+//     is from the end of the warm-up to the last measured completion.
+//   - Every goroutine it starts (workers, receivers, the baseline server,
+//     child processes) is stopped and waited for before a run returns.
+//   - MB/s is 10^6 bytes of message body per second (not counting JSON).
+package main
