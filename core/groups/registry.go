@@ -1,0 +1,117 @@
+package groups
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Defaults of Options.
+const (
+	// DefaultClientTimeout is how long a client stays live without a
+	// heartbeat (RocketMQ channelExpiredTimeout is 120 s; our clients are
+	// in-process or on the same host, so we move their queues sooner).
+	DefaultClientTimeout = 35 * time.Second
+	// DefaultLockTTL is how long an orderly queue lock lasts unless renewed
+	// (RocketMQ rocketmq.broker.rebalance.lockMaxLiveTime).
+	DefaultLockTTL = 60 * time.Second
+)
+
+// Options configures a Registry. Zero values take the defaults.
+type Options struct {
+	// ClientTimeout: a client that has not sent a heartbeat for this long is
+	// removed and its group's watchers are told (its queues move).
+	ClientTimeout time.Duration
+	// LockTTL: an orderly queue lock not renewed for this long is free.
+	LockTTL time.Duration
+	// Logger receives the registry's logs; default zerolog.Nop().
+	Logger zerolog.Logger
+}
+
+// Registry keeps consumer groups in the engine's bbolt file: configs,
+// committed offsets (per group/topic/queue, and per consumer for
+// BROADCASTING), and in memory the client registry (heartbeats, expiry)
+// and the orderly queue locks.
+type Registry struct {
+	db   *bolt.DB
+	opts Options
+	log  zerolog.Logger
+
+	mu       sync.Mutex
+	clients  map[string]map[string]time.Time // group → client id → expiry
+	locks    map[string]map[core.MessageQueue]lockEntry
+	resets   map[resetKey]int64 // offset resets not yet taken by a consumer
+	watchers map[*watcher]struct{}
+	closed   bool
+
+	kick chan struct{} // the earliest client deadline may have moved
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Open opens the registry over the engine's bbolt file with default
+// options.
+func Open(db *bolt.DB) (*Registry, error) { return OpenWith(db, Options{}) }
+
+// OpenWith opens the registry over the engine's bbolt file.
+func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
+	if db == nil {
+		return nil, fmt.Errorf("groups: nil bbolt db")
+	}
+	if opts.ClientTimeout <= 0 {
+		opts.ClientTimeout = DefaultClientTimeout
+	}
+	if opts.LockTTL <= 0 {
+		opts.LockTTL = DefaultLockTTL
+	}
+	err := db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketConfig, bucketOffsets} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("groups: create buckets: %w", err)
+	}
+	r := &Registry{
+		db:       db,
+		opts:     opts,
+		log:      opts.Logger,
+		clients:  map[string]map[string]time.Time{},
+		locks:    map[string]map[core.MessageQueue]lockEntry{},
+		resets:   map[resetKey]int64{},
+		watchers: map[*watcher]struct{}{},
+		kick:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go r.expireLoop()
+	return r, nil
+}
+
+// Close stops the registry's background work and its watchers. The bbolt
+// file belongs to the engine and stays open.
+func (r *Registry) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	ws := r.watchers
+	r.watchers = map[*watcher]struct{}{}
+	r.mu.Unlock()
+	close(r.stop)
+	<-r.done
+	for w := range ws {
+		w.close()
+	}
+	return nil
+}
