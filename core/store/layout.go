@@ -1,0 +1,128 @@
+package store
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Bucket names. Every bucket of this package is a top-level bucket whose name
+// starts with "mq."; other packages (core/groups) keep their own buckets in
+// the same file under other names, and the self check ignores those.
+var (
+	bucketMeta      = []byte("mq.meta")      // format version
+	bucketCommitLog = []byte("mq.commitlog") // seq(8) -> encoded message; Sequence() = next seq
+	bucketCQ        = []byte("mq.cq")        // topic uid(8) -> sub-bucket: qid(2)+offset(8) -> unit(20)
+	bucketQueues    = []byte("mq.queues")    // uid(8)+qid(2) -> min(8) max(8)
+	bucketTopics    = []byte("mq.topics")    // name -> topic record; Sequence() = last uid
+	bucketIDs       = []byte("mq.ids")       // message id -> commit log offset(8)
+	bucketKeys      = []byte("mq.keys")      // len(topic)(1) topic len(key)(2) key clOffset(8) -> empty
+	bucketTrash     = []byte("mq.trash")     // uid(8) -> name of a deleted topic still being emptied
+)
+
+var keyFormat = []byte("format")
+
+// formatVersion is the layout version written in mq.meta. A file written by
+// a newer layout is refused rather than misread.
+const formatVersion = 1
+
+// unitSize is RocketMQ's consume-queue unit: commit log offset (8), size
+// (4), tags code (8).
+const unitSize = 20
+
+// Unit is one consume-queue entry (RocketMQ CQ_STORE_UNIT). For schedule
+// queues TagsCode holds the delivery time in unix ms.
+type Unit struct {
+	CommitLogOffset int64
+	Size            int32
+	TagsCode        int64
+}
+
+func (u Unit) encode() []byte {
+	b := make([]byte, unitSize)
+	binary.BigEndian.PutUint64(b[0:], uint64(u.CommitLogOffset))
+	binary.BigEndian.PutUint32(b[8:], uint32(u.Size))
+	binary.BigEndian.PutUint64(b[12:], uint64(u.TagsCode))
+	return b
+}
+
+func decodeUnit(b []byte) (Unit, error) {
+	if len(b) != unitSize {
+		return Unit{}, fmt.Errorf("consume queue unit of %d bytes, want %d", len(b), unitSize)
+	}
+	return Unit{
+		CommitLogOffset: int64(binary.BigEndian.Uint64(b[0:])),
+		Size:            int32(binary.BigEndian.Uint32(b[8:])),
+		TagsCode:        int64(binary.BigEndian.Uint64(b[12:])),
+	}, nil
+}
+
+func u64(v int64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, uint64(v))
+	return b
+}
+
+func uidKey(uid uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, uid)
+	return b
+}
+
+// cqKey is a consume-queue key inside a topic's sub-bucket: queues of one
+// topic share the bucket, so a queue is a key prefix.
+func cqKey(qid int, offset int64) []byte {
+	b := make([]byte, 10)
+	binary.BigEndian.PutUint16(b, uint16(qid))
+	binary.BigEndian.PutUint64(b[2:], uint64(offset))
+	return b
+}
+
+func parseCQKey(k []byte) (qid int, offset int64, ok bool) {
+	if len(k) != 10 {
+		return 0, 0, false
+	}
+	return int(binary.BigEndian.Uint16(k)), int64(binary.BigEndian.Uint64(k[2:])), true
+}
+
+func queueKey(uid uint64, qid int) []byte {
+	b := make([]byte, 10)
+	binary.BigEndian.PutUint64(b, uid)
+	binary.BigEndian.PutUint16(b[8:], uint16(qid))
+	return b
+}
+
+// queueMeta is a queue's offset range [Min, Max).
+type queueMeta struct{ Min, Max int64 }
+
+func (m queueMeta) encode() []byte {
+	b := make([]byte, 16)
+	binary.BigEndian.PutUint64(b, uint64(m.Min))
+	binary.BigEndian.PutUint64(b[8:], uint64(m.Max))
+	return b
+}
+
+func decodeQueueMeta(b []byte) (queueMeta, error) {
+	if len(b) != 16 {
+		return queueMeta{}, fmt.Errorf("queue metadata of %d bytes, want 16", len(b))
+	}
+	return queueMeta{Min: int64(binary.BigEndian.Uint64(b)), Max: int64(binary.BigEndian.Uint64(b[8:]))}, nil
+}
+
+// keyIndexPrefix is the prefix of every key-index entry of (topic, key).
+func keyIndexPrefix(topic, key string) []byte {
+	b := make([]byte, 0, 3+len(topic)+len(key)+8)
+	b = append(b, byte(len(topic)))
+	b = append(b, topic...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(key)))
+	return append(b, key...)
+}
+
+func keyIndexKey(topic, key string, clOffset int64) []byte {
+	return binary.BigEndian.AppendUint64(keyIndexPrefix(topic, key), uint64(clOffset))
+}
+
+// Limits the layout imposes (length prefixes).
+const (
+	MaxTopicLen = 255
+	MaxKeyLen   = 1024
+)

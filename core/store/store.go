@@ -1,0 +1,176 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// FileName is the bbolt file inside the data directory.
+const FileName = "mqgate.db"
+
+// lockTimeout bounds the wait for bbolt's flock: a second process opening
+// the same data directory fails fast instead of hanging.
+const lockTimeout = 200 * time.Millisecond
+
+// ErrLocked is returned by Open when another process holds the data dir.
+var ErrLocked = errors.New("data dir in use by another process")
+
+// Options configures a Store.
+type Options struct {
+	// Logger receives the store's logs; default zerolog.Nop().
+	Logger *zerolog.Logger
+	// OnCommit is called by the writer goroutine after each committed group,
+	// before any publisher of the group is answered, with the new max offset
+	// of every queue the group appended to. It must not block for long.
+	OnCommit func([]Advance)
+	// FullCheckLimit is the file size up to which Open runs bbolt's own
+	// page-level tx.Check (it reads every page); default 64 MiB, <0 never.
+	FullCheckLimit int64
+	// MaxGroupBytes bounds the encoded bytes of one group commit (default
+	// 32 MiB); a single request larger than that is still committed alone.
+	MaxGroupBytes int
+}
+
+// Advance reports that a queue's max offset moved (RocketMQ's
+// ReputMessageService notifying PullRequestHoldService).
+type Advance struct {
+	Topic   string
+	QueueID int
+	Max     int64
+}
+
+// Store is the bbolt file: commit log, consume queues, indexes and topic
+// config, and the group-commit writer that appends to them.
+type Store struct {
+	db   *bolt.DB
+	path string
+	log  zerolog.Logger
+	opts Options
+
+	// sendMu guards closed and makes Close wait for in-flight submissions
+	// before it closes reqs, so no request is left unanswered.
+	sendMu sync.RWMutex
+	closed bool
+	reqs   chan *Request
+	done   chan struct{} // closed when the writer goroutine exits
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Open opens (creating if needed) dir/mqgate.db, checks it and starts the
+// writer. It fails fast with ErrLocked when another process holds the file
+// and refuses a corrupt file with an error naming the file and the problem.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.FullCheckLimit == 0 {
+		opts.FullCheckLimit = 64 << 20
+	}
+	if opts.MaxGroupBytes <= 0 {
+		opts.MaxGroupBytes = 32 << 20
+	}
+	log := zerolog.Nop()
+	if opts.Logger != nil {
+		log = *opts.Logger
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	path := filepath.Join(dir, FileName)
+	db, err := openBolt(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, path: path, log: log, opts: opts,
+		reqs: make(chan *Request, 4096), done: make(chan struct{})}
+	if err := s.init(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := s.check(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
+	}
+	go s.writeLoop()
+	return s, nil
+}
+
+// openBolt opens the file with the options that suit an append-mostly,
+// always-synced log, turning bbolt's errors into ones an operator can act
+// on. bbolt may panic on a mangled file; that becomes an error too.
+func openBolt(path string) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("refusing to open %s: the file is corrupt: %v", path, r)
+		}
+	}()
+	db, err = bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: lockTimeout,
+		// The freelist is rebuilt on open instead of written at every
+		// commit: fewer pages per fsync on the hot path.
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+		// A large virtual mapping up front: readers never wait for a
+		// remap while the file grows.
+		InitialMmapSize: 1 << 30,
+	})
+	switch {
+	case err == nil:
+		db.AllocSize = 64 << 20 // grow the file in big steps: fewer truncate+sync
+		return db, nil
+	case errors.Is(err, berrors.ErrTimeout):
+		return nil, fmt.Errorf("%s: %w (bbolt file lock not acquired within %v)", path, ErrLocked, lockTimeout)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, fmt.Errorf("refusing to open %s: the file is corrupt or not a bbolt file: %w", path, err)
+	default:
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+}
+
+// init creates missing buckets and checks the format version.
+func (s *Store) init() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketMeta, bucketCommitLog, bucketCQ, bucketQueues, bucketTopics, bucketIDs, bucketKeys, bucketTrash} {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		meta := tx.Bucket(bucketMeta)
+		v := meta.Get(keyFormat)
+		if v == nil {
+			return meta.Put(keyFormat, []byte{formatVersion})
+		}
+		if len(v) != 1 || v[0] != formatVersion {
+			return fmt.Errorf("unsupported store format %v (this build reads %d)", v, formatVersion)
+		}
+		return nil
+	})
+}
+
+// DB is the underlying bbolt handle. Sibling packages keep their own
+// buckets in it; they must not touch the "mq." buckets.
+func (s *Store) DB() *bolt.DB { return s.db }
+
+// Path is the bbolt file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close stops the writer (every request already submitted is committed and
+// answered), then closes the file. It is idempotent.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.sendMu.Lock()
+		s.closed = true
+		close(s.reqs)
+		s.sendMu.Unlock()
+		<-s.done
+		s.closeErr = s.db.Close()
+	})
+	return s.closeErr
+}

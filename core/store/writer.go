@@ -1,0 +1,191 @@
+package store
+
+import (
+	"context"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Op appends one message to one queue.
+type Op struct {
+	Topic   string
+	QueueID int
+	// Record is the message encoded by EncodeMessage; the writer patches its
+	// queue id, queue offset and store time and seals its checksum.
+	Record []byte
+	// ID and Keys feed the id and key indexes.
+	ID   string
+	Keys []string
+	// TagsCode goes in the consume-queue unit: the tag hash for normal
+	// topics, the due time (unix ms) for schedule queues.
+	TagsCode int64
+	// AutoCreate, when > 0, creates the topic with that many queues if it is
+	// absent (system topics: %RETRY%g, %DLQ%g, SCHEDULE_TOPIC_XXXX), and grows
+	// it if QueueID is beyond its queues.
+	AutoCreate int
+}
+
+// Placed is where an Op landed.
+type Placed struct {
+	QueueOffset     int64
+	CommitLogOffset int64
+	StoredAt        time.Time
+}
+
+// Hook runs inside the transaction that commits its request, after the
+// request's appends (the schedule service advances its offset there). Like
+// bbolt's Batch function it may run more than once when a group is retried,
+// so it must only act through tx.
+type Hook func(tx *bolt.Tx) error
+
+// Request is one unit of group commit: all its ops and its hook commit
+// together or not at all (a batch publish is one request).
+type Request struct {
+	ops    []Op
+	hook   Hook
+	size   int
+	placed []Placed
+	err    error
+	done   chan struct{}
+}
+
+// Commit appends ops (and runs hook) atomically and durably: it returns once
+// the transaction holding them is committed and synced. Concurrent callers
+// share transactions (RocketMQ GroupCommitService). If ctx ends first, Commit
+// returns ctx's error; the request may still commit.
+func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, error) {
+	r := &Request{ops: ops, hook: hook, done: make(chan struct{})}
+	for i := range ops {
+		r.size += len(ops[i].Record)
+	}
+	s.sendMu.RLock()
+	if s.closed {
+		s.sendMu.RUnlock()
+		return nil, core.ErrClosed
+	}
+	select {
+	case s.reqs <- r:
+	case <-ctx.Done():
+		s.sendMu.RUnlock()
+		return nil, ctx.Err()
+	}
+	s.sendMu.RUnlock()
+	select {
+	case <-r.done:
+		return r.placed, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// maxGroup bounds the requests of one group so one transaction's dirty
+// pages stay modest.
+const maxGroup = 1024
+
+// writeLoop is the single writer: it takes every request waiting, commits
+// them in one transaction with one fsync, answers them, and repeats. There
+// is no delay: requests arriving during a commit form the next group. It
+// exits when Close closes reqs, after committing what was queued.
+func (s *Store) writeLoop() {
+	defer close(s.done)
+	var lastStored int64
+	group := make([]*Request, 0, maxGroup)
+	for r := range s.reqs {
+		group = append(group[:0], r)
+		bytes := r.size
+	fill:
+		for len(group) < maxGroup && bytes < s.opts.MaxGroupBytes {
+			select {
+			case r, ok := <-s.reqs:
+				if !ok {
+					break fill
+				}
+				group = append(group, r)
+				bytes += r.size
+			default:
+				break fill
+			}
+		}
+		lastStored = s.commitGroup(group, lastStored)
+	}
+}
+
+// commitGroup commits group; a request that breaks the transaction is failed
+// and the others are retried together without it.
+func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
+	storedAt := max(time.Now().UnixMilli(), lastStored)
+	pending := group
+	for len(pending) > 0 {
+		bad, adv, err := s.tryGroup(pending, storedAt)
+		if bad >= 0 {
+			pending[bad].err = err
+			close(pending[bad].done)
+			pending = append(pending[:bad:bad], pending[bad+1:]...)
+			continue
+		}
+		if err != nil {
+			s.log.Error().Err(err).Int("requests", len(pending)).Msg("group commit failed")
+			err = core.Errorf(core.EUnavailable, "the store could not commit: %v", err)
+		} else if s.opts.OnCommit != nil && len(adv) > 0 {
+			s.opts.OnCommit(adv)
+		}
+		for _, r := range pending {
+			if r.err == nil && err != nil {
+				r.err, r.placed = err, nil
+			}
+			close(r.done)
+		}
+		break
+	}
+	return storedAt
+}
+
+// tryGroup runs one transaction over reqs. A request whose topic or queue is
+// invalid is answered with its error without breaking the transaction (it
+// wrote nothing). It returns bad >= 0 when request bad broke the transaction
+// (rolled back), else the commit error if any.
+func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advance, err error) {
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return -1, nil, err
+	}
+	st := newTxState(tx, storedAt)
+	for i, r := range reqs {
+		r.err, r.placed = nil, nil
+		if err := st.prepare(r.ops); err != nil {
+			if core.ErrorCode(err) == core.EInternal {
+				tx.Rollback()
+				return i, nil, err
+			}
+			r.err = err
+			continue
+		}
+		placed, err := st.apply(r.ops)
+		if err == nil && r.hook != nil {
+			err = r.hook(tx)
+		}
+		if err != nil {
+			tx.Rollback()
+			return i, nil, err
+		}
+		r.placed = placed
+	}
+	adv, err = st.flush()
+	if err != nil {
+		tx.Rollback()
+		return -1, nil, err
+	}
+	if err := tx.Commit(); err != nil {
+		return -1, nil, err
+	}
+	// Requests that failed validation must not see a stale placement.
+	for _, r := range reqs {
+		if r.err != nil {
+			r.placed = nil
+		}
+	}
+	return -1, adv, nil
+}
