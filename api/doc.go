@@ -1,0 +1,28 @@
+// Package api is mqgate's HTTP/REST surface (API.md): the chi router, the
+// middleware every request passes through, the request and response types
+// (validator/v10 tags and swag annotations; the OpenAPI document in
+// openapi/ is generated from them) and the one place that turns domain
+// errors into application/problem+json answers.
+//
+// Layout: one resource per file (topics.go, messages.go, messages_read.go,
+// ops.go), every route registered in one block in routes.go, error
+// mapping in problem.go, JSON decoding and validation in decode.go and
+// validate.go, middleware in middleware.go, metrics in metrics.go.
+//
+// Dependencies point one way: api imports core (domain types and error
+// codes) and, later, gateway; it never imports core/store or core/engine.
+// What it needs from the engine is the small Engine interface declared in
+// engine.go, so handlers can be tested over any implementation; cmd/mqgate
+// wires the real engine.
+//
+// Invariants:
+//   - every response carries X-Request-Id (set before the handler runs);
+//   - every error answer is application/problem+json built by writeProblem;
+//     internal errors are logged with the request id and answered with a
+//     generic message, never with err.Error();
+//   - a request that fails decoding or validation never reaches the engine,
+//     so a rejected request changes nothing.
+//
+// The Server holds no locks; its only mutable state is the shutting-down
+// flag (atomic) read by /readyz.
+package api

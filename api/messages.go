@@ -1,0 +1,250 @@
+package api
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// maxDelaySeconds bounds delaySeconds (40 days, as RocketMQ 5 timer
+// messages); the engine enforces the same bound on deliverAt.
+const maxDelaySeconds = 40 * 24 * 3600
+
+// PublishRequest is one message to publish. Exactly one of body and
+// bodyBase64; at most one of delayLevel, delaySeconds and deliverAt.
+type PublishRequest struct {
+	// Body is a UTF-8 text body; it is returned as `body`.
+	Body *string `json:"body,omitempty" example:"order 17 created"`
+	// BodyBase64 is a binary body in standard base64; it is returned as
+	// `bodyBase64`. At most 4 MiB once decoded.
+	BodyBase64 *string `json:"bodyBase64,omitempty" format:"byte"`
+	// Tags is one tag that subscription filters match (`TagA || TagB`).
+	Tags string `json:"tags,omitempty" validate:"max=128,excludes=||" maxLength:"128" example:"created"`
+	// Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
+	Keys []string `json:"keys,omitempty" validate:"max=32,dive,required,max=128" example:"order-17"`
+	// Properties are user properties, returned as given.
+	Properties map[string]string `json:"properties,omitempty" validate:"max=64,dive,keys,required,max=128,endkeys,max=4096"`
+	// ShardingKey picks the queue by hash: messages with the same key go
+	// to the same queue, in order.
+	ShardingKey string `json:"shardingKey,omitempty" validate:"max=128" maxLength:"128" example:"customer-9"`
+	// DelayLevel delays delivery by a RocketMQ delay level: 1..18 =
+	// 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level
+	// above the last means the last.
+	DelayLevel *int `json:"delayLevel,omitempty" validate:"omitempty,min=1" minimum:"1" example:"3"`
+	// DelaySeconds delays delivery by this many seconds (at most 40 days).
+	DelaySeconds *int64 `json:"delaySeconds,omitempty" validate:"omitempty,min=0,max=3456000" minimum:"0" maximum:"3456000"`
+	// DeliverAt delivers the message at this time (RFC 3339), at most 40
+	// days ahead.
+	DeliverAt *time.Time `json:"deliverAt,omitempty" format:"date-time"`
+}
+
+// PublishBatchRequest is the body of a batch publish: 1..1000 messages,
+// at most 4 MiB of bodies in all, stored all or nothing.
+type PublishBatchRequest struct {
+	// Messages to publish, in order.
+	Messages []PublishRequest `json:"messages" validate:"required,min=1,max=1000,dive" minItems:"1" maxItems:"1000"`
+}
+
+// PublishResult says where a published message went.
+type PublishResult struct {
+	// MessageID is the new message's id.
+	MessageID string `json:"messageId" example:"0A1B2C3D4E5F60718293A4B5"`
+	// Topic the message was published to.
+	Topic string `json:"topic" example:"orders"`
+	// QueueID is the queue it went to; absent for a delayed message.
+	QueueID *int `json:"queueId,omitempty" example:"3"`
+	// QueueOffset is its position in the queue; absent for a delayed message.
+	QueueOffset *int64 `json:"queueOffset,omitempty" example:"42"`
+	// DeliverAt is when a delayed message becomes deliverable; absent
+	// otherwise.
+	DeliverAt string `json:"deliverAt,omitempty" format:"date-time"`
+}
+
+// PublishBatchResult is the answer of a batch publish.
+type PublishBatchResult struct {
+	// Results are in the order of the request's messages.
+	Results []PublishResult `json:"results"`
+}
+
+func newPublishResult(r core.PutResult) PublishResult {
+	out := PublishResult{MessageID: r.MessageID, Topic: r.Topic}
+	if !r.DeliverAt.IsZero() {
+		out.DeliverAt = formatTime(r.DeliverAt)
+		return out
+	}
+	qid, off := r.QueueID, r.QueueOffset
+	out.QueueID, out.QueueOffset = &qid, &off
+	return out
+}
+
+// toPutMessage checks what tags cannot (exactly one body field, at most
+// one delay field, base64) and converts the request. Field errors go to
+// fe under the prefix; the decoded body size is returned for the 413
+// checks.
+func toPutMessage(req *PublishRequest, prefix string, now time.Time, fe *fieldErrors) core.PutMessage {
+	pm := core.PutMessage{
+		Tags:        req.Tags,
+		Keys:        req.Keys,
+		Properties:  req.Properties,
+		ShardingKey: req.ShardingKey,
+	}
+	before := len(*fe)
+	switch {
+	case req.Body != nil && req.BodyBase64 != nil, req.Body == nil && req.BodyBase64 == nil:
+		fe.add(prefix+"body", "give exactly one of body and bodyBase64")
+	case req.Body != nil:
+		pm.Body, pm.BodyIsText = []byte(*req.Body), true
+	default:
+		b, err := base64.StdEncoding.DecodeString(*req.BodyBase64)
+		if err != nil {
+			fe.add(prefix+"bodyBase64", "must be standard base64 (RFC 4648 §4, padded)")
+		}
+		pm.Body = b
+	}
+	if (req.Body != nil || req.BodyBase64 != nil) && len(pm.Body) == 0 && len(*fe) == before {
+		// RocketMQ refuses empty bodies too (Validators.checkMessage).
+		fe.add(prefix+"body", "must not be empty")
+	}
+	delays := 0
+	if req.DelayLevel != nil {
+		delays++
+		pm.DelayLevel = *req.DelayLevel
+	}
+	if req.DelaySeconds != nil {
+		delays++
+		if *req.DelaySeconds > 0 {
+			pm.DeliverAt = now.Add(time.Duration(*req.DelaySeconds) * time.Second)
+		}
+	}
+	if req.DeliverAt != nil {
+		delays++
+		pm.DeliverAt = *req.DeliverAt
+	}
+	if delays > 1 {
+		fe.add(prefix+"delayLevel", "give at most one of delayLevel, delaySeconds and deliverAt")
+	}
+	return pm
+}
+
+// handleMessagePublish publishes one message.
+//
+//	@Summary		Publish a message
+//	@Description	Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+//	@Tags			messages
+//	@Accept			json
+//	@Produce		json
+//	@Param			topic	path		string			true	"Topic name"
+//	@Param			request	body		PublishRequest	true	"The message"
+//	@Success		201		{object}	PublishResult
+//	@Failure		400		{object}	Problem
+//	@Failure		403		{object}	Problem	"System topic"
+//	@Failure		404		{object}	Problem	"Unknown topic"
+//	@Failure		413		{object}	Problem	"Body over 4 MiB"
+//	@Failure		415		{object}	Problem
+//	@Failure		503		{object}	Problem
+//	@Router			/v1/topics/{topic}/messages [post]
+func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
+	topic, err := userTopicParam(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	var req PublishRequest
+	if err := decodeJSON(w, r, maxPublishJSON, &req, false); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if err := s.validateStruct(&req); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	var fe fieldErrors
+	pm := toPutMessage(&req, "", time.Now(), &fe)
+	if err := fe.err(); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if len(pm.Body) > core.MaxMessageSize {
+		s.writeProblem(w, r, core.Errorf(core.ETooLarge, "the message body is %d bytes; the limit is %d", len(pm.Body), core.MaxMessageSize))
+		return
+	}
+	res, err := s.engine.Put(r.Context(), topic, []core.PutMessage{pm})
+	s.metrics.observePublish("single", 1, len(pm.Body), err)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if len(res) != 1 {
+		s.writeProblem(w, r, fmt.Errorf("engine returned %d results for 1 message", len(res)))
+		return
+	}
+	writeJSON(w, http.StatusCreated, newPublishResult(res[0]))
+}
+
+// handleMessagePublishBatch publishes up to 1000 messages atomically.
+//
+//	@Summary		Publish a batch of messages
+//	@Description	Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+//	@Tags			messages
+//	@Accept			json
+//	@Produce		json
+//	@Param			topic	path		string				true	"Topic name"
+//	@Param			request	body		PublishBatchRequest	true	"The messages"
+//	@Success		201		{object}	PublishBatchResult
+//	@Failure		400		{object}	Problem
+//	@Failure		403		{object}	Problem	"System topic"
+//	@Failure		404		{object}	Problem	"Unknown topic"
+//	@Failure		413		{object}	Problem	"Bodies over 4 MiB in all"
+//	@Failure		415		{object}	Problem
+//	@Failure		503		{object}	Problem
+//	@Router			/v1/topics/{topic}/messages/batch [post]
+func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Request) {
+	topic, err := userTopicParam(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	var req PublishBatchRequest
+	if err := decodeJSON(w, r, maxPublishJSON, &req, false); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if err := s.validateStruct(&req); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	var fe fieldErrors
+	now := time.Now()
+	pms := make([]core.PutMessage, len(req.Messages))
+	total := 0
+	for i := range req.Messages {
+		pms[i] = toPutMessage(&req.Messages[i], fmt.Sprintf("messages[%d].", i), now, &fe)
+		total += len(pms[i].Body)
+	}
+	if err := fe.err(); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if total > core.MaxMessageSize {
+		s.writeProblem(w, r, core.Errorf(core.ETooLarge, "the batch bodies total %d bytes; the limit is %d", total, core.MaxMessageSize))
+		return
+	}
+	res, err := s.engine.Put(r.Context(), topic, pms)
+	s.metrics.observePublish("batch", len(pms), total, err)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if len(res) != len(pms) {
+		s.writeProblem(w, r, fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms)))
+		return
+	}
+	out := PublishBatchResult{Results: make([]PublishResult, len(res))}
+	for i, pr := range res {
+		out.Results[i] = newPublishResult(pr)
+	}
+	writeJSON(w, http.StatusCreated, out)
+}

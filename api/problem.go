@@ -1,0 +1,160 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Problem is an RFC 9457 problem details answer; every error mqgate
+// returns has this shape and the content type application/problem+json.
+type Problem struct {
+	// Type is a URI naming the kind of problem (urn:mqgate:problem:<code>).
+	Type string `json:"type" example:"urn:mqgate:problem:invalid"`
+	// Title is a short, fixed summary of the kind of problem.
+	Title string `json:"title" example:"Invalid request"`
+	// Status is the HTTP status code of this answer.
+	Status int `json:"status" example:"400"`
+	// Detail explains this occurrence of the problem.
+	Detail string `json:"detail,omitempty" example:"the request has invalid fields"`
+	// Instance is the request path.
+	Instance string `json:"instance,omitempty" example:"/v1/topics/orders/messages"`
+	// RequestID matches the X-Request-Id header and the server's log line.
+	RequestID string `json:"requestId,omitempty" example:"7f3c9a1e2b4d5f60"`
+	// Errors lists the offending fields of a 400 answer.
+	Errors []FieldProblem `json:"errors,omitempty"`
+}
+
+// FieldProblem is one invalid request field.
+type FieldProblem struct {
+	// Field is the JSON path of the field (e.g. messages[2].body) or the
+	// name of the query or path parameter.
+	Field string `json:"field" example:"maxMessages"`
+	// Message says what is wrong with it.
+	Message string `json:"message" example:"must be ≤ 32"`
+}
+
+// problemKind is one row of the code → status table.
+type problemKind struct {
+	status int
+	title  string
+}
+
+// problemKinds maps each core error code (and the few HTTP-only codes) to
+// its status and title; it is the only place that decides statuses.
+var problemKinds = map[string]problemKind{
+	core.EInvalid:     {http.StatusBadRequest, "Invalid request"},
+	codeUnauthorized:  {http.StatusUnauthorized, "Unauthorized"},
+	core.EForbidden:   {http.StatusForbidden, "Forbidden"},
+	core.ENotFound:    {http.StatusNotFound, "Not found"},
+	codeNoMethod:      {http.StatusMethodNotAllowed, "Method not allowed"},
+	core.EConflict:    {http.StatusConflict, "Conflict"},
+	core.ETooLarge:    {http.StatusRequestEntityTooLarge, "Content too large"},
+	codeMediaType:     {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	core.ETooMany:     {http.StatusTooManyRequests, "Too many requests"},
+	core.EInternal:    {http.StatusInternalServerError, "Internal error"},
+	core.EUnavailable: {http.StatusServiceUnavailable, "Service unavailable"},
+}
+
+// Error codes that only the HTTP layer produces.
+const (
+	codeUnauthorized = "unauthorized"
+	codeNoMethod     = "method_not_allowed"
+	codeMediaType    = "unsupported_media_type"
+)
+
+// invalidError is a 400 carrying every offending field at once, so a
+// client fixes its request in one round.
+type invalidError struct {
+	detail string
+	fields []FieldProblem
+}
+
+func (e *invalidError) Error() string {
+	s := "invalid: " + e.detail
+	for _, f := range e.fields {
+		s += "; " + f.Field + ": " + f.Message
+	}
+	return s
+}
+
+// fieldErrors collects field problems while a request is checked.
+type fieldErrors []FieldProblem
+
+func (fe *fieldErrors) add(field, msg string) {
+	*fe = append(*fe, FieldProblem{Field: field, Message: msg})
+}
+
+// err returns nil when nothing was added.
+func (fe fieldErrors) err() error {
+	if len(fe) == 0 {
+		return nil
+	}
+	return &invalidError{detail: "the request has invalid fields", fields: fe}
+}
+
+// problemFor turns any error into the Problem to send. Domain errors keep
+// their message; anything else is internal and gets a generic one.
+func problemFor(err error) Problem {
+	var inv *invalidError
+	if errors.As(err, &inv) {
+		p := newProblem(core.EInvalid, inv.detail)
+		p.Errors = inv.fields
+		return p
+	}
+	var de *core.Error
+	if errors.As(err, &de) {
+		if _, ok := problemKinds[de.Code]; ok && de.Code != core.EInternal {
+			p := newProblem(de.Code, de.Message)
+			if de.Field != "" {
+				p.Detail = "the request has invalid fields"
+				p.Errors = []FieldProblem{{Field: de.Field, Message: de.Message}}
+			}
+			return p
+		}
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return newProblem(core.ETooLarge, "the request body exceeds the limit")
+	}
+	return newProblem(core.EInternal, "an internal error occurred; quote the request id when reporting it")
+}
+
+func newProblem(code, detail string) Problem {
+	k, ok := problemKinds[code]
+	if !ok {
+		code, k = core.EInternal, problemKinds[core.EInternal]
+	}
+	return Problem{Type: "urn:mqgate:problem:" + code, Title: k.title, Status: k.status, Detail: detail}
+}
+
+// writeProblem answers err as problem+json. Internal errors are logged
+// with the request id (the log line is the only place their text goes).
+func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemFor(err)
+	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable {
+		log := loggerFrom(r.Context(), s.log)
+		log.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("internal error")
+	}
+	sendProblem(w, r, p)
+}
+
+// sendProblem writes p; it is also used by middleware that has no Server.
+func sendProblem(w http.ResponseWriter, r *http.Request, p Problem) {
+	p.Instance = r.URL.Path
+	p.RequestID = requestIDFrom(r.Context())
+	h := w.Header()
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
+
+// writeJSON answers v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// routes registers every route in one block, so the whole surface reads
+// in one place. Consumption routes (groups, receive, ack…) go in the /v1
+// block next to topics.
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(s.instrument, requireJSON)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		sendProblem(w, r, newProblem(core.ENotFound, "no such resource: "+r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		sendProblem(w, r, newProblem(codeNoMethod, r.Method+" is not allowed on "+r.URL.Path))
+	})
+
+	// Operations.
+	r.Get("/healthz", s.handleHealthz)
+	r.Get("/readyz", s.handleReadyz)
+	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
+	r.Get("/openapi.json", s.handleOpenAPI)
+	r.Get("/docs", s.handleDocs)
+
+	r.Route("/v1", func(r chi.Router) {
+		// Topics (topics.go).
+		r.Get("/topics", s.handleTopicList)
+		r.Put("/topics/{topic}", s.handleTopicPut)
+		r.Get("/topics/{topic}", s.handleTopicGet)
+		r.Delete("/topics/{topic}", s.handleTopicDelete)
+
+		// Publishing (messages.go) and reading (messages_read.go).
+		r.Post("/topics/{topic}/messages", s.handleMessagePublish)
+		r.Post("/topics/{topic}/messages/batch", s.handleMessagePublishBatch)
+		r.Get("/topics/{topic}/messages", s.handleMessageQuery)
+		r.Get("/topics/{topic}/messages/{messageId}", s.handleMessageGet)
+	})
+	return r
+}

@@ -1,0 +1,72 @@
+package api
+
+import (
+	"net/http"
+	"sync/atomic"
+
+	"github.com/go-playground/validator/v10"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/rs/zerolog"
+)
+
+// Options configures the HTTP API.
+type Options struct {
+	// Engine serves topics and messages. Required.
+	Engine Engine
+	// Logger receives request logs and internal errors; default zerolog.Nop().
+	Logger *zerolog.Logger
+	// Version is reported by /healthz.
+	Version string
+	// Registry collects the metrics served at /metrics. Default: a new
+	// registry with the Go runtime and process collectors.
+	Registry *prometheus.Registry
+	// OpenAPI is the OpenAPI 3 document served at /openapi.json and read
+	// by /docs. Default: none (404).
+	OpenAPI []byte
+}
+
+// Server is the HTTP API as an http.Handler.
+type Server struct {
+	engine   Engine
+	log      zerolog.Logger
+	version  string
+	openapi  []byte
+	registry *prometheus.Registry
+	metrics  *metrics
+	validate *validator.Validate
+	handler  http.Handler
+
+	// shuttingDown turns /readyz to 503 so load balancers stop sending
+	// new work while in-flight requests finish.
+	shuttingDown atomic.Bool
+}
+
+// New builds the API. It starts no goroutines.
+func New(opts Options) *Server {
+	s := &Server{
+		engine:   opts.Engine,
+		log:      zerolog.Nop(),
+		version:  opts.Version,
+		openapi:  opts.OpenAPI,
+		registry: opts.Registry,
+		validate: newValidator(),
+	}
+	if opts.Logger != nil {
+		s.log = *opts.Logger
+	}
+	if s.registry == nil {
+		s.registry = prometheus.NewRegistry()
+		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	s.metrics = newMetrics(s.registry)
+	s.handler = s.routes()
+	return s
+}
+
+// ServeHTTP serves one request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// SetShuttingDown makes /readyz answer 503 from now on; call it when
+// graceful shutdown begins, before the listener closes.
+func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }

@@ -1,0 +1,88 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/go-playground/validator/v10"
+)
+
+// newValidator returns a validator that names fields by their JSON names,
+// so errors read `messages[2].delayLevel`, not `Messages[2].DelayLevel`.
+func newValidator() *validator.Validate {
+	v := validator.New(validator.WithRequiredStructEnabled())
+	v.RegisterTagNameFunc(func(f reflect.StructField) string {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" {
+			return ""
+		}
+		if name == "" {
+			return f.Name
+		}
+		return name
+	})
+	return v
+}
+
+// validateStruct runs the validator tags of req and returns an
+// *invalidError listing every failing field, or nil.
+func (s *Server) validateStruct(req any) error {
+	err := s.validate.Struct(req)
+	if err == nil {
+		return nil
+	}
+	var ves validator.ValidationErrors
+	if !errors.As(err, &ves) {
+		return err
+	}
+	var fe fieldErrors
+	for _, e := range ves {
+		fe.add(fieldPath(e.Namespace()), fieldMessage(e))
+	}
+	return fe.err()
+}
+
+// fieldPath drops the Go type name the validator puts first.
+func fieldPath(ns string) string {
+	if _, rest, ok := strings.Cut(ns, "."); ok {
+		return rest
+	}
+	return ns
+}
+
+// fieldMessage words one validator failure for users.
+func fieldMessage(e validator.FieldError) string {
+	kind := e.Kind()
+	sized := func(word string) string {
+		switch kind {
+		case reflect.String:
+			return fmt.Sprintf("must be %s %s characters", word, e.Param())
+		case reflect.Slice, reflect.Array, reflect.Map:
+			return fmt.Sprintf("must have %s %s items", word, e.Param())
+		}
+		return ""
+	}
+	switch e.Tag() {
+	case "required":
+		return "is required"
+	case "min", "gte":
+		if m := sized("at least"); m != "" {
+			return m
+		}
+		return "must be ≥ " + e.Param()
+	case "max", "lte":
+		if m := sized("at most"); m != "" {
+			return m
+		}
+		return "must be ≤ " + e.Param()
+	case "oneof":
+		return "must be one of " + strings.ReplaceAll(e.Param(), " ", ", ")
+	case "excludes":
+		return fmt.Sprintf("must not contain %q", e.Param())
+	case "printascii":
+		return "must be printable ASCII"
+	}
+	return fmt.Sprintf("fails the %q rule", e.Tag())
+}
