@@ -3,5 +3,42 @@
 // receives, tracks leases and receipt handles, and turns ack / nack / extend
 // and lease expiry into consume results (SPEC §7).
 //
-// It imports core and its sub-packages, never api or net/http handlers.
+// Service is the small interface the HTTP handlers call; Embedded implements
+// it over the in-process engine's push consumer (core/consumer). A
+// distributed engine implements the same interface later.
+//
+// It imports core and its sub-packages, never api or net/http.
+//
+// # How it fits together
+//
+//   - One push-consumer client per CLUSTERING group (client id = the
+//     instance id) and one per BROADCASTING consumerId; each has an inbox
+//     as its Listener. The registry's Watch starts, updates and stops them.
+//   - inbox: per queue, the dispatched messages not yet received, in queue
+//     order; receives take one message per queue per pass (round-robin) and
+//     park on a FIFO of waiters, woken by a token when messages arrive or an
+//     orderly queue unblocks. A parked receive holds no message.
+//   - leaseTable: every handed-out message has a lease; one goroutine with
+//     one timer armed to the earliest deadline (a heap) turns expiry into
+//     RECONSUME_LATER. Finished leases are remembered until their deadline
+//     so a repeated ack answers ok.
+//   - receipt handles: HMAC-signed, naming (epoch, lease seq, group,
+//     consumer, queue, offset, first deadline); see handle.go.
+//
+// # Invariants
+//
+//   - Lock order: Embedded.mu → leaseTable.mu → inbox.mu. No consumer.Delivery
+//     method is called with any of them held: the consume service may call
+//     Consume from inside Ack / Nack.
+//   - Orderly: a queue's messages leave the inbox in order, and none while an
+//     earlier one of that queue is handed out and unanswered; a nack or expiry
+//     answers every later unanswered message of its batch too.
+//   - Every message of a delivery is answered exactly once, unless its client
+//     shuts down first (the ProcessQueue is dropped; the engine redelivers).
+//
+// # Caveats
+//
+// Leases live in memory. After a restart, handles still verify (the key is
+// kept in the data dir) but answer `expired`: their messages are delivered
+// again from the last committed offset.
 package gateway

@@ -1,0 +1,129 @@
+package gateway
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// A receipt handle names one delivery of one message: which gateway run
+// (epoch) leased it, the lease sequence number, the group and consumer, the
+// queue and offset, and when the lease first ended. It is the payload below
+// followed by a truncated HMAC-SHA256 of it, base64url without padding:
+//
+//	version(1) epoch(uvarint) seq(uvarint) queueId(uvarint) offset(uvarint)
+//	expiresMs(uvarint) group(str) consumerId(str) topic(str) mac(16)
+//	str = uvarint length, bytes
+//
+// The lease table, not the embedded expiry, decides whether a handle is
+// still live: extend moves the deadline without changing the handle.
+type receipt struct {
+	Epoch      uint64
+	Seq        uint64
+	Group      string
+	ConsumerID string
+	Queue      core.MessageQueue
+	Offset     int64
+	Expires    time.Time // deadline of the lease when it was handed out (ms)
+}
+
+const (
+	handleVersion = 1
+	handleMACSize = 16
+	// maxHandleLen bounds what the decoder looks at; real handles are far
+	// shorter (names are at most 127 bytes each).
+	maxHandleLen = 1024
+)
+
+var errBadHandle = errors.New("malformed or forged receipt handle")
+
+// handleCodec signs and verifies receipt handles with one key.
+type handleCodec struct {
+	key []byte
+}
+
+func newHandleCodec(key []byte) *handleCodec { return &handleCodec{key: append([]byte(nil), key...)} }
+
+func (c *handleCodec) mac(payload []byte) []byte {
+	m := hmac.New(sha256.New, c.key)
+	m.Write(payload)
+	return m.Sum(nil)[:handleMACSize]
+}
+
+// encode returns the signed, URL-safe handle of r.
+func (c *handleCodec) encode(r receipt) string {
+	b := make([]byte, 0, 64+len(r.Group)+len(r.ConsumerID)+len(r.Queue.Topic))
+	b = append(b, handleVersion)
+	b = binary.AppendUvarint(b, r.Epoch)
+	b = binary.AppendUvarint(b, r.Seq)
+	b = binary.AppendUvarint(b, uint64(r.Queue.QueueID))
+	b = binary.AppendUvarint(b, uint64(r.Offset))
+	b = binary.AppendUvarint(b, uint64(r.Expires.UnixMilli()))
+	for _, s := range []string{r.Group, r.ConsumerID, r.Queue.Topic} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	b = append(b, c.mac(b)...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// decode verifies and parses a handle. Any failure is errBadHandle: the
+// caller answers `invalid` without saying why.
+func (c *handleCodec) decode(h string) (receipt, error) {
+	if len(h) == 0 || len(h) > maxHandleLen {
+		return receipt{}, errBadHandle
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(h)
+	if err != nil || len(raw) < 1+handleMACSize {
+		return receipt{}, errBadHandle
+	}
+	payload, sum := raw[:len(raw)-handleMACSize], raw[len(raw)-handleMACSize:]
+	// Verify before parsing: nothing unauthenticated reaches the parser.
+	if !hmac.Equal(sum, c.mac(payload)) {
+		return receipt{}, errBadHandle
+	}
+	return parseReceipt(payload)
+}
+
+// parseReceipt parses an authenticated payload strictly: every field
+// present, in range, and nothing after the last one.
+func parseReceipt(p []byte) (receipt, error) {
+	var r receipt
+	if len(p) == 0 || p[0] != handleVersion {
+		return r, errBadHandle
+	}
+	p = p[1:]
+	var nums [5]uint64
+	for i := range nums {
+		v, n := binary.Uvarint(p)
+		if n <= 0 {
+			return r, errBadHandle
+		}
+		nums[i], p = v, p[n:]
+	}
+	if nums[2] > core.MaxQueues || nums[3] > 1<<62 || nums[4] > 1<<50 {
+		return r, errBadHandle
+	}
+	var strs [3]string
+	for i := range strs {
+		l, n := binary.Uvarint(p)
+		if n <= 0 || l > uint64(len(p)-n) {
+			return r, errBadHandle
+		}
+		strs[i], p = string(p[n:n+int(l)]), p[n+int(l):]
+	}
+	if len(p) != 0 || strs[0] == "" || strs[2] == "" {
+		return r, errBadHandle
+	}
+	r.Epoch, r.Seq = nums[0], nums[1]
+	r.Queue = core.MessageQueue{Topic: strs[2], QueueID: int(nums[2])}
+	r.Offset = int64(nums[3])
+	r.Expires = time.UnixMilli(int64(nums[4])).UTC()
+	r.Group, r.ConsumerID = strs[0], strs[1]
+	return r, nil
+}

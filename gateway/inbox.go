@@ -1,0 +1,355 @@
+package gateway
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/consumer"
+)
+
+// msgState is where one message of a delivery is in the gateway.
+type msgState uint8
+
+const (
+	stBuffered msgState = iota // dispatched by the consume service, not yet received
+	stHanded                   // taken by a receive (leased, or about to be)
+	stAnswered                 // Ack or Nack called (or about to be)
+)
+
+// delivery is the gateway's bookkeeping for one consumer.Delivery. Fields
+// are guarded by the owning inbox's mu.
+type delivery struct {
+	d      *consumer.Delivery
+	q      *queueBuf
+	state  []msgState
+	leases []*lease // current lease of each handed message
+}
+
+// item is one message of a delivery.
+type item struct {
+	dl *delivery
+	i  int
+}
+
+func (it item) msg() *core.Message { return it.dl.d.Msgs[it.i] }
+
+// queueBuf holds one queue's dispatched, not yet received messages in
+// queue order.
+type queueBuf struct {
+	mq       core.MessageQueue
+	items    []item
+	inFlight int    // handed out and not answered
+	takenBy  uint64 // the take that last took from this queue (orderly runs)
+}
+
+// takeable reports whether take t may take this queue's head: an orderly
+// queue gives nothing while an earlier message of it is in flight, except to
+// the take that is already handing out a run of it.
+func (q *queueBuf) takeable(t uint64) bool {
+	if len(q.items) == 0 {
+		return false
+	}
+	return !q.items[0].dl.d.Orderly || q.inFlight == 0 || q.takenBy == t
+}
+
+// call is one answer to make to a consumer.Delivery once every gateway lock
+// is released: the consume service may dispatch the next batch from inside
+// Ack / Nack, which calls back into Consume.
+type call struct {
+	d     *consumer.Delivery
+	i     int
+	ok    bool
+	level int
+}
+
+func runCalls(calls []call) {
+	for _, c := range calls {
+		if c.ok {
+			c.d.Ack(c.i)
+		} else {
+			c.d.Nack(c.i, c.level)
+		}
+	}
+}
+
+// waiter is one parked receive. ready gets one token when the receive
+// should look again (messages arrived or a queue unblocked, or the inbox
+// closed).
+type waiter struct {
+	ready chan struct{}
+}
+
+// inbox is one push-consumer client's listener: the consume services hand it
+// deliveries, receives take from it fairly across queues (round-robin, one
+// message per queue per pass).
+type inbox struct {
+	group    string
+	clientID string
+
+	mu      sync.Mutex // guards everything below; taken after leaseTable.mu
+	queues  map[core.MessageQueue]*queueBuf
+	order   []*queueBuf // round-robin order of every queue seen
+	cursor  int
+	ticket  uint64
+	waiters []*waiter
+	closed  bool
+}
+
+var _ consumer.Listener = (*inbox)(nil)
+
+func newInbox(group, clientID string) *inbox {
+	return &inbox{group: group, clientID: clientID, queues: map[core.MessageQueue]*queueBuf{}}
+}
+
+// Consume buffers a delivery and wakes a parked receive. It never blocks on
+// a receiver (consumer.Listener contract).
+func (b *inbox) Consume(d *consumer.Delivery) {
+	if len(d.Msgs) == 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		// The client is shutting down: its ProcessQueues are dropped and
+		// their unanswered messages are pulled again by whoever owns the
+		// queue next.
+		return
+	}
+	q := b.queues[d.Queue]
+	if q == nil {
+		q = &queueBuf{mq: d.Queue}
+		b.queues[d.Queue] = q
+		b.order = append(b.order, q)
+	}
+	dl := &delivery{d: d, q: q, state: make([]msgState, len(d.Msgs)), leases: make([]*lease, len(d.Msgs))}
+	for i := range d.Msgs {
+		q.items = append(q.items, item{dl: dl, i: i})
+	}
+	if q.takeable(0) {
+		b.wakeLocked()
+	}
+}
+
+// wakeLocked hands one token to the longest-parked receive.
+func (b *inbox) wakeLocked() {
+	if len(b.waiters) == 0 {
+		return
+	}
+	w := b.waiters[0]
+	b.waiters = b.waiters[1:]
+	w.ready <- struct{}{} // cap 1, and a waiter is listed at most once
+}
+
+func (b *inbox) removeWaiterLocked(w *waiter) bool {
+	if i := slices.Index(b.waiters, w); i >= 0 {
+		b.waiters = slices.Delete(b.waiters, i, i+1)
+		return true
+	}
+	return false
+}
+
+func (b *inbox) anyTakeableLocked() bool {
+	for _, q := range b.order {
+		if q.takeable(0) {
+			return true
+		}
+	}
+	return false
+}
+
+// takeLocked takes up to n messages, one per takeable queue per pass,
+// starting one queue further on each call so that small receives rotate
+// over the queues.
+func (b *inbox) takeLocked(n int) []item {
+	if len(b.order) == 0 || n <= 0 {
+		return nil
+	}
+	b.ticket++
+	t := b.ticket
+	var out []item
+	start := b.cursor
+	b.cursor = (b.cursor + 1) % len(b.order)
+	for len(out) < n {
+		progress := false
+		for k := 0; k < len(b.order) && len(out) < n; k++ {
+			q := b.order[(start+k)%len(b.order)]
+			if !q.takeable(t) {
+				continue
+			}
+			it := q.items[0]
+			q.items[0] = item{}
+			q.items = q.items[1:]
+			if len(q.items) == 0 {
+				q.items = nil
+			}
+			it.dl.state[it.i] = stHanded
+			q.inFlight++
+			q.takenBy = t
+			out = append(out, it)
+			progress = true
+		}
+		if !progress {
+			break
+		}
+	}
+	return out
+}
+
+// stopSignal closes when the service drains: parked receives answer at
+// once with what they have (nothing: a receive with messages returns).
+type stopSignal = <-chan struct{}
+
+// receive takes up to n messages, parking up to wait for them. It returns
+// early, empty, when ctx ends or stop closes; a parked receive never holds
+// messages, so none is lost when its caller goes away.
+func (b *inbox) receive(ctx context.Context, n int, wait time.Duration, stop stopSignal) ([]item, error) {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil, nil
+	}
+	items := b.takeLocked(n)
+	if len(items) > 0 || wait <= 0 {
+		b.mu.Unlock()
+		return items, nil
+	}
+	w := &waiter{ready: make(chan struct{}, 1)}
+	b.waiters = append(b.waiters, w)
+	b.mu.Unlock()
+
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		var last bool
+		select {
+		case <-w.ready:
+		case <-timer.C:
+			last = true
+		case <-ctx.Done():
+			b.leave(w)
+			return nil, ctx.Err()
+		case <-stop:
+			b.leave(w)
+			return nil, nil
+		}
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			return nil, nil
+		}
+		if last {
+			b.removeWaiterLocked(w)
+		}
+		items = b.takeLocked(n)
+		if len(items) > 0 || last {
+			// A token that reached us after the timer fired is spent here;
+			// whatever is left goes to the next parked receive.
+			select {
+			case <-w.ready:
+			default:
+			}
+			if b.anyTakeableLocked() {
+				b.wakeLocked()
+			}
+			b.mu.Unlock()
+			return items, nil
+		}
+		// Someone else took them first: park again, at the front, where
+		// this receive stood.
+		b.waiters = slices.Insert(b.waiters, 0, w)
+		b.mu.Unlock()
+	}
+}
+
+// leave unparks w; a wake-up token it was given but did not use is passed on.
+func (b *inbox) leave(w *waiter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.removeWaiterLocked(w) {
+		select {
+		case <-w.ready:
+			if b.anyTakeableLocked() {
+				b.wakeLocked()
+			}
+		default:
+		}
+	}
+}
+
+// answerLocked records the answer to message i of dl and returns the
+// Delivery calls to make once the locks are released. Orderly: a nack (or
+// expiry) also answers every later unanswered message of the batch — the
+// consume service sends them all round again after the suspend time
+// (SUSPEND_CURRENT_QUEUE_A_MOMENT) — voiding their leases and dropping
+// those still buffered. The caller holds leaseTable.mu (lease voiding).
+func (b *inbox) answerLocked(dl *delivery, i int, ok bool, level int, calls []call) []call {
+	if dl.state[i] == stAnswered {
+		return calls
+	}
+	b.finishLocked(dl, i)
+	calls = append(calls, call{d: dl.d, i: i, ok: ok, level: level})
+	if !ok && dl.d.Orderly {
+		for j := i + 1; j < len(dl.state); j++ {
+			if dl.state[j] == stAnswered {
+				continue
+			}
+			if l := dl.leases[j]; l != nil {
+				l.finish(outcomeVoided)
+			}
+			b.finishLocked(dl, j)
+			calls = append(calls, call{d: dl.d, i: j, ok: false, level: level})
+		}
+	}
+	if dl.q.inFlight == 0 && dl.q.takeable(0) {
+		b.wakeLocked()
+	}
+	return calls
+}
+
+func (b *inbox) finishLocked(dl *delivery, i int) {
+	q := dl.q
+	switch dl.state[i] {
+	case stHanded:
+		q.inFlight--
+	case stBuffered:
+		q.items = slices.DeleteFunc(q.items, func(it item) bool { return it.dl == dl && it.i == i })
+	}
+	dl.state[i] = stAnswered
+	dl.leases[i] = nil
+}
+
+// close wakes every parked receive (they answer empty) and drops the
+// buffers: the client is being shut down and its unanswered messages come
+// back through the engine.
+func (b *inbox) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for _, w := range b.waiters {
+		w.ready <- struct{}{}
+	}
+	b.waiters = nil
+	for _, q := range b.order {
+		q.items = nil
+	}
+}
+
+// counts returns per queue the buffered and in-flight messages.
+func (b *inbox) counts() map[core.MessageQueue][2]int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := make(map[core.MessageQueue][2]int, len(b.order))
+	for _, q := range b.order {
+		m[q.mq] = [2]int{len(q.items), q.inFlight}
+	}
+	return m
+}
+
+func (b *inbox) parked() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.waiters)
+}

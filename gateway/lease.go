@@ -1,0 +1,245 @@
+package gateway
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// outcome is how a lease ended.
+type outcome uint8
+
+const (
+	outcomeLive    outcome = iota
+	outcomeAcked           // acked: a repeated ack answers ok
+	outcomeNacked          // nacked by the caller
+	outcomeVoided          // orderly: an earlier message of the batch failed
+	outcomeExpired         // the lease ran out (RECONSUME_LATER)
+)
+
+// lease is one handed-out message. A finished lease stays in the table
+// (without its message) until its deadline so that a repeated ack answers
+// ok and changes nothing; then it is forgotten and its handle answers
+// expired.
+type lease struct {
+	seq      uint64
+	rc       receipt // what the handle names
+	deadline time.Time
+	index    int // in leaseHeap
+
+	// Until finished: where the message is.
+	box *inbox
+	dl  *delivery
+	i   int
+
+	outcome outcome
+}
+
+func (l *lease) finish(o outcome) {
+	l.outcome = o
+	l.box, l.dl = nil, nil
+}
+
+// leaseHeap orders leases by deadline (RocketMQ has none: its client
+// keeps consuming until consumeTimeout; nsq's inFlightPQ is the model).
+type leaseHeap []*lease
+
+func (h leaseHeap) Len() int           { return len(h) }
+func (h leaseHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h leaseHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *leaseHeap) Push(x any) {
+	l := x.(*lease)
+	l.index = len(*h)
+	*h = append(*h, l)
+}
+func (h *leaseHeap) Pop() any {
+	old := *h
+	l := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	l.index = -1
+	return l
+}
+
+// leaseTable holds every lease of the service, by sequence number and by
+// deadline. One goroutine (run) owns one timer armed to the earliest
+// deadline.
+type leaseTable struct {
+	epoch uint64
+	codec *handleCodec
+
+	mu   sync.Mutex // guards below; taken before any inbox.mu
+	seq  uint64
+	byID map[uint64]*lease
+	h    leaseHeap
+
+	kick chan struct{} // cap 1: the earliest deadline may have moved
+}
+
+func newLeaseTable(epoch uint64, codec *handleCodec) *leaseTable {
+	return &leaseTable{epoch: epoch, codec: codec, byID: map[uint64]*lease{}, kick: make(chan struct{}, 1)}
+}
+
+func (t *leaseTable) poke() {
+	select {
+	case t.kick <- struct{}{}:
+	default:
+	}
+}
+
+// grant leases items taken from box until deadline. An item already
+// answered between take and grant (an orderly batch failed meanwhile) is
+// left out.
+func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline time.Time) []Received {
+	out := make([]Received, 0, len(items))
+	t.mu.Lock()
+	earliest := len(t.h) == 0 || deadline.Before(t.h[0].deadline)
+	box.mu.Lock()
+	for _, it := range items {
+		if it.dl.state[it.i] != stHanded {
+			continue
+		}
+		m := it.msg()
+		t.seq++
+		l := &lease{
+			seq: t.seq,
+			rc: receipt{
+				Epoch: t.epoch, Seq: t.seq, Group: box.group, ConsumerID: consumerID,
+				Queue: it.dl.d.Queue, Offset: m.QueueOffset, Expires: deadline,
+			},
+			deadline: deadline, box: box, dl: it.dl, i: it.i,
+		}
+		it.dl.leases[it.i] = l
+		t.byID[l.seq] = l
+		heap.Push(&t.h, l)
+		out = append(out, Received{Message: m, ReceiptHandle: t.codec.encode(l.rc), InvisibleUntil: deadline})
+	}
+	box.mu.Unlock()
+	t.mu.Unlock()
+	if earliest {
+		t.poke()
+	}
+	return out
+}
+
+// op is what a caller does with a handle.
+type op uint8
+
+const (
+	opAck op = iota
+	opNack
+	opExtend
+)
+
+// apply runs one operation on each handle of group and returns the
+// results and the Delivery calls to make after the locks are released.
+func (t *leaseTable) apply(group string, handles []string, o op, level int, extendTo time.Time, now time.Time) ([]HandleResult, []call) {
+	res := make([]HandleResult, len(handles))
+	var calls []call
+	moved := false
+	t.mu.Lock()
+	for k, h := range handles {
+		res[k] = HandleResult{ReceiptHandle: h, Status: HandleInvalid}
+		rc, err := t.codec.decode(h)
+		if err != nil || rc.Group != group {
+			continue
+		}
+		res[k].Status = HandleExpired
+		if rc.Epoch != t.epoch {
+			continue // a handle of an earlier run: its message is delivered again
+		}
+		l := t.byID[rc.Seq]
+		if l == nil || l.rc != rc {
+			continue
+		}
+		if l.outcome != outcomeLive {
+			if o == opAck && l.outcome == outcomeAcked {
+				res[k].Status = HandleOK // idempotent ack
+			}
+			continue
+		}
+		if !now.Before(l.deadline) {
+			continue // the timer is about to count it as RECONSUME_LATER
+		}
+		box := l.box
+		box.mu.Lock()
+		if box.closed {
+			box.mu.Unlock()
+			continue
+		}
+		switch o {
+		case opAck:
+			calls = box.answerLocked(l.dl, l.i, true, 0, calls)
+			l.finish(outcomeAcked)
+		case opNack:
+			calls = box.answerLocked(l.dl, l.i, false, level, calls)
+			l.finish(outcomeNacked)
+		case opExtend:
+			l.deadline = extendTo
+			heap.Fix(&t.h, l.index)
+			res[k].InvisibleUntil = extendTo
+			moved = true
+		}
+		box.mu.Unlock()
+		res[k].Status = HandleOK
+	}
+	t.mu.Unlock()
+	if moved {
+		t.poke()
+	}
+	return res, calls
+}
+
+// expire forgets leases whose deadline has passed; a live one counts as
+// RECONSUME_LATER (delay level 0: the engine decides). It returns the
+// Delivery calls and the next deadline (zero when the table is empty).
+func (t *leaseTable) expire(now time.Time) ([]call, time.Time) {
+	var calls []call
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for len(t.h) > 0 && !now.Before(t.h[0].deadline) {
+		l := heap.Pop(&t.h).(*lease)
+		delete(t.byID, l.seq)
+		if l.outcome != outcomeLive {
+			continue
+		}
+		box := l.box
+		box.mu.Lock()
+		if !box.closed {
+			calls = box.answerLocked(l.dl, l.i, false, 0, calls)
+		}
+		box.mu.Unlock()
+		l.finish(outcomeExpired)
+	}
+	if len(t.h) == 0 {
+		return calls, time.Time{}
+	}
+	return calls, t.h[0].deadline
+}
+
+// run expires leases until stop closes, with one timer re-armed to the
+// earliest deadline.
+func (t *leaseTable) run(stop <-chan struct{}) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		calls, next := t.expire(time.Now())
+		runCalls(calls)
+		var fire <-chan time.Time
+		if !next.IsZero() {
+			timer.Reset(time.Until(next))
+			fire = timer.C
+		}
+		select {
+		case <-fire:
+		case <-t.kick:
+			timer.Stop()
+		case <-stop:
+			timer.Stop()
+			return
+		}
+	}
+}

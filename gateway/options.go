@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/consumer"
+)
+
+// PushClient is what the gateway needs of one push-consumer client
+// (*consumer.PushConsumer satisfies it).
+type PushClient interface {
+	Start() error
+	Shutdown(ctx context.Context) error
+	UpdateConfig(cfg core.GroupConfig)
+	Status() []consumer.QueueStatus
+}
+
+// NewClientFunc builds (without starting) one push-consumer client; cmd
+// wires it to consumer.New with the engine's services. opts carries the
+// group, the client id and the gateway as Listener.
+type NewClientFunc func(opts consumer.Options) (PushClient, error)
+
+// GroupSource is the part of the group registry (*groups.Registry) the
+// gateway reads: configs and change notifications.
+type GroupSource interface {
+	Get(name string) (core.Group, error)
+	List() ([]core.Group, error)
+	Watch() (ch <-chan string, cancel func())
+}
+
+// Options configures the embedded gateway. Zero values take the defaults.
+type Options struct {
+	// InstanceID is this gateway's push-consumer client id in CLUSTERING
+	// groups; it must differ between gateway processes sharing an engine.
+	// Default: "gw-" + a random suffix.
+	InstanceID string
+	// Groups is the group registry. Required.
+	Groups GroupSource
+	// NewClient builds push-consumer clients. Required.
+	NewClient NewClientFunc
+	// Key signs receipt handles (at least 32 bytes). Default: the key kept
+	// in Dir (LoadOrCreateKey).
+	Key []byte
+	// Dir is the data directory holding the generated key when Key is unset.
+	Dir string
+	// MaxWaitingPerGroup bounds the receives parked on one group; more
+	// answer ETooMany (429). Default 256.
+	MaxWaitingPerGroup int
+	// MaxWaiting bounds the receives parked in all. Default 4096.
+	MaxWaiting int
+	// BroadcastIdleTimeout is how long a BROADCASTING consumerId may go
+	// without a receive before its client is shut down (its offsets are
+	// kept; it resumes from them on its next receive). Default 5m.
+	BroadcastIdleTimeout time.Duration
+	// ClientShutdownTimeout bounds one client's Shutdown. Default 10s.
+	ClientShutdownTimeout time.Duration
+	// Logger receives the gateway's logs. Default: none.
+	Logger zerolog.Logger
+}
+
+// API limits (API.md "Consuming").
+const (
+	MaxReceiveMessages = 32
+	MaxWait            = 30 * time.Second
+	MinInvisible       = time.Second
+	MaxInvisible       = 12 * time.Hour
+	MaxHandles         = 100
+)
+
+// consumeTimeout is given to every client: the consume service must not
+// send a message back on its own (cleanExpireMsg) while an HTTP lease on it
+// may still be live.
+const consumeTimeout = MaxInvisible + 5*time.Minute
+
+func (o *Options) setDefaults() {
+	if o.MaxWaitingPerGroup <= 0 {
+		o.MaxWaitingPerGroup = 256
+	}
+	if o.MaxWaiting <= 0 {
+		o.MaxWaiting = 4096
+	}
+	if o.BroadcastIdleTimeout <= 0 {
+		o.BroadcastIdleTimeout = 5 * time.Minute
+	}
+	if o.ClientShutdownTimeout <= 0 {
+		o.ClientShutdownTimeout = 10 * time.Second
+	}
+}

@@ -1,0 +1,21 @@
+package gateway
+
+import (
+	"cmp"
+	"slices"
+)
+
+func sortClients(cs []ClientStatus) {
+	slices.SortFunc(cs, func(a, b ClientStatus) int { return cmp.Compare(a.ClientID, b.ClientID) })
+	for _, c := range cs {
+		slices.SortFunc(c.Queues, func(a, b QueueStatus) int {
+			if a.Queue.Less(b.Queue) {
+				return -1
+			}
+			if b.Queue.Less(a.Queue) {
+				return 1
+			}
+			return 0
+		})
+	}
+}
