@@ -163,6 +163,10 @@ type publishWorker struct {
 }
 
 func (l *publishLoad) run(ctx context.Context) PublishRun {
+	if l.cfg.Warmup == 0 {
+		// No warm-up: every request counts, the first ones included.
+		l.measureFrom.Store(time.Now().UnixNano())
+	}
 	workers := make([]*publishWorker, l.cfg.Concurrency)
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -173,11 +177,12 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 
 	// The pacing goroutine is this one: warm-up, then (duration mode) the
 	// measured time, each one timer; count mode ends when the claims run out.
+	start := time.Unix(0, l.measureFrom.Load())
 	if l.cfg.Warmup > 0 {
 		sleepCtx(ctx, l.cfg.Warmup)
+		start = time.Now()
+		l.measureFrom.Store(start.UnixNano())
 	}
-	start := time.Now()
-	l.measureFrom.Store(start.UnixNano())
 	if l.cfg.Count == 0 {
 		sleepCtx(ctx, l.cfg.Duration)
 		l.stop.Store(true)
