@@ -1,0 +1,255 @@
+package consumer
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// ProcessQueue is the consumer-side cache of one owned queue (RocketMQ
+// ProcessQueue): the pulled, unfinished messages in offset order
+// (msgTreeMap), their count and bytes, queueOffsetMax, the dropped flag,
+// the lock state and, for orderly consumption, the messages being consumed
+// (consumingMsgOrderlyTreeMap).
+//
+// Counts and bytes cover both maps, as in RocketMQ: takeMessages moves
+// messages without changing them; removeMessage and commit lower them.
+type ProcessQueue struct {
+	mu             sync.Mutex     // treeMapLock
+	msgs           []*core.Message // msgTreeMap, ascending QueueOffset
+	consuming      []*core.Message // consumingMsgOrderlyTreeMap, ascending
+	count          int
+	bytes          int64
+	queueOffsetMax int64
+	space          chan struct{} // closed when messages leave; replaced then
+
+	dropped      atomic.Bool
+	locked       atomic.Bool
+	lastLockTime atomic.Int64 // unix nanos
+}
+
+// NewProcessQueue returns an empty ProcessQueue.
+func NewProcessQueue() *ProcessQueue {
+	return &ProcessQueue{space: make(chan struct{})}
+}
+
+// PutMessage adds pulled messages not already cached and returns how many
+// were new (RocketMQ putMessage).
+func (pq *ProcessQueue) PutMessage(msgs []*core.Message) int {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	added := 0
+	for _, m := range msgs {
+		if pq.insertLocked(m) {
+			added++
+			pq.count++
+			pq.bytes += int64(m.Size())
+			if m.QueueOffset > pq.queueOffsetMax {
+				pq.queueOffsetMax = m.QueueOffset
+			}
+		}
+	}
+	return added
+}
+
+// insertLocked puts m in msgs at its place; false if the offset is cached.
+func (pq *ProcessQueue) insertLocked(m *core.Message) bool {
+	n := len(pq.msgs)
+	if n == 0 || pq.msgs[n-1].QueueOffset < m.QueueOffset {
+		pq.msgs = append(pq.msgs, m) // the common case: pulls move forward
+		return true
+	}
+	i, found := slices.BinarySearchFunc(pq.msgs, m.QueueOffset, cmpOffset)
+	if found {
+		return false
+	}
+	pq.msgs = slices.Insert(pq.msgs, i, m)
+	return true
+}
+
+func cmpOffset(m *core.Message, off int64) int {
+	switch {
+	case m.QueueOffset < off:
+		return -1
+	case m.QueueOffset > off:
+		return 1
+	}
+	return 0
+}
+
+// RemoveMessage removes finished messages and returns the offset to commit
+// (RocketMQ removeMessage): -1 if nothing was cached before the call;
+// queueOffsetMax+1 if the cache becomes empty; otherwise the smallest
+// offset still cached.
+func (pq *ProcessQueue) RemoveMessage(msgs []*core.Message) int64 {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	result := int64(-1)
+	if len(pq.msgs) == 0 {
+		return result
+	}
+	result = pq.queueOffsetMax + 1
+	removed := 0
+	for _, m := range msgs {
+		i, found := slices.BinarySearchFunc(pq.msgs, m.QueueOffset, cmpOffset)
+		if !found {
+			continue
+		}
+		pq.bytes -= int64(pq.msgs[i].Size())
+		pq.msgs = slices.Delete(pq.msgs, i, i+1)
+		removed++
+	}
+	pq.count -= removed
+	if len(pq.msgs) > 0 {
+		result = pq.msgs[0].QueueOffset
+	}
+	if removed > 0 {
+		pq.signalSpaceLocked()
+	}
+	return result
+}
+
+// TakeMessages moves up to n of the first cached messages to the consuming
+// map and returns them (RocketMQ takeMessages, orderly).
+func (pq *ProcessQueue) TakeMessages(n int) []*core.Message {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	n = min(n, len(pq.msgs))
+	if n == 0 {
+		return nil
+	}
+	taken := slices.Clone(pq.msgs[:n])
+	pq.msgs = slices.Delete(pq.msgs, 0, n)
+	pq.consuming = append(pq.consuming, taken...)
+	slices.SortFunc(pq.consuming, func(a, b *core.Message) int { return cmpOffset(a, b.QueueOffset) })
+	return taken
+}
+
+// Commit finishes every message in the consuming map and returns the offset
+// after the last of them, or -1 if none was being consumed (RocketMQ
+// commit, orderly).
+func (pq *ProcessQueue) Commit() int64 {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if len(pq.consuming) == 0 {
+		return -1
+	}
+	offset := pq.consuming[len(pq.consuming)-1].QueueOffset + 1
+	pq.count -= len(pq.consuming)
+	for _, m := range pq.consuming {
+		pq.bytes -= int64(m.Size())
+	}
+	pq.consuming = pq.consuming[:0]
+	pq.signalSpaceLocked()
+	return offset
+}
+
+// MakeMessageToConsumeAgain moves msgs from the consuming map back into the
+// cache, to be taken again (RocketMQ makeMessageToCosumeAgain). A message
+// is matched by offset, so a copy with a new ReconsumeTimes replaces the
+// cached one.
+func (pq *ProcessQueue) MakeMessageToConsumeAgain(msgs []*core.Message) {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	for _, m := range msgs {
+		i, found := slices.BinarySearchFunc(pq.consuming, m.QueueOffset, cmpOffset)
+		if !found {
+			continue
+		}
+		old := pq.consuming[i]
+		pq.consuming = slices.Delete(pq.consuming, i, i+1)
+		pq.bytes += int64(m.Size() - old.Size())
+		pq.insertLocked(m)
+	}
+}
+
+// ReplaceMessage swaps the cached message at m's offset for m (a copy with
+// a new ReconsumeTimes); false if the offset is not cached.
+func (pq *ProcessQueue) ReplaceMessage(m *core.Message) bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	i, found := slices.BinarySearchFunc(pq.msgs, m.QueueOffset, cmpOffset)
+	if found {
+		pq.msgs[i] = m
+	}
+	return found
+}
+
+// MaxSpan is the distance between the first and last cached offsets
+// (RocketMQ getMaxSpan), the concurrent flow-control measure.
+func (pq *ProcessQueue) MaxSpan() int64 {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if len(pq.msgs) == 0 {
+		return 0
+	}
+	return pq.msgs[len(pq.msgs)-1].QueueOffset - pq.msgs[0].QueueOffset
+}
+
+// Count and Bytes are the cached messages (both maps) and their body size.
+func (pq *ProcessQueue) Count() int {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.count
+}
+
+// Bytes is the body size of the cached messages.
+func (pq *ProcessQueue) Bytes() int64 {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.bytes
+}
+
+// Empty reports whether nothing is cached in either map.
+func (pq *ProcessQueue) Empty() bool {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return len(pq.msgs) == 0 && len(pq.consuming) == 0
+}
+
+// Pending returns the number of cached messages not being consumed.
+func (pq *ProcessQueue) Pending() int {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return len(pq.msgs)
+}
+
+// Dropped reports whether the queue was taken away from this client.
+func (pq *ProcessQueue) Dropped() bool { return pq.dropped.Load() }
+
+// SetDropped marks the queue dropped and wakes a pull waiting for space.
+func (pq *ProcessQueue) SetDropped() {
+	if pq.dropped.Swap(true) {
+		return
+	}
+	pq.mu.Lock()
+	pq.signalSpaceLocked()
+	pq.mu.Unlock()
+}
+
+// Locked reports whether this client holds the engine's orderly lock.
+func (pq *ProcessQueue) Locked() bool { return pq.locked.Load() }
+
+func (pq *ProcessQueue) setLocked(ok bool, now time.Time) {
+	pq.locked.Store(ok)
+	if ok {
+		pq.lastLockTime.Store(now.UnixNano())
+	}
+}
+
+// spaceChan returns a channel closed the next time messages leave the
+// queue (or it is dropped): the pull service waits on it under flow control
+// instead of re-checking every 50 ms.
+func (pq *ProcessQueue) spaceChan() <-chan struct{} {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	return pq.space
+}
+
+func (pq *ProcessQueue) signalSpaceLocked() {
+	close(pq.space)
+	pq.space = make(chan struct{})
+}
