@@ -18,7 +18,7 @@ import (
 // Counts and bytes cover both maps, as in RocketMQ: takeMessages moves
 // messages without changing them; removeMessage and commit lower them.
 type ProcessQueue struct {
-	mu             sync.Mutex     // treeMapLock
+	mu             sync.Mutex      // treeMapLock
 	msgs           []*core.Message // msgTreeMap, ascending QueueOffset
 	consuming      []*core.Message // consumingMsgOrderlyTreeMap, ascending
 	count          int
