@@ -1,0 +1,16 @@
+// Command mqgate is the mqgate server.
+//
+//	mqgate serve [--addr :8080] [--data ./data] [--log-level info] [--log-format auto]
+//	mqgate healthcheck [--addr :8080]
+//	mqgate version
+//
+// This package owns what only a program has: flags and environment
+// (flags win over MQGATE_* variables), logging set-up, signals and the
+// order of start-up and shutdown. It wires core/engine into api and knows
+// nothing else about either. Main (NewMain / ParseFlags / Run / Close)
+// holds one running server so tests can run the program in-process too.
+//
+// Shutdown order on SIGINT/SIGTERM: /readyz turns 503, the listener
+// closes, in-flight requests finish (up to --shutdown-timeout), then the
+// engine closes (flushing and closing the bbolt file).
+package main

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+const usage = `mqgate — HTTP/REST gateway over an embedded RocketMQ-style message engine
+
+Usage:
+  mqgate serve [flags]        run the server (mqgate serve -h for flags)
+  mqgate healthcheck [flags]  exit 0 when the local server answers /healthz
+  mqgate version              print the version
+`
+
+// run dispatches a subcommand and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "serve":
+		return serve(args[1:], stderr)
+	case "healthcheck":
+		return healthcheck(args[1:], stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "mqgate", Version())
+		return 0
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "mqgate: unknown command %q\n\n%s", args[0], usage)
+	return 2
+}
+
+// serve runs the server until SIGINT or SIGTERM, then shuts down
+// gracefully. A second signal during shutdown kills the process at once
+// (the default signal behaviour is restored when ctx is done).
+func serve(args []string, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	m := NewMain()
+	if err := m.ParseFlags(args, stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintln(stderr, "mqgate:", err)
+		return 2
+	}
+	if err := m.Run(); err != nil {
+		fmt.Fprintln(stderr, "mqgate:", err)
+		m.Close()
+		return 1
+	}
+	select {
+	case <-ctx.Done():
+		m.Logger.Info().Msg("signal received, shutting down")
+	case err := <-m.Done():
+		m.Logger.Error().Err(err).Msg("server stopped")
+	}
+	stop()
+	if err := m.Close(); err != nil {
+		fmt.Fprintln(stderr, "mqgate: shutdown:", err)
+		return 1
+	}
+	return 0
+}

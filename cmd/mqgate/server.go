@@ -1,0 +1,138 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/openapi"
+)
+
+// The real engine is what api's handlers run over.
+var _ api.Engine = (*engine.Engine)(nil)
+
+// Main is one run of `mqgate serve` (wtf style: NewMain, ParseFlags, Run,
+// Close), usable from tests in-process.
+type Main struct {
+	Config Config
+	Logger zerolog.Logger
+
+	engine *engine.Engine
+	api    *api.Server
+	ln     net.Listener
+	http   *http.Server
+	served chan error // Serve's result; closed when the serve goroutine ends
+}
+
+// NewMain returns a Main with the default config and a logger to stderr.
+func NewMain() *Main {
+	c := DefaultConfig()
+	return &Main{Config: c, Logger: newLogger(os.Stderr, c.LogLevel, c.LogFormat)}
+}
+
+// ParseFlags reads `mqgate serve` flags (over MQGATE_* variables) and
+// sets up logging accordingly.
+func (m *Main) ParseFlags(args []string, out io.Writer) error {
+	c, err := parseServeFlags(args, out)
+	if err != nil {
+		return err
+	}
+	m.Config = c
+	m.Logger = newLogger(os.Stderr, c.LogLevel, c.LogFormat)
+	return nil
+}
+
+// Run opens the engine, listens and starts serving in the background. The
+// listener is bound before Run returns, so a bad address or a port in use
+// is reported here, synchronously.
+func (m *Main) Run() error {
+	if err := os.MkdirAll(m.Config.Data, 0o750); err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	eng, err := engine.Open(engine.Options{Dir: m.Config.Data, Logger: m.Logger.With().Str("component", "engine").Logger()})
+	if err != nil {
+		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
+	}
+	m.engine = eng
+
+	httpLog := m.Logger.With().Str("component", "http").Logger()
+	m.api = api.New(api.Options{Engine: eng, Logger: &httpLog, Version: Version(), OpenAPI: openapi.Document})
+
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
+	}
+	m.ln = ln
+	m.http = &http.Server{
+		Handler: m.api,
+		// Slow clients cannot hold a connection forever sending headers
+		// or a body; there is no WriteTimeout because long-poll receives
+		// wait up to 30 s (they set their own deadline per request with
+		// http.ResponseController).
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          newStdLogger(httpLog),
+	}
+	m.served = make(chan error, 1)
+	go func() {
+		defer close(m.served)
+		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			m.served <- err
+		}
+	}()
+	m.Logger.Info().Str("addr", ln.Addr().String()).Str("data", m.Config.Data).
+		Str("version", Version()).Msg("listening")
+	return nil
+}
+
+// Addr is the bound listen address (useful with port 0).
+func (m *Main) Addr() string {
+	if m.ln == nil {
+		return ""
+	}
+	return m.ln.Addr().String()
+}
+
+// Done yields an error if the server stops serving on its own.
+func (m *Main) Done() <-chan error { return m.served }
+
+// Close shuts down gracefully: /readyz turns 503, the listener closes,
+// in-flight requests finish (bounded by ShutdownTimeout), then the engine
+// closes. It is safe after a partial Run.
+func (m *Main) Close() error {
+	var errs []error
+	if m.http != nil {
+		m.api.SetShuttingDown()
+		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		if err := m.http.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
+			_ = m.http.Close()
+		}
+		cancel()
+		<-m.served
+		m.http = nil
+	} else if m.ln != nil {
+		_ = m.ln.Close()
+	}
+	if m.engine != nil {
+		if err := m.engine.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close engine: %w", err))
+		}
+		m.engine = nil
+	}
+	if len(errs) == 0 {
+		m.Logger.Info().Msg("stopped")
+	}
+	return errors.Join(errs...)
+}
