@@ -78,7 +78,14 @@ func (c *handleCodec) decode(h string) (receipt, error) {
 	if len(h) == 0 || len(h) > maxHandleLen {
 		return receipt{}, errBadHandle
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(h)
+	// The decoder skips CR and LF and tolerates stray trailing bits; a
+	// handle has exactly one spelling.
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return receipt{}, errBadHandle
+		}
+	}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(h)
 	if err != nil || len(raw) < 1+handleMACSize {
 		return receipt{}, errBadHandle
 	}
@@ -100,7 +107,7 @@ func parseReceipt(p []byte) (receipt, error) {
 	p = p[1:]
 	var nums [5]uint64
 	for i := range nums {
-		v, n := binary.Uvarint(p)
+		v, n := uvarint(p)
 		if n <= 0 {
 			return r, errBadHandle
 		}
@@ -111,7 +118,7 @@ func parseReceipt(p []byte) (receipt, error) {
 	}
 	var strs [3]string
 	for i := range strs {
-		l, n := binary.Uvarint(p)
+		l, n := uvarint(p)
 		if n <= 0 || l > uint64(len(p)-n) {
 			return r, errBadHandle
 		}
@@ -126,4 +133,23 @@ func parseReceipt(p []byte) (receipt, error) {
 	r.Expires = time.UnixMilli(int64(nums[4])).UTC()
 	r.Group, r.ConsumerID = strs[0], strs[1]
 	return r, nil
+}
+
+// uvarint is binary.Uvarint refusing non-minimal encodings, so that one
+// receipt has exactly one handle.
+func uvarint(p []byte) (uint64, int) {
+	v, n := binary.Uvarint(p)
+	if n <= 0 || n != uvarintLen(v) {
+		return 0, -1
+	}
+	return v, n
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
