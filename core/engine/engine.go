@@ -1,19 +1,17 @@
 package engine
 
-// CONTRACT SKETCH — the exported surface other packages code against.
-// The engine owner replaces the bodies; signatures change only by agreement.
-
 import (
-	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
-
-var errTODO = errors.New("not implemented yet")
 
 // Options configures the engine. Zero values take the defaults.
 type Options struct {
@@ -28,60 +26,152 @@ type Options struct {
 	MaxDelay time.Duration
 	// RetentionCheckInterval is how often the cleaner runs (default 1m).
 	RetentionCheckInterval time.Duration
+
+	// retentionUnit is the length of one "retention hour" (default 1h);
+	// tests shrink it to exercise the cleaner in milliseconds.
+	retentionUnit time.Duration
+}
+
+// DefaultDelayLevels are RocketMQ's messageDelayLevel.
+var DefaultDelayLevels = []time.Duration{
+	time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
+	time.Minute, 2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 5 * time.Minute,
+	6 * time.Minute, 7 * time.Minute, 8 * time.Minute, 9 * time.Minute, 10 * time.Minute,
+	20 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
+}
+
+func (o *Options) setDefaults() {
+	if len(o.DelayLevels) == 0 {
+		o.DelayLevels = DefaultDelayLevels
+	}
+	if o.MaxDelay <= 0 {
+		o.MaxDelay = 40 * 24 * time.Hour
+	}
+	if o.RetentionCheckInterval <= 0 {
+		o.RetentionCheckInterval = time.Minute
+	}
+	if o.retentionUnit <= 0 {
+		o.retentionUnit = time.Hour
+	}
 }
 
 // Engine is the embedded broker over one bbolt file.
-type Engine struct{}
+type Engine struct {
+	opts Options
+	log  zerolog.Logger
+	st   *store.Store
+
+	// adminMu serialises topic create/update/delete so the topic cache is
+	// updated in commit order. Lock order: adminMu → topicsMu → arrivals.mu.
+	adminMu  sync.Mutex
+	topicsMu sync.RWMutex
+	topics   map[string]*topicEntry // user topics, for Put's queue selection
+
+	arrivals arrivals
+
+	closing   chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+	wg        sync.WaitGroup // the cleaner
+}
 
 // Open opens (creating if needed) the data directory. It fails fast if
 // another process holds it and refuses a corrupt file with a clear error.
-func Open(opts Options) (*Engine, error) { return nil, errTODO }
-
-// Close stops background work, flushes and closes the bbolt file.
-func (e *Engine) Close() error { return errTODO }
-
-// PutTopic creates or updates a topic; created reports which. Queue count
-// may grow, never shrink (EConflict).
-func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err error) {
-	return core.Topic{}, false, errTODO
+func Open(opts Options) (*Engine, error) {
+	opts.setDefaults()
+	if opts.Dir == "" {
+		opts.Dir = "./data"
+	}
+	e := &Engine{
+		opts:    opts,
+		log:     opts.Logger,
+		topics:  map[string]*topicEntry{},
+		closing: make(chan struct{}),
+	}
+	e.arrivals.init()
+	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance})
+	if err != nil {
+		return nil, err
+	}
+	e.st = st
+	if err := e.load(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	e.wg.Add(1)
+	go e.cleanLoop()
+	return e, nil
 }
 
-// Topic returns a topic (ENotFound if absent).
-func (e *Engine) Topic(name string) (core.Topic, error) { return core.Topic{}, errTODO }
-
-// Topics lists user topics by name.
-func (e *Engine) Topics() ([]core.Topic, error) { return nil, errTODO }
-
-// DeleteTopic removes a topic and its messages.
-func (e *Engine) DeleteTopic(name string) error { return errTODO }
-
-// TopicStats returns a topic's per-queue offset ranges.
-func (e *Engine) TopicStats(name string) (core.TopicStats, error) { return core.TopicStats{}, errTODO }
-
-// Put publishes messages to a user topic, atomically, durably (synced)
-// before it returns. Results are in order.
-func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) ([]core.PutResult, error) {
-	return nil, errTODO
+// load fills the topic cache and the arrival table from the file.
+func (e *Engine) load() error {
+	return e.st.DB().View(func(tx *bolt.Tx) error {
+		recs, err := store.ListTopics(tx)
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if !core.IsSystemTopic(r.Name) {
+				e.topics[r.Name] = &topicEntry{rec: r}
+			}
+		}
+		ranges, err := store.QueueRanges(tx)
+		if err != nil {
+			return err
+		}
+		for mq, r := range ranges {
+			e.arrivals.set(mq, r[1])
+		}
+		return nil
+	})
 }
 
-// Message returns a message of topic by its user id.
-func (e *Engine) Message(topic, id string) (*core.Message, error) { return nil, errTODO }
-
-// MessagesByKey returns up to limit messages of topic carrying key.
-func (e *Engine) MessagesByKey(topic, key string, limit int) ([]*core.Message, error) {
-	return nil, errTODO
+// Close stops the cleaner, commits or fails queued publishes (core.ErrClosed
+// for any that arrive later), wakes every Arrival waiter and closes the
+// bbolt file. It is idempotent.
+func (e *Engine) Close() error {
+	e.closeOnce.Do(func() {
+		close(e.closing)
+		e.wg.Wait()
+		e.closeErr = e.st.Close()
+		e.arrivals.closeAll()
+	})
+	return e.closeErr
 }
 
-// GetMessages reads up to max messages of one queue from offset, applying
-// the filter (tags code, then exact tag) — RocketMQ getMessage.
-func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter core.Filter) (core.GetResult, error) {
-	return core.GetResult{}, errTODO
+// DB is the bbolt file; core/groups keeps its own buckets in it (never the
+// "mq." ones).
+func (e *Engine) DB() *bolt.DB { return e.st.DB() }
+
+// Closed is closed when the engine starts shutting down.
+func (e *Engine) Closed() <-chan struct{} { return e.closing }
+
+// view runs a read transaction, answering core.ErrClosed once the engine is
+// closing rather than a bbolt error.
+func (e *Engine) view(fn func(tx *bolt.Tx) error) error {
+	select {
+	case <-e.closing:
+		return core.ErrClosed
+	default:
+	}
+	err := e.st.DB().View(fn)
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return core.ErrClosed
+	}
+	return err
 }
 
-// QueueOffsets returns a queue's [min, max) offsets.
-func (e *Engine) QueueOffsets(mq core.MessageQueue) (min, max int64, err error) { return 0, 0, errTODO }
-
-// Arrival returns a channel closed once the queue's max offset exceeds
-// offset (or the topic is deleted, or the engine closes). It is the
-// wake-up for long polling: no timers, no polling.
-func (e *Engine) Arrival(mq core.MessageQueue, offset int64) <-chan struct{} { return nil }
+// update runs a write transaction outside group commit (admin operations,
+// cleaner chunks); bbolt serialises it with the writer.
+func (e *Engine) update(fn func(tx *bolt.Tx) error) error {
+	select {
+	case <-e.closing:
+		return core.ErrClosed
+	default:
+	}
+	err := e.st.DB().Update(fn)
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return core.ErrClosed
+	}
+	return err
+}

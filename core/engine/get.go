@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
+)
+
+// Read bounds of one GetMessages (RocketMQ maxFilterMessageCount and
+// maxTransferBytesOnMessageInMemory): a filtered read scans at most
+// maxScanUnits units (plus max), and stops once maxGetBytes of bodies are collected
+// (always returning at least one message).
+const (
+	maxScanUnits = 800
+	maxGetBytes  = 4 << 20
+)
+
+// queueIn resolves a queue for reading. ok is false for a system topic not
+// created yet (it reads as an empty queue); a missing user topic or a queue
+// beyond the topic's count is ENotFound.
+func queueIn(tx *bolt.Tx, mq core.MessageQueue) (rec store.TopicRecord, ok bool, err error) {
+	rec, ok, err = store.GetTopic(tx, mq.Topic)
+	if err != nil {
+		return rec, false, err
+	}
+	if !ok {
+		if core.IsSystemTopic(mq.Topic) {
+			return rec, false, nil
+		}
+		return rec, false, core.Errorf(core.ENotFound, "topic %q does not exist", mq.Topic)
+	}
+	if mq.QueueID < 0 || mq.QueueID >= rec.Queues {
+		return rec, false, core.Errorf(core.ENotFound, "topic %q has no queue %d", mq.Topic, mq.QueueID)
+	}
+	return rec, true, nil
+}
+
+// GetMessages reads up to max messages of one queue from offset, applying
+// the filter (tags code, then exact tag) — RocketMQ getMessage. It works on
+// system topics too; a %RETRY% topic not created yet reads as empty.
+//
+// Statuses: offset == max offset → NO_NEW_MSG (NextOffset = offset); offset
+// below min, or above max → OFFSET_ILLEGAL with NextOffset the nearest valid
+// offset (min, resp. max); otherwise FOUND with the matching messages, or
+// NO_MATCHED_MSG when the scanned units all failed the filter — NextOffset
+// then skips past them.
+func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter core.Filter) (core.GetResult, error) {
+	if max <= 0 {
+		max = 1
+	}
+	var res core.GetResult
+	err := e.view(func(tx *bolt.Tx) error {
+		rec, ok, err := queueIn(tx, mq)
+		if err != nil || !ok {
+			return err
+		}
+		res.MinOffset, res.MaxOffset, err = store.QueueRange(tx, rec.UID, mq.QueueID)
+		if err != nil {
+			return err
+		}
+		if offset < res.MinOffset || offset >= res.MaxOffset {
+			return nil
+		}
+		scanned, bytes, scanCap := 0, 0, maxScanUnits+max
+		next := offset
+		err = store.ScanQueue(tx, rec.UID, mq.QueueID, offset, func(off int64, u store.Unit) bool {
+			if scanned >= scanCap || len(res.Messages) == max || bytes >= maxGetBytes {
+				return false
+			}
+			scanned++
+			next = off + 1
+			if !filter.MatchCode(int32(u.TagsCode)) {
+				return true
+			}
+			m, err := store.MessageAt(tx, u.CommitLogOffset)
+			if err != nil || m == nil {
+				e.log.Error().Err(err).Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", off).
+					Msg("consume queue unit points at an unreadable message; skipped")
+				return true
+			}
+			if !filter.MatchTags(m.Tags) {
+				return true
+			}
+			res.Messages = append(res.Messages, m)
+			bytes += len(m.Body)
+			return true
+		})
+		res.NextOffset = next
+		return err
+	})
+	if err != nil {
+		return core.GetResult{}, err
+	}
+	switch {
+	case offset == res.MaxOffset:
+		res.Status, res.NextOffset = core.NoNewMsg, offset
+	case offset < res.MinOffset:
+		res.Status, res.NextOffset = core.OffsetIllegal, res.MinOffset
+	case offset > res.MaxOffset:
+		res.Status, res.NextOffset = core.OffsetIllegal, res.MaxOffset
+	case len(res.Messages) > 0:
+		res.Status = core.Found
+	default:
+		res.Status = core.NoMatchedMsg
+	}
+	return res, nil
+}
+
+// QueueOffsets returns a queue's [min, max) offsets.
+func (e *Engine) QueueOffsets(mq core.MessageQueue) (min, max int64, err error) {
+	err = e.view(func(tx *bolt.Tx) error {
+		rec, ok, err := queueIn(tx, mq)
+		if err != nil || !ok {
+			return err
+		}
+		min, max, err = store.QueueRange(tx, rec.UID, mq.QueueID)
+		return err
+	})
+	return min, max, err
+}
+
+// SearchOffset returns the smallest queue offset whose message was stored at
+// or after t (RocketMQ getOffsetInQueueByTime), or the max offset when every
+// message is older. Store times never decrease along a queue (the writer
+// makes them monotonic), so this is a binary search on the consume queue.
+func (e *Engine) SearchOffset(mq core.MessageQueue, t time.Time) (int64, error) {
+	target := t.UnixMilli()
+	var off int64
+	err := e.view(func(tx *bolt.Tx) error {
+		rec, ok, err := queueIn(tx, mq)
+		if err != nil || !ok {
+			return err
+		}
+		lo, hi, err := store.QueueRange(tx, rec.UID, mq.QueueID)
+		if err != nil {
+			return err
+		}
+		for lo < hi {
+			mid := lo + (hi-lo)/2
+			u, found, err := store.UnitAt(tx, rec.UID, mq.QueueID, mid)
+			if err != nil {
+				return err
+			}
+			var ms int64
+			if found {
+				if ms, _, err = store.StoredAtAt(tx, u.CommitLogOffset); err != nil {
+					return err
+				}
+			}
+			if found && ms >= target {
+				hi = mid
+			} else {
+				lo = mid + 1
+			}
+		}
+		off = lo
+		return nil
+	})
+	return off, err
+}

@@ -1,0 +1,138 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
+)
+
+// Limits on a message's metadata (the body has core.MaxMessageSize).
+const (
+	maxTagsLen  = 1024
+	maxKeys     = 64
+	maxPropsLen = 64 << 10 // all property names and values together
+)
+
+// Put publishes messages to a user topic, atomically, durably (synced)
+// before it returns. Results are in order.
+//
+// Queue selection (RocketMQ MessageQueueSelector): a message with a
+// sharding key goes to FNV-1a(key) mod queues (SelectMessageQueueByHash);
+// the others of one call go together to the topic's next round-robin queue.
+func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) ([]core.PutResult, error) {
+	if core.IsSystemTopic(topic) {
+		return nil, core.Errorf(core.EForbidden, "cannot publish to system topic %q", topic)
+	}
+	ent := e.cachedTopic(topic)
+	if ent == nil {
+		return nil, core.Errorf(core.ENotFound, "topic %q does not exist", topic)
+	}
+	if err := validatePut(msgs); err != nil {
+		return nil, err
+	}
+	e.topicsMu.RLock()
+	queues := ent.rec.Queues
+	e.topicsMu.RUnlock()
+
+	now := time.Now().UTC()
+	rr := -1
+	ops := make([]putOp, len(msgs))
+	for i := range msgs {
+		pm := &msgs[i]
+		var q int
+		if pm.ShardingKey != "" {
+			h := fnv.New32a()
+			h.Write([]byte(pm.ShardingKey))
+			q = int(h.Sum32() % uint32(queues))
+		} else {
+			if rr < 0 {
+				rr = int(ent.rr.Add(1) % uint64(queues))
+			}
+			q = rr
+		}
+		ops[i] = putOp{topic: topic, queueID: q, msg: &core.Message{
+			ID:          newID(now),
+			Body:        pm.Body,
+			BodyIsText:  pm.BodyIsText,
+			Tags:        pm.Tags,
+			Keys:        pm.Keys,
+			Properties:  maps.Clone(pm.Properties),
+			ShardingKey: pm.ShardingKey,
+			BornAt:      now.Truncate(time.Millisecond),
+		}}
+	}
+	if err := e.commit(ctx, ops, nil); err != nil {
+		return nil, err
+	}
+	out := make([]core.PutResult, len(ops))
+	for i, op := range ops {
+		out[i] = core.PutResult{MessageID: op.msg.ID, Topic: topic, QueueID: op.msg.QueueID,
+			QueueOffset: op.msg.QueueOffset, StoredAt: op.msg.StoredAt}
+	}
+	return out, nil
+}
+
+// validatePut checks a publish before it reaches the writer, so a bad
+// message never costs a transaction and never fails anyone else's.
+func validatePut(msgs []core.PutMessage) error {
+	if len(msgs) == 0 {
+		return core.FieldError("messages", "at least one message is required")
+	}
+	if len(msgs) > core.MaxBatch {
+		return core.Errorf(core.ETooLarge, "a batch holds at most %d messages, got %d", core.MaxBatch, len(msgs))
+	}
+	total := 0
+	for i := range msgs {
+		m := &msgs[i]
+		field := func(name string) string {
+			if len(msgs) == 1 {
+				return name
+			}
+			return fmt.Sprintf("messages[%d].%s", i, name)
+		}
+		if len(m.Body) > core.MaxMessageSize {
+			return &core.Error{Code: core.ETooLarge, Field: field("body"),
+				Message: fmt.Sprintf("the body has %d bytes; the limit is %d", len(m.Body), core.MaxMessageSize)}
+		}
+		if len(m.Body) == 0 {
+			return core.FieldError(field("body"), "must not be empty")
+		}
+		total += len(m.Body)
+		if len(m.Tags) > maxTagsLen {
+			return core.FieldError(field("tags"), "at most %d bytes", maxTagsLen)
+		}
+		if len(m.ShardingKey) > store.MaxKeyLen {
+			return core.FieldError(field("shardingKey"), "at most %d bytes", store.MaxKeyLen)
+		}
+		if len(m.Keys) > maxKeys {
+			return core.FieldError(field("keys"), "at most %d keys", maxKeys)
+		}
+		for _, k := range m.Keys {
+			if k == "" || len(k) > store.MaxKeyLen {
+				return core.FieldError(field("keys"), "each key must have 1 to %d bytes", store.MaxKeyLen)
+			}
+		}
+		props := 0
+		for k, v := range m.Properties {
+			if k == "" {
+				return core.FieldError(field("properties"), "property names must not be empty")
+			}
+			props += len(k) + len(v)
+		}
+		if props > maxPropsLen {
+			return core.FieldError(field("properties"), "at most %d bytes in all", maxPropsLen)
+		}
+		if m.DelayLevel != 0 || !m.DeliverAt.IsZero() {
+			return core.FieldError(field("delayLevel"), "delayed delivery is not supported yet")
+		}
+	}
+	if len(msgs) > 1 && total > core.MaxMessageSize {
+		return core.Errorf(core.ETooLarge, "a batch holds at most %d body bytes in all, got %d", core.MaxMessageSize, total)
+	}
+	return nil
+}

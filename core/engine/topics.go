@@ -1,0 +1,214 @@
+package engine
+
+import (
+	"strings"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
+)
+
+// maxRetentionHours keeps retention arithmetic far from overflow (100 years).
+const maxRetentionHours = 876000
+
+// trashChunk is how many messages one transaction of topic deletion or
+// retention removes, so publishers wait at most one small transaction.
+const trashChunk = 512
+
+// topicEntry is a cached user topic with its round-robin cursor
+// (RocketMQ's sendWhichQueue).
+type topicEntry struct {
+	rec store.TopicRecord
+	rr  atomic.Uint64
+}
+
+func (e *Engine) cachedTopic(name string) *topicEntry {
+	e.topicsMu.RLock()
+	defer e.topicsMu.RUnlock()
+	return e.topics[name]
+}
+
+// PutTopic creates or updates a topic; created reports which. Queue count
+// may grow, never shrink (EConflict). On update a zero Queues or
+// RetentionHours keeps the current value; on create it takes the default.
+func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err error) {
+	if !core.ValidName(cfg.Name) {
+		return core.Topic{}, false, core.FieldError("name", "must match ^[A-Za-z0-9_-]{1,127}$")
+	}
+	if core.IsSystemTopic(cfg.Name) {
+		return core.Topic{}, false, core.Errorf(core.EForbidden, "%q is a system topic", cfg.Name)
+	}
+	if cfg.Queues < 0 || cfg.Queues > core.MaxQueues {
+		return core.Topic{}, false, core.FieldError("queues", "must be between 1 and %d", core.MaxQueues)
+	}
+	if cfg.RetentionHours < 0 || cfg.RetentionHours > maxRetentionHours {
+		return core.Topic{}, false, core.FieldError("retentionHours", "must be between 1 and %d", maxRetentionHours)
+	}
+	e.adminMu.Lock()
+	defer e.adminMu.Unlock()
+	var rec store.TopicRecord
+	err = e.update(func(tx *bolt.Tx) error {
+		old, exists, err := store.GetTopic(tx, cfg.Name)
+		if err != nil {
+			return err
+		}
+		want := store.TopicRecord{Name: cfg.Name, Queues: cfg.Queues, RetentionHours: cfg.RetentionHours,
+			CreatedAt: time.Now().UTC().Truncate(time.Millisecond)}
+		if want.Queues == 0 {
+			want.Queues = core.DefaultQueues
+			if exists {
+				want.Queues = old.Queues
+			}
+		}
+		if want.RetentionHours == 0 {
+			want.RetentionHours = core.DefaultRetentionHours
+			if exists {
+				want.RetentionHours = old.RetentionHours
+			}
+		}
+		rec, created, err = store.PutTopic(tx, want)
+		return err
+	})
+	if err != nil {
+		return core.Topic{}, false, err
+	}
+	e.topicsMu.Lock()
+	if ent := e.topics[rec.Name]; ent != nil {
+		ent.rec = rec
+	} else {
+		e.topics[rec.Name] = &topicEntry{rec: rec}
+	}
+	e.topicsMu.Unlock()
+	for q := range rec.Queues {
+		e.arrivals.ensure(core.MessageQueue{Topic: rec.Name, QueueID: q})
+	}
+	return rec.Topic(), created, nil
+}
+
+// Topic returns a topic (ENotFound if absent). A group's %RETRY% and %DLQ%
+// topics are created by their first message; until then they are reported
+// as existing with one queue, so consumers need no special case.
+func (e *Engine) Topic(name string) (core.Topic, error) {
+	var rec store.TopicRecord
+	var ok bool
+	err := e.view(func(tx *bolt.Tx) (err error) {
+		rec, ok, err = store.GetTopic(tx, name)
+		return err
+	})
+	if err != nil {
+		return core.Topic{}, err
+	}
+	if !ok {
+		if isGroupTopic(name) {
+			return core.Topic{TopicConfig: core.TopicConfig{Name: name, Queues: 1, RetentionHours: core.DefaultRetentionHours}}, nil
+		}
+		return core.Topic{}, core.Errorf(core.ENotFound, "topic %q does not exist", name)
+	}
+	return rec.Topic(), nil
+}
+
+func isGroupTopic(name string) bool {
+	return strings.HasPrefix(name, core.RetryTopicPrefix) || strings.HasPrefix(name, core.DLQTopicPrefix)
+}
+
+// Topics lists user topics by name.
+func (e *Engine) Topics() ([]core.Topic, error) {
+	var out []core.Topic
+	err := e.view(func(tx *bolt.Tx) error {
+		recs, err := store.ListTopics(tx)
+		for _, r := range recs {
+			if !core.IsSystemTopic(r.Name) {
+				out = append(out, r.Topic())
+			}
+		}
+		return err
+	})
+	return out, err
+}
+
+// DeleteTopic removes a topic and its messages: the topic disappears at
+// once (readers get ENotFound, waiters wake), then its messages are removed
+// in small transactions before DeleteTopic returns. If the process stops
+// half-way, the cleaner finishes the job after the next start.
+func (e *Engine) DeleteTopic(name string) error {
+	if core.IsSystemTopic(name) {
+		return core.Errorf(core.EForbidden, "%q is a system topic", name)
+	}
+	return e.removeTopic(name, true)
+}
+
+// DeleteSystemTopic removes a system topic (%RETRY%g, %DLQ%g) when its group
+// is deleted; an absent one is not an error.
+func (e *Engine) DeleteSystemTopic(name string) error {
+	if !core.IsSystemTopic(name) {
+		return core.Errorf(core.EInvalid, "%q is not a system topic", name)
+	}
+	return e.removeTopic(name, false)
+}
+
+func (e *Engine) removeTopic(name string, mustExist bool) error {
+	e.adminMu.Lock()
+	var found bool
+	err := e.update(func(tx *bolt.Tx) (err error) {
+		_, found, err = store.RemoveTopic(tx, name)
+		return err
+	})
+	if err == nil {
+		e.topicsMu.Lock()
+		delete(e.topics, name)
+		e.topicsMu.Unlock()
+		e.arrivals.drop(name)
+	}
+	e.adminMu.Unlock()
+	if err != nil {
+		return err
+	}
+	if !found {
+		if mustExist {
+			return core.Errorf(core.ENotFound, "topic %q does not exist", name)
+		}
+		return nil
+	}
+	return e.emptyTrash()
+}
+
+// emptyTrash removes deleted topics' messages, one small transaction at a time.
+func (e *Engine) emptyTrash() error {
+	for more := true; more; {
+		if err := e.update(func(tx *bolt.Tx) (err error) {
+			more, err = store.EmptyTrash(tx, trashChunk)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TopicStats returns a topic's per-queue offset ranges.
+func (e *Engine) TopicStats(name string) (core.TopicStats, error) {
+	var stats core.TopicStats
+	err := e.view(func(tx *bolt.Tx) error {
+		rec, ok, err := store.GetTopic(tx, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return core.Errorf(core.ENotFound, "topic %q does not exist", name)
+		}
+		stats.Queues = make([]core.QueueStats, rec.Queues)
+		for q := range rec.Queues {
+			min, max, err := store.QueueRange(tx, rec.UID, q)
+			if err != nil {
+				return err
+			}
+			stats.Queues[q] = core.QueueStats{QueueID: q, MinOffset: min, MaxOffset: max}
+			stats.Messages += max - min
+		}
+		return nil
+	})
+	return stats, err
+}

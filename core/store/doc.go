@@ -1,0 +1,41 @@
+// Package store is mqgate's bbolt file: the commit log, the consume queues,
+// the id and key indexes, topic config and per-queue offset ranges, the
+// group-commit writer that appends to them, the self check run on open, and
+// the primitives the engine's retention cleaner and topic deletion use.
+//
+// It imports core and bbolt only; never the engine, HTTP or consumer code.
+//
+// # Layout (one file, Dir/mqgate.db; all integers big-endian)
+//
+//	mq.meta       "format" -> layout version
+//	mq.commitlog  seq(8) -> message record (codec.go); Sequence() = next seq
+//	mq.cq         topic uid(8) -> bucket: qid(2)+queue offset(8) -> unit(20)
+//	mq.queues     uid(8)+qid(2) -> min(8) max(8): the queue's [min, max)
+//	mq.topics     name -> topic record; Sequence() = last uid
+//	mq.ids        message id -> commit log offset
+//	mq.keys       len+topic, len+key, commit log offset -> empty
+//	mq.trash      uid -> name of a deleted topic whose messages remain
+//
+// Other packages keep their own buckets in the same file (core/groups);
+// they must not touch the mq. buckets, and the self check ignores theirs.
+//
+// # Invariants
+//
+//   - Exactly one goroutine (the writer) appends; all appends of a group
+//     share one read-write transaction and one fsync, and a request is
+//     answered only after that commit (RocketMQ GroupCommitService).
+//   - For every queue the consume queue holds exactly the units [min, max),
+//     each pointing at a commit log record of its size that names the same
+//     topic, queue and offset. Retention removes from the head and moves
+//     min; nothing else removes units (deleted topics go to the trash as a
+//     whole, under a fresh uid for any new topic of the same name).
+//   - Commit log offsets come from the bucket's sequence and are never
+//     reused, even after every record is removed.
+//
+// # Caveats
+//
+// Values read from bbolt are valid only inside their transaction: every
+// helper here copies what it returns (DecodeMessage copies the body).
+// A Hook may run more than once (a group that fails is retried without the
+// failing request), so it must act only through its transaction.
+package store
