@@ -37,7 +37,7 @@ func closeClient(c *http.Client) { c.CloseIdleConnections() }
 
 // post sends a pre-encoded JSON body and drains the answer so the
 // connection goes back to the pool. It returns the status (0 on a
-// transport error).
+// transport error); a non-2xx answer is also an *httpError.
 func post(ctx context.Context, c *http.Client, url string, body []byte) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
@@ -48,8 +48,14 @@ func post(ctx context.Context, c *http.Client, url string, body []byte) (int, er
 	if err != nil {
 		return 0, err
 	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		// Keep the problem+json detail for the report's first error.
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.StatusCode, &httpError{method: http.MethodPost, url: url, status: resp.StatusCode, body: strings.TrimSpace(string(b))}
+	}
 	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
 	return resp.StatusCode, err
 }
 

@@ -2,9 +2,304 @@ package main
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"io"
+	"sync"
+	"sync/atomic"
+	"time"
 )
 
+// consume measures receive+ack throughput (issue 4): it pre-publishes
+// --count messages, creates a CLUSTERING group from FIRST_OFFSET, and times
+// N consumers draining it, each receive followed by one ack of its handles.
+
+type consumeConfig struct {
+	URL         string
+	Topic       string
+	Group       string
+	Queues      int
+	Count       int
+	Size        int
+	Binary      bool
+	Consumers   int
+	MaxMessages int
+	WaitSeconds int
+	PubConc     int
+	PubBatch    int
+	Timeout     time.Duration
+	RunTimeout  time.Duration
+	Runs        int
+	KeepGroup   bool
+	JSON        bool
+}
+
 func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return usagef("not yet")
+	fs := flag.NewFlagSet("consume", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c consumeConfig
+	fs.StringVar(&c.URL, "url", "http://127.0.0.1:8080", "gateway base URL")
+	fs.StringVar(&c.Topic, "topic", "", "topic (default: mqbench-consume-<random>, new each run)")
+	fs.StringVar(&c.Group, "group", "", "group (default: mqbench-<random>, new each run)")
+	fs.IntVar(&c.Queues, "queues", 8, "queues of the topic")
+	fs.IntVar(&c.Count, "count", 20000, "messages to pre-publish and consume")
+	fs.IntVar(&c.Size, "size", 1024, "message body bytes")
+	fs.BoolVar(&c.Binary, "binary", false, "publish bytes (bodyBase64) instead of text")
+	fs.IntVar(&c.Consumers, "consumers", 8, "concurrent receive+ack loops")
+	fs.IntVar(&c.MaxMessages, "max-messages", 32, "maxMessages per receive (1..32)")
+	fs.IntVar(&c.WaitSeconds, "wait", 1, "waitSeconds per receive (long poll)")
+	fs.IntVar(&c.PubConc, "publish-concurrency", 16, "clients for the pre-publish")
+	fs.IntVar(&c.PubBatch, "publish-batch", 100, "batch size of the pre-publish")
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
+	fs.DurationVar(&c.RunTimeout, "run-timeout", 2*time.Minute, "give up on a run that has not acked every message by then")
+	fs.IntVar(&c.Runs, "runs", 1, "runs (each on a fresh topic and group); the report gives their medians")
+	fs.BoolVar(&c.KeepGroup, "keep-group", false, "do not delete the group after the run")
+	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case c.Count < 1:
+		return usagef("--count must be at least 1")
+	case c.Consumers < 1:
+		return usagef("--consumers must be at least 1")
+	case c.MaxMessages < 1 || c.MaxMessages > 32:
+		return usagef("--max-messages must be 1..32")
+	case c.WaitSeconds < 0 || c.WaitSeconds > 30:
+		return usagef("--wait must be 0..30")
+	case c.Runs < 1:
+		return usagef("--runs must be at least 1")
+	}
+	rep := ConsumeReport{Mode: "consume", Config: map[string]any{
+		"url": c.URL, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
+		"maxMessages": c.MaxMessages, "waitSeconds": c.WaitSeconds, "runs": c.Runs,
+	}}
+	for i := range c.Runs {
+		r, err := runConsume(ctx, c)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i+1, err)
+		}
+		rep.Runs = append(rep.Runs, r)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	rep.Median = medianConsume(rep.Runs)
+	return rep.write(stdout, c.JSON)
+}
+
+// ConsumeRun is what one consume run measured.
+type ConsumeRun struct {
+	Topic             string  `json:"topic"`
+	Group             string  `json:"group"`
+	PublishMsgsPerSec float64 `json:"publishMsgsPerSec"` // the pre-publish, for scale
+	// Deliveries counts every message a receive returned, Unique the
+	// distinct message ids among them; Duplicates is the difference.
+	Deliveries     int64            `json:"deliveries"`
+	Unique         int64            `json:"unique"`
+	Duplicates     int64            `json:"duplicates"`
+	Acked          int64            `json:"acked"`   // distinct ids acked "ok"
+	Missing        int64            `json:"missing"` // published but never acked
+	ElapsedSec     float64          `json:"elapsedSec"`
+	AckedPerSec    float64          `json:"ackedPerSec"`
+	ReceivedPerSec float64          `json:"receivedPerSec"`
+	Receives       int64            `json:"receives"`
+	EmptyReceives  int64            `json:"emptyReceives"`
+	ReceiveLatency LatencySummary   `json:"receiveLatency"` // per receive request
+	AckLatency     LatencySummary   `json:"ackLatency"`     // per ack request
+	AckStatus      map[string]int64 `json:"ackStatus"`
+	Errors         statusCounts     `json:"errors,omitempty"`
+	FirstError     string           `json:"firstError,omitempty"`
+	TimedOut       bool             `json:"timedOut,omitempty"`
+}
+
+// consumeTracker follows which messages were delivered and acked; done is
+// closed when every one of want has been acked.
+type consumeTracker struct {
+	mu     sync.Mutex
+	want   int
+	seen   map[string]int // message id → deliveries
+	acked  map[string]struct{}
+	done   chan struct{}
+	doneAt time.Time
+}
+
+func newConsumeTracker(want int) *consumeTracker {
+	return &consumeTracker{want: want, seen: make(map[string]int, want),
+		acked: make(map[string]struct{}, want), done: make(chan struct{})}
+}
+
+func (t *consumeTracker) received(msgs []receivedMessage, _ time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range msgs {
+		t.seen[m.MessageID]++
+	}
+}
+
+func (t *consumeTracker) ackedOK(m receivedMessage) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, dup := t.acked[m.MessageID]; dup {
+		return
+	}
+	t.acked[m.MessageID] = struct{}{}
+	if len(t.acked) == t.want {
+		t.doneAt = time.Now()
+		close(t.done)
+	}
+}
+
+func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
+	id := runID()
+	topic, group := c.Topic, c.Group
+	if topic == "" {
+		topic = "mqbench-consume-" + id
+	}
+	if group == "" {
+		group = "mqbench-" + id
+	}
+	run := ConsumeRun{Topic: topic, Group: group}
+
+	pub, err := runPublish(ctx, publishConfig{URL: c.URL, Topic: topic, Queues: c.Queues,
+		Concurrency: c.PubConc, Size: c.Size, Binary: c.Binary, Batch: c.PubBatch,
+		Count: c.Count, Timeout: c.Timeout}, "gateway")
+	if err != nil {
+		return run, fmt.Errorf("pre-publish: %w", err)
+	}
+	if pub.Messages != int64(c.Count) {
+		return run, fmt.Errorf("pre-publish: %d of %d messages published (%s; %s)", pub.Messages, c.Count, pub.Errors, pub.FirstError)
+	}
+	run.PublishMsgsPerSec = pub.MsgsPerSec
+
+	client := newClient(c.Consumers, c.Timeout)
+	defer closeClient(client)
+	if err := ensureGroup(ctx, client, c.URL, group, topic); err != nil {
+		return run, err
+	}
+	if !c.KeepGroup {
+		defer deleteGroup(client, c.URL, group)
+	}
+
+	tr := newConsumeTracker(c.Count)
+	var stop atomic.Bool
+	recvs := make([]*receiver, c.Consumers)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range recvs {
+		r := &receiver{client: client, base: c.URL, group: group, stop: &stop,
+			request:   receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds},
+			onReceive: tr.received, onAcked: tr.ackedOK}
+		recvs[i] = r
+		wg.Go(func() { r.loop(ctx) })
+	}
+	deadline := time.NewTimer(c.RunTimeout)
+	select {
+	case <-tr.done:
+	case <-deadline.C:
+		run.TimedOut = true
+	case <-ctx.Done():
+	}
+	deadline.Stop()
+	// Graceful: each receiver ends after its current long poll.
+	stop.Store(true)
+	wg.Wait()
+
+	var st receiverStats
+	for _, r := range recvs {
+		st.merge(&r.stats)
+	}
+	tr.mu.Lock()
+	end := tr.doneAt
+	if end.IsZero() {
+		end = time.Now()
+	}
+	run.Unique = int64(len(tr.seen))
+	run.Acked = int64(len(tr.acked))
+	tr.mu.Unlock()
+	elapsed := end.Sub(start)
+	run.Deliveries = st.deliveries
+	run.Duplicates = run.Deliveries - run.Unique
+	run.Missing = int64(c.Count) - run.Acked
+	run.ElapsedSec = elapsed.Seconds()
+	run.AckedPerSec = rate(float64(run.Acked), elapsed)
+	run.ReceivedPerSec = rate(float64(run.Deliveries), elapsed)
+	run.Receives, run.EmptyReceives = st.receives, st.emptyReceives
+	run.ReceiveLatency = summarize(st.receiveLat)
+	run.AckLatency = summarize(st.ackLat)
+	run.AckStatus = st.ackStatus
+	if len(st.errs) > 0 {
+		run.Errors = st.errs
+	}
+	run.FirstError = st.firstErr
+	return run, nil
+}
+
+// ConsumeReport is the output of consume.
+type ConsumeReport struct {
+	Mode   string         `json:"mode"`
+	Config map[string]any `json:"config"`
+	Runs   []ConsumeRun   `json:"runs"`
+	Median ConsumeRun     `json:"median"`
+}
+
+func medianConsume(runs []ConsumeRun) ConsumeRun {
+	if len(runs) == 0 {
+		return ConsumeRun{}
+	}
+	f := func(get func(ConsumeRun) float64) float64 { return medianOf(runs, get) }
+	recv := make([]LatencySummary, len(runs))
+	ack := make([]LatencySummary, len(runs))
+	for i, r := range runs {
+		recv[i], ack[i] = r.ReceiveLatency, r.AckLatency
+	}
+	return ConsumeRun{
+		PublishMsgsPerSec: f(func(r ConsumeRun) float64 { return r.PublishMsgsPerSec }),
+		Deliveries:        int64(f(func(r ConsumeRun) float64 { return float64(r.Deliveries) })),
+		Unique:            int64(f(func(r ConsumeRun) float64 { return float64(r.Unique) })),
+		Duplicates:        int64(f(func(r ConsumeRun) float64 { return float64(r.Duplicates) })),
+		Acked:             int64(f(func(r ConsumeRun) float64 { return float64(r.Acked) })),
+		Missing:           int64(f(func(r ConsumeRun) float64 { return float64(r.Missing) })),
+		ElapsedSec:        f(func(r ConsumeRun) float64 { return r.ElapsedSec }),
+		AckedPerSec:       f(func(r ConsumeRun) float64 { return r.AckedPerSec }),
+		ReceivedPerSec:    f(func(r ConsumeRun) float64 { return r.ReceivedPerSec }),
+		Receives:          int64(f(func(r ConsumeRun) float64 { return float64(r.Receives) })),
+		EmptyReceives:     int64(f(func(r ConsumeRun) float64 { return float64(r.EmptyReceives) })),
+		ReceiveLatency:    medianLatency(recv),
+		AckLatency:        medianLatency(ack),
+	}
+}
+
+func (r ConsumeReport) write(w io.Writer, asJSON bool) error {
+	if asJSON {
+		return writeJSON(w, r)
+	}
+	writeConfig(w, r.Config)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "\tacked/s\treceived/s\tdup\tmissing\trecv p50\trecv p99\tack p50\tack p99\tempty recv\tpub msgs/s\terrors\t")
+	row := func(name string, c ConsumeRun) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%s\t\n", name,
+			c.AckedPerSec, c.ReceivedPerSec, c.Duplicates, c.Missing,
+			c.ReceiveLatency.P50Ms, c.ReceiveLatency.P99Ms, c.AckLatency.P50Ms, c.AckLatency.P99Ms,
+			c.EmptyReceives, c.PublishMsgsPerSec, c.Errors)
+	}
+	for i, c := range r.Runs {
+		row(fmt.Sprintf("run %d", i+1), c)
+	}
+	if len(r.Runs) > 1 {
+		row("median", r.Median)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for i, c := range r.Runs {
+		if c.TimedOut {
+			fmt.Fprintf(w, "run %d timed out with %d messages unacked\n", i+1, c.Missing)
+		}
+		if c.FirstError != "" {
+			fmt.Fprintf(w, "run %d first error: %s\n", i+1, c.FirstError)
+		}
+	}
+	fmt.Fprintln(w, "(latencies in ms, per request)")
+	return nil
 }

@@ -257,7 +257,7 @@ func (l *publishLoad) work(ctx context.Context, w *publishWorker) {
 			if err != nil {
 				w.firstErr = err.Error()
 			} else {
-				w.firstErr = fmt.Sprintf("status %d", status)
+				w.firstErr = fmt.Sprintf("status %d", status) // a 2xx other than 201
 			}
 		}
 	}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+	"time"
+)
+
+// receiver is one HTTP consumer: it long-polls POST .../receive and acks
+// what it got with one POST .../ack, then polls again. Both consume and
+// latency run several of them; each owns its receiverStats, merged after
+// they stop.
+type receiver struct {
+	client  *http.Client
+	base    string
+	group   string
+	request receiveRequest
+	// stop ends the loop after the current receive (graceful: no lease is
+	// left dangling by an aborted poll); cancelling ctx ends it at once.
+	stop *atomic.Bool
+	// onReceive is told about each non-empty receive before its ack.
+	onReceive func(msgs []receivedMessage, at time.Time)
+	// onAcked is told about each message whose ack answered "ok".
+	onAcked func(m receivedMessage)
+	stats   receiverStats
+}
+
+type receiverStats struct {
+	receives, emptyReceives int64
+	deliveries              int64
+	receiveLat, ackLat      []time.Duration
+	ackStatus               map[string]int64
+	errs                    statusCounts
+	firstErr                string
+}
+
+func (s *receiverStats) merge(o *receiverStats) {
+	s.receives += o.receives
+	s.emptyReceives += o.emptyReceives
+	s.deliveries += o.deliveries
+	s.receiveLat = append(s.receiveLat, o.receiveLat...)
+	s.ackLat = append(s.ackLat, o.ackLat...)
+	if s.ackStatus == nil {
+		s.ackStatus = map[string]int64{}
+	}
+	for k, v := range o.ackStatus {
+		s.ackStatus[k] += v
+	}
+	if s.errs == nil {
+		s.errs = statusCounts{}
+	}
+	s.errs.merge(o.errs)
+	if s.firstErr == "" {
+		s.firstErr = o.firstErr
+	}
+}
+
+// errorBackoff spaces out retries after a failed call (429, 503, refused)
+// so a struggling server is not hammered by a tight loop.
+const errorBackoff = 50 * time.Millisecond
+
+func (r *receiver) loop(ctx context.Context) {
+	r.stats.ackStatus = map[string]int64{}
+	r.stats.errs = statusCounts{}
+	recvURL := groupURL(r.base, r.group, "/receive")
+	ackURL := groupURL(r.base, r.group, "/ack")
+	for ctx.Err() == nil && !r.stop.Load() {
+		var ans receiveAnswer
+		t0 := time.Now()
+		status, err := doJSON(ctx, r.client, http.MethodPost, recvURL, r.request, &ans)
+		at := time.Now()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			r.fail(ctx, status, err)
+			continue
+		}
+		r.stats.receives++
+		r.stats.receiveLat = append(r.stats.receiveLat, at.Sub(t0))
+		if len(ans.Messages) == 0 {
+			r.stats.emptyReceives++
+			continue
+		}
+		r.stats.deliveries += int64(len(ans.Messages))
+		if r.onReceive != nil {
+			r.onReceive(ans.Messages, at)
+		}
+
+		ack := handlesRequest{ReceiptHandles: make([]string, len(ans.Messages))}
+		byHandle := make(map[string]int, len(ans.Messages))
+		for i, m := range ans.Messages {
+			ack.ReceiptHandles[i] = m.ReceiptHandle
+			byHandle[m.ReceiptHandle] = i
+		}
+		var res handleResults
+		t0 = time.Now()
+		status, err = doJSON(ctx, r.client, http.MethodPost, ackURL, ack, &res)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			r.fail(ctx, status, err)
+			continue
+		}
+		r.stats.ackLat = append(r.stats.ackLat, time.Since(t0))
+		for _, h := range res.Results {
+			r.stats.ackStatus[h.Status]++
+			if i, ok := byHandle[h.ReceiptHandle]; ok && h.Status == "ok" && r.onAcked != nil {
+				r.onAcked(ans.Messages[i])
+			}
+		}
+	}
+}
+
+func (r *receiver) fail(ctx context.Context, status int, err error) {
+	r.stats.errs.add(status, 1)
+	if r.stats.firstErr == "" {
+		r.stats.firstErr = err.Error()
+	}
+	sleepCtx(ctx, errorBackoff)
+}
