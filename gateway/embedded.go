@@ -536,3 +536,13 @@ func (e *Embedded) GroupStatus(ctx context.Context, group string) (GroupStatus, 
 	sortClients(st.Clients)
 	return st, nil
 }
+
+// GroupStatusWaiting returns how many receives are parked on group.
+func (e *Embedded) GroupStatusWaiting(group string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if rt := e.groups[group]; rt != nil {
+		return rt.waiting
+	}
+	return 0
+}
