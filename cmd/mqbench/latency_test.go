@@ -1,0 +1,30 @@
+package main
+
+import (
+	"testing"
+	"time"
+)
+
+// The fake holds every message back 20ms, so publish→receive latency must
+// come out at least that and not much more.
+func TestLatencyMeasuresDeliveryDelay(t *testing.T) {
+	const delay = 20 * time.Millisecond
+	g := startFakeGateway(t, 0, delay)
+	var rep LatencyReport
+	runMode(t, &rep, "latency", "--url", g.srv.URL, "--rate", "500", "--duration", "400ms",
+		"--warmup", "100ms", "--wait", "1", "--consumers", "2", "--drain", "5s")
+	r := rep.Runs[0]
+	// 500/s for 0.5s: 250 slots, 200 after the warm-up.
+	if r.Published != 250 || r.Measured != 200 || r.EndToEnd.Count != 200 || r.Missing != 0 || r.Received != 250 {
+		t.Fatalf("run = %+v, want 250 published, 200 measured, all received", r)
+	}
+	if r.EndToEnd.P50Ms < ms(delay) || r.EndToEnd.P50Ms > ms(delay)+200 {
+		t.Fatalf("e2e p50 = %.2fms, want about %v", r.EndToEnd.P50Ms, delay)
+	}
+	if r.PublishRate < 300 || r.PublishRate > 700 {
+		t.Fatalf("publish rate = %.0f/s, want about 500", r.PublishRate)
+	}
+	if r.PublishLatency.Count != 200 {
+		t.Fatalf("publish latency count = %d", r.PublishLatency.Count)
+	}
+}
