@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// These tests drive the real mqgate binary, built from this tree, the way
+// a user runs mqbench. They are skipped with -short.
+
+func buildGateway(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and starts the real gateway; skipped with -short")
+	}
+	bin := filepath.Join(t.TempDir(), "mqgate")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/mqgate/mqgate/cmd/mqgate")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/mqgate: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startGateway runs the binary on a temp data dir until the test ends.
+func startGateway(t *testing.T, bin string) string {
+	t.Helper()
+	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := gw.stop(); err != nil {
+			t.Errorf("stop gateway: %v", err)
+		}
+	})
+	return gw.url
+}
+
+// TestCompareStartsGateway is issue 2's benchmark in miniature: compare
+// starts both the baseline and the gateway itself.
+func TestCompareStartsGateway(t *testing.T) {
+	bin := buildGateway(t)
+	t.Setenv(envRunMain, "1")
+	var rep CompareReport
+	runMode(t, &rep, "compare", "--url", "", "--gateway-bin", bin, "--gateway-args", "--log-level warn",
+		"--runs", "1", "--count", "400", "--batch", "20", "--concurrency", "8", "--warmup", "0")
+	if len(rep.Gateway) != 1 || len(rep.Baseline) != 1 {
+		t.Fatalf("report = %+v", rep)
+	}
+	if g := rep.Gateway[0]; g.Messages != 400 || g.Failed != 0 {
+		t.Fatalf("gateway run = %+v (first error %q)", g, g.FirstError)
+	}
+	if rep.Ratio <= 0 {
+		t.Fatalf("ratio = %v", rep.Ratio)
+	}
+}
+
+// skipWithoutConsumption skips until the gateway serves the groups API.
+func skipWithoutConsumption(t *testing.T, url string) {
+	t.Helper()
+	c := newClient(1, 5*time.Second)
+	defer closeClient(c)
+	status, err := doJSON(context.Background(), c, http.MethodGet, url+"/v1/groups", nil, nil)
+	var he *httpError
+	if errors.As(err, &he) && (status == http.StatusNotFound || status == http.StatusMethodNotAllowed) {
+		t.Skipf("gateway has no groups API yet (GET /v1/groups: %d)", status)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConsumeAgainstGateway(t *testing.T) {
+	url := startGateway(t, buildGateway(t))
+	skipWithoutConsumption(t, url)
+	var rep ConsumeReport
+	runMode(t, &rep, "consume", "--url", url, "--count", "1000", "--queues", "4", "--consumers", "8", "--run-timeout", "60s")
+	r := rep.Runs[0]
+	if r.Acked != 1000 || r.Missing != 0 || r.Duplicates != 0 || r.TimedOut || r.Errors != nil {
+		t.Fatalf("run = %+v, want every message delivered once and acked (first error %q)", r, r.FirstError)
+	}
+}
+
+func TestLatencyAgainstGateway(t *testing.T) {
+	url := startGateway(t, buildGateway(t))
+	skipWithoutConsumption(t, url)
+	var rep LatencyReport
+	runMode(t, &rep, "latency", "--url", url, "--rate", "200", "--duration", "1s", "--warmup", "300ms", "--drain", "10s")
+	r := rep.Runs[0]
+	if r.Missing != 0 || r.Measured != 200 || r.EndToEnd.Count != 200 || r.Errors != nil {
+		t.Fatalf("run = %+v, want 200 measured and none missing (first error %q)", r, r.FirstError)
+	}
+}
