@@ -1,0 +1,199 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/groups"
+)
+
+// Groups is the group half of consumption that the HTTP layer calls:
+// configs and offsets. It sits beside Service for the same reason: a
+// distributed engine implements it too.
+type Groups interface {
+	PutGroup(ctx context.Context, cfg core.GroupConfig) (g core.Group, created bool, err error)
+	Group(ctx context.Context, name string) (core.Group, error)
+	GroupList(ctx context.Context) ([]core.Group, error)
+	DeleteGroup(ctx context.Context, name string) error
+	// Offsets lists, per queue of every subscribed topic and of the group's
+	// retry topic, the committed and max offsets, the lag and what is in
+	// flight. consumerID names a BROADCASTING consumer ("" otherwise).
+	Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error)
+	// ResetOffsets moves every queue of topic to position and returns the
+	// new offsets; a running client restarts those queues from them.
+	ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]QueueOffset, error)
+}
+
+// QueueOffset is one queue of a group's offsets.
+type QueueOffset struct {
+	Queue     core.MessageQueue
+	Committed int64 // committed offset (the queue's min offset when none yet)
+	Max       int64
+	Lag       int64 // Max - Committed, never negative
+	InFlight  int   // leased to receivers and unanswered
+	Buffered  int   // dispatched to the gateway, not yet received
+}
+
+// Registry is what Admin needs of *groups.Registry.
+type Registry interface {
+	GroupSource
+	Put(cfg core.GroupConfig) (core.Group, bool, error)
+	Delete(name string) error
+	Offsets(group, consumerID string) (map[core.MessageQueue]int64, error)
+	ResetOffsets(eng groups.OffsetSearcher, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) (map[core.MessageQueue]int64, error)
+}
+
+// Queues is what Admin needs of the engine (*engine.Engine).
+type Queues interface {
+	groups.OffsetSearcher
+	DeleteTopic(name string) error
+}
+
+// Admin implements Groups over the embedded registry and engine; Service
+// supplies what is in flight.
+type Admin struct {
+	Registry Registry
+	Engine   Queues
+	Service  Service
+}
+
+var _ Groups = (*Admin)(nil)
+
+// PutGroup implements Groups. The gateway follows the change through the
+// registry's watch (no restart).
+func (a *Admin) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Group, bool, error) {
+	return a.Registry.Put(cfg)
+}
+
+// Group implements Groups.
+func (a *Admin) Group(ctx context.Context, name string) (core.Group, error) {
+	return a.Registry.Get(name)
+}
+
+// GroupList implements Groups.
+func (a *Admin) GroupList(ctx context.Context) ([]core.Group, error) { return a.Registry.List() }
+
+// DeleteGroup implements Groups: the group, its offsets, and its retry and
+// dead-letter topics.
+func (a *Admin) DeleteGroup(ctx context.Context, name string) error {
+	if err := a.Registry.Delete(name); err != nil {
+		return err
+	}
+	for _, t := range []string{core.RetryTopic(name), core.DLQTopic(name)} {
+		if err := a.Engine.DeleteTopic(t); err != nil && core.ErrorCode(err) != core.ENotFound {
+			return err
+		}
+	}
+	return nil
+}
+
+// Offsets implements Groups.
+func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error) {
+	g, err := a.Registry.Get(group)
+	if err != nil {
+		return nil, err
+	}
+	if g.MessageModel != core.Broadcasting {
+		consumerID = ""
+	} else if consumerID == "" {
+		return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
+	}
+	committed, err := a.Registry.Offsets(group, consumerID)
+	if err != nil {
+		return nil, err
+	}
+	live := a.live(ctx, group, consumerID)
+	topics := make([]string, 0, len(g.Subscriptions)+1)
+	for _, s := range g.Subscriptions {
+		topics = append(topics, s.Topic)
+	}
+	if g.MessageModel != core.Broadcasting {
+		topics = append(topics, core.RetryTopic(group))
+	}
+	var out []QueueOffset
+	for _, name := range topics {
+		t, err := a.Engine.Topic(name)
+		if core.ErrorCode(err) == core.ENotFound {
+			continue // deleted, or a retry topic not yet needed
+		} else if err != nil {
+			return nil, err
+		}
+		for id := 0; id < t.Queues; id++ {
+			qo, err := a.queueOffset(core.MessageQueue{Topic: name, QueueID: id}, committed, live)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, qo)
+		}
+	}
+	return out, nil
+}
+
+func (a *Admin) queueOffset(mq core.MessageQueue, committed map[core.MessageQueue]int64, live map[core.MessageQueue]QueueStatus) (QueueOffset, error) {
+	lo, hi, err := a.Engine.QueueOffsets(mq)
+	if err != nil {
+		return QueueOffset{}, err
+	}
+	c, ok := committed[mq]
+	if !ok || c < lo {
+		c = lo
+	}
+	st := live[mq]
+	return QueueOffset{Queue: mq, Committed: c, Max: hi, Lag: max(hi-c, 0), InFlight: st.InFlight, Buffered: st.Buffered}, nil
+}
+
+// live is what the client of (group, consumerID) holds, by queue.
+func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.MessageQueue]QueueStatus {
+	out := map[core.MessageQueue]QueueStatus{}
+	if a.Service == nil {
+		return out
+	}
+	st, err := a.Service.GroupStatus(ctx, group)
+	if err != nil {
+		return out
+	}
+	for _, c := range st.Clients {
+		if consumerID != "" && c.ClientID != consumerID {
+			continue
+		}
+		for _, q := range c.Queues {
+			out[q.Queue] = q
+		}
+	}
+	return out
+}
+
+// ResetOffsets implements Groups.
+func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]QueueOffset, error) {
+	g, err := a.Registry.Get(group)
+	if err != nil {
+		return nil, err
+	}
+	if g.MessageModel != core.Broadcasting {
+		consumerID = ""
+	} else if consumerID == "" {
+		return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
+	}
+	subscribed := topic == core.RetryTopic(group)
+	for _, s := range g.Subscriptions {
+		subscribed = subscribed || s.Topic == topic
+	}
+	if !subscribed {
+		return nil, core.FieldError("topic", "group %q does not subscribe to %q", group, topic)
+	}
+	set, err := a.Registry.ResetOffsets(a.Engine, group, consumerID, topic, position, ts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]QueueOffset, 0, len(set))
+	for id := 0; id < len(set); id++ {
+		mq := core.MessageQueue{Topic: topic, QueueID: id}
+		qo, err := a.queueOffset(mq, set, nil)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, qo)
+	}
+	return out, nil
+}
