@@ -1,0 +1,8 @@
+// Package e2e holds mqgate's end-to-end tests: TestMain builds the real
+// binary (with -race) once into a temp dir, and each test starts it on
+// 127.0.0.1:0 with its own t.TempDir() data directory and talks HTTP to it.
+// The kill -9 and graceful-shutdown tests signal the real process.
+//
+// It imports nothing of the project but what tests share (core for limits
+// and names); everything else goes over the wire, as a user would.
+package e2e
