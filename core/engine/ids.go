@@ -36,4 +36,3 @@ func newID(now time.Time) string {
 	b[10], b[11], b[12], b[13], b[14], b[15] = byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
 	return idEncoding.EncodeToString(b[:])
 }
-

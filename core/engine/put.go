@@ -46,9 +46,7 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 		pm := &msgs[i]
 		var q int
 		if pm.ShardingKey != "" {
-			h := fnv.New32a()
-			h.Write([]byte(pm.ShardingKey))
-			q = int(h.Sum32() % uint32(queues))
+			q = int(fnv32a(pm.ShardingKey) % uint32(queues))
 		} else {
 			if rr < 0 {
 				rr = int(ent.rr.Add(1) % uint64(queues))
@@ -135,4 +133,10 @@ func validatePut(msgs []core.PutMessage) error {
 		return core.Errorf(core.ETooLarge, "a batch holds at most %d body bytes in all, got %d", core.MaxMessageSize, total)
 	}
 	return nil
+}
+
+func fnv32a(s string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return h.Sum32()
 }

@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -22,16 +21,11 @@ const tailCheck = 256
 //   - the commit log sequence is beyond its last record, and the newest
 //     records decode with a valid checksum.
 //
-// bbolt may panic when it walks a mangled page; that is reported as
+// bbolt may panic when it walks a mangled page; Open's guard reports that as
 // corruption too.
-func (s *Store) check() (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the file is corrupt: %v", r)
-		}
-	}()
+func (s *Store) check() error {
 	return s.db.View(func(tx *bolt.Tx) error {
-		if fi, err := os.Stat(s.path); err == nil && s.opts.FullCheckLimit > 0 && fi.Size() <= s.opts.FullCheckLimit {
+		if s.opts.FullCheckLimit > 0 && tx.Size() <= s.opts.FullCheckLimit {
 			var errs []error
 			for e := range tx.Check() {
 				errs = append(errs, e)

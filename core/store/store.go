@@ -90,11 +90,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s := &Store{db: db, path: path, log: log, opts: opts,
 		reqs: make(chan *Request, 4096), done: make(chan struct{})}
-	if err := s.init(); err != nil {
+	if err := guard(s.init); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
-	if err := s.check(); err != nil {
+	if err := guard(s.check); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
@@ -113,10 +113,12 @@ func openBolt(path string) (db *bolt.DB, err error) {
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: lockTimeout,
-		// The freelist is rebuilt on open instead of written at every
-		// commit: fewer pages per fsync on the hot path.
-		NoFreelistSync: true,
-		FreelistType:   bolt.FreelistMapType,
+		// The freelist is synced (NoFreelistSync stays false) although
+		// skipping it saves a page per commit: without it bbolt rebuilds
+		// the freelist on open by walking every page in a goroutine of its
+		// own, and a damaged page then panics the process before the self
+		// check can refuse the file with a clear message.
+		FreelistType: bolt.FreelistMapType,
 		// A large virtual mapping up front: readers never wait for a
 		// remap while the file grows.
 		InitialMmapSize: 1 << 30,
@@ -132,6 +134,16 @@ func openBolt(path string) (db *bolt.DB, err error) {
 	default:
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+}
+
+// guard turns a panic of bbolt walking a damaged page into an error.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the file is corrupt: %v", r)
+		}
+	}()
+	return fn()
 }
 
 // init creates missing buckets and checks the format version.
