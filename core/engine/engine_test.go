@@ -309,7 +309,9 @@ func TestArrivalWakesOnPublishOnly(t *testing.T) {
 	case <-time.After(30 * time.Millisecond):
 	}
 	start := time.Now()
-	go func() { _, _ = e.Put(context.Background(), "t", []core.PutMessage{{Body: []byte("y"), ShardingKey: keyForQueue(t, 2, 1)}}) }()
+	go func() {
+		_, _ = e.Put(context.Background(), "t", []core.PutMessage{{Body: []byte("y"), ShardingKey: keyForQueue(t, 2, 1)}})
+	}()
 	select {
 	case <-ch:
 	case <-time.After(5 * time.Second):
