@@ -26,14 +26,10 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg compareConfig
-	addPublishFlags(fs, &cfg.publishConfig)
+	addPublishFlags(fs, &cfg.publishConfig, 3)
 	fs.StringVar(&cfg.GatewayBin, "gateway-bin", "", "mqgate binary to start with a temp --data dir when --url is empty (go build ./cmd/mqgate)")
 	fs.StringVar(&cfg.GatewayArgs, "gateway-args", "", "extra flags for the started gateway, space separated (e.g. \"--log-level warn\")")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the started gateway's data dir")
-	// compare's default is medians of three.
-	if err := fs.Set("runs", "3"); err != nil {
-		return err
-	}
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ type publishConfig struct {
 }
 
 // addPublishFlags registers the flags publish and compare share.
-func addPublishFlags(fs *flag.FlagSet, c *publishConfig) {
+func addPublishFlags(fs *flag.FlagSet, c *publishConfig, defaultRuns int) {
 	fs.StringVar(&c.URL, "url", "http://127.0.0.1:8080", "gateway base URL")
 	fs.StringVar(&c.Topic, "topic", "mqbench", "topic to publish to (created with PUT)")
 	fs.IntVar(&c.Queues, "queues", 8, "queues of the topic when it is created")
@@ -43,7 +43,7 @@ func addPublishFlags(fs *flag.FlagSet, c *publishConfig) {
 	fs.DurationVar(&c.Duration, "duration", 10*time.Second, "measured time when --count is 0")
 	fs.DurationVar(&c.Warmup, "warmup", 2*time.Second, "load before measuring (not counted)")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
-	fs.IntVar(&c.Runs, "runs", 1, "runs; the report gives each and their medians")
+	fs.IntVar(&c.Runs, "runs", defaultRuns, "runs; the report gives each and their medians")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
 }
 
@@ -71,7 +71,7 @@ func publishMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg publishConfig
-	addPublishFlags(fs, &cfg)
+	addPublishFlags(fs, &cfg, 1)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -253,6 +253,10 @@ func (l *publishLoad) work(ctx context.Context, w *publishWorker) {
 		}
 		w.failed++
 		w.errs.add(status, 1)
+		if status == 0 {
+			// Refused or reset: do not spin on a server that is gone.
+			sleepCtx(ctx, errorBackoff)
+		}
 		if w.firstErr == "" {
 			if err != nil {
 				w.firstErr = err.Error()
