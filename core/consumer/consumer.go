@@ -1,11 +1,11 @@
 package consumer
 
-// CONTRACT SKETCH — the push consumer's exported surface. The owner
-// replaces the bodies and may add to it.
-
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -13,22 +13,8 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
-var errTODO = errors.New("not implemented yet")
-
-// Options configures one push-consumer client (RocketMQ
-// DefaultMQPushConsumer).
-type Options struct {
-	Group    core.GroupConfig
-	ClientID string // unique per client; for BROADCASTING the consumerId
-	Listener Listener
-	Logger   zerolog.Logger
-
-	RebalanceInterval time.Duration // default 20s
-	PersistInterval   time.Duration // offsets, default 1s
-	PullBatchSize     int           // default 32
-	SuspendTime       time.Duration // orderly, default 1s
-	ConsumeTimeout    time.Duration // concurrently, default 15m
-}
+// ErrClosed is returned by Start after Shutdown.
+var ErrClosed = errors.New("consumer: shut down")
 
 // QueueStatus is one owned queue's state, for status and offsets APIs.
 type QueueStatus struct {
@@ -40,21 +26,338 @@ type QueueStatus struct {
 	Locked         bool
 }
 
-// PushConsumer is one client of a group.
-type PushConsumer struct{}
+// Stats are a client's counters since it started.
+type Stats struct {
+	Delivered        int64 // messages handed to the listener
+	Succeeded        int64 // answered CONSUME_SUCCESS
+	Failed           int64 // answered RECONSUME_LATER (nack, expiry)
+	SentBack         int64 // stored for retry or DLQ by sendMessageBack
+	SendBackFailed   int64 // send-back failed: consumed again locally
+	DeadLettered     int64 // orderly: sent to the DLQ after maxReconsumeTimes
+	BroadcastDropped int64 // BROADCASTING failures, dropped (RocketMQ)
+	Expired          int64 // concurrently: unanswered past ConsumeTimeout
+	FlowControlled   int64 // pulls held back by the per-queue thresholds
+}
+
+type stats struct {
+	delivered, succeeded, failed, sentBack, sendBackFailed, deadLettered, broadcastDropped, expired, flowControlled atomic.Int64
+}
+
+const (
+	stateNew = iota
+	stateRunning
+	stateClosed
+)
+
+// PushConsumer is one client of a group (RocketMQ
+// DefaultMQPushConsumerImpl): it rebalances the group's queues with the
+// other clients, pulls its queues into ProcessQueues and hands batches to
+// the Listener through the concurrent or orderly consume service.
+type PushConsumer struct {
+	opts  Options
+	deps  Deps
+	log   zerolog.Logger
+	group string
+
+	mu         sync.Mutex
+	state      int
+	cfg        core.GroupConfig
+	consumerID string                             // "" CLUSTERING, ClientID BROADCASTING
+	table      map[core.MessageQueue]*pullRequest // processQueueTable
+	draining   map[core.MessageQueue]*pullRequest // orderly, dropped with a batch out
+	inflight   map[*deliveryState]struct{}        // concurrently, for cleanExpireMsg
+	expiry     bool                               // a cleanExpireMsg task is scheduled
+
+	offsets *offsetStore
+	sched   *scheduler
+	stats   stats
+
+	ctx         context.Context // cancelled at shutdown; bounds send-backs
+	cancel      context.CancelFunc
+	kick        chan struct{} // rebalance now
+	persistKick chan struct{} // offsets became dirty
+	stop        chan struct{}
+	done        chan struct{} // service loop exited
+	watchCancel func()
+	pulls       sync.WaitGroup
+}
 
 // New creates a client; deps are the engine-side services it uses.
-// (Dependencies are declared as small interfaces by this package.)
-func New(opts Options /*, deps … */) (*PushConsumer, error) { return nil, errTODO }
+func New(opts Options, deps Deps) (*PushConsumer, error) {
+	if opts.Listener == nil {
+		return nil, errors.New("consumer: Options.Listener is required")
+	}
+	if opts.ClientID == "" {
+		return nil, errors.New("consumer: Options.ClientID is required")
+	}
+	if deps.Reader == nil || deps.Coordinator == nil {
+		return nil, errors.New("consumer: Deps.Reader and Deps.Coordinator are required")
+	}
+	if !core.ValidName(opts.Group.Name) {
+		return nil, core.FieldError("name", "invalid group name %q", opts.Group.Name)
+	}
+	opts.setDefaults()
+	c := &PushConsumer{
+		opts:        opts,
+		deps:        deps,
+		log:         opts.Logger.With().Str("group", opts.Group.Name).Str("client", opts.ClientID).Logger(),
+		group:       opts.Group.Name,
+		cfg:         opts.Group,
+		table:       map[core.MessageQueue]*pullRequest{},
+		draining:    map[core.MessageQueue]*pullRequest{},
+		inflight:    map[*deliveryState]struct{}{},
+		kick:        make(chan struct{}, 1),
+		persistKick: make(chan struct{}, 1),
+		stop:        make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	c.consumerID = c.wantConsumerID(opts.Group)
+	c.offsets = newOffsetStore(func() { signal(c.persistKick) })
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c, nil
+}
+
+func (c *PushConsumer) wantConsumerID(cfg core.GroupConfig) string {
+	if cfg.MessageModel == core.Broadcasting {
+		return c.opts.ClientID
+	}
+	return ""
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
 
 // Start registers the client, rebalances and starts pulling.
-func (c *PushConsumer) Start() error { return errTODO }
+func (c *PushConsumer) Start() error {
+	c.mu.Lock()
+	switch c.state {
+	case stateRunning:
+		c.mu.Unlock()
+		return nil
+	case stateClosed:
+		c.mu.Unlock()
+		return ErrClosed
+	}
+	c.state = stateRunning
+	c.mu.Unlock()
+
+	c.sched = newScheduler()
+	watch, cancel := c.deps.Coordinator.Watch()
+	c.watchCancel = cancel
+	c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
+	c.doRebalance()
+	go c.serviceLoop(watch)
+	return nil
+}
+
+// Rebalance asks for a rebalance at once (e.g. after a subscribed topic
+// was created or grew).
+func (c *PushConsumer) Rebalance() { signal(c.kick) }
+
+// UpdateConfig applies a changed group config (subscriptions, filters,
+// mode, model) live: the next rebalance, run at once, drops the queues
+// whose subscription changed and pulls the new ones.
+func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {
+	c.mu.Lock()
+	c.cfg = cfg
+	c.mu.Unlock()
+	signal(c.kick)
+}
 
 // Shutdown stops pulling, persists offsets, unlocks queues, unregisters.
-func (c *PushConsumer) Shutdown(ctx context.Context) error { return errTODO }
+// Answers to deliveries still out are ignored afterwards; those messages
+// are delivered again from the committed offset.
+func (c *PushConsumer) Shutdown(ctx context.Context) error {
+	c.mu.Lock()
+	if c.state != stateRunning {
+		c.state = stateClosed
+		c.mu.Unlock()
+		return nil
+	}
+	c.state = stateClosed
+	var prs []*pullRequest
+	for _, pr := range c.table {
+		pr.pq.SetDropped()
+		close(pr.stop)
+		prs = append(prs, pr)
+	}
+	for _, pr := range c.draining {
+		prs = append(prs, pr)
+	}
+	c.table, c.draining = map[core.MessageQueue]*pullRequest{}, map[core.MessageQueue]*pullRequest{}
+	for st := range c.inflight {
+		st.abandon()
+	}
+	clear(c.inflight)
+	c.mu.Unlock()
 
-// UpdateConfig applies a changed group config (subscriptions, mode) live.
-func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {}
+	close(c.stop)
+	<-c.done
+	c.watchCancel()
+	c.sched.close()
+	waited := make(chan struct{})
+	go func() { c.pulls.Wait(); close(waited) }()
+	var err error
+	select {
+	case <-waited:
+	case <-ctx.Done():
+		err = ctx.Err() // a listener blocked in Consume; the pulls exit when it returns
+	}
+	c.cancel()
 
-// Status returns the state of the owned queues.
-func (c *PushConsumer) Status() []QueueStatus { return nil }
+	// persistAll, then unlock (RocketMQ shutdown: persistConsumerOffset,
+	// unregisterClient, and unlockAll for orderly).
+	final := map[core.MessageQueue]int64{}
+	for _, pr := range prs {
+		if off, ok := c.offsets.take(pr.mq); ok && !pr.noCommit {
+			final[pr.mq] = off
+		}
+	}
+	if perr := c.deps.Coordinator.CommitOffsets(c.group, c.consumerID, final); perr != nil {
+		c.log.Error().Err(perr).Msg("persist offsets at shutdown")
+		err = errors.Join(err, perr)
+	}
+	for _, pr := range prs {
+		if pr.orderly {
+			c.deps.Coordinator.UnlockQueue(c.group, c.opts.ClientID, pr.mq)
+		}
+	}
+	c.deps.Coordinator.Unregister(c.group, c.opts.ClientID)
+	return err
+}
+
+// Status returns the state of the owned queues, by queue.
+func (c *PushConsumer) Status() []QueueStatus {
+	c.mu.Lock()
+	prs := make([]*pullRequest, 0, len(c.table))
+	for _, pr := range c.table {
+		prs = append(prs, pr)
+	}
+	c.mu.Unlock()
+	out := make([]QueueStatus, 0, len(prs))
+	for _, pr := range prs {
+		off, ok := c.offsets.read(pr.mq)
+		if !ok {
+			off = -1
+		}
+		out = append(out, QueueStatus{
+			Queue: pr.mq, ConsumedOffset: off,
+			Cached: pr.pq.Count(), CachedBytes: pr.pq.Bytes(),
+			InFlight: int(pr.inFlight.Load()), Locked: pr.pq.Locked(),
+		})
+	}
+	slices.SortFunc(out, func(a, b QueueStatus) int {
+		if a.Queue.Less(b.Queue) {
+			return -1
+		}
+		if b.Queue.Less(a.Queue) {
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// Stats returns the client's counters.
+func (c *PushConsumer) Stats() Stats {
+	s := &c.stats
+	return Stats{
+		Delivered: s.delivered.Load(), Succeeded: s.succeeded.Load(), Failed: s.failed.Load(),
+		SentBack: s.sentBack.Load(), SendBackFailed: s.sendBackFailed.Load(), DeadLettered: s.deadLettered.Load(),
+		BroadcastDropped: s.broadcastDropped.Load(), Expired: s.expired.Load(), FlowControlled: s.flowControlled.Load(),
+	}
+}
+
+// serviceLoop owns the client's periodic work (RocketMQ RebalanceService,
+// the heartbeat and persistAllConsumerOffset scheduled tasks, and
+// ConsumeMessageOrderlyService's lockMQPeriodically), each on one timer.
+// The persist timer is armed only when offsets changed, so an idle client
+// wakes only for its heartbeat and periodic rebalance.
+func (c *PushConsumer) serviceLoop(watch <-chan string) {
+	defer close(c.done)
+	rebalance := time.NewTimer(c.opts.RebalanceInterval)
+	heartbeat := time.NewTimer(c.opts.HeartbeatInterval)
+	lock := time.NewTimer(c.opts.LockRenewInterval)
+	persist := time.NewTimer(time.Hour)
+	persist.Stop()
+	persistArmed := false
+	defer rebalance.Stop()
+	defer heartbeat.Stop()
+	defer lock.Stop()
+	defer persist.Stop()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case name, ok := <-watch:
+			if !ok {
+				watch = nil
+				continue
+			}
+			if name == c.group {
+				c.doRebalance()
+			}
+		case <-c.kick:
+			c.doRebalance()
+		case <-rebalance.C:
+			c.doRebalance()
+			rebalance.Reset(c.opts.RebalanceInterval)
+		case <-heartbeat.C:
+			c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
+			heartbeat.Reset(c.opts.HeartbeatInterval)
+		case <-lock.C:
+			c.lockAll()
+			lock.Reset(c.opts.LockRenewInterval)
+		case <-c.persistKick:
+			if !persistArmed {
+				persistArmed = true
+				persist.Reset(c.opts.PersistInterval)
+			}
+		case <-persist.C:
+			persistArmed = false
+			c.persistAll()
+		}
+	}
+}
+
+// persistAll writes the changed offsets (RocketMQ persistAll).
+func (c *PushConsumer) persistAll() {
+	dirty := c.offsets.takeDirty()
+	if len(dirty) == 0 {
+		return
+	}
+	c.mu.Lock()
+	cid := c.consumerID
+	c.mu.Unlock()
+	if err := c.deps.Coordinator.CommitOffsets(c.group, cid, dirty); err != nil {
+		c.log.Error().Err(err).Msg("persist offsets")
+		c.offsets.markDirty(dirty)
+		signal(c.persistKick)
+	}
+}
+
+func (c *PushConsumer) sendBack(m *core.Message, delayLevel, maxReconsumeTimes int) error {
+	if c.deps.SendBack == nil {
+		return errors.New("consumer: no SendBacker")
+	}
+	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+	defer cancel()
+	err := c.deps.SendBack.SendMessageBack(ctx, c.group, m, delayLevel, maxReconsumeTimes)
+	if err != nil {
+		c.stats.sendBackFailed.Add(1)
+		c.log.Warn().Err(err).Str("msgId", m.ID).Msg("sendMessageBack failed")
+		return err
+	}
+	c.stats.sentBack.Add(1)
+	return nil
+}
+
+func (c *PushConsumer) running() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.state == stateRunning
+}

@@ -1,9 +1,5 @@
 package consumer
 
-// CONTRACT SKETCH — the listener seam between the push consumer and the
-// gateway / webhook pusher. The consumer owner may refine the internals,
-// but these exported names are what the gateway codes against.
-
 import "github.com/mqgate/mqgate/core"
 
 // Listener receives batches from the consume services (RocketMQ
@@ -11,7 +7,10 @@ import "github.com/mqgate/mqgate/core"
 //
 // Consume must not block: it takes ownership of the Delivery and answers
 // every message later, from any goroutine, through the Delivery's methods.
-// No goroutine is held per message while the answer is pending.
+// No goroutine is held per message while the answer is pending. Consume may
+// also answer before it returns. The consumer never calls Consume from
+// inside an Ack or Nack, so a listener may hold its own lock while it
+// answers.
 type Listener interface {
 	Consume(d *Delivery)
 }
@@ -21,8 +20,14 @@ type Listener interface {
 // next batch of that queue comes only after this one is fully answered.
 //
 // Every message must be answered exactly once with Ack or Nack; a second
-// answer for the same index is ignored. When every message is answered the
-// consume service processes the result (processConsumeResult).
+// answer for the same index (or an index out of range) is ignored. When
+// every message is answered the consume service processes the result
+// (processConsumeResult). Answers after the consumer dropped the queue or
+// shut down are ignored: the messages are delivered again from the
+// committed offset (at-least-once).
+//
+// The messages are read-only for the listener. For a retry message,
+// Message.UserTopic and Message.UserID give the original topic and id.
 type Delivery struct {
 	Group   string
 	Queue   core.MessageQueue
@@ -42,8 +47,22 @@ func (d *Delivery) Ack(i int) { d.answer(i, true, 0) }
 // the suspend time (SUSPEND_CURRENT_QUEUE_A_MOMENT).
 func (d *Delivery) Nack(i int, delayLevel int) { d.answer(i, false, delayLevel) }
 
-// NewDelivery builds a Delivery whose answers go to answer. The consume
-// services use it; listener packages use it in their tests.
-func NewDelivery(group string, mq core.MessageQueue, orderly bool, msgs []*core.Message, answer func(i int, ok bool, delayLevel int)) *Delivery {
-	return &Delivery{Group: group, Queue: mq, Orderly: orderly, Msgs: msgs, answer: answer}
+// AckAll acks every message of the delivery.
+func (d *Delivery) AckAll() {
+	for i := range d.Msgs {
+		d.Ack(i)
+	}
 }
+
+// NackAll nacks every message of the delivery with delayLevel.
+func (d *Delivery) NackAll(delayLevel int) {
+	for i := range d.Msgs {
+		d.Nack(i, delayLevel)
+	}
+}
+
+// ListenerFunc adapts a function to Listener.
+type ListenerFunc func(d *Delivery)
+
+// Consume calls f(d).
+func (f ListenerFunc) Consume(d *Delivery) { f(d) }

@@ -1,0 +1,137 @@
+package consumer
+
+import (
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// cleanExpireDelayLevel is the delay level of messages sent back by
+// cleanExpireMsg (RocketMQ sendMessageBack(msg, 3)).
+const cleanExpireDelayLevel = 3
+
+// submitConsumeRequest hands pulled messages to the listener in batches of
+// ConsumeMessageBatchMaxSize (ConsumeMessageConcurrentlyService).
+func (c *PushConsumer) submitConsumeRequest(pr *pullRequest, msgs []*core.Message) {
+	bs := c.opts.ConsumeMessageBatchMaxSize
+	for i := 0; i < len(msgs); i += bs {
+		c.consumeConcurrently(pr, msgs[i:min(i+bs, len(msgs))])
+	}
+}
+
+// consumeConcurrently is ConsumeRequest.run, made asynchronous: the
+// listener answers later and the last answer runs processConsumeResult.
+func (c *PushConsumer) consumeConcurrently(pr *pullRequest, msgs []*core.Message) {
+	if pr.pq.Dropped() {
+		return
+	}
+	d := &Delivery{Group: c.group, Queue: pr.mq, Msgs: msgs}
+	st := c.newDelivery(pr, d)
+	c.mu.Lock()
+	if c.state != stateRunning {
+		c.mu.Unlock()
+		st.abandon()
+		return
+	}
+	c.inflight[st] = struct{}{}
+	if !c.expiry {
+		c.expiry = true
+		c.sched.after(c.opts.ConsumeTimeout, c.cleanExpireMsg)
+	}
+	c.mu.Unlock()
+	c.stats.delivered.Add(int64(len(msgs)))
+	c.opts.Listener.Consume(d)
+}
+
+// processConsumeResult (concurrently): failed messages are sent back
+// (CLUSTERING) or dropped (BROADCASTING); those whose send-back failed get
+// reconsumeTimes+1 and are consumed again locally SendBackFailedDelay
+// later; the rest are removed and the offset moves forward.
+func (c *PushConsumer) processConsumeResult(st *deliveryState) {
+	if st.d.Orderly {
+		c.processOrderlyResult(st)
+		return
+	}
+	pr := st.pr
+	c.mu.Lock()
+	delete(c.inflight, st)
+	running := c.state == stateRunning
+	cfg := c.cfg
+	c.mu.Unlock()
+	if !running || pr.pq.Dropped() {
+		return // the new owner consumes from the committed offset
+	}
+	msgs := st.d.Msgs
+	done := make([]*core.Message, 0, len(msgs))
+	var backFailed []*core.Message
+	for i, m := range msgs {
+		if st.ok[i] {
+			c.stats.succeeded.Add(1)
+			done = append(done, m)
+			continue
+		}
+		c.stats.failed.Add(1)
+		if cfg.MessageModel == core.Broadcasting {
+			c.stats.broadcastDropped.Add(1)
+			c.log.Warn().Str("msgId", m.ID).Msg("BROADCASTING, the message consume failed, drop it")
+			done = append(done, m)
+			continue
+		}
+		if err := c.sendBack(m, st.delay[i], cfg.MaxReconsumeTimes); err != nil {
+			cp := *m
+			cp.ReconsumeTimes++
+			pr.pq.ReplaceMessage(&cp)
+			backFailed = append(backFailed, &cp)
+			continue
+		}
+		done = append(done, m)
+	}
+	if len(backFailed) > 0 {
+		c.sched.after(c.opts.SendBackFailedDelay, func() { c.submitConsumeRequest(pr, backFailed) })
+	}
+	if off := pr.pq.RemoveMessage(done); off >= 0 && !pr.pq.Dropped() {
+		c.offsets.update(pr.mq, off, true)
+	}
+}
+
+// cleanExpireMsg sends back messages whose consumption started more than
+// ConsumeTimeout ago (RocketMQ ConsumeMessageConcurrentlyService
+// cleanExpireMsg, which scans every 15 min; here the task is scheduled
+// for the earliest deadline among deliveries still out).
+func (c *PushConsumer) cleanExpireMsg() {
+	now := time.Now()
+	var expired []*deliveryState
+	var next time.Time
+	c.mu.Lock()
+	if c.state != stateRunning {
+		c.mu.Unlock()
+		return
+	}
+	for st := range c.inflight {
+		if st.pr.pq.Dropped() {
+			delete(c.inflight, st)
+			continue
+		}
+		deadline := st.started.Add(c.opts.ConsumeTimeout)
+		if !now.Before(deadline) {
+			expired = append(expired, st)
+			delete(c.inflight, st)
+			continue
+		}
+		if next.IsZero() || deadline.Before(next) {
+			next = deadline
+		}
+	}
+	if next.IsZero() {
+		c.expiry = false
+	} else {
+		c.sched.after(next.Sub(now), c.cleanExpireMsg)
+	}
+	c.mu.Unlock()
+	for _, st := range expired {
+		if st.expire(cleanExpireDelayLevel) {
+			c.stats.expired.Add(1)
+			c.log.Warn().Str("topic", st.pr.mq.Topic).Int("queue", st.pr.mq.QueueID).Msg("consume timeout, messages sent back")
+		}
+	}
+}

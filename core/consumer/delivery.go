@@ -1,0 +1,82 @@
+package consumer
+
+import (
+	"sync"
+	"time"
+)
+
+// deliveryState tracks the answers of one Delivery (RocketMQ
+// ConsumeRequest plus its ConsumeConcurrentlyContext's ackIndex,
+// generalised to one answer per message).
+type deliveryState struct {
+	c       *PushConsumer
+	pr      *pullRequest
+	d       *Delivery
+	started time.Time
+
+	mu        sync.Mutex
+	answered  []bool
+	ok        []bool
+	delay     []int
+	remaining int
+	finished  bool
+}
+
+func (c *PushConsumer) newDelivery(pr *pullRequest, d *Delivery) *deliveryState {
+	n := len(d.Msgs)
+	st := &deliveryState{
+		c: c, pr: pr, d: d, started: time.Now(),
+		answered: make([]bool, n), ok: make([]bool, n), delay: make([]int, n), remaining: n,
+	}
+	d.answer = st.answer
+	pr.inFlight.Add(int64(n))
+	return st
+}
+
+// answer records one message's result; the last one processes the batch.
+func (st *deliveryState) answer(i int, ok bool, delayLevel int) {
+	st.mu.Lock()
+	if st.finished || i < 0 || i >= len(st.answered) || st.answered[i] {
+		st.mu.Unlock()
+		return
+	}
+	st.answered[i], st.ok[i], st.delay[i] = true, ok, delayLevel
+	st.remaining--
+	done := st.remaining == 0
+	if done {
+		st.finished = true
+	}
+	st.mu.Unlock()
+	st.pr.inFlight.Add(-1)
+	if done {
+		st.c.processConsumeResult(st)
+	}
+}
+
+// expire answers every unanswered message with RECONSUME_LATER at
+// delayLevel (cleanExpireMsg). It reports whether anything was unanswered.
+func (st *deliveryState) expire(delayLevel int) bool {
+	st.mu.Lock()
+	var todo []int
+	for i, a := range st.answered {
+		if !a {
+			todo = append(todo, i)
+		}
+	}
+	st.mu.Unlock()
+	for _, i := range todo {
+		st.answer(i, false, delayLevel)
+	}
+	return len(todo) > 0
+}
+
+// abandon ends a delivery without processing it (shutdown, dropped
+// queue): later answers are ignored.
+func (st *deliveryState) abandon() {
+	st.mu.Lock()
+	n := st.remaining
+	st.finished = true
+	st.remaining = 0
+	st.mu.Unlock()
+	st.pr.inFlight.Add(-int64(n))
+}

@@ -1,0 +1,42 @@
+// Package consumer is mqgate's internal push consumer: RocketMQ's
+// DefaultMQPushConsumerImpl in Go. One PushConsumer is one client of a
+// consumer group; the HTTP gateway and the webhook pusher are its
+// Listeners.
+//
+// It owns, per client:
+//   - RebalanceImpl (rebalance.go): on start, every RebalanceInterval and
+//     at once when the group's clients, config or offsets change, allocate
+//     the sorted queues among the sorted live clients (AllocateStrategy,
+//     pure functions), drop queues no longer owned (mark dropped, persist
+//     the offset, unlock) and create newly owned ones (start from the
+//     committed offset, else consumeFrom);
+//   - PullMessageService (pull.go): one pull goroutine per owned queue,
+//     long polling on the engine's Arrival channel, flow control by the
+//     ProcessQueue thresholds, OFFSET_ILLEGAL correction;
+//   - ProcessQueue (processqueue.go) with RocketMQ's removeMessage rule and
+//     the orderly takeMessages / commit / makeMessageToConsumeAgain;
+//   - the offset store (offsetstore.go): in memory, forward-only updates,
+//     persisted PersistInterval after the first change and on shutdown
+//     (BROADCASTING: per consumer);
+//   - ConsumeMessageConcurrentlyService (consume_concurrently.go) and
+//     ConsumeMessageOrderlyService (consume_orderly.go), which hand
+//     Deliveries to the Listener and process the answers
+//     (processConsumeResult, sendMessageBack, cleanExpireMsg, suspend);
+//   - a scheduler (scheduler.go): one timer for every "later" (suspend,
+//     re-consume after a failed send-back, consume timeout).
+//
+// It must not import HTTP, the gateway or core/store; the engine and the
+// group registry are reached through the small interfaces in deps.go
+// (*engine.Engine and *groups.Registry satisfy them).
+//
+// Goroutines: per client one service loop (rebalance, heartbeat, lock
+// renewal, offset persistence), one scheduler and one pull goroutine per
+// owned queue; Shutdown stops and waits for all of them. Nothing wakes
+// while the client is idle except the heartbeat and periodic rebalance.
+//
+// Lock order: PushConsumer.mu → pullRequest.mu → ProcessQueue.mu and
+// offsetStore.mu (leaves). The Coordinator may be called with
+// PushConsumer.mu held (it never calls back). The Listener is never called
+// with any lock held, and never from inside a Delivery's Ack or Nack: an
+// answer that lets a queue continue goes through the scheduler.
+package consumer

@@ -1,0 +1,117 @@
+package consumer
+
+import (
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// pullLoop is the PullMessageService for one owned queue: pull, put the
+// result in the ProcessQueue, dispatch it to the consume service, and pull
+// again. It never spins: with nothing new it waits on the engine's Arrival
+// channel (long polling, PullRequestHoldService) or the hold timeout; under
+// flow control it waits until consumption frees space in the
+// ProcessQueue (RocketMQ re-checks every 50 ms; waiting for removeMessage
+// is the same condition with no wake-ups); after an error it waits
+// PullDelayOnError. It exits when the queue is dropped.
+func (c *PushConsumer) pullLoop(pr *pullRequest) {
+	defer c.pulls.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	// wait blocks until ch is ready, d passes (d > 0) or the queue is
+	// dropped; false means dropped.
+	wait := func(ch <-chan struct{}, d time.Duration) bool {
+		var tc <-chan time.Time
+		if d > 0 {
+			timer.Reset(d)
+			tc = timer.C
+			defer timer.Stop()
+		}
+		select {
+		case <-pr.stop:
+			return false
+		case <-ch:
+			return true
+		case <-tc:
+			return true
+		}
+	}
+	for {
+		select {
+		case <-pr.stop:
+			return
+		default:
+		}
+		pq := pr.pq
+		// Flow control (RocketMQ pullMessage): the space channel is taken
+		// before the check so a removal between them is not missed.
+		space := pq.spaceChan()
+		if pq.Count() > c.opts.PullThresholdForQueue || pq.Bytes() > c.opts.PullThresholdSizeForQueue ||
+			(!pr.orderly && pq.MaxSpan() > c.opts.ConsumeConcurrentlyMaxSpan) {
+			c.stats.flowControlled.Add(1)
+			if !wait(space, 0) {
+				return
+			}
+			continue
+		}
+
+		res, err := c.deps.Reader.GetMessages(pr.mq, pr.nextOffset, c.opts.PullBatchSize, pr.filter)
+		if err != nil {
+			if core.ErrorCode(err) == core.ENotFound {
+				// A retry topic nobody sent back to yet, or a deleted
+				// topic: wait for an arrival or the next rebalance.
+				arrival := c.deps.Reader.Arrival(pr.mq, pr.nextOffset)
+				select {
+				case <-arrival:
+					arrival = nil // closed at once: do not spin on it
+				default:
+				}
+				if !wait(arrival, c.opts.LongPollingHold) {
+					return
+				}
+				continue
+			}
+			c.log.Warn().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("pull failed")
+			if !wait(nil, c.opts.PullDelayOnError) {
+				return
+			}
+			continue
+		}
+		switch res.Status {
+		case core.Found:
+			pr.nextOffset = res.NextOffset
+			pq.PutMessage(res.Messages)
+			if pq.Dropped() {
+				return
+			}
+			if pr.orderly {
+				c.tryConsumeOrderly(pr)
+			} else {
+				c.submitConsumeRequest(pr, res.Messages)
+			}
+		case core.NoNewMsg, core.NoMatchedMsg:
+			pr.nextOffset = res.NextOffset
+			// correctTagsOffset: nothing cached, so everything before
+			// nextOffset is consumed (or filtered out).
+			if pq.Empty() {
+				c.offsets.update(pr.mq, res.NextOffset, true)
+			}
+			if res.Status == core.NoNewMsg {
+				if !wait(c.deps.Reader.Arrival(pr.mq, pr.nextOffset), c.opts.LongPollingHold) {
+					return
+				}
+			}
+		case core.OffsetIllegal:
+			// The offset fell out of the queue (retention) or beyond it:
+			// correct it to NextOffset (RocketMQ drops and recreates the
+			// ProcessQueue; moving the pull on is the same here).
+			c.log.Warn().Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).
+				Int64("offset", pr.nextOffset).Int64("next", res.NextOffset).Msg("OFFSET_ILLEGAL, corrected")
+			pr.nextOffset = res.NextOffset
+			if pq.Empty() {
+				c.offsets.update(pr.mq, res.NextOffset, false)
+			}
+		}
+	}
+}

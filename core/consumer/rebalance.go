@@ -1,0 +1,272 @@
+package consumer
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// pullRequest is one owned queue (RocketMQ PullRequest plus the
+// per-queue state of the consume services). Its pull goroutine owns
+// nextOffset; stop is closed when the queue is dropped.
+type pullRequest struct {
+	mq       core.MessageQueue
+	pq       *ProcessQueue
+	filter   core.Filter
+	orderly  bool
+	stop     chan struct{}
+	inFlight atomic.Int64
+
+	nextOffset int64 // pull goroutine only
+
+	mu          sync.Mutex // orderly consume state; after PushConsumer.mu
+	consuming   bool       // a batch is out or suspended: nothing else goes out
+	outstanding bool       // a batch is out, not fully answered
+	draining    bool       // dropped while a batch was out: finish it, then unlock
+	noCommit    bool       // dropped for an offset reset: results must not commit
+}
+
+// subscription is one topic the client pulls, with its filter.
+type subscription struct {
+	topic  string
+	filter core.Filter
+	retry  bool
+}
+
+func (c *PushConsumer) subscriptions(cfg core.GroupConfig) []subscription {
+	var subs []subscription
+	for _, s := range cfg.Subscriptions {
+		f, err := core.ParseFilter(s.Filter)
+		if err != nil {
+			c.log.Error().Err(err).Str("topic", s.Topic).Msg("bad filter, subscription skipped")
+			continue
+		}
+		subs = append(subs, subscription{topic: s.Topic, filter: f})
+	}
+	// copySubscription: CLUSTERING groups also consume their retry topic.
+	if cfg.MessageModel != core.Broadcasting {
+		subs = append(subs, subscription{topic: core.RetryTopic(cfg.Name), filter: core.MatchAll, retry: true})
+	}
+	return subs
+}
+
+// topicQueues returns the sorted queues of a topic; ok is false when the
+// topic could not be read (keep what is owned rather than drop it on a
+// transient error).
+func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, ok bool) {
+	n := 0
+	t, err := c.deps.Reader.Topic(s.topic)
+	switch {
+	case err == nil:
+		n = t.Queues
+	case core.ErrorCode(err) == core.ENotFound:
+		if s.retry {
+			n = 1 // retryQueueNums: created by the first send-back
+		}
+	default:
+		c.log.Warn().Err(err).Str("topic", s.topic).Msg("rebalance: read topic")
+		return nil, false
+	}
+	for i := 0; i < n; i++ {
+		qs = append(qs, core.MessageQueue{Topic: s.topic, QueueID: i})
+	}
+	return qs, true
+}
+
+// doRebalance is RocketMQ RebalanceImpl.doRebalance: for each subscribed
+// topic, allocate the sorted queues among the sorted live clients, then
+// updateProcessQueueTableInRebalance. It runs on the service goroutine
+// (and once in Start).
+func (c *PushConsumer) doRebalance() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.state != stateRunning {
+		return
+	}
+	cfg := c.cfg
+	orderly := cfg.ConsumeMode == core.Orderly
+
+	// A changed message model changes whose offsets these are: start over.
+	if cid := c.wantConsumerID(cfg); cid != c.consumerID {
+		for _, pr := range c.table {
+			c.dropLocked(pr, false)
+		}
+		c.consumerID = cid
+	}
+
+	clients := c.deps.Coordinator.Clients(c.group)
+	if !slices.Contains(clients, c.opts.ClientID) {
+		clients = append(clients, c.opts.ClientID)
+		slices.Sort(clients)
+	}
+	want := map[core.MessageQueue]core.Filter{}
+	keep := map[string]bool{} // topics whose queues could not be read
+	for _, s := range c.subscriptions(cfg) {
+		qs, ok := c.topicQueues(s)
+		if !ok {
+			keep[s.topic] = true
+			continue
+		}
+		mine := qs
+		if cfg.MessageModel != core.Broadcasting {
+			mine = c.opts.Allocate(c.opts.ClientID, qs, clients)
+		}
+		for _, mq := range mine {
+			want[mq] = s.filter
+		}
+	}
+	owned := make([]core.MessageQueue, 0, len(want))
+	for mq := range want {
+		owned = append(owned, mq)
+	}
+	slices.SortFunc(owned, func(a, b core.MessageQueue) int {
+		if a.Less(b) {
+			return -1
+		}
+		return 1
+	})
+	resets := c.deps.Coordinator.TakeResets(c.group, c.consumerID, owned)
+
+	for mq, pr := range c.table {
+		f, ok := want[mq]
+		_, reset := resets[mq]
+		switch {
+		case !ok && keep[mq.Topic]:
+		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly:
+			c.log.Info().Str("topic", mq.Topic).Int("queue", mq.QueueID).Bool("reset", reset).Msg("drop queue")
+			c.dropLocked(pr, reset)
+		}
+	}
+	for _, mq := range owned {
+		if _, ok := c.table[mq]; ok {
+			continue
+		}
+		if _, ok := c.draining[mq]; ok {
+			continue // our own previous batch is still out; it kicks us when done
+		}
+		now := time.Now()
+		if orderly && !c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, mq, now) {
+			continue // another client still holds it; its unlock notifies us
+		}
+		offset, err := c.computePullFromWhere(cfg, mq, resets)
+		if err != nil {
+			c.log.Warn().Err(err).Str("topic", mq.Topic).Int("queue", mq.QueueID).Msg("compute pull offset")
+			if orderly {
+				c.deps.Coordinator.UnlockQueue(c.group, c.opts.ClientID, mq)
+			}
+			continue
+		}
+		pr := &pullRequest{mq: mq, pq: NewProcessQueue(), filter: want[mq], orderly: orderly, stop: make(chan struct{}), nextOffset: offset}
+		if orderly {
+			pr.pq.setLocked(true, now)
+		}
+		c.table[mq] = pr
+		c.log.Debug().Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", offset).Msg("own queue")
+		c.pulls.Add(1)
+		go c.pullLoop(pr)
+	}
+}
+
+// computePullFromWhere is the start offset of a newly owned queue: a taken
+// reset, else the committed offset, else consumeFrom (RocketMQ
+// computePullFromWhere; the retry topic always starts at its beginning).
+// A start not read from the store is recorded as dirty, so it is persisted
+// even before anything is consumed.
+func (c *PushConsumer) computePullFromWhere(cfg core.GroupConfig, mq core.MessageQueue, resets map[core.MessageQueue]int64) (int64, error) {
+	if off, ok := resets[mq]; ok {
+		c.offsets.set(mq, off)
+		return off, nil
+	}
+	off, ok, err := c.deps.Coordinator.CommittedOffset(c.group, c.consumerID, mq)
+	if err != nil {
+		return 0, err
+	}
+	if ok {
+		c.offsets.set(mq, off)
+		return off, nil
+	}
+	minOff, maxOff, err := c.deps.Reader.QueueOffsets(mq)
+	if err != nil {
+		if core.ErrorCode(err) != core.ENotFound {
+			return 0, err
+		}
+		minOff, maxOff = 0, 0
+	}
+	switch {
+	case mq.Topic == core.RetryTopic(c.group), cfg.ConsumeFrom == core.ConsumeFromFirstOffset:
+		off = minOff
+	case cfg.ConsumeFrom == core.ConsumeFromTimestamp:
+		if off, err = c.deps.Reader.SearchOffset(mq, cfg.ConsumeTimestamp); err != nil {
+			return 0, err
+		}
+	default:
+		off = maxOff
+	}
+	c.offsets.update(mq, off, false)
+	return off, nil
+}
+
+// dropLocked stops owning a queue (RocketMQ
+// removeUnnecessaryMessageQueue): mark dropped, stop pulling, persist its
+// offset and, for orderly, unlock it — after the batch still out is
+// answered, so no other client consumes the queue meanwhile.
+func (c *PushConsumer) dropLocked(pr *pullRequest, forReset bool) {
+	delete(c.table, pr.mq)
+	pr.pq.SetDropped()
+	close(pr.stop)
+	if pr.orderly {
+		pr.mu.Lock()
+		if pr.outstanding {
+			pr.draining = true
+			pr.noCommit = forReset
+			c.draining[pr.mq] = pr
+			pr.mu.Unlock()
+			return
+		}
+		pr.mu.Unlock()
+	}
+	pr.noCommit = forReset
+	c.finishDropLocked(pr)
+}
+
+func (c *PushConsumer) finishDropLocked(pr *pullRequest) {
+	off, ok := c.offsets.take(pr.mq)
+	if ok && !pr.noCommit {
+		if err := c.deps.Coordinator.CommitOffsets(c.group, c.consumerID, map[core.MessageQueue]int64{pr.mq: off}); err != nil {
+			c.log.Error().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("persist offset of dropped queue")
+		}
+	}
+	if pr.orderly {
+		c.deps.Coordinator.UnlockQueue(c.group, c.opts.ClientID, pr.mq)
+	}
+}
+
+// lockAll renews the orderly locks of owned queues (RocketMQ
+// lockMQPeriodically); a queue whose lock is lost stops consuming, one
+// that regains it resumes.
+func (c *PushConsumer) lockAll() {
+	c.mu.Lock()
+	var resume []*pullRequest
+	now := time.Now()
+	for _, pr := range c.table {
+		if !pr.orderly {
+			continue
+		}
+		ok := c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, pr.mq, now)
+		was := pr.pq.Locked()
+		pr.pq.setLocked(ok, now)
+		if ok && !was {
+			resume = append(resume, pr)
+		}
+	}
+	for _, pr := range c.draining {
+		c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, pr.mq, now)
+	}
+	c.mu.Unlock()
+	for _, pr := range resume {
+		c.sched.after(0, func() { c.tryConsumeOrderly(pr) })
+	}
+}
