@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
 	bolt "go.etcd.io/bbolt"
+	"go.uber.org/goleak"
 
 	"github.com/mqgate/mqgate/core"
 )
