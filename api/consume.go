@@ -1,0 +1,253 @@
+package api
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// ReceiveRequest is the body of POST /v1/groups/{group}/receive; every
+// field is optional.
+type ReceiveRequest struct {
+	// MaxMessages is the most messages to return (default 1).
+	MaxMessages *int `json:"maxMessages,omitempty" validate:"omitempty,min=1,max=32" minimum:"1" maximum:"32" example:"10"`
+	// WaitSeconds is how long to wait for a message when none is ready
+	// (default 0: answer at once).
+	WaitSeconds *int `json:"waitSeconds,omitempty" validate:"omitempty,min=0,max=30" minimum:"0" maximum:"30" example:"20"`
+	// InvisibleSeconds is the lease of each returned message (default: the group's).
+	InvisibleSeconds *int `json:"invisibleSeconds,omitempty" validate:"omitempty,min=1,max=43200" minimum:"1" maximum:"43200" example:"60"`
+	// ConsumerID names the consumer; required for BROADCASTING groups only.
+	ConsumerID string `json:"consumerId,omitempty" validate:"omitempty,max=127" example:"c1"`
+}
+
+// ReceivedMessage is a leased message: Message plus its receipt handle.
+type ReceivedMessage struct {
+	Message
+	// ReceiptHandle names this delivery in ack, nack and extend.
+	ReceiptHandle string `json:"receiptHandle" example:"AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYg"`
+	// InvisibleUntil is when the lease ends and the message is delivered again.
+	InvisibleUntil string `json:"invisibleUntil" format:"date-time" example:"2026-01-02T15:05:05.000Z"`
+}
+
+// ReceiveResponse is the answer of receive (empty after the wait).
+type ReceiveResponse struct {
+	Messages []ReceivedMessage `json:"messages"`
+}
+
+// AckRequest is the body of POST /v1/groups/{group}/ack.
+type AckRequest struct {
+	// ReceiptHandles are the handles of received messages (1..100).
+	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,required,max=1024"`
+}
+
+// NackRequest is the body of POST /v1/groups/{group}/nack.
+type NackRequest struct {
+	// ReceiptHandles are the handles of received messages (1..100).
+	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,required,max=1024"`
+	// DelayLevel: 0 lets the engine decide (3 + reconsumeTimes), -1 sends
+	// to the dead-letter topic now, 1..18 picks that level.
+	DelayLevel int `json:"delayLevel" validate:"min=-1,max=18" minimum:"-1" maximum:"18" example:"0"`
+}
+
+// ExtendRequest is the body of POST /v1/groups/{group}/extend.
+type ExtendRequest struct {
+	// ReceiptHandles are the handles of received messages (1..100).
+	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,required,max=1024"`
+	// InvisibleSeconds is the new lease, from now.
+	InvisibleSeconds int `json:"invisibleSeconds" validate:"required,min=1,max=43200" minimum:"1" maximum:"43200" example:"120"`
+}
+
+// HandleResults answers ack, nack and extend, one result per handle in order.
+type HandleResults struct {
+	Results []HandleResult `json:"results"`
+}
+
+// HandleResult is the outcome for one handle.
+type HandleResult struct {
+	ReceiptHandle string `json:"receiptHandle"`
+	// Status: ok, expired (the lease ended or the handle is from an
+	// earlier delivery) or invalid (malformed or forged).
+	Status string `json:"status" enums:"ok,expired,invalid" example:"ok"`
+	// InvisibleUntil is the new lease end (extend).
+	InvisibleUntil string `json:"invisibleUntil,omitempty" format:"date-time"`
+}
+
+func newHandleResults(rs []gateway.HandleResult) HandleResults {
+	out := HandleResults{Results: make([]HandleResult, 0, len(rs))}
+	for _, r := range rs {
+		out.Results = append(out.Results, HandleResult{ReceiptHandle: r.ReceiptHandle, Status: string(r.Status), InvisibleUntil: formatTime(r.InvisibleUntil)})
+	}
+	return out
+}
+
+// handleReceive long-polls a group.
+//
+//	@Summary		Receive messages (long poll)
+//	@Description	Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
+//	@Tags			consuming
+//	@Accept			json
+//	@Produce		json
+//	@Param			group	path		string			true	"Group name"
+//	@Param			request	body		ReceiveRequest	false	"Receive options"
+//	@Success		200		{object}	ReceiveResponse
+//	@Failure		400		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		409		{object}	Problem	"Push group"
+//	@Failure		415		{object}	Problem
+//	@Failure		429		{object}	Problem	"Too many waiting receives"
+//	@Failure		503		{object}	Problem
+//	@Router			/v1/groups/{group}/receive [post]
+func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
+	name, err := groupParam(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	var req ReceiveRequest
+	if err := decodeJSON(w, r, maxSmallJSON, &req, true); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if err := s.validateStruct(&req); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	greq := gateway.ReceiveRequest{MaxMessages: 1, ConsumerID: req.ConsumerID}
+	if req.MaxMessages != nil {
+		greq.MaxMessages = *req.MaxMessages
+	}
+	if req.WaitSeconds != nil {
+		greq.Wait = time.Duration(*req.WaitSeconds) * time.Second
+	}
+	if req.InvisibleSeconds != nil {
+		greq.Invisible = time.Duration(*req.InvisibleSeconds) * time.Second
+	}
+	// A server-wide WriteTimeout must not cut a long poll short.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(greq.Wait + 30*time.Second))
+	got, err := s.consume.Receive(r.Context(), name, greq)
+	if err != nil {
+		if r.Context().Err() != nil {
+			return // the client has gone; nothing was leased to it
+		}
+		s.writeProblem(w, r, err)
+		return
+	}
+	out := ReceiveResponse{Messages: make([]ReceivedMessage, 0, len(got))}
+	for _, m := range got {
+		out.Messages = append(out.Messages, ReceivedMessage{
+			Message: newMessage(m.Message), ReceiptHandle: m.ReceiptHandle, InvisibleUntil: formatTime(m.InvisibleUntil),
+		})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleAck acknowledges received messages.
+//
+//	@Summary		Acknowledge messages
+//	@Description	CONSUME_SUCCESS for each handle. Acking a handle twice answers ok twice and changes nothing the second time.
+//	@Tags			consuming
+//	@Accept			json
+//	@Produce		json
+//	@Param			group	path		string		true	"Group name"
+//	@Param			request	body		AckRequest	true	"Handles"
+//	@Success		200		{object}	HandleResults
+//	@Failure		400		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		503		{object}	Problem
+//	@Router			/v1/groups/{group}/ack [post]
+func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
+	name, req, ok := decodeHandles[AckRequest](s, w, r)
+	if !ok {
+		return
+	}
+	res, err := s.consume.Ack(r.Context(), name, req.ReceiptHandles)
+	s.answerHandles(w, r, res, err)
+}
+
+// handleNack gives messages back for a later retry.
+//
+//	@Summary		Negatively acknowledge messages
+//	@Description	RECONSUME_LATER for each handle: the message comes back after the delay level (0: the engine decides; -1: dead-letter now). ORDERLY: the message and every later one of its batch come back, in order, after the suspend time.
+//	@Tags			consuming
+//	@Accept			json
+//	@Produce		json
+//	@Param			group	path		string		true	"Group name"
+//	@Param			request	body		NackRequest	true	"Handles and delay level"
+//	@Success		200		{object}	HandleResults
+//	@Failure		400		{object}	Problem
+//	@Failure		404		{object}	Problem
+//	@Failure		415		{object}	Problem
+//	@Failure		503		{object}	Problem
+//	@Router			/v1/groups/{group}/nack [post]
+func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
+	name, req, ok := decodeHandles[NackRequest](s, w, r)
+	if !ok {
+		return
+	}
+	res, err := s.consume.Nack(r.Context(), name, req.ReceiptHandles, req.DelayLevel)
+	s.answerHandles(w, r, res, err)
+}
+
+// handleExtend lengthens leases.
+//
+//	@Summary	Extend leases
+//	@Tags		consuming
+//	@Accept		json
+//	@Produce	json
+//	@Param		group	path		string			true	"Group name"
+//	@Param		request	body		ExtendRequest	true	"Handles and new lease"
+//	@Success	200		{object}	HandleResults
+//	@Failure	400		{object}	Problem
+//	@Failure	404		{object}	Problem
+//	@Failure	415		{object}	Problem
+//	@Failure	503		{object}	Problem
+//	@Router		/v1/groups/{group}/extend [post]
+func (s *Server) handleExtend(w http.ResponseWriter, r *http.Request) {
+	name, req, ok := decodeHandles[ExtendRequest](s, w, r)
+	if !ok {
+		return
+	}
+	res, err := s.consume.Extend(r.Context(), name, req.ReceiptHandles, time.Duration(req.InvisibleSeconds)*time.Second)
+	s.answerHandles(w, r, res, err)
+}
+
+func decodeHandles[T any](s *Server, w http.ResponseWriter, r *http.Request) (string, *T, bool) {
+	name, err := groupParam(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return "", nil, false
+	}
+	req := new(T)
+	if err := decodeJSON(w, r, maxSmallJSON, req, false); err != nil {
+		s.writeProblem(w, r, err)
+		return "", nil, false
+	}
+	if err := s.validateStruct(req); err != nil {
+		s.writeProblem(w, r, err)
+		return "", nil, false
+	}
+	return name, req, true
+}
+
+func (s *Server) answerHandles(w http.ResponseWriter, r *http.Request, res []gateway.HandleResult, err error) {
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newHandleResults(res))
+}
+
+// needConsumption answers 503 on consumption routes when the server was
+// built without a gateway (Options.Consume / Options.Groups).
+func (s *Server) needConsumption(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.consume == nil || s.groups == nil {
+			sendProblem(w, r, newProblem(core.EUnavailable, "consumption is not configured on this server"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
