@@ -8,12 +8,18 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
+
+	"github.com/mqgate/mqgate/gateway"
 )
 
 // Options configures the HTTP API.
 type Options struct {
 	// Engine serves topics and messages. Required.
 	Engine Engine
+	// Consume serves receive, ack, nack and extend; Groups serves group
+	// configs and offsets (gateway). Without them those routes answer 503.
+	Consume gateway.Service
+	Groups  gateway.Groups
 	// Logger receives request logs and internal errors; default zerolog.Nop().
 	Logger *zerolog.Logger
 	// Version is reported by /healthz.
@@ -29,6 +35,8 @@ type Options struct {
 // Server is the HTTP API as an http.Handler.
 type Server struct {
 	engine   Engine
+	consume  gateway.Service
+	groups   gateway.Groups
 	log      zerolog.Logger
 	version  string
 	openapi  []byte
@@ -46,6 +54,8 @@ type Server struct {
 func New(opts Options) *Server {
 	s := &Server{
 		engine:   opts.Engine,
+		consume:  opts.Consume,
+		groups:   opts.Groups,
 		log:      zerolog.Nop(),
 		version:  opts.Version,
 		openapi:  opts.OpenAPI,
