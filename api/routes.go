@@ -41,6 +41,20 @@ func (s *Server) routes() http.Handler {
 		r.Post("/topics/{topic}/messages/batch", s.handleMessagePublishBatch)
 		r.Get("/topics/{topic}/messages", s.handleMessageQuery)
 		r.Get("/topics/{topic}/messages/{messageId}", s.handleMessageGet)
+
+		// Consumer groups (groups.go) and consuming (consume.go).
+		r.With(s.needConsumption).Group(func(r chi.Router) {
+			r.Get("/groups", s.handleGroupList)
+			r.Put("/groups/{group}", s.handleGroupPut)
+			r.Get("/groups/{group}", s.handleGroupGet)
+			r.Delete("/groups/{group}", s.handleGroupDelete)
+			r.Get("/groups/{group}/offsets", s.handleGroupOffsets)
+			r.Post("/groups/{group}/offsets/reset", s.handleGroupOffsetsReset)
+			r.Post("/groups/{group}/receive", s.handleReceive)
+			r.Post("/groups/{group}/ack", s.handleAck)
+			r.Post("/groups/{group}/nack", s.handleNack)
+			r.Post("/groups/{group}/extend", s.handleExtend)
+		})
 	})
 	return r
 }
