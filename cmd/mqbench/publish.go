@@ -107,6 +107,9 @@ type PublishRun struct {
 	Errors      statusCounts   `json:"errors,omitempty"`
 	FirstError  string         `json:"firstError,omitempty"`
 	WarmupTotal int64          `json:"warmupRequests"`
+	// ClientCPU is the cores mqbench itself used during the measured
+	// time (1.0 = one core busy).
+	ClientCPU float64 `json:"clientCpuCores"`
 }
 
 // runPublish creates the topic, then runs cfg's load once against cfg.URL.
@@ -178,8 +181,10 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 	// The pacing goroutine is this one: warm-up, then (duration mode) the
 	// measured time, each one timer; count mode ends when the claims run out.
 	start := time.Unix(0, l.measureFrom.Load())
+	cpu0 := processCPU()
 	if l.cfg.Warmup > 0 {
 		sleepCtx(ctx, l.cfg.Warmup)
+		cpu0 = processCPU()
 		start = time.Now()
 		l.measureFrom.Store(start.UnixNano())
 	}
@@ -188,6 +193,7 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 		l.stop.Store(true)
 	}
 	wg.Wait()
+	cpu := processCPU() - cpu0
 
 	res := PublishRun{Errors: statusCounts{}}
 	var lat []time.Duration
@@ -215,6 +221,9 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 	res.MBPerSec = rate(float64(res.Messages)*float64(l.cfg.Size)/1e6, elapsed)
 	res.ReqsPerSec = rate(float64(res.Requests), elapsed)
 	res.Latency = summarize(lat)
+	if elapsed > 0 {
+		res.ClientCPU = cpu.Seconds() / time.Since(start).Seconds()
+	}
 	return res
 }
 
@@ -297,6 +306,7 @@ func medianRun(runs []PublishRun) PublishRun {
 		MBPerSec:   f(func(r PublishRun) float64 { return r.MBPerSec }),
 		ReqsPerSec: f(func(r PublishRun) float64 { return r.ReqsPerSec }),
 		Latency:    medianLatency(lats),
+		ClientCPU:  f(func(r PublishRun) float64 { return r.ClientCPU }),
 	}
 }
 
