@@ -129,13 +129,31 @@ func (f *feeder) deliver(mq core.MessageQueue, orderly bool, from int64, n int) 
 			QueueID: mq.QueueID, QueueOffset: off, Body: []byte("x"), BodyIsText: true,
 		}
 	}
-	var d *consumer.Delivery
-	d = consumer.NewDelivery(f.opts.Group.Name, mq, orderly, msgs, func(i int, ok bool, level int) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.answers = append(f.answers, answer{offset: d.Msgs[i].QueueOffset, ok: ok, level: level})
-	})
-	f.opts.Listener.Consume(d)
+	f.opts.Listener.(*inbox).consume(&fakeDelivery{f: f, msgs: msgs}, mq, orderly, msgs)
+}
+
+// fakeDelivery records answers as the consume service would receive them;
+// a second answer for an index is ignored (consumer.Delivery contract).
+type fakeDelivery struct {
+	f        *feeder
+	msgs     []*core.Message
+	answered map[int]bool
+}
+
+func (d *fakeDelivery) Ack(i int)             { d.record(i, true, 0) }
+func (d *fakeDelivery) Nack(i int, level int) { d.record(i, false, level) }
+
+func (d *fakeDelivery) record(i int, ok bool, level int) {
+	d.f.mu.Lock()
+	defer d.f.mu.Unlock()
+	if d.answered == nil {
+		d.answered = map[int]bool{}
+	}
+	if d.answered[i] {
+		return
+	}
+	d.answered[i] = true
+	d.f.answers = append(d.f.answers, answer{offset: d.msgs[i].QueueOffset, ok: ok, level: level})
 }
 
 func (f *feeder) got() []answer {

@@ -19,13 +19,22 @@ const (
 	stAnswered                 // Ack or Nack called (or about to be)
 )
 
+// answerer is how a batch is answered: *consumer.Delivery.
+type answerer interface {
+	Ack(i int)
+	Nack(i int, delayLevel int)
+}
+
 // delivery is the gateway's bookkeeping for one consumer.Delivery. Fields
 // are guarded by the owning inbox's mu.
 type delivery struct {
-	d      *consumer.Delivery
-	q      *queueBuf
-	state  []msgState
-	leases []*lease // current lease of each handed message
+	d       answerer
+	mq      core.MessageQueue
+	orderly bool
+	msgs    []*core.Message
+	q       *queueBuf
+	state   []msgState
+	leases  []*lease // current lease of each handed message
 }
 
 // item is one message of a delivery.
@@ -34,7 +43,7 @@ type item struct {
 	i  int
 }
 
-func (it item) msg() *core.Message { return it.dl.d.Msgs[it.i] }
+func (it item) msg() *core.Message { return it.dl.msgs[it.i] }
 
 // queueBuf holds one queue's dispatched, not yet received messages in
 // queue order.
@@ -52,14 +61,14 @@ func (q *queueBuf) takeable(t uint64) bool {
 	if len(q.items) == 0 {
 		return false
 	}
-	return !q.items[0].dl.d.Orderly || q.inFlight == 0 || q.takenBy == t
+	return !q.items[0].dl.orderly || q.inFlight == 0 || q.takenBy == t
 }
 
 // call is one answer to make to a consumer.Delivery once every gateway lock
 // is released: the consume service may dispatch the next batch from inside
 // Ack / Nack, which calls back into Consume.
 type call struct {
-	d     *consumer.Delivery
+	d     answerer
 	i     int
 	ok    bool
 	level int
@@ -107,7 +116,11 @@ func newInbox(group, clientID string) *inbox {
 // Consume buffers a delivery and wakes a parked receive. It never blocks on
 // a receiver (consumer.Listener contract).
 func (b *inbox) Consume(d *consumer.Delivery) {
-	if len(d.Msgs) == 0 {
+	b.consume(d, d.Queue, d.Orderly, d.Msgs)
+}
+
+func (b *inbox) consume(d answerer, mq core.MessageQueue, orderly bool, msgs []*core.Message) {
+	if len(msgs) == 0 {
 		return
 	}
 	b.mu.Lock()
@@ -118,14 +131,15 @@ func (b *inbox) Consume(d *consumer.Delivery) {
 		// queue next.
 		return
 	}
-	q := b.queues[d.Queue]
+	q := b.queues[mq]
 	if q == nil {
-		q = &queueBuf{mq: d.Queue}
-		b.queues[d.Queue] = q
+		q = &queueBuf{mq: mq}
+		b.queues[mq] = q
 		b.order = append(b.order, q)
 	}
-	dl := &delivery{d: d, q: q, state: make([]msgState, len(d.Msgs)), leases: make([]*lease, len(d.Msgs))}
-	for i := range d.Msgs {
+	dl := &delivery{d: d, mq: mq, orderly: orderly, msgs: msgs, q: q,
+		state: make([]msgState, len(msgs)), leases: make([]*lease, len(msgs))}
+	for i := range msgs {
 		q.items = append(q.items, item{dl: dl, i: i})
 	}
 	if q.takeable(0) {
@@ -291,7 +305,7 @@ func (b *inbox) answerLocked(dl *delivery, i int, ok bool, level int, calls []ca
 	}
 	b.finishLocked(dl, i)
 	calls = append(calls, call{d: dl.d, i: i, ok: ok, level: level})
-	if !ok && dl.d.Orderly {
+	if !ok && dl.orderly {
 		for j := i + 1; j < len(dl.state); j++ {
 			if dl.state[j] == stAnswered {
 				continue

@@ -108,7 +108,7 @@ func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline
 			seq: t.seq,
 			rc: receipt{
 				Epoch: t.epoch, Seq: t.seq, Group: box.group, ConsumerID: consumerID,
-				Queue: it.dl.d.Queue, Offset: m.QueueOffset,
+				Queue: it.dl.mq, Offset: m.QueueOffset,
 				Expires: time.UnixMilli(deadline.UnixMilli()).UTC(), // as the handle carries it
 			},
 			deadline: deadline, box: box, dl: it.dl, i: it.i,
