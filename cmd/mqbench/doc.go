@@ -18,11 +18,13 @@
 // it must not import api/, gateway/ or core/engine.
 //
 // Invariants:
-//   - The client is never the bottleneck by construction: one tuned
-//     http.Transport per run (keep-alive, MaxIdleConnsPerHost above the
-//     concurrency), request bodies encoded before the clock starts, and
-//     per-worker latency slices merged after the run (no shared lock on the
-//     hot path).
+//   - The client is kept from being the bottleneck: the publish loop
+//     writes pre-built HTTP/1.1 requests on one keep-alive connection per
+//     worker (rawclient.go; or one tuned http.Transport with
+//     MaxIdleConnsPerHost above the concurrency, --client std), bodies are
+//     encoded before the clock starts, and per-worker latency slices are
+//     merged after the run (no shared lock on the hot path). Each run
+//     reports the CPU mqbench itself used.
 //   - Only requests that start after the warm-up count; a run's elapsed time
 //     is from the end of the warm-up to the last measured completion.
 //   - Every goroutine it starts (workers, receivers, the baseline server,

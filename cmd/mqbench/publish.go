@@ -28,6 +28,7 @@ type publishConfig struct {
 	Timeout     time.Duration // per request
 	Runs        int
 	JSON        bool
+	Client      string // "raw" or "std"
 }
 
 // addPublishFlags registers the flags publish and compare share.
@@ -45,6 +46,7 @@ func addPublishFlags(fs *flag.FlagSet, c *publishConfig, defaultRuns int) {
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.IntVar(&c.Runs, "runs", defaultRuns, "runs; the report gives each and their medians")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
+	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the publish loop: raw (lean HTTP/1.1, pre-built requests) or std (net/http)")
 }
 
 func (c *publishConfig) validate() error {
@@ -63,6 +65,8 @@ func (c *publishConfig) validate() error {
 		return usagef("--runs must be at least 1")
 	case c.Warmup < 0:
 		return usagef("--warmup must not be negative")
+	case c.Client != "raw" && c.Client != "std":
+		return usagef("--client must be raw or std")
 	}
 	return nil
 }
@@ -132,6 +136,11 @@ func runPublish(ctx context.Context, cfg publishConfig, target string) (PublishR
 		url += "/batch"
 	}
 	l := &publishLoad{cfg: cfg, client: client, url: url, payloads: p, fullReqs: int64(full)}
+	if cfg.Client == "raw" {
+		if err := l.buildRaw(); err != nil {
+			return PublishRun{}, err
+		}
+	}
 	r := l.run(ctx)
 	r.Target = target
 	return r, nil
@@ -152,6 +161,31 @@ type publishLoad struct {
 	claimed atomic.Int64
 	// stop asks workers not to start another request (duration mode).
 	stop atomic.Bool
+
+	// With --client raw: the payloads as whole HTTP requests, and the
+	// address to dial.
+	rawFull [][]byte
+	rawLast []byte
+	rawAddr string
+}
+
+// buildRaw turns the payloads into complete HTTP/1.1 requests.
+func (l *publishLoad) buildRaw() error {
+	for _, b := range l.payloads.full {
+		req, addr, err := rawRequest(l.url, b)
+		if err != nil {
+			return err
+		}
+		l.rawFull, l.rawAddr = append(l.rawFull, req), addr
+	}
+	if l.payloads.lastN > 0 {
+		req, _, err := rawRequest(l.url, l.payloads.last)
+		if err != nil {
+			return err
+		}
+		l.rawLast = req
+	}
+	return nil
 }
 
 type publishWorker struct {
@@ -229,22 +263,39 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 
 // work is one client: one request in flight at a time, closed loop.
 func (l *publishLoad) work(ctx context.Context, w *publishWorker) {
+	var raw *rawConn
+	if l.rawFull != nil {
+		raw = &rawConn{addr: l.rawAddr, timeout: l.cfg.Timeout}
+		defer raw.close()
+	}
 	for ctx.Err() == nil && !l.stop.Load() {
-		body, n := l.payloads.full[w.nextVar%len(l.payloads.full)], l.cfg.Batch
+		v := w.nextVar % len(l.payloads.full)
 		w.nextVar++
+		last, n := false, l.cfg.Batch
 		measured := l.measureFrom.Load() != 0
 		if measured && l.cfg.Count > 0 {
 			k := l.claimed.Add(1)
 			switch {
 			case k <= l.fullReqs:
 			case k == l.fullReqs+1 && l.payloads.lastN > 0:
-				body, n = l.payloads.last, l.payloads.lastN
+				last, n = true, l.payloads.lastN
 			default:
 				return
 			}
 		}
 		t0 := time.Now()
-		status, err := post(ctx, l.client, l.url, body)
+		var status int
+		var err error
+		switch {
+		case raw != nil && last:
+			status, err = raw.do(ctx, l.rawLast)
+		case raw != nil:
+			status, err = raw.do(ctx, l.rawFull[v])
+		case last:
+			status, err = post(ctx, l.client, l.url, l.payloads.last)
+		default:
+			status, err = post(ctx, l.client, l.url, l.payloads.full[v])
+		}
 		done := time.Now()
 		if !measured {
 			w.warm++
@@ -315,7 +366,7 @@ func (c publishConfig) describe() map[string]any {
 	m := map[string]any{
 		"url": c.URL, "topic": c.Topic, "concurrency": c.Concurrency,
 		"size": c.Size, "binary": c.Binary, "batch": c.Batch,
-		"warmupSec": c.Warmup.Seconds(), "runs": c.Runs,
+		"warmupSec": c.Warmup.Seconds(), "runs": c.Runs, "client": c.Client,
 	}
 	if c.Count > 0 {
 		m["count"] = c.Count

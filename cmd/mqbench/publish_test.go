@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -120,5 +121,43 @@ func TestBadFlags(t *testing.T) {
 		if code := run(context.Background(), args, &stdout, &stderr); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, stderr.String())
 		}
+	}
+}
+
+func TestPublishStdClient(t *testing.T) {
+	b := startTestBaseline(t)
+	var rep PublishReport
+	runMode(t, &rep, "publish", "--url", b.URL(), "--count", "300", "--batch", "7",
+		"--concurrency", "4", "--warmup", "0", "--client", "std")
+	if r := rep.Runs[0]; r.Messages != 300 || r.Requests != 43 || r.Failed != 0 {
+		t.Fatalf("run = %+v, want 300 messages in 43 requests", r)
+	}
+	if got := b.seq.Load(); got != 300 {
+		t.Fatalf("server answered %d publishes, want 300", got)
+	}
+}
+
+// The raw client follows a server that closes connections: after each
+// `Connection: close` answer it dials again, and nothing is sent twice.
+func TestRawClientReconnects(t *testing.T) {
+	var posts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if r.Method == http.MethodPost {
+			posts.Add(1)
+			if posts.Load()%2 == 0 {
+				w.Header().Set("Connection", "close")
+			}
+		}
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	var rep PublishReport
+	runMode(t, &rep, "publish", "--url", srv.URL, "--count", "100", "--concurrency", "3", "--warmup", "0")
+	if r := rep.Runs[0]; r.Messages != 100 || r.Failed != 0 {
+		t.Fatalf("run = %+v (first error %q)", r, r.FirstError)
+	}
+	if got := posts.Load(); got != 100 {
+		t.Fatalf("server got %d publishes, want 100", got)
 	}
 }
