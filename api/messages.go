@@ -22,7 +22,7 @@ type PublishRequest struct {
 	// `bodyBase64`. At most 4 MiB once decoded.
 	BodyBase64 *string `json:"bodyBase64,omitempty" format:"byte"`
 	// Tags is one tag that subscription filters match (`TagA || TagB`).
-	Tags string `json:"tags,omitempty" validate:"max=128,excludes=||" maxLength:"128" example:"created"`
+	Tags string `json:"tags,omitempty" validate:"max=128,excludes=0x7C0x7C" maxLength:"128" example:"created"`
 	// Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
 	Keys []string `json:"keys,omitempty" validate:"max=32,dive,required,max=128" example:"order-17"`
 	// Properties are user properties, returned as given.
@@ -157,11 +157,8 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	if err := s.validateStruct(&req); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
 	var fe fieldErrors
+	s.checkStruct(&req, &fe)
 	pm := toPutMessage(&req, "", time.Now(), &fe)
 	if err := fe.err(); err != nil {
 		s.writeProblem(w, r, err)
@@ -212,11 +209,8 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 		s.writeProblem(w, r, err)
 		return
 	}
-	if err := s.validateStruct(&req); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
 	var fe fieldErrors
+	s.checkStruct(&req, &fe)
 	now := time.Now()
 	pms := make([]core.PutMessage, len(req.Messages))
 	total := 0

@@ -96,8 +96,9 @@ func (s *Server) handleTopicPut(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	if err := s.validateStruct(&req); err != nil {
-		s.writeProblem(w, r, err)
+	var fe fieldErrors
+	if s.checkStruct(&req, &fe); fe.err() != nil {
+		s.writeProblem(w, r, fe.err())
 		return
 	}
 	cfg := core.TopicConfig{Name: name, Queues: core.DefaultQueues, RetentionHours: core.DefaultRetentionHours}

@@ -29,19 +29,26 @@ func newValidator() *validator.Validate {
 // validateStruct runs the validator tags of req and returns an
 // *invalidError listing every failing field, or nil.
 func (s *Server) validateStruct(req any) error {
+	var fe fieldErrors
+	s.checkStruct(req, &fe)
+	return fe.err()
+}
+
+// checkStruct runs the validator tags of req and adds every failing field
+// to fe, so a handler can add its own checks and answer them all at once.
+// A non-validation error (a malformed tag) is a bug and panics.
+func (s *Server) checkStruct(req any, fe *fieldErrors) {
 	err := s.validate.Struct(req)
 	if err == nil {
-		return nil
+		return
 	}
 	var ves validator.ValidationErrors
 	if !errors.As(err, &ves) {
-		return err
+		panic(err)
 	}
-	var fe fieldErrors
 	for _, e := range ves {
 		fe.add(fieldPath(e.Namespace()), fieldMessage(e))
 	}
-	return fe.err()
 }
 
 // fieldPath drops the Go type name the validator puts first.
