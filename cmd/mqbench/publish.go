@@ -227,7 +227,7 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 		l.stop.Store(true)
 	}
 	wg.Wait()
-	cpu := processCPU() - cpu0
+	cpu, wall := processCPU()-cpu0, time.Since(start)
 
 	res := PublishRun{Errors: statusCounts{}}
 	var lat []time.Duration
@@ -255,8 +255,8 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 	res.MBPerSec = rate(float64(res.Messages)*float64(l.cfg.Size)/1e6, elapsed)
 	res.ReqsPerSec = rate(float64(res.Requests), elapsed)
 	res.Latency = summarize(lat)
-	if elapsed > 0 {
-		res.ClientCPU = cpu.Seconds() / time.Since(start).Seconds()
+	if wall > 0 {
+		res.ClientCPU = cpu.Seconds() / wall.Seconds()
 	}
 	return res
 }
