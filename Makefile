@@ -1,0 +1,45 @@
+# mqgate — build, test and generate. `make help` lists the targets.
+
+GO      ?= go
+BIN     ?= bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+# -race needs cgo and a C compiler; `make test RACE=` runs without it.
+RACE    ?= -race
+
+.PHONY: help build run test vet unit openapi openapi-check bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+build: ## static binaries in bin/ (mqgate, mqbench)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/mqgate ./cmd/mqgate
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/mqbench ./cmd/mqbench
+
+run: ## run the server on :8080 with data in ./data
+	$(GO) run ./cmd/mqgate serve
+
+test: vet openapi-check unit ## everything CI runs: vet, OpenAPI freshness, unit + e2e tests with -race
+
+vet: ## go vet and a gofmt check
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+unit: ## unit and end-to-end tests (e2e builds the real binary once)
+	$(GO) test $(RACE) -timeout 15m ./...
+
+openapi: ## regenerate openapi/swagger.json and openapi/openapi.json from the annotations in api/
+	$(GO) run ./openapi/gen -out openapi
+
+openapi-check: ## fail when the committed OpenAPI documents are stale (and validate them)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(GO) run ./openapi/gen -out "$$tmp" -check openapi
+
+bench: ## issue-2 publish figures: gateway vs bare-HTTP baseline, 1 KiB, 64 clients, single and batch-of-100
+	$(GO) build -o $(BIN)/mqbench ./cmd/mqbench
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/mqgate ./cmd/mqgate
+	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 1   --duration 10s --warmup 2s --runs 3
+	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 100 --duration 10s --warmup 2s --runs 3
+
+clean: ## remove build output
+	rm -rf $(BIN)
