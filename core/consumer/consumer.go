@@ -171,7 +171,10 @@ func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {
 // Shutdown stops pulling, persists offsets, unlocks queues, unregisters.
 // Answers to deliveries still out are ignored afterwards; those messages
 // are delivered again from the committed offset.
-func (c *PushConsumer) Shutdown(ctx context.Context) error {
+func (c *PushConsumer) Shutdown(ctx context.Context) error { return c.shutdown(ctx, true) }
+
+// shutdown without persist is a crash as far as offsets go (tests).
+func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	c.mu.Lock()
 	if c.state != stateRunning {
 		c.state = stateClosed
@@ -213,7 +216,7 @@ func (c *PushConsumer) Shutdown(ctx context.Context) error {
 	// unregisterClient, and unlockAll for orderly).
 	final := map[core.MessageQueue]int64{}
 	for _, pr := range prs {
-		if off, ok := c.offsets.take(pr.mq); ok && !pr.noCommit {
+		if off, ok := c.offsets.take(pr.mq); ok && !pr.noCommit && persist {
 			final[pr.mq] = off
 		}
 	}
