@@ -64,6 +64,8 @@ type Store struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	stats writerCounters
 }
 
 // Open opens (creating if needed) dir/mqgate.db, checks it and starts the

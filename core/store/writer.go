@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -81,6 +82,23 @@ func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, erro
 	}
 }
 
+// WriterStats counts the writer's work: Requests/Groups is the mean group
+// size, the measure of how well group commit amortises fsync; Apply is the
+// time spent appending inside transactions, Commit the time spent
+// committing them (page writes and fsyncs).
+type WriterStats struct {
+	Groups, Requests uint64
+	Apply, Commit    time.Duration
+}
+
+type writerCounters struct{ groups, requests, applyNanos, commitNanos atomic.Uint64 }
+
+// Stats returns the writer's counters.
+func (s *Store) Stats() WriterStats {
+	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
+		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load())}
+}
+
 // maxGroup bounds the requests of one group so one transaction's dirty
 // pages stay modest.
 const maxGroup = 1024
@@ -110,6 +128,8 @@ func (s *Store) writeLoop() {
 			}
 		}
 		lastStored = s.commitGroup(group, lastStored)
+		s.stats.groups.Add(1)
+		s.stats.requests.Add(uint64(len(group)))
 	}
 }
 
@@ -148,6 +168,7 @@ func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 // wrote nothing). It returns bad >= 0 when request bad broke the transaction
 // (rolled back), else the commit error if any.
 func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advance, err error) {
+	t0 := time.Now()
 	tx, err := s.db.Begin(true)
 	if err != nil {
 		return -1, nil, err
@@ -173,6 +194,9 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		}
 		r.placed = placed
 	}
+	t1 := time.Now()
+	s.stats.applyNanos.Add(uint64(t1.Sub(t0)))
+	defer func() { s.stats.commitNanos.Add(uint64(time.Since(t1))) }()
 	adv, err = st.flush()
 	if err != nil {
 		tx.Rollback()
