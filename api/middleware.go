@@ -142,7 +142,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			}
 			ev.Str("method", r.Method).Str("path", r.URL.Path).Str("route", route).
 				Int("status", status).Int64("bytes", rec.bytes).
-				Dur("duration", elapsed).Str("remote", r.RemoteAddr).Msg("request")
+				Dur("duration_ms", elapsed).Str("remote", r.RemoteAddr).Msg("request")
 		}()
 		next.ServeHTTP(rec, r)
 	})
