@@ -129,3 +129,47 @@ func TestBroadcastingEachGetsAll(t *testing.T) {
 		t.Fatalf("group-level offsets written for BROADCASTING: %v", offs)
 	}
 }
+
+// A client that falls silent (crash: no unregister, no unlock) expires in
+// the registry and its queues move to the others without waiting for the
+// periodic rebalance; orderly locks of the dead client are free at once.
+func TestSilentClientExpires(t *testing.T) {
+	for _, mode := range []core.ConsumeMode{core.Concurrently, core.Orderly} {
+		t.Run(string(mode), func(t *testing.T) {
+			e := &env{t: t, dir: t.TempDir(), back: &recordingSendBack{}}
+			e.regOpts.ClientTimeout = 300 * time.Millisecond
+			e.open()
+			t.Cleanup(e.close)
+			e.topic("t", 4)
+			cfg := e.group(core.GroupConfig{Name: "g", Subscriptions: []core.Subscription{{Topic: "t"}},
+				ConsumeMode: mode, ConsumeFrom: core.ConsumeFromFirstOffset})
+			col := newCollector()
+			mod := func(o *Options) { o.RebalanceInterval = time.Hour; o.HeartbeatInterval = 50 * time.Millisecond }
+			c1 := e.consumer(cfg, "c1", col, mod)
+			defer shutdown(t, c1)
+			c2 := e.consumer(cfg, "c2", col, mod)
+			checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+				if a, b := ownedOf(c1, "t"), ownedOf(c2, "t"); len(a) != 2 || len(b) != 2 {
+					return fmt.Errorf("c1 %v c2 %v", a, b)
+				}
+				return nil
+			})
+			crash(t, c2)
+			start := time.Now()
+			checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+				if a := ownedOf(c1, "t"); len(a) != 4 {
+					return fmt.Errorf("c1 %v", a)
+				}
+				return nil
+			})
+			t.Logf("queues moved %v after the crash (client timeout 300ms)", time.Since(start).Round(time.Millisecond))
+			e.publish("t", "s", 200, 10, nil)
+			checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+				if n := col.distinct(); n != 200 {
+					return fmt.Errorf("consumed %d", n)
+				}
+				return nil
+			})
+		})
+	}
+}

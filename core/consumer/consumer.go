@@ -173,7 +173,8 @@ func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {
 // are delivered again from the committed offset.
 func (c *PushConsumer) Shutdown(ctx context.Context) error { return c.shutdown(ctx, true) }
 
-// shutdown without persist is a crash as far as offsets go (tests).
+// shutdown without persist is a crash (tests): offsets are not persisted
+// and the client neither unlocks nor unregisters.
 func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	c.mu.Lock()
 	if c.state != stateRunning {
@@ -216,13 +217,19 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	// unregisterClient, and unlockAll for orderly).
 	final := map[core.MessageQueue]int64{}
 	for _, pr := range prs {
-		if off, ok := c.offsets.take(pr.mq); ok && !pr.noCommit && persist {
+		pr.mu.Lock()
+		noCommit := pr.noCommit
+		pr.mu.Unlock()
+		if off, ok := c.offsets.take(pr.mq); ok && !noCommit && persist {
 			final[pr.mq] = off
 		}
 	}
 	if perr := c.deps.Coordinator.CommitOffsets(c.group, c.consumerID, final); perr != nil {
 		c.log.Error().Err(perr).Msg("persist offsets at shutdown")
 		err = errors.Join(err, perr)
+	}
+	if !persist {
+		return err // a crash: the registry expires the client and its locks
 	}
 	for _, pr := range prs {
 		if pr.orderly {

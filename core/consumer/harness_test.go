@@ -15,11 +15,12 @@ import (
 // env is a real engine and group registry over one bbolt file in a temp
 // dir, reopenable to test restarts.
 type env struct {
-	t    *testing.T
-	dir  string
-	eng  *engine.Engine
-	reg  *groups.Registry
-	back *recordingSendBack
+	t       *testing.T
+	dir     string
+	eng     *engine.Engine
+	reg     *groups.Registry
+	back    *recordingSendBack
+	regOpts groups.Options
 }
 
 func newEnv(t *testing.T) *env {
@@ -35,7 +36,7 @@ func (e *env) open() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	reg, err := groups.Open(eng.DB())
+	reg, err := groups.OpenWith(eng.DB(), e.regOpts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

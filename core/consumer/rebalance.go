@@ -217,24 +217,24 @@ func (c *PushConsumer) dropLocked(pr *pullRequest, forReset bool) {
 	delete(c.table, pr.mq)
 	pr.pq.SetDropped()
 	close(pr.stop)
-	if pr.orderly {
-		pr.mu.Lock()
-		if pr.outstanding {
-			pr.draining = true
-			pr.noCommit = forReset
-			c.draining[pr.mq] = pr
-			pr.mu.Unlock()
-			return
-		}
-		pr.mu.Unlock()
-	}
+	pr.mu.Lock()
 	pr.noCommit = forReset
+	if pr.orderly && pr.outstanding {
+		pr.draining = true
+		c.draining[pr.mq] = pr
+		pr.mu.Unlock()
+		return
+	}
+	pr.mu.Unlock()
 	c.finishDropLocked(pr)
 }
 
 func (c *PushConsumer) finishDropLocked(pr *pullRequest) {
+	pr.mu.Lock()
+	noCommit := pr.noCommit
+	pr.mu.Unlock()
 	off, ok := c.offsets.take(pr.mq)
-	if ok && !pr.noCommit {
+	if ok && !noCommit {
 		if err := c.deps.Coordinator.CommitOffsets(c.group, c.consumerID, map[core.MessageQueue]int64{pr.mq: off}); err != nil {
 			c.log.Error().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("persist offset of dropped queue")
 		}
