@@ -1,0 +1,10 @@
+package consumer
+
+import "github.com/mqgate/mqgate/core"
+
+// NewDelivery builds a Delivery whose answers go to answer instead of a
+// consume service. Listener packages (gateway, gateway/webhook) use it in
+// their tests to drive a listener without a running push consumer.
+func NewDelivery(group string, mq core.MessageQueue, orderly bool, msgs []*core.Message, answer func(i int, ok bool, delayLevel int)) *Delivery {
+	return &Delivery{Group: group, Queue: mq, Orderly: orderly, Msgs: msgs, answer: answer}
+}
