@@ -1,0 +1,67 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestConfigFlagsWinOverEnv(t *testing.T) {
+	t.Setenv("MQGATE_ADDR", "127.0.0.1:9999")
+	t.Setenv("MQGATE_DATA", "/env/data")
+	t.Setenv("MQGATE_LOG_LEVEL", "debug")
+	c, err := parseServeFlags([]string{"--addr", "127.0.0.1:7777"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:7777" || c.Data != "/env/data" || c.LogLevel != "debug" || c.LogFormat != "auto" {
+		t.Fatalf("config %+v", c)
+	}
+	if _, err := parseServeFlags([]string{"--log-level", "loud"}, io.Discard); err == nil {
+		t.Fatal("bad log level accepted")
+	}
+	if _, err := parseServeFlags([]string{"extra"}, io.Discard); err == nil {
+		t.Fatal("stray argument accepted")
+	}
+}
+
+// TestMainInProcess runs the whole program in-process on :0 (wtf style).
+func TestMainInProcess(t *testing.T) {
+	m := NewMain()
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-format", "json", "--log-level", "error"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + m.Addr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("readyz %d", resp.StatusCode)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get("http://" + m.Addr() + "/healthz"); err == nil {
+		t.Fatal("still serving after Close")
+	}
+}
+
+func TestRunCommands(t *testing.T) {
+	var out, errb strings.Builder
+	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "mqgate ") {
+		t.Fatalf("version: %d %q", code, out.String())
+	}
+	if code := run(nil, &out, &errb); code != 2 {
+		t.Fatalf("no command: %d", code)
+	}
+}
