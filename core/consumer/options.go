@@ -79,6 +79,9 @@ type Options struct {
 	// SendBackFailedDelay: a message whose send-back failed is consumed
 	// again locally after this long. Default 5 s.
 	SendBackFailedDelay time.Duration
+	// CacheBudget, shared by the clients of one process, caps the bytes
+	// all their ProcessQueues cache together (nil: per-queue limits only).
+	CacheBudget *CacheBudget
 	// Allocate splits queues among clients. Default AllocateAveragely.
 	Allocate AllocateStrategy
 }

@@ -25,6 +25,7 @@ type ProcessQueue struct {
 	bytes          int64
 	queueOffsetMax int64
 	space          chan struct{} // closed when messages leave; replaced then
+	budget         *CacheBudget  // nil: none, or detached once dropped
 
 	dropped      atomic.Bool
 	locked       atomic.Bool
@@ -47,6 +48,7 @@ func (pq *ProcessQueue) PutMessage(msgs []*core.Message) int {
 			added++
 			pq.count++
 			pq.bytes += int64(m.Size())
+			pq.budgetAddLocked(int64(m.Size()))
 			if m.QueueOffset > pq.queueOffsetMax {
 				pq.queueOffsetMax = m.QueueOffset
 			}
@@ -99,6 +101,7 @@ func (pq *ProcessQueue) RemoveMessage(msgs []*core.Message) int64 {
 			continue
 		}
 		pq.bytes -= int64(pq.msgs[i].Size())
+		pq.budgetAddLocked(-int64(pq.msgs[i].Size()))
 		pq.msgs = slices.Delete(pq.msgs, i, i+1)
 		removed++
 	}
@@ -141,6 +144,7 @@ func (pq *ProcessQueue) Commit() int64 {
 	pq.count -= len(pq.consuming)
 	for _, m := range pq.consuming {
 		pq.bytes -= int64(m.Size())
+		pq.budgetAddLocked(-int64(m.Size()))
 	}
 	pq.consuming = pq.consuming[:0]
 	pq.signalSpaceLocked()
@@ -162,6 +166,7 @@ func (pq *ProcessQueue) MakeMessageToConsumeAgain(msgs []*core.Message) {
 		old := pq.consuming[i]
 		pq.consuming = slices.Delete(pq.consuming, i, i+1)
 		pq.bytes += int64(m.Size() - old.Size())
+		pq.budgetAddLocked(int64(m.Size() - old.Size()))
 		pq.insertLocked(m)
 	}
 }
@@ -226,8 +231,43 @@ func (pq *ProcessQueue) SetDropped() {
 		return
 	}
 	pq.mu.Lock()
+	if pq.budget != nil {
+		// Detach: what is still cached is abandoned to the new owner.
+		pq.budget.add(-pq.bytes)
+		pq.budget.register(-1)
+		pq.budget = nil
+	}
 	pq.signalSpaceLocked()
 	pq.mu.Unlock()
+}
+
+// attachBudget puts the queue's bytes under b (before anything is cached).
+func (pq *ProcessQueue) attachBudget(b *CacheBudget) {
+	if b == nil {
+		return
+	}
+	pq.mu.Lock()
+	pq.budget = b
+	b.register(1)
+	b.add(pq.bytes)
+	pq.mu.Unlock()
+}
+
+// budgetAllows asks the shared budget whether this queue may pull.
+func (pq *ProcessQueue) budgetAllows() (bool, <-chan struct{}) {
+	pq.mu.Lock()
+	b, bytes := pq.budget, pq.bytes
+	pq.mu.Unlock()
+	if b == nil {
+		return true, nil
+	}
+	return b.allow(bytes)
+}
+
+func (pq *ProcessQueue) budgetAddLocked(n int64) {
+	if pq.budget != nil {
+		pq.budget.add(n)
+	}
 }
 
 // Locked reports whether this client holds the engine's orderly lock.

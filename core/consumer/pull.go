@@ -55,6 +55,13 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			}
 			continue
 		}
+		if ok, freed := pq.budgetAllows(); !ok {
+			c.stats.flowControlled.Add(1)
+			if !wait(freed, 0) {
+				return
+			}
+			continue
+		}
 
 		res, err := c.deps.Reader.GetMessages(pr.mq, pr.nextOffset, c.opts.PullBatchSize, pr.filter)
 		if err != nil {

@@ -160,6 +160,7 @@ func (c *PushConsumer) doRebalance() {
 			continue
 		}
 		pr := &pullRequest{mq: mq, pq: NewProcessQueue(), filter: want[mq], orderly: orderly, stop: make(chan struct{}), nextOffset: offset}
+		pr.pq.attachBudget(c.opts.CacheBudget)
 		if orderly {
 			pr.pq.setLocked(true, now)
 		}
