@@ -68,6 +68,8 @@ type PushConsumer struct {
 	inflight   map[*deliveryState]struct{}        // concurrently, for cleanExpireMsg
 	expiry     bool                               // a cleanExpireMsg task is scheduled
 
+	prefetch atomic.Int64 // per-queue message threshold in force (SetPrefetch)
+
 	offsets *offsetStore
 	sched   *scheduler
 	stats   stats
@@ -112,6 +114,7 @@ func New(opts Options, deps Deps) (*PushConsumer, error) {
 		done:        make(chan struct{}),
 	}
 	c.consumerID = c.wantConsumerID(opts.Group)
+	c.prefetch.Store(int64(opts.PullThresholdForQueue))
 	c.offsets = newOffsetStore(func() { signal(c.persistKick) })
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	return c, nil
@@ -238,6 +241,26 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	}
 	c.deps.Coordinator.Unregister(c.group, c.opts.ClientID)
 	return err
+}
+
+// SetPrefetch changes how many messages each owned queue may cache (the
+// pull threshold) while running: a gateway lowers it for a group nobody
+// has received from for a while, and raises it again when receivers come
+// back. n <= 0 restores Options.PullThresholdForQueue. Raising it wakes
+// the queues held by flow control.
+func (c *PushConsumer) SetPrefetch(n int) {
+	if n <= 0 {
+		n = c.opts.PullThresholdForQueue
+	}
+	old := c.prefetch.Swap(int64(n))
+	if int64(n) <= old {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, pr := range c.table {
+		pr.pq.wake()
+	}
 }
 
 // Status returns the state of the owned queues, by queue.

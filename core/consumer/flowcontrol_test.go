@@ -117,3 +117,38 @@ func TestFlowControlSpan(t *testing.T) {
 		}
 	}
 }
+
+// SetPrefetch lowers the per-queue window of an idle group and raising it
+// wakes the held pulls at once.
+func TestSetPrefetch(t *testing.T) {
+	e := newEnv(t)
+	e.topic("p", 1)
+	cfg := e.group(core.GroupConfig{Name: "p", Subscriptions: []core.Subscription{{Topic: "p"}}, ConsumeFrom: core.ConsumeFromFirstOffset})
+	e.publish("p", "x", 3000, 500, nil)
+	h := &holder{}
+	c, err := New(Options{Group: cfg, ClientID: "c", Listener: h, PullBatchSize: 8}, Deps{Reader: e.eng, SendBack: e.back, Coordinator: e.reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetPrefetch(10) // before Start: the first pulls already obey it
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer shutdown(t, c)
+	checkFor(t, 5*time.Second, 2*time.Millisecond, func() error {
+		if c.Stats().FlowControlled == 0 {
+			return fmt.Errorf("not held yet")
+		}
+		return nil
+	})
+	if n := h.count(); n > 10+8 {
+		t.Fatalf("prefetch 10 cached %d", n)
+	}
+	c.SetPrefetch(0) // back to 1000
+	checkFor(t, 5*time.Second, 2*time.Millisecond, func() error {
+		if n := h.count(); n <= DefaultPullThresholdForQueue {
+			return fmt.Errorf("cached %d after raising", n)
+		}
+		return nil
+	})
+}

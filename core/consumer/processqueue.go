@@ -289,6 +289,13 @@ func (pq *ProcessQueue) spaceChan() <-chan struct{} {
 	return pq.space
 }
 
+// wake releases pulls waiting for space so they re-check their limits.
+func (pq *ProcessQueue) wake() {
+	pq.mu.Lock()
+	pq.signalSpaceLocked()
+	pq.mu.Unlock()
+}
+
 func (pq *ProcessQueue) signalSpaceLocked() {
 	close(pq.space)
 	pq.space = make(chan struct{})

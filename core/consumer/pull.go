@@ -47,7 +47,7 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		// Flow control (RocketMQ pullMessage): the space channel is taken
 		// before the check so a removal between them is not missed.
 		space := pq.spaceChan()
-		if pq.Count() > c.opts.PullThresholdForQueue || pq.Bytes() > c.opts.PullThresholdSizeForQueue ||
+		if int64(pq.Count()) > c.prefetch.Load() || pq.Bytes() > c.opts.PullThresholdSizeForQueue ||
 			(!pr.orderly && pq.MaxSpan() > c.opts.ConsumeConcurrentlyMaxSpan) {
 			c.stats.flowControlled.Add(1)
 			if !wait(space, 0) {
