@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"context"
+	"encoding/binary"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
+)
+
+// Dead-letter queue access (SPEC §6, API "Dead letters"). %DLQ%<group> is
+// append-only like every queue, so a redriven entry stays where it is and
+// is marked in bucket dlq.redriven (DLQ topic uid + queue offset) in the
+// transaction that puts its retry copy: an entry is redriven exactly once
+// and is no longer listed.
+
+// DLQ listing bounds: the default and largest page, and how many units one
+// call scans past redriven entries before it answers with a cursor.
+const (
+	dlqDefaultLimit = 32
+	dlqMaxLimit     = 1000
+	dlqScanLimit    = 4096
+)
+
+// DLQMessages lists a group's dead letters oldest first, skipping redriven
+// ones: up to limit messages from cursor ("" = the start), and the cursor
+// of the next page ("" when the queue is exhausted). The messages are the
+// stored dead-letter copies: UserID, UserTopic and ReconsumeTimes give the
+// original id, topic and the failed delivery's count.
+func (e *Engine) DLQMessages(group, cursor string, limit int) (msgs []*core.Message, next string, err error) {
+	if !core.ValidName(group) {
+		return nil, "", core.FieldError("group", "must match ^[A-Za-z0-9_-]{1,127}$")
+	}
+	from := int64(0)
+	if cursor != "" {
+		from, err = strconv.ParseInt(cursor, 10, 64)
+		if err != nil || from < 0 {
+			return nil, "", core.FieldError("cursor", "is not a cursor returned by this listing")
+		}
+	}
+	if limit <= 0 {
+		limit = dlqDefaultLimit
+	}
+	limit = min(limit, dlqMaxLimit)
+	err = e.view(func(tx *bolt.Tx) error {
+		rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
+		if err != nil || !ok {
+			return err
+		}
+		lo, hi, err := store.QueueRange(tx, rec.UID, 0)
+		if err != nil {
+			return err
+		}
+		marks := tx.Bucket(bucketRedriven)
+		at, scanned := max(from, lo), 0
+		err = store.ScanQueue(tx, rec.UID, 0, at, func(off int64, u store.Unit) bool {
+			if off >= hi || len(msgs) == limit || scanned == dlqScanLimit {
+				return false
+			}
+			scanned++
+			at = off + 1
+			if marks.Get(redrivenKey(rec.UID, off)) != nil {
+				return true
+			}
+			m, err := store.MessageAt(tx, u.CommitLogOffset)
+			if err != nil || m == nil {
+				e.log.Error().Err(err).Str("group", group).Int64("offset", off).Msg("dlq: unreadable entry skipped")
+				return true
+			}
+			msgs = append(msgs, m)
+			return true
+		})
+		if at < hi {
+			next = strconv.FormatInt(at, 10)
+		}
+		return err
+	})
+	return msgs, next, err
+}
+
+// DLQDepth is how many dead letters of group are waiting (not redriven).
+func (e *Engine) DLQDepth(group string) (n int64, err error) {
+	err = e.view(func(tx *bolt.Tx) error {
+		rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
+		if err != nil || !ok {
+			return err
+		}
+		lo, hi, err := store.QueueRange(tx, rec.UID, 0)
+		if err != nil {
+			return err
+		}
+		n = hi - lo
+		c := tx.Bucket(bucketRedriven).Cursor()
+		end := redrivenKey(rec.UID, hi)
+		for k, _ := c.Seek(redrivenKey(rec.UID, lo)); k != nil && string(k) < string(end); k, _ = c.Next() {
+			n--
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Redrive sends dead letters of group back through %RETRY%<group> (only
+// this group sees them), at once and with reconsumeTimes reset to 0: those
+// whose id (the original id) is in ids, or all when ids is empty. It
+// returns how many went back. Entries already redriven are skipped; each
+// chunk commits atomically with its marks, so a crash half-way leaves every
+// entry either redriven once or still listed.
+func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int, err error) {
+	if !core.ValidName(group) {
+		return 0, core.FieldError("group", "must match ^[A-Za-z0-9_-]{1,127}$")
+	}
+	e.sched.redriveMu.Lock()
+	defer e.sched.redriveMu.Unlock()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	from := int64(0)
+	for {
+		var (
+			uid  uint64
+			ops  []putOp
+			offs []int64
+			done bool
+		)
+		now := time.Now().UTC()
+		err := e.view(func(tx *bolt.Tx) error {
+			rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
+			if err != nil || !ok {
+				done = true
+				return err
+			}
+			uid = rec.UID
+			lo, hi, err := store.QueueRange(tx, rec.UID, 0)
+			if err != nil {
+				return err
+			}
+			marks := tx.Bucket(bucketRedriven)
+			at, scanned, size := max(from, lo), 0, 0
+			err = store.ScanQueue(tx, rec.UID, 0, at, func(off int64, u store.Unit) bool {
+				if off >= hi || len(ops) == moveBatch || scanned == dlqScanLimit || size >= moveBatchBytes {
+					return false
+				}
+				scanned++
+				at = off + 1
+				if marks.Get(redrivenKey(rec.UID, off)) != nil {
+					return true
+				}
+				m, err := store.MessageAt(tx, u.CommitLogOffset)
+				if err != nil || m == nil {
+					return true
+				}
+				if len(want) > 0 && !want[m.UserID()] && !want[m.ID] {
+					return true
+				}
+				cp := copyForGroup(m, now)
+				size += len(cp.Body)
+				ops = append(ops, putOp{topic: core.RetryTopic(group), queueID: 0, msg: cp})
+				offs = append(offs, off)
+				return true
+			})
+			from = at
+			done = at >= hi
+			return err
+		})
+		if err != nil {
+			return n, err
+		}
+		if len(ops) > 0 {
+			if err := e.commit(ctx, ops, redriveHook(uid, offs)); err != nil {
+				return n, err
+			}
+			n += len(ops)
+			e.sched.redriven.Add(int64(len(ops)))
+		}
+		if done {
+			if n > 0 {
+				e.log.Info().Str("group", group).Int("messages", n).Msg("dead letters redriven")
+			}
+			return n, nil
+		}
+	}
+}
+
+// redriveHook marks redriven entries in the transaction of their retry
+// copies; an entry marked already fails the request (never twice).
+func redriveHook(uid uint64, offs []int64) store.Hook {
+	return func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRedriven)
+		for _, off := range offs {
+			k := redrivenKey(uid, off)
+			if b.Get(k) != nil {
+				return core.Errorf(core.EConflict, "dead letter at offset %d was redriven concurrently", off)
+			}
+			if err := b.Put(k, []byte{}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func redrivenKey(uid uint64, off int64) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uid)
+	return binary.BigEndian.AppendUint64(k, uint64(off))
+}

@@ -1,0 +1,242 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"hash/crc32"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
+)
+
+// Timer messages (deliverAt / delaySeconds; RocketMQ 5's timer messages)
+// live in one time-ordered index, bucket sched.timers: key = due unix ms
+// (8, big-endian) + a bucket sequence (8), value = the message record. A
+// timer message is not in the commit log until it is due: the move puts it
+// to its real topic and deletes its index entry in one transaction, so a
+// delivered timer leaves nothing behind and nothing is ever moved twice.
+//
+// One task (timerTask) sleeps on one timer armed for the earliest key.
+
+// timerKey builds an index key.
+func timerKey(due int64, seq uint64) []byte {
+	k := binary.BigEndian.AppendUint64(nil, uint64(due))
+	return binary.BigEndian.AppendUint64(k, seq)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// sealRecord fills the CRC-32C trailer of a record made by
+// store.EncodeMessage (codec.go: the last 4 bytes checksum everything
+// before them), which the writer would otherwise seal when it places the
+// record, so store.DecodeMessage accepts it from the index.
+func sealRecord(rec []byte) []byte {
+	n := len(rec) - 4
+	binary.BigEndian.PutUint32(rec[n:], crc32.Checksum(rec[:n], castagnoli))
+	return rec
+}
+
+// timerInsertHook writes msgs to the index inside the publish's
+// transaction. It may run more than once (store.Hook): each run starts
+// from a fresh transaction, so sequences and entries are not doubled.
+func timerInsertHook(msgs []*core.Message) store.Hook {
+	recs := make([][]byte, len(msgs))
+	dues := make([]int64, len(msgs))
+	for i, m := range msgs {
+		recs[i] = sealRecord(store.EncodeMessage(m))
+		dues[i] = parseDue(m)
+	}
+	return func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTimers)
+		for i, rec := range recs {
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			if err := b.Put(timerKey(dues[i], seq), rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func parseDue(m *core.Message) int64 {
+	var due int64
+	for _, c := range m.SysProps[core.PropDeliverAt] {
+		due = due*10 + int64(c-'0')
+	}
+	return due
+}
+
+// timerTask delivers due timer messages; see levelTask for the wake-up
+// protocol (armed is idle while a pass runs).
+type timerTask struct {
+	e     *Engine
+	wake  signal
+	armed atomic.Int64
+}
+
+func (t *timerTask) offer(due int64) {
+	if due < t.armed.Load() {
+		t.wake.notify()
+	}
+}
+
+func (t *timerTask) run() {
+	defer t.e.wg.Done()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for {
+		t.armed.Store(idle)
+		next, err := t.pass()
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if isClosing(t.e) {
+				return
+			}
+			t.e.log.Error().Err(err).Msg("schedule: delivering timer messages failed; retrying later")
+			next = time.Now().Add(scheduleRetryDelay).UnixMilli()
+			wait = scheduleRetryDelay
+		case next == 0:
+			next = idle
+		default:
+			wait = time.Until(time.UnixMilli(next))
+		}
+		t.armed.Store(next)
+		if next != idle {
+			timer.Reset(max(wait, 0))
+		}
+		select {
+		case <-t.e.closing:
+			return
+		case <-timer.C:
+		case <-t.wake:
+			timer.Stop()
+		}
+	}
+}
+
+// timerBatch is one read of the index: the due entries' keys and ops.
+type timerBatch struct {
+	keys [][]byte
+	ops  []putOp
+	bad  [][]byte // undecodable entries, removed with the batch
+	next int64
+}
+
+// pass moves every due timer message; it returns the due time of the
+// earliest entry not yet due, or 0 when the index is empty.
+func (t *timerTask) pass() (int64, error) {
+	single := false
+	for {
+		if isClosing(t.e) {
+			return 0, core.ErrClosed
+		}
+		b, err := t.read(single)
+		if err != nil {
+			return 0, err
+		}
+		if len(b.keys) == 0 && len(b.bad) == 0 {
+			return b.next, nil
+		}
+		err = t.e.commit(context.Background(), b.ops, timerDeleteHook(append(b.keys, b.bad...)))
+		switch core.ErrorCode(err) {
+		case "":
+			t.e.sched.moved.Add(int64(len(b.ops)))
+		case core.EConflict:
+		case core.ENotFound, core.EInvalid:
+			if len(b.ops) > 1 {
+				single = true
+				continue
+			}
+			err := t.e.commit(context.Background(), nil, timerDeleteHook(append(b.keys, b.bad...)))
+			if err != nil && core.ErrorCode(err) != core.EConflict {
+				return 0, err
+			}
+			single = false
+			if err == nil {
+				t.e.sched.dropped.Add(1)
+				t.e.log.Warn().Str("topic", b.ops[0].topic).Str("msgId", b.ops[0].msg.ID).
+					Msg("schedule: real topic of a timer message is gone; dropped")
+			}
+		default:
+			return 0, err
+		}
+	}
+}
+
+func (t *timerTask) read(single bool) (b timerBatch, err error) {
+	now := time.Now().UnixMilli()
+	limit := moveBatch
+	if single {
+		limit = 1
+	}
+	err = t.e.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketTimers).Cursor()
+		size := 0
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if len(k) != 16 {
+				b.bad = append(b.bad, bytes.Clone(k))
+				continue
+			}
+			due := int64(binary.BigEndian.Uint64(k))
+			if due > now || len(b.ops) == limit || size >= moveBatchBytes {
+				b.next = due
+				return nil
+			}
+			m, err := store.DecodeMessage(0, v)
+			if err != nil {
+				t.e.sched.skip.Add(1)
+				t.e.log.Error().Err(err).Msg("schedule: undecodable timer entry; removed")
+				b.bad = append(b.bad, bytes.Clone(k))
+				continue
+			}
+			op, ok := realTarget(m)
+			if !ok {
+				t.e.sched.skip.Add(1)
+				b.bad = append(b.bad, bytes.Clone(k))
+				continue
+			}
+			size += len(m.Body)
+			b.keys = append(b.keys, bytes.Clone(k))
+			b.ops = append(b.ops, op)
+		}
+		return nil
+	})
+	return b, err
+}
+
+// timerDeleteHook removes moved entries in the move's transaction; an
+// entry already gone means another mover won, so the request fails alone.
+func timerDeleteHook(keys [][]byte) store.Hook {
+	return func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTimers)
+		for _, k := range keys {
+			if b.Get(k) == nil {
+				return errMoved
+			}
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// pendingTimers counts the index (bbolt keeps the key count in its page
+// headers, so Stats walks pages, not values; used by tests and stats).
+func (e *Engine) pendingTimers() (n int, err error) {
+	err = e.view(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketTimers).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
