@@ -69,10 +69,12 @@ type Engine struct {
 
 	arrivals arrivals
 
+	sched delayService // schedule service, timers, retry/DLQ counters (schedule.go)
+
 	closing   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
-	wg        sync.WaitGroup // the cleaner
+	wg        sync.WaitGroup // the cleaner and the schedule service's tasks
 }
 
 // Open opens (creating if needed) the data directory. It fails fast if
@@ -95,6 +97,10 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.st = st
 	if err := e.load(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := e.startSchedule(); err != nil {
 		st.Close()
 		return nil, err
 	}

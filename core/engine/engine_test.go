@@ -129,7 +129,7 @@ func TestPutValidation(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Field != "messages[1].keys" {
 		t.Fatalf("field error %+v", fe)
 	}
-	_, err = e.Put(ctx, "t", []core.PutMessage{{Body: []byte("x"), DelayLevel: 3}})
+	_, err = e.Put(ctx, "t", []core.PutMessage{{Body: []byte("x"), DelayLevel: -1}})
 	wantCode(t, err, core.EInvalid)
 	if st, _ := e.TopicStats("t"); st.Messages != 0 {
 		t.Fatalf("rejected publishes stored %d messages", st.Messages)

@@ -64,13 +64,20 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 			BornAt:      now.Truncate(time.Millisecond),
 		}}
 	}
-	if err := e.commit(ctx, ops, nil); err != nil {
+	plan, err := e.planDelays(now, msgs, ops) // delayed messages: schedule.go
+	if err != nil {
 		return nil, err
 	}
+	if err := e.commit(ctx, plan.ops, plan.hook); err != nil {
+		return nil, err
+	}
+	e.delaysCommitted(plan)
+	committedAt := time.Now().UTC().Truncate(time.Millisecond)
 	out := make([]core.PutResult, len(ops))
 	for i, op := range ops {
 		out[i] = core.PutResult{MessageID: op.msg.ID, Topic: topic, QueueID: op.msg.QueueID,
 			QueueOffset: op.msg.QueueOffset, StoredAt: op.msg.StoredAt}
+		plan.delayedResult(i, &out[i], committedAt)
 	}
 	return out, nil
 }
@@ -124,9 +131,6 @@ func validatePut(msgs []core.PutMessage) error {
 		}
 		if props > maxPropsLen {
 			return core.FieldError(field("properties"), "at most %d bytes in all", maxPropsLen)
-		}
-		if m.DelayLevel != 0 || !m.DeliverAt.IsZero() {
-			return core.FieldError(field("delayLevel"), "delayed delivery is not supported yet")
 		}
 	}
 	if len(msgs) > 1 && total > core.MaxMessageSize {
