@@ -70,7 +70,7 @@ func runCompare(ctx context.Context, cfg compareConfig, logw io.Writer) (rep Com
 	}
 	defer func() { err = errors.Join(err, base.stop()) }()
 
-	gwURL := cfg.URL
+	gwURL, gwPID := cfg.URL, 0
 	if gwURL == "" {
 		dir, err := os.MkdirTemp("", "mqbench-gateway-")
 		if err != nil {
@@ -86,7 +86,7 @@ func runCompare(ctx context.Context, cfg compareConfig, logw io.Writer) (rep Com
 			return rep, err
 		}
 		defer func() { err = errors.Join(err, gw.stop()) }()
-		gwURL = gw.url
+		gwURL, gwPID = gw.url, gw.cmd.Process.Pid
 	}
 
 	rep.Config = cfg.describe()
@@ -99,9 +99,9 @@ func runCompare(ctx context.Context, cfg compareConfig, logw io.Writer) (rep Com
 		}
 		for _, side := range order {
 			pc := cfg.publishConfig
-			pc.URL = gwURL
+			pc.URL, pc.ServerPID = gwURL, gwPID
 			if side == "baseline" {
-				pc.URL = base.url
+				pc.URL, pc.ServerPID = base.url, base.cmd.Process.Pid
 			}
 			fmt.Fprintf(logw, "round %d/%d: %s ...\n", round+1, cfg.Runs, side)
 			r, err := runPublish(ctx, pc, side)

@@ -29,6 +29,10 @@ type publishConfig struct {
 	Runs        int
 	JSON        bool
 	Client      string // "raw" or "std"
+
+	// ServerPID, when set (compare's child processes), is the server
+	// whose CPU use each run reports.
+	ServerPID int
 }
 
 // addPublishFlags registers the flags publish and compare share.
@@ -114,6 +118,9 @@ type PublishRun struct {
 	// ClientCPU is the cores mqbench itself used during the measured
 	// time (1.0 = one core busy).
 	ClientCPU float64 `json:"clientCpuCores"`
+	// ServerCPU is the cores the server used in the same time, when
+	// mqbench started it (compare); 0 when unknown.
+	ServerCPU float64 `json:"serverCpuCores,omitempty"`
 }
 
 // runPublish creates the topic, then runs cfg's load once against cfg.URL.
@@ -216,9 +223,11 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 	// measured time, each one timer; count mode ends when the claims run out.
 	start := time.Unix(0, l.measureFrom.Load())
 	cpu0 := processCPU()
+	srv0, srvOK := pidCPU(l.cfg.ServerPID)
 	if l.cfg.Warmup > 0 {
 		sleepCtx(ctx, l.cfg.Warmup)
 		cpu0 = processCPU()
+		srv0, srvOK = pidCPU(l.cfg.ServerPID)
 		start = time.Now()
 		l.measureFrom.Store(start.UnixNano())
 	}
@@ -228,6 +237,7 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 	}
 	wg.Wait()
 	cpu, wall := processCPU()-cpu0, time.Since(start)
+	srv1, srv1OK := pidCPU(l.cfg.ServerPID)
 
 	res := PublishRun{Errors: statusCounts{}}
 	var lat []time.Duration
@@ -257,6 +267,9 @@ func (l *publishLoad) run(ctx context.Context) PublishRun {
 	res.Latency = summarize(lat)
 	if wall > 0 {
 		res.ClientCPU = cpu.Seconds() / wall.Seconds()
+		if l.cfg.ServerPID > 0 && srvOK && srv1OK {
+			res.ServerCPU = (srv1 - srv0).Seconds() / wall.Seconds()
+		}
 	}
 	return res
 }
@@ -358,6 +371,7 @@ func medianRun(runs []PublishRun) PublishRun {
 		ReqsPerSec: f(func(r PublishRun) float64 { return r.ReqsPerSec }),
 		Latency:    medianLatency(lats),
 		ClientCPU:  f(func(r PublishRun) float64 { return r.ClientCPU }),
+		ServerCPU:  f(func(r PublishRun) float64 { return r.ServerCPU }),
 	}
 }
 

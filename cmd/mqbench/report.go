@@ -39,14 +39,14 @@ func (r PublishReport) write(w io.Writer, asJSON bool) error {
 }
 
 func publishHeader(tw *tabwriter.Writer) {
-	fmt.Fprintln(tw, "\tmsgs/s\tMB/s\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tok msgs\tfailed\tclient cpu\terrors\t")
+	fmt.Fprintln(tw, "\tmsgs/s\tMB/s\treq/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tok msgs\tfailed\tclient cpu\tserver cpu\terrors\t")
 }
 
 func publishRow(tw *tabwriter.Writer, name string, r PublishRun) {
-	fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%.2f\t%s\t\n",
+	fmt.Fprintf(tw, "%s\t%.0f\t%.1f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%.2f\t%s\t%s\t\n",
 		name, r.MsgsPerSec, r.MBPerSec, r.ReqsPerSec,
 		r.Latency.P50Ms, r.Latency.P90Ms, r.Latency.P99Ms, r.Latency.MaxMs,
-		r.Messages, r.Failed, r.ClientCPU, r.Errors)
+		r.Messages, r.Failed, r.ClientCPU, cores(r.ServerCPU), r.Errors)
 }
 
 func newTable(w io.Writer) *tabwriter.Writer {
@@ -77,4 +77,12 @@ func writeFirstErrors(w io.Writer, runs []PublishRun) {
 			fmt.Fprintf(w, "%s run %d first error: %s\n", r.Target, i+1, r.FirstError)
 		}
 	}
+}
+
+// cores formats a CPU share, "-" when unknown.
+func cores(c float64) string {
+	if c == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", c)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"math/rand/v2"
+	"os"
 	"testing"
 	"time"
 )
@@ -115,5 +116,27 @@ func TestRate(t *testing.T) {
 	}
 	if got := rate(5, 0); got != 0 {
 		t.Fatalf("rate over 0s = %v", got)
+	}
+}
+
+func TestPIDCPU(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	before, ok := pidCPU(os.Getpid())
+	if !ok {
+		t.Fatal("pidCPU(self) not available")
+	}
+	// Burn some CPU so the counter (10ms ticks) moves.
+	deadline := time.Now().Add(60 * time.Millisecond)
+	for x := 0; time.Now().Before(deadline); x++ {
+		_ = x * x
+	}
+	after, _ := pidCPU(os.Getpid())
+	if after <= before {
+		t.Fatalf("CPU did not grow: %v → %v", before, after)
+	}
+	if _, ok := pidCPU(-1); ok {
+		t.Fatal("pidCPU(-1) reported a value")
 	}
 }
