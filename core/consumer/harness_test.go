@@ -21,6 +21,7 @@ type env struct {
 	reg     *groups.Registry
 	back    *recordingSendBack
 	regOpts groups.Options
+	delays  []time.Duration // engine delay levels (default RocketMQ's)
 }
 
 func newEnv(t *testing.T) *env {
@@ -32,7 +33,7 @@ func newEnv(t *testing.T) *env {
 
 func (e *env) open() {
 	e.t.Helper()
-	eng, err := engine.Open(engine.Options{Dir: e.dir})
+	eng, err := engine.Open(engine.Options{Dir: e.dir, DelayLevels: e.delays})
 	if err != nil {
 		e.t.Fatal(err)
 	}
