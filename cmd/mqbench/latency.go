@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -19,9 +16,6 @@ import (
 // its send time in a property; a message's latency is from just before
 // its publish request to the answer of the receive that returned it. Both
 // clocks are this process's, so no clock skew enters.
-
-// propSentAt carries the publish time, unix nanoseconds.
-const propSentAt = "mqbenchSentAt"
 
 type latencyConfig struct {
 	URL         string
@@ -166,57 +160,6 @@ func (t *latencyTracker) checkDrained() {
 	}
 }
 
-// publisher state shared by the publish goroutines; each keeps its own
-// latencies, merged after.
-type latencyPublisher struct {
-	client *http.Client
-	url    string
-	body   string
-	jobs   chan time.Time // the scheduled slot of each message
-	from   *atomic.Int64
-
-	lat      []time.Duration
-	ok, late int64
-	measured int64
-	errs     statusCounts
-	firstErr string
-}
-
-// lateSlack is how far behind its slot a publish may start before it
-// counts as late (the load generator falling behind its rate).
-const lateSlack = 10 * time.Millisecond
-
-func (p *latencyPublisher) loop(ctx context.Context) {
-	p.errs = statusCounts{}
-	for slot := range p.jobs {
-		sent := time.Now()
-		if sent.Sub(slot) > lateSlack {
-			p.late++
-		}
-		body, err := json.Marshal(wireMessage{Body: &p.body,
-			Properties: map[string]string{propSentAt: strconv.FormatInt(sent.UnixNano(), 10)}})
-		if err != nil {
-			panic(err) // a map of strings always encodes
-		}
-		status, err := post(ctx, p.client, p.url, body)
-		if ctx.Err() != nil {
-			continue // drain jobs; the run is over
-		}
-		if err != nil || status != http.StatusCreated {
-			p.errs.add(status, 1)
-			if p.firstErr == "" {
-				p.firstErr = fmt.Sprintf("publish: status %d: %v", status, err)
-			}
-			continue
-		}
-		p.ok++
-		if from := p.from.Load(); from != 0 && sent.UnixNano() >= from {
-			p.measured++
-			p.lat = append(p.lat, time.Since(sent))
-		}
-	}
-}
-
 func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	id := runID()
 	topic, group := c.Topic, c.Group
@@ -256,59 +199,10 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 		recvWG.Go(func() { r.loop(recvCtx) })
 	}
 
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	body := *randomMessage(r, c.Size, false).Body
-	jobs := make(chan time.Time, c.PubConc)
-	pubs := make([]*latencyPublisher, c.PubConc)
-	var pubWG sync.WaitGroup
-	for i := range pubs {
-		p := &latencyPublisher{client: client, url: topicURL(c.URL, topic, "/messages"),
-			body: body, jobs: jobs, from: &tr.measureFrom}
-		pubs[i] = p
-		pubWG.Go(func() { p.loop(ctx) })
-	}
-
-	// The schedule: slot i is at start + i/rate. One timer, re-armed to
-	// the next slot; when a slot is late the loop catches up without
-	// sleeping, so the rate holds on average (open loop).
-	interval := time.Second / time.Duration(c.Rate)
-	start := time.Now()
-	measureFrom := start.Add(c.Warmup)
-	end := measureFrom.Add(c.Duration)
-	timer := time.NewTimer(0)
-	<-timer.C
-schedule:
-	for i := 0; ; i++ {
-		slot := start.Add(time.Duration(i) * interval)
-		if !slot.Before(end) {
-			break
-		}
-		if tr.measureFrom.Load() == 0 && !slot.Before(measureFrom) {
-			tr.measureFrom.Store(slot.UnixNano())
-		}
-		if d := time.Until(slot); d > 0 {
-			timer.Reset(d)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				break schedule
-			}
-		}
-		select {
-		case jobs <- slot:
-		case <-ctx.Done():
-			break schedule
-		}
-	}
-	timer.Stop()
-	close(jobs)
-	pubWG.Wait()
-	pubEnd := time.Now()
-
-	var published int64
-	for _, p := range pubs {
-		published += p.ok
-	}
+	paced := runPaced(ctx, pacedConfig{client: client, url: topicURL(c.URL, topic, "/messages"),
+		size: c.Size, rate: c.Rate, warmup: c.Warmup, duration: c.Duration, conc: c.PubConc,
+		measureFrom: &tr.measureFrom})
+	published := paced.published
 	tr.publishingDone(published)
 	drain := time.NewTimer(c.Drain)
 	select {
@@ -321,17 +215,12 @@ schedule:
 	cancelRecv()
 	recvWG.Wait()
 
-	var pubLat []time.Duration
 	run.Errors = statusCounts{}
-	for _, p := range pubs {
-		pubLat = append(pubLat, p.lat...)
-		run.Measured += p.measured
-		run.Late += p.late
-		run.Errors.merge(p.errs)
-		if run.FirstError == "" {
-			run.FirstError = p.firstErr
-		}
-	}
+	run.Errors.merge(paced.errs)
+	run.FirstError = paced.firstErr
+	run.Measured, run.Late = paced.measured, paced.late
+	run.PublishRate = paced.rate
+	run.PublishLatency = summarize(paced.lat)
 	var st receiverStats
 	for _, r := range recvs {
 		st.merge(&r.stats)
@@ -344,10 +233,6 @@ schedule:
 		run.FirstError = st.firstErr
 	}
 	run.Published = published
-	if from := tr.measureFrom.Load(); from != 0 {
-		run.PublishRate = rate(float64(run.Measured), pubEnd.Sub(time.Unix(0, from)))
-	}
-	run.PublishLatency = summarize(pubLat)
 	run.AckStatus = st.ackStatus
 	tr.mu.Lock()
 	run.Received = int64(len(tr.seen))

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Publishing at a fixed rate (open loop), for the modes that measure how
+// long a message takes to come out the other side (latency, webhook).
+// Each message carries its send time in the propSentAt property.
+
+// propSentAt carries the publish time, unix nanoseconds.
+const propSentAt = "mqbenchSentAt"
+
+type pacedConfig struct {
+	client   *http.Client
+	url      string // POST .../messages
+	size     int
+	rate     int
+	warmup   time.Duration
+	duration time.Duration
+	conc     int // publish requests in flight at most
+	// measureFrom is set to the first slot after the warm-up; messages
+	// sent before it are warm-up. The receiving side reads it too.
+	measureFrom *atomic.Int64
+}
+
+type pacedResult struct {
+	published int64 // 201s, warm-up included
+	measured  int64 // 201s sent after the warm-up
+	late      int64
+	rate      float64 // achieved after the warm-up, msgs/s
+	lat       []time.Duration
+	errs      statusCounts
+	firstErr  string
+}
+
+// lateSlack is how far behind its slot a publish may start before it
+// counts as late (the load generator falling behind its rate).
+const lateSlack = 10 * time.Millisecond
+
+// runPaced publishes one message per slot, slot i at start + i/rate, until
+// warm-up plus duration have passed, and returns when every publish has
+// been answered. One timer is re-armed to the next slot; when a slot is
+// already due the loop hands it out without waiting, so the rate holds on
+// average even after a stall. Publishes go to conc goroutines; if all are
+// busy the schedule waits, and the publishes that start late are counted.
+func runPaced(ctx context.Context, c pacedConfig) pacedResult {
+	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
+	body := *randomMessage(r, c.size, false).Body
+	jobs := make(chan time.Time, c.conc)
+	pubs := make([]*pacedPublisher, c.conc)
+	var wg sync.WaitGroup
+	for i := range pubs {
+		p := &pacedPublisher{client: c.client, url: c.url, body: body, jobs: jobs, from: c.measureFrom}
+		pubs[i] = p
+		wg.Go(func() { p.loop(ctx) })
+	}
+
+	interval := time.Second / time.Duration(c.rate)
+	start := time.Now()
+	measureFrom := start.Add(c.warmup)
+	end := measureFrom.Add(c.duration)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+schedule:
+	for i := 0; ; i++ {
+		slot := start.Add(time.Duration(i) * interval)
+		if !slot.Before(end) {
+			break
+		}
+		if c.measureFrom.Load() == 0 && !slot.Before(measureFrom) {
+			c.measureFrom.Store(slot.UnixNano())
+		}
+		if d := time.Until(slot); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				break schedule
+			}
+		}
+		select {
+		case jobs <- slot:
+		case <-ctx.Done():
+			break schedule
+		}
+	}
+	timer.Stop()
+	close(jobs)
+	wg.Wait()
+	pubEnd := time.Now()
+
+	res := pacedResult{errs: statusCounts{}}
+	for _, p := range pubs {
+		res.published += p.ok
+		res.measured += p.measured
+		res.late += p.late
+		res.lat = append(res.lat, p.lat...)
+		res.errs.merge(p.errs)
+		if res.firstErr == "" {
+			res.firstErr = p.firstErr
+		}
+	}
+	if len(res.errs) == 0 {
+		res.errs = nil
+	}
+	if from := c.measureFrom.Load(); from != 0 {
+		res.rate = rate(float64(res.measured), pubEnd.Sub(time.Unix(0, from)))
+	}
+	return res
+}
+
+// pacedPublisher is one publish goroutine; it keeps its own figures,
+// merged after it stops.
+type pacedPublisher struct {
+	client *http.Client
+	url    string
+	body   string
+	jobs   chan time.Time // the scheduled slot of each message
+	from   *atomic.Int64
+
+	lat      []time.Duration
+	ok, late int64
+	measured int64
+	errs     statusCounts
+	firstErr string
+}
+
+func (p *pacedPublisher) loop(ctx context.Context) {
+	p.errs = statusCounts{}
+	for slot := range p.jobs {
+		sent := time.Now()
+		if sent.Sub(slot) > lateSlack {
+			p.late++
+		}
+		body, err := json.Marshal(wireMessage{Body: &p.body,
+			Properties: map[string]string{propSentAt: strconv.FormatInt(sent.UnixNano(), 10)}})
+		if err != nil {
+			panic(err) // strings always encode
+		}
+		status, err := post(ctx, p.client, p.url, body)
+		if ctx.Err() != nil {
+			continue // drain jobs; the run is over
+		}
+		if err != nil || status != http.StatusCreated {
+			p.errs.add(status, 1)
+			if p.firstErr == "" {
+				p.firstErr = fmt.Sprintf("publish: status %d: %v", status, err)
+			}
+			continue
+		}
+		p.ok++
+		if from := p.from.Load(); from != 0 && sent.UnixNano() >= from {
+			p.measured++
+			p.lat = append(p.lat, time.Since(sent))
+		}
+	}
+}
