@@ -2,18 +2,26 @@
 // publishing (queue selection, ids, validation), reading queues (RocketMQ
 // getMessage with tag filtering and its statuses), lookups by id and key,
 // offset search by time, long-polling wake-ups (Arrival), the retention
-// cleaner and topic deletion. Later issues add the schedule service, delay
-// levels and sendMessageBack here, on the unexported write primitive
-// commit(ctx, []putOp, hook), which targets an explicit (topic, queue),
-// accepts system topics (creating %RETRY%g / %DLQ%g on first use) and runs
-// an optional hook in the same transaction.
+// cleaner and topic deletion; the schedule service (delay levels on
+// SCHEDULE_TOPIC_XXXX, timer messages in a time index: schedule*.go,
+// timer.go), sendMessageBack to %RETRY%g / %DLQ%g (sendback.go) and DLQ
+// listing and redrive (dlq.go). All writes go through the unexported
+// primitive commit(ctx, []putOp, hook), which targets an explicit (topic,
+// queue), accepts system topics (creating %RETRY%g / %DLQ%g on first use)
+// and runs an optional hook in the same transaction: the schedule service
+// advances its offset (or deletes its timer entry) there, so a due message
+// is moved exactly once across crashes.
 //
 // It imports core and core/store; never HTTP, the gateway or the consumer.
 //
 // # Goroutines
 //
-// The engine owns two: the store's group-commit writer and the retention
-// cleaner (one timer, re-armed after each pass). Close stops the cleaner,
+// The engine owns: the store's group-commit writer, the retention cleaner
+// (one timer, re-armed after each pass), one task per delay level
+// (DeliverDelayedMessageTimerTask) and one timer-index task. Each schedule
+// task sleeps on one timer armed for its earliest due message, or until a
+// put of an earlier one wakes it (levelTask.armed/offer); it never polls.
+// The cleaner and the tasks stop on Close's signal before the store closes. Close stops the cleaner,
 // lets the writer commit what is queued (later puts get core.ErrClosed),
 // wakes every Arrival waiter and closes the file. Nothing polls: waiters
 // block on per-queue generation channels closed by the writer's commit
@@ -33,5 +41,9 @@
 //
 // A %RETRY% or %DLQ% topic exists only once something was put to it; until
 // then Topic reports it with one queue and reads see an empty queue.
-// Messages of the schedule topic are never removed by retention.
+// Messages of the schedule topic are never removed by retention; each
+// level task trims its queue's delivered head instead. Timer messages are
+// not in the commit log (nor the id index) until they are due.
+// A retry pending for a group deleted meanwhile recreates its %RETRY%
+// topic when it comes due.
 package engine
