@@ -13,7 +13,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/core/groups"
+	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/openapi"
 )
 
@@ -26,11 +30,13 @@ type Main struct {
 	Config Config
 	Logger zerolog.Logger
 
-	engine *engine.Engine
-	api    *api.Server
-	ln     net.Listener
-	http   *http.Server
-	served chan error // Serve's result; closed when the serve goroutine ends
+	engine  *engine.Engine
+	groups  *groups.Registry
+	gateway *gateway.Embedded
+	api     *api.Server
+	ln      net.Listener
+	http    *http.Server
+	served  chan error // Serve's result; closed when the serve goroutine ends
 }
 
 // NewMain returns a Main with the default config and a logger to stderr.
@@ -64,8 +70,34 @@ func (m *Main) Run() error {
 	}
 	m.engine = eng
 
-	httpLog := m.Logger.With().Str("component", "http").Logger()
-	m.api = api.New(api.Options{Engine: eng, Logger: &httpLog, Version: Version(), OpenAPI: openapi.Document})
+	reg, err := groups.OpenWith(eng.DB(), groups.Options{Logger: m.component("groups")})
+	if err != nil {
+		return fmt.Errorf("open consumer groups: %w", err)
+	}
+	m.groups = reg
+	gw, err := gateway.New(gateway.Options{
+		Dir:       m.Config.Data,
+		Groups:    reg,
+		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: sendBacker(eng), Coordinator: reg}, nil),
+		Logger:    m.component("gateway"),
+	})
+	if err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	if err := gw.Start(); err != nil {
+		return fmt.Errorf("start gateway: %w", err)
+	}
+	m.gateway = gw
+
+	httpLog := m.component("http")
+	m.api = api.New(api.Options{
+		Engine:  eng,
+		Consume: gw,
+		Groups:  &gateway.Admin{Registry: reg, Engine: eng, Service: gw},
+		Logger:  &httpLog,
+		Version: Version(),
+		OpenAPI: openapi.Document,
+	})
 
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
@@ -112,18 +144,35 @@ func (m *Main) Done() <-chan error { return m.served }
 // closes. It is safe after a partial Run.
 func (m *Main) Close() error {
 	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+	defer cancel()
 	if m.http != nil {
 		m.api.SetShuttingDown()
-		ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		// Parked long polls answer now with what they have, so Shutdown
+		// does not wait out their waitSeconds.
+		m.gateway.Drain()
 		if err := m.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 			_ = m.http.Close()
 		}
-		cancel()
 		<-m.served
 		m.http = nil
 	} else if m.ln != nil {
 		_ = m.ln.Close()
+	}
+	// Push consumers persist their offsets and unlock their queues before
+	// the registry and the bbolt file close under them.
+	if m.gateway != nil {
+		if err := m.gateway.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close gateway: %w", err))
+		}
+		m.gateway = nil
+	}
+	if m.groups != nil {
+		if err := m.groups.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close groups: %w", err))
+		}
+		m.groups = nil
 	}
 	if m.engine != nil {
 		if err := m.engine.Close(); err != nil {
@@ -135,4 +184,25 @@ func (m *Main) Close() error {
 		m.Logger.Info().Msg("stopped")
 	}
 	return errors.Join(errs...)
+}
+
+// component is the logger of one part of the server.
+func (m *Main) component(name string) zerolog.Logger {
+	return m.Logger.With().Str("component", name).Logger()
+}
+
+// sendBacker is the engine's sendMessageBack (SPEC §6) when this build's
+// engine has it; otherwise failed messages are consumed again locally
+// (the push consumer's fallback when a send back fails).
+func sendBacker(eng *engine.Engine) consumer.SendBacker {
+	if sb, ok := any(eng).(consumer.SendBacker); ok {
+		return sb
+	}
+	return noSendBack{}
+}
+
+type noSendBack struct{}
+
+func (noSendBack) SendMessageBack(context.Context, string, *core.Message, int, int) error {
+	return errors.New("send back is not available in this build")
 }
