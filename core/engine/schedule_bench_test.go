@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// BenchmarkPutWithPendingDelayed compares publishing into an engine holding
+// many pending delayed messages (half delay levels, half timers, due in
+// hours) with publishing into an empty one, alternating rounds in the same
+// run, and reports the ratio of their publish times (issue 5: ≤ 1.10).
+// MQGATE_BENCH_PENDING sets the backlog (default 100,000; the issue's
+// figure is 1,000,000).
+//
+//	MQGATE_BENCH_PENDING=1000000 go test -run XXX -bench PendingDelayed -benchtime 20000x ./core/engine
+func BenchmarkPutWithPendingDelayed(b *testing.B) {
+	pending := 100_000
+	if v, err := strconv.Atoi(os.Getenv("MQGATE_BENCH_PENDING")); err == nil && v > 0 {
+		pending = v
+	}
+	empty := openTest(b, Options{})
+	full := openTest(b, Options{})
+	for _, e := range []*Engine{empty, full} {
+		mustTopic(b, e, "bench", 8)
+	}
+	batch := make([]core.PutMessage, 1000)
+	body := make([]byte, 1024)
+	for i := 0; i < pending; i += len(batch) {
+		for j := range batch {
+			batch[j] = core.PutMessage{Body: body, DelayLevel: 17 + j%2}
+			if j%2 == 1 {
+				batch[j] = core.PutMessage{Body: body, DeliverAt: time.Now().Add(time.Duration(1+j%900) * time.Hour)}
+			}
+		}
+		mustPut(b, full, "bench", batch...)
+	}
+	msg := []core.PutMessage{{Body: body, Tags: "t"}}
+	run := func(e *Engine, n int) time.Duration {
+		var wg sync.WaitGroup
+		start := time.Now()
+		for p := range publishers {
+			wg.Go(func() {
+				for i := p; i < n; i += publishers {
+					if _, err := e.Put(context.Background(), "bench", msg); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return time.Since(start)
+	}
+	b.ResetTimer()
+	var tEmpty, tFull time.Duration
+	const rounds = 4
+	for range rounds {
+		tEmpty += run(empty, b.N/rounds+1)
+		tFull += run(full, b.N/rounds+1)
+	}
+	b.ReportMetric(float64(tFull)/float64(tEmpty), "pending/empty")
+	b.ReportMetric(float64(b.N)/tEmpty.Seconds(), "empty-msgs/s")
+	b.ReportMetric(float64(b.N)/tFull.Seconds(), "pending-msgs/s")
+}
