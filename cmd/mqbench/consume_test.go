@@ -3,7 +3,7 @@ package main
 import "testing"
 
 func TestConsumeAcksEveryMessageOnce(t *testing.T) {
-	g := startFakeGateway(t, 0, 0)
+	g := startFakeGateway(t, fakeOptions{})
 	var rep ConsumeReport
 	runMode(t, &rep, "consume", "--url", g.srv.URL, "--count", "2000", "--consumers", "4", "--wait", "1")
 	r := rep.Runs[0]
@@ -21,7 +21,7 @@ func TestConsumeAcksEveryMessageOnce(t *testing.T) {
 }
 
 func TestConsumeCountsDuplicates(t *testing.T) {
-	g := startFakeGateway(t, 10, 0) // every 10th message twice
+	g := startFakeGateway(t, fakeOptions{dupEvery: 10}) // every 10th message twice
 	var rep ConsumeReport
 	runMode(t, &rep, "consume", "--url", g.srv.URL, "--count", "1000", "--consumers", "3", "--wait", "1")
 	r := rep.Runs[0]
@@ -35,8 +35,7 @@ func TestConsumeCountsDuplicates(t *testing.T) {
 // Messages the server loses are reported missing once --run-timeout ends
 // the wait for them.
 func TestConsumeReportsMissingOnTimeout(t *testing.T) {
-	g := startFakeGateway(t, 0, 0)
-	g.dropEvery = 25 // 4 of 100 are never delivered
+	g := startFakeGateway(t, fakeOptions{dropEvery: 25}) // 4 of 100 are never delivered
 	var rep ConsumeReport
 	runMode(t, &rep, "consume", "--url", g.srv.URL, "--count", "100", "--consumers", "2", "--wait", "0",
 		"--run-timeout", "300ms")

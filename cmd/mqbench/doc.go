@@ -11,6 +11,8 @@
 //	                         reporting medians and the gateway/baseline ratio
 //	mqbench consume          pre-publish, then N consumers receive+ack
 //	mqbench latency          publish at a fixed rate, measure publish→receive
+//	mqbench webhook          publish at a fixed rate to a push group whose
+//	                         webhook mqbench serves, measure publish→webhook
 //
 // What it owns: load generation, the baseline server and the statistics. It
 // talks plain HTTP to the documented contract and imports nothing of the

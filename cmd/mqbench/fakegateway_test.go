@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -23,7 +29,7 @@ type fakeGateway struct {
 
 	// dupEvery re-delivers every n-th message once more (0: never).
 	dupEvery int
-	// dropEvery loses every n-th message (0: never); set before use.
+	// dropEvery loses every n-th message (0: never).
 	dropEvery int
 	// delay holds each published message back this long before it can
 	// be received.
@@ -32,19 +38,42 @@ type fakeGateway struct {
 	mu      sync.Mutex
 	pending sync.WaitGroup
 	acked   map[string]int
+
+	// The push group's webhook sender: one goroutine, stopped by
+	// pushStop and waited for with pushDone.
+	pushStop chan struct{}
+	pushDone chan struct{}
+	// forgeEvery signs every n-th webhook with a wrong key (0: never).
+	forgeEvery int
 }
 
-func startFakeGateway(t *testing.T, dupEvery int, delay time.Duration) *fakeGateway {
+// fakeOptions are the fake's injected behaviours, fixed before it starts.
+type fakeOptions struct {
+	dupEvery, dropEvery, forgeEvery int
+	delay                           time.Duration
+}
+
+func startFakeGateway(t *testing.T, o fakeOptions) *fakeGateway {
 	t.Helper()
-	g := &fakeGateway{queue: make(chan receivedMessage, 1<<16), dupEvery: dupEvery, delay: delay, acked: map[string]int{}}
+	g := &fakeGateway{queue: make(chan receivedMessage, 1<<16), dupEvery: o.dupEvery, dropEvery: o.dropEvery,
+		forgeEvery: o.forgeEvery, delay: o.delay, acked: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("PUT /v1/topics/{topic}", func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusCreated)
 	})
 	mux.HandleFunc("PUT /v1/groups/{group}", func(w http.ResponseWriter, r *http.Request) {
+		var spec groupSpec
+		if err := json.NewDecoder(r.Body).Decode(&spec); err != nil {
+			http.Error(w, err.Error(), 400)
+			return
+		}
+		if spec.Push != nil {
+			g.startPusher(*spec.Push)
+		}
 		w.WriteHeader(http.StatusCreated)
 	})
 	mux.HandleFunc("DELETE /v1/groups/{group}", func(w http.ResponseWriter, r *http.Request) {
+		g.stopPusher()
 		w.WriteHeader(http.StatusNoContent)
 	})
 	mux.HandleFunc("POST /v1/topics/{topic}/messages", func(w http.ResponseWriter, r *http.Request) {
@@ -73,6 +102,7 @@ func startFakeGateway(t *testing.T, dupEvery int, delay time.Duration) *fakeGate
 	mux.HandleFunc("POST /v1/groups/{group}/ack", g.ack)
 	g.srv = httptest.NewServer(mux)
 	t.Cleanup(func() {
+		g.stopPusher()
 		g.pending.Wait() // delayed publishes still in their timers
 		g.srv.Close()
 	})
@@ -152,4 +182,82 @@ func (g *fakeGateway) ack(w http.ResponseWriter, r *http.Request) {
 	}
 	g.mu.Unlock()
 	_ = json.NewEncoder(w).Encode(out)
+}
+
+// startPusher delivers the queue to push.URL, one message per signed
+// request, retrying a message until it is answered 2xx — what a push
+// group's listener does.
+func (g *fakeGateway) startPusher(push pushSpec) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.pushStop != nil {
+		return
+	}
+	key, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(push.Secret, "whsec_"))
+	if err != nil {
+		panic(err)
+	}
+	g.pushStop, g.pushDone = make(chan struct{}), make(chan struct{})
+	stop, done := g.pushStop, g.pushDone
+	go func() {
+		defer close(done)
+		client := &http.Client{Timeout: 5 * time.Second}
+		defer client.CloseIdleConnections()
+		var n int
+		for {
+			var m receivedMessage
+			select {
+			case m = <-g.queue:
+			case <-stop:
+				return
+			}
+			m.ReceiptHandle = ""
+			body, _ := json.Marshal(receiveAnswer{Messages: []receivedMessage{m}})
+			for {
+				n++
+				signKey := key
+				if g.forgeEvery > 0 && n%g.forgeEvery == 0 {
+					signKey = []byte("not the key")
+				}
+				if g.postHook(client, push.URL, signKey, n, body) {
+					break
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+			}
+		}
+	}()
+}
+
+func (g *fakeGateway) postHook(c *http.Client, url string, key []byte, n int, body []byte) bool {
+	id, ts := "msg_"+strconv.Itoa(n), strconv.FormatInt(time.Now().Unix(), 10)
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte(id + "." + ts + "."))
+	mac.Write(body)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+	req.Header.Set("content-type", "application/json")
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", ts)
+	req.Header.Set("webhook-signature", "v1,"+base64.StdEncoding.EncodeToString(mac.Sum(nil)))
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode/100 == 2
+}
+
+func (g *fakeGateway) stopPusher() {
+	g.mu.Lock()
+	stop, done := g.pushStop, g.pushDone
+	g.pushStop, g.pushDone = nil, nil
+	g.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
 }

@@ -9,7 +9,7 @@ import (
 // come out at least that and not much more.
 func TestLatencyMeasuresDeliveryDelay(t *testing.T) {
 	const delay = 20 * time.Millisecond
-	g := startFakeGateway(t, 0, delay)
+	g := startFakeGateway(t, fakeOptions{delay: delay})
 	var rep LatencyReport
 	runMode(t, &rep, "latency", "--url", g.srv.URL, "--rate", "500", "--duration", "400ms",
 		"--warmup", "100ms", "--wait", "1", "--consumers", "2", "--drain", "5s")

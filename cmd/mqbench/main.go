@@ -26,6 +26,7 @@ modes:
   baseline-server  bare HTTP server with the publish routes, stores nothing
   consume          pre-publish, then N consumers receive+ack
   latency          publish at a fixed rate, measure publish->receive latency
+  webhook          publish at a fixed rate to a push group, measure publish->webhook
 
 run 'mqbench <mode> -h' for the flags of a mode.
 `
@@ -48,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = consumeMain(ctx, args, stdout, stderr)
 	case "latency":
 		err = latencyMain(ctx, args, stdout, stderr)
+	case "webhook":
+		err = webhookMain(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

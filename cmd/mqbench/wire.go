@@ -15,6 +15,16 @@ type groupSpec struct {
 	MessageModel  string         `json:"messageModel"`
 	ConsumeMode   string         `json:"consumeMode"`
 	ConsumeFrom   consumeFrom    `json:"consumeFrom"`
+	Push          *pushSpec      `json:"push,omitempty"`
+}
+
+// pushSpec makes a group a push group: the gateway POSTs its messages to
+// URL (API.md "Webhooks").
+type pushSpec struct {
+	URL            string `json:"url"`
+	MaxInFlight    int    `json:"maxInFlight,omitempty"`
+	TimeoutSeconds int    `json:"timeoutSeconds,omitempty"`
+	Secret         string `json:"secret,omitempty"`
 }
 
 type subscription struct {
@@ -62,7 +72,13 @@ type handleResults struct {
 // topic that starts from the first offset, so it sees what was published
 // before it existed.
 func ensureGroup(ctx context.Context, c *http.Client, base, group, topic string) error {
+	return putGroup(ctx, c, base, group, topic, nil)
+}
+
+// putGroup is ensureGroup with an optional push configuration.
+func putGroup(ctx context.Context, c *http.Client, base, group, topic string, push *pushSpec) error {
 	spec := groupSpec{
+		Push:          push,
 		Subscriptions: []subscription{{Topic: topic, Filter: "*"}},
 		MessageModel:  "CLUSTERING",
 		ConsumeMode:   "CONCURRENTLY",
