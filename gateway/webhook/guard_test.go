@@ -150,3 +150,16 @@ func TestValidateConfig(t *testing.T) {
 		}
 	}
 }
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"", "0", "120", "-5", "Wed, 21 Oct 2015 07:28:00 GMT", "99999999999999999999"} {
+		f.Add(s)
+	}
+	now := time.Now()
+	f.Fuzz(func(t *testing.T, v string) {
+		d, ok := parseRetryAfter(v, now, time.Hour)
+		if d < 0 || d > time.Hour || (!ok && d != 0) {
+			t.Fatalf("parseRetryAfter(%q) = %v, %v", v, d, ok)
+		}
+	})
+}
