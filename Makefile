@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # -race needs cgo and a C compiler; `make test RACE=` runs without it.
 RACE    ?= -race
 
-.PHONY: help build run test vet unit openapi openapi-check bench clean
+.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -19,7 +19,7 @@ build: ## static binaries in bin/ (mqgate, mqbench)
 run: ## run the server on :8080 with data in ./data
 	$(GO) run ./cmd/mqgate serve
 
-test: vet openapi-check unit ## everything CI runs: vet, OpenAPI freshness, unit + e2e tests with -race
+test: vet openapi-check client-check unit ## everything CI runs: vet, OpenAPI and client freshness, unit + e2e tests with -race
 
 vet: ## go vet and a gofmt check
 	$(GO) vet ./...
@@ -34,6 +34,15 @@ openapi: ## regenerate openapi/swagger.json and openapi/openapi.json from the an
 
 openapi-check: ## fail when the committed OpenAPI documents are stale (and validate them)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(GO) run ./openapi/gen -out "$$tmp" -check openapi
+
+client: ## regenerate the Go client apiclient/client.gen.go from openapi/openapi.json (oapi-codegen, a Go tool in go.mod)
+	cd apiclient && $(GO) generate .
+
+client-check: ## fail when the committed Go client is stale against openapi/openapi.json
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  $(GO) tool oapi-codegen -config apiclient/oapi-codegen.yaml -o "$$tmp/client.gen.go" openapi/openapi.json && \
+	  if ! cmp -s "$$tmp/client.gen.go" apiclient/client.gen.go; then \
+	    echo "apiclient/client.gen.go is stale: run \`make client\` and commit it"; exit 1; fi
 
 bench: ## issue-2 publish figures: gateway vs bare-HTTP baseline, 1 KiB, 64 clients, single and batch-of-100
 	$(GO) build -o $(BIN)/mqbench ./cmd/mqbench

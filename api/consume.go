@@ -98,6 +98,7 @@ func newHandleResults(rs []gateway.HandleResult) HandleResults {
 //	@Failure		415		{object}	Problem
 //	@Failure		429		{object}	Problem	"Too many waiting receives"
 //	@Failure		503		{object}	Problem
+//	@ID				receiveMessages
 //	@Router			/v1/groups/{group}/receive [post]
 func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -157,6 +158,7 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 //	@Failure		404		{object}	Problem
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
+//	@ID				ackMessages
 //	@Router			/v1/groups/{group}/ack [post]
 func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 	name, req, ok := decodeHandles[AckRequest](s, w, r)
@@ -181,6 +183,7 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 //	@Failure		404		{object}	Problem
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
+//	@ID				nackMessages
 //	@Router			/v1/groups/{group}/nack [post]
 func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
 	name, req, ok := decodeHandles[NackRequest](s, w, r)
@@ -204,6 +207,7 @@ func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404		{object}	Problem
 //	@Failure	415		{object}	Problem
 //	@Failure	503		{object}	Problem
+//	@ID			extendLeases
 //	@Router		/v1/groups/{group}/extend [post]
 func (s *Server) handleExtend(w http.ResponseWriter, r *http.Request) {
 	name, req, ok := decodeHandles[ExtendRequest](s, w, r)

@@ -227,6 +227,7 @@ func newOffsetList(qs []gateway.QueueOffset) OffsetList {
 //	@Failure		413		{object}	Problem
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
+//	@ID				putGroup
 //	@Router			/v1/groups/{group} [put]
 func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -262,6 +263,7 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 //	@Produce	json
 //	@Success	200	{object}	GroupList
 //	@Failure	503	{object}	Problem
+//	@ID			listGroups
 //	@Router		/v1/groups [get]
 func (s *Server) handleGroupList(w http.ResponseWriter, r *http.Request) {
 	gs, err := s.groups.GroupList(r.Context())
@@ -286,6 +288,7 @@ func (s *Server) handleGroupList(w http.ResponseWriter, r *http.Request) {
 //	@Failure	400		{object}	Problem
 //	@Failure	404		{object}	Problem
 //	@Failure	503		{object}	Problem
+//	@ID			getGroup
 //	@Router		/v1/groups/{group} [get]
 func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -341,6 +344,7 @@ func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 //	@Failure	400	{object}	Problem
 //	@Failure	404	{object}	Problem
 //	@Failure	503	{object}	Problem
+//	@ID			deleteGroup
 //	@Router		/v1/groups/{group} [delete]
 func (s *Server) handleGroupDelete(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -366,6 +370,7 @@ func (s *Server) handleGroupDelete(w http.ResponseWriter, r *http.Request) {
 //	@Failure	400			{object}	Problem
 //	@Failure	404			{object}	Problem
 //	@Failure	503			{object}	Problem
+//	@ID			getGroupOffsets
 //	@Router		/v1/groups/{group}/offsets [get]
 func (s *Server) handleGroupOffsets(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -395,6 +400,7 @@ func (s *Server) handleGroupOffsets(w http.ResponseWriter, r *http.Request) {
 //	@Failure		404		{object}	Problem
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
+//	@ID				resetGroupOffsets
 //	@Router			/v1/groups/{group}/offsets/reset [post]
 func (s *Server) handleGroupOffsetsReset(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)

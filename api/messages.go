@@ -145,6 +145,7 @@ func toPutMessage(req *PublishRequest, prefix string, now time.Time, fe *fieldEr
 //	@Failure		413		{object}	Problem	"Body over 4 MiB"
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
+//	@ID				publishMessage
 //	@Router			/v1/topics/{topic}/messages [post]
 func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	topic, err := userTopicParam(r)
@@ -197,6 +198,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 //	@Failure		413		{object}	Problem	"Bodies over 4 MiB in all"
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
+//	@ID				publishBatch
 //	@Router			/v1/topics/{topic}/messages/batch [post]
 func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Request) {
 	topic, err := userTopicParam(r)

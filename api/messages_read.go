@@ -25,6 +25,7 @@ const (
 //	@Failure	400			{object}	Problem
 //	@Failure	404			{object}	Problem	"Unknown topic or message"
 //	@Failure	503			{object}	Problem
+//	@ID			getMessage
 //	@Router		/v1/topics/{topic}/messages/{messageId} [get]
 func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) {
 	topic, err := readTopicParam(r)
@@ -61,6 +62,7 @@ func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) {
 //	@Failure		400		{object}	Problem
 //	@Failure		404		{object}	Problem	"Unknown topic"
 //	@Failure		503		{object}	Problem
+//	@ID				queryMessages
 //	@Router			/v1/topics/{topic}/messages [get]
 func (s *Server) handleMessageQuery(w http.ResponseWriter, r *http.Request) {
 	topic, err := readTopicParam(r)

@@ -19,6 +19,7 @@ type Health struct {
 //	@Tags		operations
 //	@Produce	json
 //	@Success	200	{object}	Health
+//	@ID			healthz
 //	@Router		/healthz [get]
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Health{Status: "ok", Version: s.version})
@@ -32,6 +33,7 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 //	@Produce	json
 //	@Success	200	{object}	Health
 //	@Failure	503	{object}	Problem	"Shutting down"
+//	@ID			readyz
 //	@Router		/readyz [get]
 func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	if s.shuttingDown.Load() {
@@ -48,6 +50,7 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 //	@Produce	json
 //	@Success	200	{object}	object
 //	@Failure	404	{object}	Problem
+//	@ID			getOpenAPI
 //	@Router		/openapi.json [get]
 func (s *Server) handleOpenAPI(w http.ResponseWriter, r *http.Request) {
 	if len(s.openapi) == 0 {
@@ -68,6 +71,7 @@ var docsPage []byte
 //	@Tags		operations
 //	@Produce	html
 //	@Success	200	{string}	string	"HTML page"
+//	@ID			getDocs
 //	@Router		/docs [get]
 func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -84,6 +84,7 @@ func newTopicStats(st core.TopicStats) *TopicStats {
 //	@Failure		413		{object}	Problem
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
+//	@ID				putTopic
 //	@Router			/v1/topics/{topic} [put]
 func (s *Server) handleTopicPut(w http.ResponseWriter, r *http.Request) {
 	name, err := userTopicParam(r)
@@ -138,6 +139,7 @@ func (s *Server) handleTopicPut(w http.ResponseWriter, r *http.Request) {
 //	@Failure	400		{object}	Problem
 //	@Failure	404		{object}	Problem
 //	@Failure	503		{object}	Problem
+//	@ID			getTopic
 //	@Router		/v1/topics/{topic} [get]
 func (s *Server) handleTopicGet(w http.ResponseWriter, r *http.Request) {
 	name, err := readTopicParam(r)
@@ -167,6 +169,7 @@ func (s *Server) handleTopicGet(w http.ResponseWriter, r *http.Request) {
 //	@Produce	json
 //	@Success	200	{object}	TopicList
 //	@Failure	503	{object}	Problem
+//	@ID			listTopics
 //	@Router		/v1/topics [get]
 func (s *Server) handleTopicList(w http.ResponseWriter, r *http.Request) {
 	ts, err := s.engine.Topics()
@@ -192,6 +195,7 @@ func (s *Server) handleTopicList(w http.ResponseWriter, r *http.Request) {
 //	@Failure	403		{object}	Problem	"System topic"
 //	@Failure	404		{object}	Problem
 //	@Failure	503		{object}	Problem
+//	@ID			deleteTopic
 //	@Router		/v1/topics/{topic} [delete]
 func (s *Server) handleTopicDelete(w http.ResponseWriter, r *http.Request) {
 	name, err := userTopicParam(r)
