@@ -81,8 +81,13 @@ func resolve(c core.PushConfig) (config, error) {
 	case c.BatchSize > 0:
 		cfg.batchSize = c.BatchSize
 	}
-	if cfg.secret, err = DecodeSecret(c.Secret); err != nil {
-		return config{}, core.FieldError("push.secret", "%v", err)
+	if c.Secret != "" {
+		// No secret: requests go unsigned (no webhook-signature header).
+		// Allowed because the API makes the secret optional; docs advise
+		// against it.
+		if cfg.secret, err = DecodeSecret(c.Secret); err != nil {
+			return config{}, core.FieldError("push.secret", "%v", err)
+		}
 	}
 	return cfg, nil
 }
@@ -90,8 +95,9 @@ func resolve(c core.PushConfig) (config, error) {
 // DecodeSecret turns a configured secret into the HMAC key. A secret of
 // the form "whsec_<base64>" (Standard Webhooks) is base64-decoded; any other
 // non-empty string is used as raw bytes, so a plain passphrase also works
-// (receivers must then use the same raw bytes). An empty secret is
-// refused: every push is signed.
+// (receivers must then use the same raw bytes). An empty secret is an
+// error here (nothing to verify with); a push config without a secret
+// sends unsigned requests.
 func DecodeSecret(secret string) ([]byte, error) {
 	if secret == "" {
 		return nil, core.Errorf(core.EInvalid, "a signing secret is required")

@@ -63,7 +63,9 @@ func (p *Pusher) post(msgs []*core.Message) result {
 	req.Header.Set("User-Agent", p.opts.UserAgent)
 	req.Header.Set(HeaderID, id)
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(HeaderSignature, Sign(cfg.secret, id, ts, body))
+	if len(cfg.secret) > 0 {
+		req.Header.Set(HeaderSignature, Sign(cfg.secret, id, ts, body))
+	}
 
 	start := time.Now()
 	resp, err := client.Do(req)

@@ -135,7 +135,7 @@ func TestValidateConfig(t *testing.T) {
 		"push.maxInFlight":    {URL: ok.URL, Secret: testSecret, MaxInFlight: MaxMaxInFlight + 1},
 		"push.timeoutSeconds": {URL: ok.URL, Secret: testSecret, TimeoutSeconds: -1},
 		"push.batchSize":      {URL: ok.URL, Secret: testSecret, BatchSize: 33},
-		"push.secret":         {URL: ok.URL},
+		"push.secret":         {URL: ok.URL, Secret: "whsec_!!"},
 	}
 	for field, pc := range bad {
 		err := ValidateConfig(pc)
@@ -143,6 +143,9 @@ func TestValidateConfig(t *testing.T) {
 		if !errors.As(err, &e) || e.Field != field || e.Code != core.EInvalid {
 			t.Errorf("%s: got %v", field, err)
 		}
+	}
+	if err := ValidateConfig(core.PushConfig{URL: ok.URL}); err != nil {
+		t.Errorf("no secret (unsigned pushes) refused: %v", err)
 	}
 	for _, u := range []string{"", "http://", "https://user:pw@h/"} {
 		if err := ValidateConfig(core.PushConfig{URL: u, Secret: testSecret}); err == nil {

@@ -1,12 +1,15 @@
 package webhook
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 func signedHeader(key []byte, id string, ts int64, body []byte) http.Header {
@@ -113,4 +116,23 @@ func FuzzVerify(f *testing.F) {
 		h.Set(HeaderSignature, sig)
 		_ = VerifyAt(testSecret, h, body, time.Unix(1700000000, 0), DefaultTolerance)
 	})
+}
+
+// TestUnsignedWithoutSecret: a push config without a secret sends the id
+// and timestamp but no signature (the API makes the secret optional).
+func TestUnsignedWithoutSecret(t *testing.T) {
+	hdrs := make(chan http.Header, 1)
+	srv := receiver(t, func(w http.ResponseWriter, r *http.Request) { hdrs <- r.Header.Clone() })
+	p, err := New("g", core.PushConfig{URL: srv.URL}, Options{AllowLoopback: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(context.Background())
+	rec := newRecorder()
+	p.Consume(rec.deliver(0, false, makeMsgs("m", 0, 1)))
+	rec.wait(t, 1, 5*time.Second)
+	h := <-hdrs
+	if h.Get(HeaderID) != "m-0-0" || h.Get(HeaderTimestamp) == "" || h.Get(HeaderSignature) != "" {
+		t.Fatalf("headers %v", h)
+	}
 }
