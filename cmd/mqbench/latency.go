@@ -129,7 +129,6 @@ type latencyTracker struct {
 }
 
 func (t *latencyTracker) received(msgs []receivedMessage, at time.Time) {
-	from := t.measureFrom.Load()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, m := range msgs {
@@ -139,7 +138,7 @@ func (t *latencyTracker) received(msgs []receivedMessage, at time.Time) {
 		}
 		t.seen[m.MessageID] = struct{}{}
 		sent, err := strconv.ParseInt(m.Properties[propSentAt], 10, 64)
-		if err == nil && from != 0 && sent >= from {
+		if err == nil && m.Properties[propWarmup] == "" {
 			t.e2e = append(t.e2e, at.Sub(time.Unix(0, sent)))
 		}
 	}

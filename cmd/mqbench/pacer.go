@@ -16,8 +16,14 @@ import (
 // long a message takes to come out the other side (latency, webhook).
 // Each message carries its send time in the propSentAt property.
 
-// propSentAt carries the publish time, unix nanoseconds.
-const propSentAt = "mqbenchSentAt"
+// Properties of a paced message: propSentAt is the publish time in unix
+// nanoseconds, for the latency; propWarmup marks the warm-up's messages,
+// decided by their slot rather than their send time so that a late
+// warm-up publish does not count as measured.
+const (
+	propSentAt = "mqbenchSentAt"
+	propWarmup = "mqbenchWarmup"
+)
 
 type pacedConfig struct {
 	client   *http.Client
@@ -141,8 +147,13 @@ func (p *pacedPublisher) loop(ctx context.Context) {
 		if sent.Sub(slot) > lateSlack {
 			p.late++
 		}
-		body, err := json.Marshal(wireMessage{Body: &p.body,
-			Properties: map[string]string{propSentAt: strconv.FormatInt(sent.UnixNano(), 10)}})
+		from := p.from.Load()
+		measured := from != 0 && slot.UnixNano() >= from
+		props := map[string]string{propSentAt: strconv.FormatInt(sent.UnixNano(), 10)}
+		if !measured {
+			props[propWarmup] = "1"
+		}
+		body, err := json.Marshal(wireMessage{Body: &p.body, Properties: props})
 		if err != nil {
 			panic(err) // strings always encode
 		}
@@ -158,7 +169,7 @@ func (p *pacedPublisher) loop(ctx context.Context) {
 			continue
 		}
 		p.ok++
-		if from := p.from.Load(); from != 0 && sent.UnixNano() >= from {
+		if measured {
 			p.measured++
 			p.lat = append(p.lat, time.Since(sent))
 		}
