@@ -24,9 +24,11 @@ type PublishRequest struct {
 	// Tags is one tag that subscription filters match (`TagA || TagB`).
 	Tags string `json:"tags,omitempty" validate:"max=128,excludes=0x7C0x7C" maxLength:"128" example:"created"`
 	// Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
-	Keys []string `json:"keys,omitempty" validate:"max=32,dive,required,max=128" example:"order-17"`
+	// (binding:"optional" tells swag the field is optional: its validate
+	// tag's "required" is about each element, after dive.)
+	Keys []string `json:"keys,omitempty" validate:"max=32,dive,required,max=128" binding:"optional" example:"order-17"`
 	// Properties are user properties, returned as given.
-	Properties map[string]string `json:"properties,omitempty" validate:"max=64,dive,keys,required,max=128,endkeys,max=4096"`
+	Properties map[string]string `json:"properties,omitempty" validate:"max=64,dive,keys,required,max=128,endkeys,max=4096" binding:"optional"`
 	// ShardingKey picks the queue by hash: messages with the same key go
 	// to the same queue, in order.
 	ShardingKey string `json:"shardingKey,omitempty" validate:"max=128" maxLength:"128" example:"customer-9"`

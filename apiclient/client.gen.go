@@ -526,12 +526,14 @@ type PublishRequest struct {
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
 	// Keys Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
+	// (binding:"optional" tells swag the field is optional: its validate
+	// tag's "required" is about each element, after dive.)
 	//
 	// Example: ["order-17"]
-	Keys []string `json:"keys"`
+	Keys *[]string `json:"keys,omitempty"`
 
 	// Properties Properties are user properties, returned as given.
-	Properties map[string]string `json:"properties"`
+	Properties *map[string]string `json:"properties,omitempty"`
 
 	// ShardingKey ShardingKey picks the queue by hash: messages with the same key go
 	// to the same queue, in order.
