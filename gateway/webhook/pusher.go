@@ -179,14 +179,14 @@ func (p *Pusher) Close(ctx context.Context) error {
 	p.cond.Broadcast()
 	p.mu.Unlock()
 
-	for _, j := range jobs {
-		j.nack(0)
-	}
 	n := 0
 	for _, j := range jobs {
 		n += j.len()
 	}
 	p.account(false, n)
+	for _, j := range jobs {
+		j.nack(0)
+	}
 
 	done := make(chan struct{})
 	go func() {

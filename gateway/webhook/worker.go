@@ -47,8 +47,8 @@ func (p *Pusher) run(j job) {
 	for lo := j.lo; lo < j.hi; lo += bs {
 		if lo > j.lo && !p.waitTurn() {
 			rest := job{d: j.d, lo: lo, hi: j.hi}
-			rest.nack(0)
 			p.account(false, rest.len())
+			rest.nack(0)
 			return
 		}
 		chunk := job{d: j.d, lo: lo, hi: min(lo+bs, j.hi)}
@@ -56,8 +56,8 @@ func (p *Pusher) run(j job) {
 		p.answer(chunk, r)
 		if !r.ok {
 			rest := job{d: j.d, lo: chunk.hi, hi: j.hi}
-			rest.nack(r.level)
 			p.account(false, rest.len())
+			rest.nack(r.level)
 			return
 		}
 	}
@@ -76,6 +76,9 @@ func (p *Pusher) waitTurn() bool {
 
 // answer acks or nacks the messages of one request.
 func (p *Pusher) answer(j job, r result) {
+	// Count first: once answered, the consumer (and whoever reads Status
+	// next) may already see the outcome.
+	p.account(r.ok, j.len())
 	for i := j.lo; i < j.hi; i++ {
 		if r.ok {
 			j.d.Ack(i)
@@ -83,7 +86,6 @@ func (p *Pusher) answer(j job, r result) {
 			j.d.Nack(i, r.level)
 		}
 	}
-	p.account(r.ok, j.len())
 }
 
 // pauseLocked holds the group's pushing until `until` (Retry-After). One
