@@ -47,7 +47,9 @@ type Registry interface {
 // Queues is what Admin needs of the engine (*engine.Engine).
 type Queues interface {
 	groups.OffsetSearcher
-	DeleteTopic(name string) error
+	// DeleteSystemTopic removes %RETRY%g / %DLQ%g; an absent one is not
+	// an error. (The user-facing DeleteTopic refuses system topics.)
+	DeleteSystemTopic(name string) error
 }
 
 // Admin implements Groups over the embedded registry and engine; Service
@@ -81,7 +83,7 @@ func (a *Admin) DeleteGroup(ctx context.Context, name string) error {
 		return err
 	}
 	for _, t := range []string{core.RetryTopic(name), core.DLQTopic(name)} {
-		if err := a.Engine.DeleteTopic(t); err != nil && core.ErrorCode(err) != core.ENotFound {
+		if err := a.Engine.DeleteSystemTopic(t); err != nil {
 			return err
 		}
 	}
