@@ -82,9 +82,9 @@ func startFakeGateway(t *testing.T, o fakeOptions) *fakeGateway {
 			http.Error(w, err.Error(), 400)
 			return
 		}
-		g.publish(r.PathValue("topic"), m)
+		id := g.publish(r.PathValue("topic"), m)
 		w.WriteHeader(http.StatusCreated)
-		_, _ = w.Write([]byte(`{"messageId":"x"}`))
+		_, _ = w.Write([]byte(`{"messageId":"` + id + `"}`))
 	})
 	mux.HandleFunc("POST /v1/topics/{topic}/messages/batch", func(w http.ResponseWriter, r *http.Request) {
 		var b wireBatch
@@ -109,12 +109,13 @@ func startFakeGateway(t *testing.T, o fakeOptions) *fakeGateway {
 	return g
 }
 
-func (g *fakeGateway) publish(topic string, m wireMessage) {
+// publish queues m and returns its message id.
+func (g *fakeGateway) publish(topic string, m wireMessage) string {
 	n := g.seq.Add(1)
 	msg := receivedMessage{MessageID: "m" + strconv.FormatInt(n, 10), Topic: topic,
 		QueueOffset: n, Properties: m.Properties, ReceiptHandle: "h" + strconv.FormatInt(n, 10)}
 	if g.dropEvery > 0 && n%int64(g.dropEvery) == 0 {
-		return
+		return msg.MessageID
 	}
 	enqueue := func() {
 		g.queue <- msg
@@ -125,10 +126,11 @@ func (g *fakeGateway) publish(topic string, m wireMessage) {
 	}
 	if g.delay == 0 {
 		enqueue()
-		return
+		return msg.MessageID
 	}
 	g.pending.Add(1)
 	time.AfterFunc(g.delay, func() { defer g.pending.Done(); enqueue() })
+	return msg.MessageID
 }
 
 func (g *fakeGateway) receive(w http.ResponseWriter, r *http.Request) {

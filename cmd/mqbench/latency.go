@@ -53,7 +53,7 @@ func latencyMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&c.Consumers, "consumers", 4, "concurrent receive+ack loops")
 	fs.IntVar(&c.MaxMessages, "max-messages", 32, "maxMessages per receive (1..32)")
 	fs.IntVar(&c.WaitSeconds, "wait", 5, "waitSeconds per receive (long poll)")
-	fs.IntVar(&c.PubConc, "publish-concurrency", 32, "publish requests that may be in flight at once")
+	fs.IntVar(&c.PubConc, "publish-concurrency", 128, "publish requests that may be in flight at once (enough to ride out a stall without falling behind)")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.IntVar(&c.Runs, "runs", 1, "runs (each on a fresh topic and group); the report gives their medians")
 	fs.BoolVar(&c.KeepGroup, "keep-group", false, "do not delete the group after the run")
@@ -99,14 +99,18 @@ type LatencyRun struct {
 	Group string `json:"group"`
 	// Published counts 201s over the whole run, warm-up included;
 	// Measured those sent after the warm-up.
-	Published      int64            `json:"published"`
-	Measured       int64            `json:"measured"`
-	PublishRate    float64          `json:"publishRate"` // achieved, msgs/s, after the warm-up
-	Late           int64            `json:"late"`        // publishes that started >10ms after their slot
-	Received       int64            `json:"received"`    // distinct messages received
-	Duplicates     int64            `json:"duplicates"`
-	Missing        int64            `json:"missing"`        // published, not received by the end of the drain
-	EndToEnd       LatencySummary   `json:"endToEnd"`       // publish→receive, measured messages
+	Published   int64          `json:"published"`
+	Measured    int64          `json:"measured"`
+	PublishRate float64        `json:"publishRate"` // achieved, msgs/s, after the warm-up
+	Late        int64          `json:"late"`        // publishes that started >10ms after their slot
+	Received    int64          `json:"received"`    // distinct messages received
+	Duplicates  int64          `json:"duplicates"`
+	Missing     int64          `json:"missing"`  // published, not received by the end of the drain
+	EndToEnd    LatencySummary `json:"endToEnd"` // publish→receive, measured messages
+	// AfterPublish is from the publish's 201 to the receive's answer: the
+	// consume path alone, without the durable commit (0 when the receive
+	// came first, which the long poll allows).
+	AfterPublish   LatencySummary   `json:"afterPublish"`
 	PublishLatency LatencySummary   `json:"publishLatency"` // per publish request
 	AckStatus      map[string]int64 `json:"ackStatus"`
 	Errors         statusCounts     `json:"errors,omitempty"`
@@ -118,14 +122,20 @@ type LatencyRun struct {
 type latencyTracker struct {
 	measureFrom atomic.Int64 // unix ns; messages sent before are warm-up
 
-	mu        sync.Mutex
-	seen      map[string]struct{}
-	dups      int64
-	e2e       []time.Duration
-	published int64 // final count, valid once publishingDone
-	pubDone   bool
-	drained   chan struct{}
-	closed    bool
+	mu   sync.Mutex
+	seen map[string]struct{}
+	dups int64
+	e2e  []time.Duration
+	// answeredAt and recvAt hold, per measured message id, whichever of
+	// its publish answer and its first receive came first; afterPub gets
+	// the difference when the other one arrives.
+	answeredAt map[string]time.Time
+	recvAt     map[string]time.Time
+	afterPub   []time.Duration
+	published  int64 // final count, valid once publishingDone
+	pubDone    bool
+	drained    chan struct{}
+	closed     bool
 }
 
 func (t *latencyTracker) received(msgs []receivedMessage, at time.Time) {
@@ -140,9 +150,32 @@ func (t *latencyTracker) received(msgs []receivedMessage, at time.Time) {
 		sent, err := strconv.ParseInt(m.Properties[propSentAt], 10, 64)
 		if err == nil && m.Properties[propWarmup] == "" {
 			t.e2e = append(t.e2e, at.Sub(time.Unix(0, sent)))
+			if ans, ok := t.answeredAt[m.MessageID]; ok {
+				t.afterPub = append(t.afterPub, max(at.Sub(ans), 0))
+				delete(t.answeredAt, m.MessageID)
+			} else {
+				t.recvAt[m.MessageID] = at
+			}
 		}
 	}
 	t.checkDrained()
+}
+
+// answered is told of a measured message's publish answer.
+func (t *latencyTracker) answered(id string, at time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if recv, ok := t.recvAt[id]; ok {
+		t.afterPub = append(t.afterPub, max(recv.Sub(at), 0))
+		delete(t.recvAt, id)
+		return
+	}
+	t.answeredAt[id] = at
+}
+
+func newLatencyTracker() *latencyTracker {
+	return &latencyTracker{seen: map[string]struct{}{}, drained: make(chan struct{}),
+		answeredAt: map[string]time.Time{}, recvAt: map[string]time.Time{}}
 }
 
 func (t *latencyTracker) publishingDone(published int64) {
@@ -184,7 +217,7 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	// Receivers first, so they are parked in a long poll when the first
 	// message lands; they are cancelled (not stopped gracefully) at the
 	// end, because by then every message has been received.
-	tr := &latencyTracker{seen: map[string]struct{}{}, drained: make(chan struct{})}
+	tr := newLatencyTracker()
 	recvCtx, cancelRecv := context.WithCancel(ctx)
 	defer cancelRecv()
 	var stop atomic.Bool
@@ -200,7 +233,7 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 
 	paced := runPaced(ctx, pacedConfig{client: client, url: topicURL(c.URL, topic, "/messages"),
 		size: c.Size, rate: c.Rate, warmup: c.Warmup, duration: c.Duration, conc: c.PubConc,
-		measureFrom: &tr.measureFrom})
+		measureFrom: &tr.measureFrom, onAnswered: tr.answered})
 	published := paced.published
 	tr.publishingDone(published)
 	drain := time.NewTimer(c.Drain)
@@ -237,6 +270,7 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	run.Received = int64(len(tr.seen))
 	run.Duplicates = tr.dups
 	run.EndToEnd = summarize(tr.e2e)
+	run.AfterPublish = summarize(tr.afterPub)
 	tr.mu.Unlock()
 	run.Missing = max(run.Published-run.Received, 0)
 	return run, nil
@@ -257,10 +291,12 @@ func medianLatencyRun(runs []LatencyRun) LatencyRun {
 	f := func(get func(LatencyRun) float64) float64 { return medianOf(runs, get) }
 	e2e := make([]LatencySummary, len(runs))
 	pub := make([]LatencySummary, len(runs))
+	after := make([]LatencySummary, len(runs))
 	for i, r := range runs {
-		e2e[i], pub[i] = r.EndToEnd, r.PublishLatency
+		e2e[i], pub[i], after[i] = r.EndToEnd, r.PublishLatency, r.AfterPublish
 	}
 	return LatencyRun{
+		AfterPublish:   medianLatency(after),
 		Published:      int64(f(func(r LatencyRun) float64 { return float64(r.Published) })),
 		Measured:       int64(f(func(r LatencyRun) float64 { return float64(r.Measured) })),
 		PublishRate:    f(func(r LatencyRun) float64 { return r.PublishRate }),
@@ -279,11 +315,12 @@ func (r LatencyReport) write(w io.Writer, asJSON bool) error {
 	}
 	writeConfig(w, r.Config)
 	tw := newTable(w)
-	fmt.Fprintln(tw, "\tpub msgs/s\te2e p50\te2e p90\te2e p99\te2e max\tpub p50\tpub p99\tmeasured\tmissing\tdup\tlate\terrors\t")
+	fmt.Fprintln(tw, "\tpub msgs/s\te2e p50\te2e p90\te2e p99\te2e max\tpub p50\tpub p99\tafter-pub p50\tafter-pub p99\tmeasured\tmissing\tdup\tlate\terrors\t")
 	row := func(name string, l LatencyRun) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%s\t\n", name,
+		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%s\t\n", name,
 			l.PublishRate, l.EndToEnd.P50Ms, l.EndToEnd.P90Ms, l.EndToEnd.P99Ms, l.EndToEnd.MaxMs,
-			l.PublishLatency.P50Ms, l.PublishLatency.P99Ms, l.EndToEnd.Count, l.Missing, l.Duplicates, l.Late, l.Errors)
+			l.PublishLatency.P50Ms, l.PublishLatency.P99Ms, l.AfterPublish.P50Ms, l.AfterPublish.P99Ms,
+			l.EndToEnd.Count, l.Missing, l.Duplicates, l.Late, l.Errors)
 	}
 	for i, l := range r.Runs {
 		row(fmt.Sprintf("run %d", i+1), l)
@@ -299,6 +336,7 @@ func (r LatencyReport) write(w io.Writer, asJSON bool) error {
 			fmt.Fprintf(w, "run %d first error: %s\n", i+1, l.FirstError)
 		}
 	}
-	fmt.Fprintln(w, "(latencies in ms; e2e = publish request start to receive answer)")
+	fmt.Fprintln(w, "(latencies in ms; e2e = publish request start to receive answer; pub = the publish request;")
+	fmt.Fprintln(w, " after-pub = publish answered to receive answer, the consume path without the commit)")
 	return nil
 }

@@ -27,4 +27,9 @@ func TestLatencyMeasuresDeliveryDelay(t *testing.T) {
 	if r.PublishLatency.Count != 200 {
 		t.Fatalf("publish latency count = %d", r.PublishLatency.Count)
 	}
+	// The delay is after the publish answer, so the consume path alone
+	// (publish answered → received) shows it too.
+	if r.AfterPublish.Count != 200 || r.AfterPublish.P50Ms < ms(delay)/2 || r.AfterPublish.P50Ms > r.EndToEnd.P50Ms {
+		t.Fatalf("after-publish = %+v, e2e = %+v", r.AfterPublish, r.EndToEnd)
+	}
 }

@@ -36,6 +36,9 @@ type pacedConfig struct {
 	// measureFrom is set to the first slot after the warm-up; messages
 	// sent before it are warm-up. The receiving side reads it too.
 	measureFrom *atomic.Int64
+	// onAnswered, if set, is told when a measured message's publish was
+	// answered 201, with its message id.
+	onAnswered func(id string, at time.Time)
 }
 
 type pacedResult struct {
@@ -65,7 +68,7 @@ func runPaced(ctx context.Context, c pacedConfig) pacedResult {
 	pubs := make([]*pacedPublisher, c.conc)
 	var wg sync.WaitGroup
 	for i := range pubs {
-		p := &pacedPublisher{client: c.client, url: c.url, body: body, jobs: jobs, from: c.measureFrom}
+		p := &pacedPublisher{client: c.client, url: c.url, body: body, jobs: jobs, from: c.measureFrom, onAnswered: c.onAnswered}
 		pubs[i] = p
 		wg.Go(func() { p.loop(ctx) })
 	}
@@ -133,6 +136,8 @@ type pacedPublisher struct {
 	jobs   chan time.Time // the scheduled slot of each message
 	from   *atomic.Int64
 
+	onAnswered func(id string, at time.Time)
+
 	lat      []time.Duration
 	ok, late int64
 	measured int64
@@ -157,7 +162,11 @@ func (p *pacedPublisher) loop(ctx context.Context) {
 		if err != nil {
 			panic(err) // strings always encode
 		}
-		status, err := post(ctx, p.client, p.url, body)
+		var ans struct {
+			MessageID string `json:"messageId"`
+		}
+		status, err := doJSON(ctx, p.client, http.MethodPost, p.url, json.RawMessage(body), &ans)
+		answered := time.Now()
 		if ctx.Err() != nil {
 			continue // drain jobs; the run is over
 		}
@@ -171,7 +180,10 @@ func (p *pacedPublisher) loop(ctx context.Context) {
 		p.ok++
 		if measured {
 			p.measured++
-			p.lat = append(p.lat, time.Since(sent))
+			p.lat = append(p.lat, answered.Sub(sent))
+			if p.onAnswered != nil {
+				p.onAnswered(ans.MessageID, answered)
+			}
 		}
 	}
 }

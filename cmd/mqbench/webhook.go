@@ -65,7 +65,7 @@ func webhookMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.DurationVar(&c.Drain, "drain", 10*time.Second, "how long to wait after the last publish for the last deliveries")
 	fs.IntVar(&c.Size, "size", 1024, "message body bytes")
 	fs.IntVar(&c.MaxInFlight, "max-in-flight", 16, "push.maxInFlight of the group")
-	fs.IntVar(&c.PubConc, "publish-concurrency", 32, "publish requests that may be in flight at once")
+	fs.IntVar(&c.PubConc, "publish-concurrency", 128, "publish requests that may be in flight at once")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.IntVar(&c.Runs, "runs", 1, "runs (each on a fresh topic and group); the report gives their medians")
 	fs.BoolVar(&c.KeepGroup, "keep-group", false, "do not delete the group after the run")
@@ -201,7 +201,7 @@ func runWebhook(ctx context.Context, c webhookConfig) (run WebhookRun, err error
 		run.Group = "mqbench-push-" + id
 	}
 	secret, key := newWebhookSecret()
-	tr := &latencyTracker{seen: map[string]struct{}{}, drained: make(chan struct{})}
+	tr := newLatencyTracker()
 	hook := &hookReceiver{secret: key, tracker: tr}
 
 	ln, err := net.Listen("tcp", c.Listen)
