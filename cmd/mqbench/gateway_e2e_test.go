@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -96,5 +97,29 @@ func TestLatencyAgainstGateway(t *testing.T) {
 	r := rep.Runs[0]
 	if r.Missing != 0 || r.Measured != 200 || r.EndToEnd.Count != 200 || r.Errors != nil {
 		t.Fatalf("run = %+v, want 200 measured and none missing (first error %q)", r, r.FirstError)
+	}
+}
+
+// The gateway pushes to mqbench's own receiver; it needs the loopback
+// allowance, and the test skips until the binary has that flag.
+func TestWebhookAgainstGateway(t *testing.T) {
+	bin := buildGateway(t)
+	if out, _ := exec.Command(bin, "serve", "--help").CombinedOutput(); !strings.Contains(string(out), "webhook-allow-loopback") {
+		t.Skip("gateway has no --webhook-allow-loopback yet")
+	}
+	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn", "--webhook-allow-loopback"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := gw.stop(); err != nil {
+			t.Errorf("stop gateway: %v", err)
+		}
+	})
+	var rep WebhookReport
+	runMode(t, &rep, "webhook", "--url", gw.url, "--rate", "200", "--duration", "1s", "--warmup", "300ms", "--drain", "10s")
+	r := rep.Runs[0]
+	if r.Missing != 0 || r.Measured != 200 || r.EndToEnd.Count != 200 || r.BadSignatures != 0 || r.Errors != nil {
+		t.Fatalf("run = %+v, want 200 measured, none missing, all signatures valid (first error %q)", r, r.FirstError)
 	}
 }
