@@ -27,7 +27,7 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.SetOutput(stderr)
 	var cfg compareConfig
 	addPublishFlags(fs, &cfg.publishConfig, 3)
-	fs.StringVar(&cfg.GatewayBin, "gateway-bin", "", "mqgate binary to start with a temp --data dir when --url is empty (go build ./cmd/mqgate)")
+	fs.StringVar(&cfg.GatewayBin, "gateway-bin", "", "mqgate binary to start on a free port with a temp --data dir, instead of using --url (go build ./cmd/mqgate)")
 	fs.StringVar(&cfg.GatewayArgs, "gateway-args", "", "extra flags for the started gateway, space separated (e.g. \"--log-level warn\")")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the started gateway's data dir")
 	if err := fs.Parse(args); err != nil {
@@ -36,7 +36,14 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	if cfg.URL == "" && cfg.GatewayBin == "" {
+	urlSet := false
+	fs.Visit(func(f *flag.Flag) { urlSet = urlSet || f.Name == "url" })
+	switch {
+	case cfg.GatewayBin != "" && urlSet && cfg.URL != "":
+		return usagef("give --url of a running gateway or --gateway-bin to start one, not both")
+	case cfg.GatewayBin != "":
+		cfg.URL = "" // start it
+	case cfg.URL == "":
 		return usagef("need --url of a running gateway or --gateway-bin to start one")
 	}
 	rep, err := runCompare(ctx, cfg, stderr)

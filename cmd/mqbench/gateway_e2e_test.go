@@ -48,7 +48,7 @@ func TestCompareStartsGateway(t *testing.T) {
 	bin := buildGateway(t)
 	t.Setenv(envRunMain, "1")
 	var rep CompareReport
-	runMode(t, &rep, "compare", "--url", "", "--gateway-bin", bin, "--gateway-args", "--log-level warn",
+	runMode(t, &rep, "compare", "--gateway-bin", bin, "--gateway-args", "--log-level warn",
 		"--runs", "1", "--count", "400", "--batch", "20", "--concurrency", "8", "--warmup", "0")
 	if len(rep.Gateway) != 1 || len(rep.Baseline) != 1 {
 		t.Fatalf("report = %+v", rep)

@@ -115,6 +115,7 @@ func TestBadFlags(t *testing.T) {
 		{"publish", "--batch", "1001"},
 		{"publish", "--concurrency", "0"},
 		{"compare", "--url", ""},
+		{"compare", "--url", "http://127.0.0.1:1", "--gateway-bin", "/bin/true"},
 		{"nosuchmode"},
 	} {
 		var stdout, stderr bytes.Buffer
