@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mqgate/mqgate/core/engine"
 )
 
 // Config is everything `mqgate serve` can be told. Each field has a flag
@@ -26,11 +28,20 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to
 	// finish after SIGTERM before connections are closed.
 	ShutdownTimeout time.Duration
+	// DelayLevels are the durations of delay levels 1..N, space or comma
+	// separated (RocketMQ messageDelayLevel).
+	DelayLevels string
+	// MaxDelay bounds delaySeconds and deliverAt of timer messages.
+	MaxDelay time.Duration
 }
+
+// defaultDelayLevels is RocketMQ's messageDelayLevel.
+const defaultDelayLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
 // DefaultConfig returns the defaults, overridden by MQGATE_* variables.
 func DefaultConfig() Config {
-	c := Config{Addr: ":8080", Data: "./data", LogLevel: "info", LogFormat: "auto", ShutdownTimeout: 30 * time.Second}
+	c := Config{Addr: ":8080", Data: "./data", LogLevel: "info", LogFormat: "auto", ShutdownTimeout: 30 * time.Second,
+		DelayLevels: defaultDelayLevels, MaxDelay: 40 * 24 * time.Hour}
 	env := func(name string, dst *string) {
 		if v, ok := os.LookupEnv(name); ok && v != "" {
 			*dst = v
@@ -40,11 +51,16 @@ func DefaultConfig() Config {
 	env("MQGATE_DATA", &c.Data)
 	env("MQGATE_LOG_LEVEL", &c.LogLevel)
 	env("MQGATE_LOG_FORMAT", &c.LogFormat)
-	if v := os.Getenv("MQGATE_SHUTDOWN_TIMEOUT"); v != "" {
-		if d, err := time.ParseDuration(v); err == nil {
-			c.ShutdownTimeout = d
+	env("MQGATE_DELAY_LEVELS", &c.DelayLevels)
+	envDuration := func(name string, dst *time.Duration) {
+		if v := os.Getenv(name); v != "" {
+			if d, err := time.ParseDuration(v); err == nil {
+				*dst = d
+			}
 		}
 	}
+	envDuration("MQGATE_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
+	envDuration("MQGATE_MAX_DELAY", &c.MaxDelay)
 	return c
 }
 
@@ -58,6 +74,8 @@ func parseServeFlags(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "trace|debug|info|warn|error (env MQGATE_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json|console|auto (env MQGATE_LOG_FORMAT)")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown (env MQGATE_SHUTDOWN_TIMEOUT)")
+	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\" (env MQGATE_DELAY_LEVELS)")
+	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted (env MQGATE_MAX_DELAY)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -79,6 +97,12 @@ func (c Config) validate() error {
 	}
 	if c.Data == "" {
 		errs = append(errs, errors.New("--data must not be empty"))
+	}
+	if _, err := engine.ParseDelayLevels(c.DelayLevels); err != nil {
+		errs = append(errs, fmt.Errorf("--delay-levels: %w", err))
+	}
+	if c.MaxDelay <= 0 {
+		errs = append(errs, errors.New("--max-delay must be positive"))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))

@@ -64,7 +64,16 @@ func (m *Main) Run() error {
 	if err := os.MkdirAll(m.Config.Data, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
-	eng, err := engine.Open(engine.Options{Dir: m.Config.Data, Logger: m.Logger.With().Str("component", "engine").Logger()})
+	levels, err := engine.ParseDelayLevels(m.Config.DelayLevels)
+	if err != nil {
+		return fmt.Errorf("--delay-levels: %w", err)
+	}
+	eng, err := engine.Open(engine.Options{
+		Dir:         m.Config.Data,
+		Logger:      m.component("engine"),
+		DelayLevels: levels,
+		MaxDelay:    m.Config.MaxDelay,
+	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
 	}
