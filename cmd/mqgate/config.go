@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -33,6 +34,9 @@ type Config struct {
 	DelayLevels string
 	// MaxDelay bounds delaySeconds and deliverAt of timer messages.
 	MaxDelay time.Duration
+	// CacheBudgetMiB caps the message bytes prefetched by all consumer
+	// groups together (SPEC §5), shared fairly among them.
+	CacheBudgetMiB int
 }
 
 // defaultDelayLevels is RocketMQ's messageDelayLevel.
@@ -41,7 +45,8 @@ const defaultDelayLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m
 // DefaultConfig returns the defaults, overridden by MQGATE_* variables.
 func DefaultConfig() Config {
 	c := Config{Addr: ":8080", Data: "./data", LogLevel: "info", LogFormat: "auto", ShutdownTimeout: 30 * time.Second,
-		DelayLevels: defaultDelayLevels, MaxDelay: 40 * 24 * time.Hour}
+		DelayLevels: defaultDelayLevels, MaxDelay: 40 * 24 * time.Hour,
+		CacheBudgetMiB: 256}
 	env := func(name string, dst *string) {
 		if v, ok := os.LookupEnv(name); ok && v != "" {
 			*dst = v
@@ -61,6 +66,11 @@ func DefaultConfig() Config {
 	}
 	envDuration("MQGATE_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
 	envDuration("MQGATE_MAX_DELAY", &c.MaxDelay)
+	if v := os.Getenv("MQGATE_CACHE_BUDGET_MIB"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			c.CacheBudgetMiB = n
+		}
+	}
 	return c
 }
 
@@ -76,6 +86,7 @@ func parseServeFlags(args []string, out io.Writer) (Config, error) {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown (env MQGATE_SHUTDOWN_TIMEOUT)")
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\" (env MQGATE_DELAY_LEVELS)")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted (env MQGATE_MAX_DELAY)")
+	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together (env MQGATE_CACHE_BUDGET_MIB)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -100,6 +111,9 @@ func (c Config) validate() error {
 	}
 	if _, err := engine.ParseDelayLevels(c.DelayLevels); err != nil {
 		errs = append(errs, fmt.Errorf("--delay-levels: %w", err))
+	}
+	if c.CacheBudgetMiB < 1 {
+		errs = append(errs, errors.New("--cache-budget-mib must be at least 1"))
 	}
 	if c.MaxDelay <= 0 {
 		errs = append(errs, errors.New("--max-delay must be positive"))

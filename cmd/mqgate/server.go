@@ -84,11 +84,16 @@ func (m *Main) Run() error {
 		return fmt.Errorf("open consumer groups: %w", err)
 	}
 	m.groups = reg
+	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	gw, err := gateway.New(gateway.Options{
-		Dir:       m.Config.Data,
-		Groups:    reg,
-		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: sendBacker(eng), Coordinator: reg}, nil),
-		Logger:    m.component("gateway"),
+		Dir:    m.Config.Data,
+		Groups: reg,
+		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: sendBacker(eng), Coordinator: reg}, func(o *consumer.Options) {
+			// One budget for every client of the process: memory stays
+			// bounded however many groups and backlogged queues there are.
+			o.CacheBudget = budget
+		}),
+		Logger: m.component("gateway"),
 	})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
