@@ -7,7 +7,9 @@
 // it over the in-process engine's push consumer (core/consumer). A
 // distributed engine implements the same interface later.
 //
-// It imports core and its sub-packages, never api or net/http.
+// It imports core and its sub-packages and gateway/webhook (the pusher of
+// push groups, which owns every outgoing HTTP request), never api or
+// net/http.
 //
 // # How it fits together
 //
@@ -22,6 +24,13 @@
 //     one timer armed to the earliest deadline (a heap) turns expiry into
 //     RECONSUME_LATER. Finished leases are remembered until their deadline
 //     so a repeated ack answers ok.
+//   - Push (webhook) groups: one client per group (client id = the instance
+//     id) whose Listener is a webhook.Pusher instead of an inbox (push.go).
+//     Receive on them answers EConflict. A group moving between pull and
+//     push has its old client stopped before the new one starts; a push
+//     client is shut down before its pusher closes, so nothing the pusher
+//     holds is answered after the client is gone: it is delivered again
+//     from the committed offset rather than nacked into the retry topic.
 //   - receipt handles: HMAC-signed, naming (epoch, lease seq, group,
 //     consumer, queue, offset, first deadline); see handle.go.
 //

@@ -27,6 +27,7 @@ type Embedded struct {
 
 	mu       sync.Mutex // guards below; taken before leaseTable.mu
 	groups   map[string]*groupRT
+	pushes   map[string]*pushRT // push (webhook) groups; changed by the reconcile path only
 	waiting  int
 	draining bool
 	started  bool
@@ -87,6 +88,7 @@ func New(opts Options) (*Embedded, error) {
 		log:    opts.Logger,
 		leases: newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key)),
 		groups: map[string]*groupRT{},
+		pushes: map[string]*pushRT{},
 		drain:  make(chan struct{}),
 		stop:   make(chan struct{}),
 		kick:   make(chan struct{}, 1),
@@ -162,12 +164,17 @@ func (e *Embedded) Close(ctx context.Context) error {
 		}
 		delete(e.groups, name)
 	}
+	pushes := e.pushes
+	e.pushes = map[string]*pushRT{}
 	e.mu.Unlock()
 	var errs []error
 	for _, c := range all {
 		if err := e.stopClient(ctx, c); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	for name, prt := range pushes {
+		e.stopPushRT(name, prt)
 	}
 	return errors.Join(errs...)
 }
@@ -211,7 +218,23 @@ func (e *Embedded) reconcile(name string) {
 	e.reconcileWith(name, g, err)
 }
 
+// reconcileWith applies g (or its absence, getErr) to both kinds of
+// group. A group moving between pull and push has its old client stopped
+// before the new one starts: both would use the instance id as client id.
 func (e *Embedded) reconcileWith(name string, g core.Group, getErr error) {
+	push := getErr == nil && g.Push != nil
+	if !push {
+		e.stopPush(name)
+	}
+	e.reconcilePull(name, g, getErr)
+	if push {
+		e.reconcilePush(name, g)
+	}
+}
+
+// reconcilePull starts, updates or stops a pull group's clients; a push
+// group counts as gone here.
+func (e *Embedded) reconcilePull(name string, g core.Group, getErr error) {
 	var stopping []*clientRT
 	var updates []PushClient
 	e.mu.Lock()
@@ -222,7 +245,9 @@ func (e *Embedded) reconcileWith(name string, g core.Group, getErr error) {
 	rt := e.groups[name]
 	switch {
 	case getErr != nil || g.Push != nil:
-		// Deleted, or a webhook group (issue 6's pusher consumes it).
+		// Deleted, or a webhook group (reconcilePush runs it): stop the
+		// pull clients; their inboxes' unanswered deliveries are abandoned
+		// by Shutdown and delivered again from the committed offset.
 		if rt != nil {
 			stopping = rt.detachAll()
 			delete(e.groups, name)
@@ -505,6 +530,9 @@ func (e *Embedded) GroupStatus(ctx context.Context, group string) (GroupStatus, 
 		return GroupStatus{}, err
 	}
 	st := GroupStatus{Group: group}
+	if e.pushStatus(group, &st) {
+		return st, nil
+	}
 	type named struct {
 		id string
 		c  *clientRT

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
+	"github.com/mqgate/mqgate/gateway/webhook"
 )
 
 // PushClient is what the gateway needs of one push-consumer client
@@ -60,6 +61,11 @@ type Options struct {
 	ClientShutdownTimeout time.Duration
 	// Logger receives the gateway's logs. Default: none.
 	Logger zerolog.Logger
+	// Webhook is shared by the pushers of every push group: metrics
+	// registerer, logger, network guard, Retry-After → delay level
+	// (webhook.LevelAtLeast over the engine's delay levels). The zero value
+	// delivers without metrics and with the default guard (no loopback).
+	Webhook webhook.Options
 }
 
 // API limits (API.md "Consuming").

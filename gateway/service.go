@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway/webhook"
 )
 
 // Service is what the HTTP layer calls to consume. The embedded
@@ -71,6 +72,9 @@ type GroupStatus struct {
 	Group   string
 	Waiting int // receives parked on the group
 	Clients []ClientStatus
+	// Push is the webhook delivery state of a push group running here
+	// (nil for pull groups).
+	Push *webhook.Status
 }
 
 // ClientStatus is one push-consumer client: the gateway instance for
