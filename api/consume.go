@@ -47,8 +47,10 @@ type NackRequest struct {
 	// ReceiptHandles are the handles of received messages (1..100).
 	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,required,max=1024"`
 	// DelayLevel: 0 lets the engine decide (3 + reconsumeTimes), -1 sends
-	// to the dead-letter topic now, 1..18 picks that level.
-	DelayLevel int `json:"delayLevel" validate:"min=-1,max=18" minimum:"-1" maximum:"18" example:"0"`
+	// to the dead-letter topic now, 1 or more picks that level of the
+	// server's --delay-levels (1..18 by default); a level above the last
+	// means the last, as in RocketMQ.
+	DelayLevel int `json:"delayLevel" validate:"min=-1" minimum:"-1" example:"0"`
 }
 
 // ExtendRequest is the body of POST /v1/groups/{group}/extend.

@@ -29,4 +29,15 @@ type Engine interface {
 	MessagesByKey(topic, key string, limit int) ([]*core.Message, error)
 	// GetMessages reads a queue from offset without consuming (browse).
 	GetMessages(mq core.MessageQueue, offset int64, max int, filter core.Filter) (core.GetResult, error)
+
+	// DLQMessages lists a group's dead letters (%DLQ%<group>) oldest
+	// first from cursor ("" = the start), skipping redriven ones; next is
+	// "" once the queue is exhausted. A bad cursor is EInvalid.
+	DLQMessages(group, cursor string, limit int) (msgs []*core.Message, next string, err error)
+	// DLQDepth counts a group's dead letters not yet redriven.
+	DLQDepth(group string) (int64, error)
+	// Redrive sends dead letters (those with the given original ids, or
+	// all when ids is empty) back through %RETRY%<group> with
+	// reconsumeTimes reset, and reports how many went.
+	Redrive(ctx context.Context, group string, ids []string) (int, error)
 }

@@ -95,7 +95,7 @@ type GroupStatus struct {
 	Waiting int `json:"waiting" example:"2"`
 	// RetryDepth is the lag of the group's retry queue (%RETRY%group).
 	RetryDepth int64 `json:"retryDepth" example:"0"`
-	// DLQDepth counts messages in the group's dead-letter topic.
+	// DLQDepth counts the group's dead letters not yet redriven.
 	DLQDepth int64 `json:"dlqDepth" example:"0"`
 	// Consumers are the live client ids (the gateway for CLUSTERING, each
 	// consumerId for BROADCASTING).
@@ -328,8 +328,10 @@ func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	if ts, err := s.engine.TopicStats(core.DLQTopic(name)); err == nil {
-		st.DLQDepth = ts.Messages
+	// Redriven dead letters stay in the append-only %DLQ% queue, marked;
+	// DLQDepth leaves them out where the topic's message count would not.
+	if n, err := s.engine.DLQDepth(name); err == nil {
+		st.DLQDepth = n
 	}
 	out.Status = st
 	writeJSON(w, http.StatusOK, out)

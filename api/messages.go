@@ -32,9 +32,10 @@ type PublishRequest struct {
 	// ShardingKey picks the queue by hash: messages with the same key go
 	// to the same queue, in order.
 	ShardingKey string `json:"shardingKey,omitempty" validate:"max=128" maxLength:"128" example:"customer-9"`
-	// DelayLevel delays delivery by a RocketMQ delay level: 1..18 =
-	// 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level
-	// above the last means the last.
+	// DelayLevel delays delivery by a RocketMQ delay level of the
+	// server's --delay-levels, by default 1..18 = 1s 5s 10s 30s 1m 2m 3m
+	// 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level above the last means
+	// the last.
 	DelayLevel *int `json:"delayLevel,omitempty" validate:"omitempty,min=1" minimum:"1" example:"3"`
 	// DelaySeconds delays delivery by this many seconds (at most 40 days).
 	DelaySeconds *int64 `json:"delaySeconds,omitempty" validate:"omitempty,min=0,max=3456000" minimum:"0" maximum:"3456000"`

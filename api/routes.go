@@ -54,6 +54,10 @@ func (s *Server) routes() http.Handler {
 			r.Post("/groups/{group}/ack", s.handleAck)
 			r.Post("/groups/{group}/nack", s.handleNack)
 			r.Post("/groups/{group}/extend", s.handleExtend)
+
+			// Dead letters (dlq.go).
+			r.Get("/groups/{group}/dlq", s.handleDLQList)
+			r.Post("/groups/{group}/dlq/redrive", s.handleDLQRedrive)
 		})
 	})
 	return r

@@ -1,0 +1,146 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Dead letters (API.md "Dead letters"): a group's %DLQ%<group> is never
+// consumed; operators list it page by page and redrive what they have
+// fixed. Redrive goes through %RETRY%<group>, so only the group whose DLQ
+// it is sees the messages again (RocketMQ's console "resend" does the
+// same through the retry topic).
+
+// DLQ listing bounds (the engine caps a page at the same maximum).
+const (
+	defaultDLQLimit = 32
+	maxDLQLimit     = 1000
+)
+
+// DLQPage is one page of a group's dead letters.
+type DLQPage struct {
+	// Messages are dead letters oldest first, with their original id,
+	// topic, tags, keys, properties and body; reconsumeTimes is the
+	// failed delivery's count (maxReconsumeTimes after exhausted retries).
+	// There is no queue position and no receipt handle: dead letters are
+	// not consumed.
+	Messages []Message `json:"messages"`
+	// NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	NextCursor string `json:"nextCursor,omitempty" example:"32"`
+}
+
+// RedriveRequest is the body of POST /v1/groups/{group}/dlq/redrive.
+type RedriveRequest struct {
+	// MessageIDs are original message ids to redrive; empty or absent
+	// redrives every dead letter of the group.
+	MessageIDs []string `json:"messageIds,omitempty" validate:"max=1000,dive,required,max=64" maxItems:"1000" binding:"optional" example:"0A1B2C3D4E5F60718293A4B5"`
+}
+
+// RedriveResult is the answer of a redrive.
+type RedriveResult struct {
+	// Redriven counts the dead letters sent back to the group.
+	Redriven int `json:"redriven" example:"3"`
+}
+
+// knownGroup returns the {group} of the request once it names an existing
+// group (404 otherwise: a DLQ exists only for a group).
+func (s *Server) knownGroup(r *http.Request) (string, error) {
+	name, err := groupParam(r)
+	if err != nil {
+		return "", err
+	}
+	if _, err := s.groups.Group(r.Context(), name); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// handleDLQList pages through a group's dead letters.
+//
+//	@Summary		List a group's dead letters
+//	@Description	Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
+//	@Tags			dead letters
+//	@Produce		json
+//	@Param			group	path		string	true	"Group name"
+//	@Param			limit	query		int		false	"Most messages to return (default 32)"	minimum(1)	maximum(1000)
+//	@Param			cursor	query		string	false	"nextCursor of the previous page"
+//	@Success		200		{object}	DLQPage
+//	@Failure		400		{object}	Problem	"Bad limit or cursor"
+//	@Failure		404		{object}	Problem	"Unknown group"
+//	@Failure		503		{object}	Problem
+//	@ID				listDeadLetters
+//	@Router			/v1/groups/{group}/dlq [get]
+func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) {
+	name, err := s.knownGroup(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	limit := defaultDLQLimit
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxDLQLimit {
+			s.writeProblem(w, r, core.FieldError("limit", "must be an integer in 1..%d", maxDLQLimit))
+			return
+		}
+		limit = n
+	}
+	msgs, next, err := s.engine.DLQMessages(name, q.Get("cursor"), limit)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	out := DLQPage{Messages: make([]Message, 0, len(msgs)), NextCursor: next}
+	for _, m := range msgs {
+		dm := newMessage(m)
+		// The position is in %DLQ%group, not in the topic shown; it would
+		// only mislead.
+		dm.QueueID, dm.QueueOffset = nil, nil
+		out.Messages = append(out.Messages, dm)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// handleDLQRedrive sends dead letters back to their group.
+//
+//	@Summary		Redrive dead letters
+//	@Description	Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+//	@Tags			dead letters
+//	@Accept			json
+//	@Produce		json
+//	@Param			group	path		string			true	"Group name"
+//	@Param			request	body		RedriveRequest	false	"Which dead letters"
+//	@Success		200		{object}	RedriveResult
+//	@Failure		400		{object}	Problem
+//	@Failure		404		{object}	Problem	"Unknown group"
+//	@Failure		409		{object}	Problem	"A concurrent redrive took some of them; retry"
+//	@Failure		415		{object}	Problem
+//	@Failure		503		{object}	Problem
+//	@ID				redriveDeadLetters
+//	@Router			/v1/groups/{group}/dlq/redrive [post]
+func (s *Server) handleDLQRedrive(w http.ResponseWriter, r *http.Request) {
+	name, err := s.knownGroup(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	var req RedriveRequest
+	if err := decodeJSON(w, r, maxSmallJSON, &req, true); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if err := s.validateStruct(&req); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	n, err := s.engine.Redrive(r.Context(), name, req.MessageIDs)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, RedriveResult{Redriven: n})
+}
