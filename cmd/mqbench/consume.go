@@ -172,7 +172,7 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 	}
 	run.PublishMsgsPerSec = pub.MsgsPerSec
 
-	client := newClient(c.Consumers, c.Timeout)
+	client := newClient(c.Consumers, pollTimeout(c.Timeout, c.WaitSeconds))
 	defer closeClient(client)
 	if err := ensureGroup(ctx, client, c.URL, group, topic); err != nil {
 		return run, err

@@ -202,7 +202,7 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 		group = "mqbench-" + id
 	}
 	run := LatencyRun{Topic: topic, Group: group}
-	client := newClient(c.Consumers+c.PubConc, c.Timeout)
+	client := newClient(c.Consumers+c.PubConc, pollTimeout(c.Timeout, c.WaitSeconds))
 	defer closeClient(client)
 	if err := ensureTopic(ctx, client, c.URL, topic, c.Queues); err != nil {
 		return run, fmt.Errorf("create topic: %w", err)

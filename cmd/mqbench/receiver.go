@@ -121,3 +121,9 @@ func (r *receiver) fail(ctx context.Context, status int, err error) {
 	}
 	sleepCtx(ctx, errorBackoff)
 }
+
+// pollTimeout is the request timeout for a client that long-polls for
+// waitSeconds: never shorter than the wait plus room for the answer.
+func pollTimeout(timeout time.Duration, waitSeconds int) time.Duration {
+	return max(timeout, time.Duration(waitSeconds)*time.Second+10*time.Second)
+}
