@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -37,6 +39,46 @@ type Config struct {
 	// CacheBudgetMiB caps the message bytes prefetched by all consumer
 	// groups together (SPEC §5), shared fairly among them.
 	CacheBudgetMiB int
+	// WebhookAllowLoopback lets push groups' webhooks reach 127.0.0.0/8
+	// and ::1 (tests, local development); denied by default.
+	WebhookAllowLoopback bool
+	// WebhookAllowCIDRs are networks or addresses webhooks may reach even
+	// inside a denied range; WebhookDenyCIDRs are denied on top of the
+	// defaults (loopback, link-local, metadata, multicast).
+	WebhookAllowCIDRs, WebhookDenyCIDRs []string
+}
+
+// listFlag is a repeatable string flag; the first use on the command line
+// replaces what the environment gave, later uses add to it.
+type listFlag struct {
+	dst *[]string
+	set bool
+}
+
+func (f *listFlag) String() string {
+	if f.dst == nil {
+		return ""
+	}
+	return strings.Join(*f.dst, ",")
+}
+
+func (f *listFlag) Set(v string) error {
+	if !f.set {
+		*f.dst, f.set = nil, true
+	}
+	*f.dst = append(*f.dst, splitList(v)...)
+	return nil
+}
+
+// splitList splits a comma-separated list, dropping blanks.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // defaultDelayLevels is RocketMQ's messageDelayLevel.
@@ -71,6 +113,13 @@ func DefaultConfig() Config {
 			c.CacheBudgetMiB = n
 		}
 	}
+	if v := os.Getenv("MQGATE_WEBHOOK_ALLOW_LOOPBACK"); v != "" {
+		if b, err := strconv.ParseBool(v); err == nil {
+			c.WebhookAllowLoopback = b
+		}
+	}
+	c.WebhookAllowCIDRs = splitList(os.Getenv("MQGATE_WEBHOOK_ALLOW_CIDRS"))
+	c.WebhookDenyCIDRs = splitList(os.Getenv("MQGATE_WEBHOOK_DENY_CIDRS"))
 	return c
 }
 
@@ -87,6 +136,9 @@ func parseServeFlags(args []string, out io.Writer) (Config, error) {
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\" (env MQGATE_DELAY_LEVELS)")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted (env MQGATE_MAX_DELAY)")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together (env MQGATE_CACHE_BUDGET_MIB)")
+	fs.BoolVar(&c.WebhookAllowLoopback, "webhook-allow-loopback", c.WebhookAllowLoopback, "let webhooks reach loopback addresses (env MQGATE_WEBHOOK_ALLOW_LOOPBACK=true)")
+	fs.Var(&listFlag{dst: &c.WebhookAllowCIDRs}, "webhook-allow-cidr", "network or address webhooks may reach even if denied; repeatable (env MQGATE_WEBHOOK_ALLOW_CIDRS, comma-separated)")
+	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable (env MQGATE_WEBHOOK_DENY_CIDRS, comma-separated)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -121,5 +173,23 @@ func (c Config) validate() error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))
 	}
+	for _, l := range []struct {
+		flag  string
+		cidrs []string
+	}{{"--webhook-allow-cidr", c.WebhookAllowCIDRs}, {"--webhook-deny-cidr", c.WebhookDenyCIDRs}} {
+		for _, s := range l.cidrs {
+			if !validCIDR(s) {
+				errs = append(errs, fmt.Errorf("%s %q: want a CIDR (10.0.0.0/8) or an IP address", l.flag, s))
+			}
+		}
+	}
 	return errors.Join(errs...)
+}
+
+func validCIDR(s string) bool {
+	if _, err := netip.ParsePrefix(s); err == nil {
+		return true
+	}
+	_, err := netip.ParseAddr(s)
+	return err == nil
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/api"
@@ -18,6 +20,7 @@ import (
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/openapi"
 )
 
@@ -84,6 +87,11 @@ func (m *Main) Run() error {
 		return fmt.Errorf("open consumer groups: %w", err)
 	}
 	m.groups = reg
+	// One registry for /metrics: the API's series, the Go and process
+	// collectors and the webhook pushers'.
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	webhookLog := m.component("webhook")
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	gw, err := gateway.New(gateway.Options{
 		Dir:    m.Config.Data,
@@ -94,6 +102,16 @@ func (m *Main) Run() error {
 			o.CacheBudget = budget
 		}),
 		Logger: m.component("gateway"),
+		Webhook: webhook.Options{
+			Registerer:    metrics,
+			Logger:        &webhookLog,
+			AllowLoopback: m.Config.WebhookAllowLoopback,
+			AllowCIDRs:    m.Config.WebhookAllowCIDRs,
+			DenyCIDRs:     m.Config.WebhookDenyCIDRs,
+			// A Retry-After of d nacks with the first level of at least d:
+			// the engine never redelivers sooner than the receiver asked.
+			DelayLevelFor: webhook.LevelAtLeast(levels),
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
@@ -105,12 +123,13 @@ func (m *Main) Run() error {
 
 	httpLog := m.component("http")
 	m.api = api.New(api.Options{
-		Engine:  eng,
-		Consume: gw,
-		Groups:  &gateway.Admin{Registry: reg, Engine: eng, Service: gw},
-		Logger:  &httpLog,
-		Version: Version(),
-		OpenAPI: openapi.Document,
+		Engine:   eng,
+		Consume:  gw,
+		Groups:   &gateway.Admin{Registry: reg, Engine: eng, Service: gw},
+		Logger:   &httpLog,
+		Version:  Version(),
+		OpenAPI:  openapi.Document,
+		Registry: metrics,
 	})
 
 	ln, err := net.Listen("tcp", m.Config.Addr)
