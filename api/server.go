@@ -27,6 +27,10 @@ type Options struct {
 	// Registry collects the metrics served at /metrics. Default: a new
 	// registry with the Go runtime and process collectors.
 	Registry *prometheus.Registry
+	// ScheduleCounters, when set, is read at each /metrics scrape for the
+	// delayed / retried / dead-lettered / redriven counters (cmd/mqgate:
+	// func() api.ScheduleCounters { return api.ScheduleCounters(eng.Counters()) }).
+	ScheduleCounters func() ScheduleCounters
 	// OpenAPI is the OpenAPI 3 document served at /openapi.json and read
 	// by /docs. Default: none (404).
 	OpenAPI []byte
@@ -70,6 +74,7 @@ func New(opts Options) *Server {
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s.metrics = newMetrics(s.registry)
+	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.engine, s.groups))
 	s.handler = s.routes()
 	return s
 }
