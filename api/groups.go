@@ -55,6 +55,9 @@ type PushBody struct {
 	TimeoutSeconds int `json:"timeoutSeconds,omitempty" validate:"omitempty,min=1,max=300" example:"15"`
 	// Secret signs requests (Standard Webhooks); write-only.
 	Secret string `json:"secret,omitempty" example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
+	// BatchSize is how many messages one POST carries (ORDERLY: in queue
+	// order). Default 1.
+	BatchSize int `json:"batchSize,omitempty" validate:"omitempty,min=1,max=32" example:"1"`
 }
 
 // Group is a consumer group as the API shows it; the push secret is never
@@ -81,6 +84,7 @@ type PushView struct {
 	TimeoutSeconds int    `json:"timeoutSeconds"`
 	// HasSecret tells whether requests are signed.
 	HasSecret bool `json:"hasSecret"`
+	BatchSize int  `json:"batchSize"`
 }
 
 // GroupStatus is a group's live consumption state.
@@ -100,6 +104,9 @@ type GroupStatus struct {
 	// Consumers are the live client ids (the gateway for CLUSTERING, each
 	// consumerId for BROADCASTING).
 	Consumers []string `json:"consumers"`
+	// Push is the webhook delivery of a push group (absent for pull
+	// groups, and while this gateway has not started pushing it yet).
+	Push *PushStatus `json:"push,omitempty"`
 }
 
 // GroupList is the answer of GET /v1/groups.
@@ -171,7 +178,7 @@ func (req *GroupRequest) config(name string) core.GroupConfig {
 		cfg.InvisibleSeconds = *req.InvisibleSeconds
 	}
 	if p := req.Push; p != nil {
-		cfg.Push = &core.PushConfig{URL: p.URL, MaxInFlight: p.MaxInFlight, TimeoutSeconds: p.TimeoutSeconds, Secret: p.Secret}
+		cfg.Push = &core.PushConfig{URL: p.URL, MaxInFlight: p.MaxInFlight, TimeoutSeconds: p.TimeoutSeconds, Secret: p.Secret, BatchSize: p.BatchSize}
 	}
 	return cfg
 }
@@ -196,7 +203,7 @@ func newGroup(g core.Group) Group {
 		out.ConsumeFrom.Timestamp = &ts
 	}
 	if p := g.Push; p != nil {
-		out.Push = &PushView{URL: p.URL, MaxInFlight: p.MaxInFlight, TimeoutSeconds: p.TimeoutSeconds, HasSecret: p.Secret != ""}
+		out.Push = &PushView{URL: p.URL, MaxInFlight: p.MaxInFlight, TimeoutSeconds: p.TimeoutSeconds, HasSecret: p.Secret != "", BatchSize: p.BatchSize}
 	}
 	return out
 }
@@ -215,7 +222,7 @@ func newOffsetList(qs []gateway.QueueOffset) OffsetList {
 // handleGroupPut creates or replaces a consumer group.
 //
 //	@Summary		Create or replace a consumer group
-//	@Description	Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+//	@Description	Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 //	@Tags			groups
 //	@Accept			json
 //	@Produce		json
@@ -244,7 +251,12 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	g, created, err := s.groups.PutGroup(r.Context(), req.config(name))
+	cfg := req.config(name)
+	if err := validatePush(cfg.Push); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	g, created, err := s.groups.PutGroup(r.Context(), cfg)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -303,27 +315,31 @@ func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 	}
 	out := newGroup(g)
 	st := &GroupStatus{Consumers: []string{}}
-	if g.Push == nil {
-		gs, err := s.consume.GroupStatus(r.Context(), name)
-		if err != nil {
-			s.writeProblem(w, r, err)
-			return
+	gs, err := s.consume.GroupStatus(r.Context(), name)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	st.Waiting = gs.Waiting
+	for _, c := range gs.Clients {
+		st.Consumers = append(st.Consumers, c.ClientID)
+		for _, q := range c.Queues {
+			st.QueuesOwned++
+			st.InFlight += q.InFlight
+			st.Buffered += q.Buffered
 		}
-		st.Waiting = gs.Waiting
-		for _, c := range gs.Clients {
-			st.Consumers = append(st.Consumers, c.ClientID)
-			for _, q := range c.Queues {
-				st.QueuesOwned++
-				st.InFlight += q.InFlight
-				st.Buffered += q.Buffered
-			}
-		}
-		if g.MessageModel != core.Broadcasting {
-			if offs, err := s.groups.Offsets(r.Context(), name, ""); err == nil {
-				for _, o := range offs {
-					if o.Queue.Topic == core.RetryTopic(name) {
-						st.RetryDepth += o.Lag
-					}
+	}
+	if gs.Push != nil {
+		// A push group's in flight are its POSTed messages, its buffered
+		// those queued in the pusher.
+		st.Push = newPushStatus(gs.Push)
+		st.InFlight, st.Buffered = gs.Push.InFlightMessages, gs.Push.Queued
+	}
+	if g.MessageModel != core.Broadcasting {
+		if offs, err := s.groups.Offsets(r.Context(), name, ""); err == nil {
+			for _, o := range offs {
+				if o.Queue.Topic == core.RetryTopic(name) {
+					st.RetryDepth += o.Lag
 				}
 			}
 		}

@@ -138,6 +138,22 @@ type ConsumeFrom struct {
 // Example: LAST_OFFSET
 type ConsumeFromPosition string
 
+// DLQPage defines model for DLQPage.
+type DLQPage struct {
+	// Messages Messages are dead letters oldest first, with their original id,
+	// topic, tags, keys, properties and body; reconsumeTimes is the
+	// failed delivery's count (maxReconsumeTimes after exhausted retries).
+	// There is no queue position and no receipt handle: dead letters are
+	// not consumed.
+	Messages *[]Message `json:"messages,omitempty"`
+
+	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	//
+	// Example: 32
+	NextCursor *string `json:"nextCursor,omitempty"`
+}
+
 // ExtendRequest defines model for ExtendRequest.
 type ExtendRequest struct {
 	// InvisibleSeconds InvisibleSeconds is the new lease, from now.
@@ -251,7 +267,7 @@ type GroupStatus struct {
 	// consumerId for BROADCASTING).
 	Consumers *[]string `json:"consumers,omitempty"`
 
-	// DlqDepth DLQDepth counts messages in the group's dead-letter topic.
+	// DlqDepth DLQDepth counts the group's dead letters not yet redriven.
 	//
 	// Example: 0
 	DlqDepth *int `json:"dlqDepth,omitempty"`
@@ -260,6 +276,10 @@ type GroupStatus struct {
 	//
 	// Example: 3
 	InFlight *int `json:"inFlight,omitempty"`
+
+	// Push Push is the webhook delivery of a push group (absent for pull
+	// groups, and while this gateway has not started pushing it yet).
+	Push *PushStatus `json:"push,omitempty"`
 
 	// QueuesOwned QueuesOwned counts the queues this gateway's clients own.
 	//
@@ -412,7 +432,9 @@ type MessageList struct {
 // NackRequest defines model for NackRequest.
 type NackRequest struct {
 	// DelayLevel DelayLevel: 0 lets the engine decide (3 + reconsumeTimes), -1 sends
-	// to the dead-letter topic now, 1..18 picks that level.
+	// to the dead-letter topic now, 1 or more picks that level of the
+	// server's --delay-levels (1..18 by default); a level above the last
+	// means the last, as in RocketMQ.
 	//
 	// Example: 0
 	DelayLevel *int `json:"delayLevel,omitempty"`
@@ -511,9 +533,10 @@ type PublishRequest struct {
 	// `bodyBase64`. At most 4 MiB once decoded.
 	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
 
-	// DelayLevel DelayLevel delays delivery by a RocketMQ delay level: 1..18 =
-	// 1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level
-	// above the last means the last.
+	// DelayLevel DelayLevel delays delivery by a RocketMQ delay level of the
+	// server's --delay-levels, by default 1..18 = 1s 5s 10s 30s 1m 2m 3m
+	// 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level above the last means
+	// the last.
 	//
 	// Example: 3
 	DelayLevel *int `json:"delayLevel,omitempty"`
@@ -576,6 +599,12 @@ type PublishResult struct {
 
 // PushBody defines model for PushBody.
 type PushBody struct {
+	// BatchSize BatchSize is how many messages one POST carries (ORDERLY: in queue
+	// order). Default 1.
+	//
+	// Example: 1
+	BatchSize *int `json:"batchSize,omitempty"`
+
 	// MaxInFlight MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16.
 	//
 	// Example: 16
@@ -597,8 +626,56 @@ type PushBody struct {
 	Url string `json:"url"`
 }
 
+// PushStatus defines model for PushStatus.
+type PushStatus struct {
+	// ConsecutiveFailures ConsecutiveFailures counts failed requests since the last 2xx.
+	//
+	// Example: 0
+	ConsecutiveFailures *int `json:"consecutiveFailures,omitempty"`
+
+	// Delivered Delivered counts messages answered with a 2xx, Failed messages sent
+	// back for a retry, since this gateway started pushing the group.
+	//
+	// Example: 1200
+	Delivered *int `json:"delivered,omitempty"`
+
+	// Failed Example: 4
+	Failed *int `json:"failed,omitempty"`
+
+	// InFlight InFlight counts POSTs waiting for an answer (at most
+	// push.maxInFlight); InFlightMessages the messages they carry.
+	//
+	// Example: 3
+	InFlight *int `json:"inFlight,omitempty"`
+
+	// InFlightMessages Example: 3
+	InFlightMessages *int `json:"inFlightMessages,omitempty"`
+
+	// LastError LastError describes the last failure (status code, timeout,
+	// connection or network-guard error).
+	//
+	// Example: HTTP 503 Service Unavailable
+	LastError   *string    `json:"lastError,omitempty"`
+	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
+
+	// LastSuccessAt LastSuccessAt and LastErrorAt are absent until the first of each.
+	LastSuccessAt *time.Time `json:"lastSuccessAt,omitempty"`
+
+	// PausedUntil PausedUntil is set while a Retry-After from the receiver holds the
+	// group's pushing.
+	PausedUntil *time.Time `json:"pausedUntil,omitempty"`
+
+	// Queued Queued counts messages waiting for a free request slot or for a
+	// Retry-After pause to end.
+	//
+	// Example: 0
+	Queued *int `json:"queued,omitempty"`
+}
+
 // PushView defines model for PushView.
 type PushView struct {
+	BatchSize *int `json:"batchSize,omitempty"`
+
 	// HasSecret HasSecret tells whether requests are signed.
 	HasSecret      *bool   `json:"hasSecret,omitempty"`
 	MaxInFlight    *int    `json:"maxInFlight,omitempty"`
@@ -771,6 +848,23 @@ type ReceivedMessage struct {
 	Topic *string `json:"topic,omitempty"`
 }
 
+// RedriveRequest defines model for RedriveRequest.
+type RedriveRequest struct {
+	// MessageIds MessageIDs are original message ids to redrive; empty or absent
+	// redrives every dead letter of the group.
+	//
+	// Example: ["0A1B2C3D4E5F60718293A4B5"]
+	MessageIds *[]string `json:"messageIds,omitempty"`
+}
+
+// RedriveResult defines model for RedriveResult.
+type RedriveResult struct {
+	// Redriven Redriven counts the dead letters sent back to the group.
+	//
+	// Example: 3
+	Redriven *int `json:"redriven,omitempty"`
+}
+
 // SubscriptionBody defines model for SubscriptionBody.
 type SubscriptionBody struct {
 	// Filter Filter is `*` (default) or tags joined by `||`.
@@ -842,6 +936,15 @@ type TopicStats struct {
 	Queues *[]QueueStats `json:"queues,omitempty"`
 }
 
+// ListDeadLettersParams defines parameters for ListDeadLetters.
+type ListDeadLettersParams struct {
+	// Limit Most messages to return (default 32)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // GetGroupOffsetsParams defines parameters for GetGroupOffsets.
 type GetGroupOffsetsParams struct {
 	// ConsumerId Consumer (BROADCASTING groups only, required there)
@@ -871,6 +974,9 @@ type PutGroupJSONRequestBody = GroupRequest
 
 // AckMessagesJSONRequestBody defines body for AckMessages for application/json ContentType.
 type AckMessagesJSONRequestBody = AckRequest
+
+// RedriveDeadLettersJSONRequestBody defines body for RedriveDeadLetters for application/json ContentType.
+type RedriveDeadLettersJSONRequestBody = RedriveRequest
 
 // ExtendLeasesJSONRequestBody defines body for ExtendLeases for application/json ContentType.
 type ExtendLeasesJSONRequestBody = ExtendRequest
@@ -1004,7 +1110,7 @@ type ClientInterface interface {
 
 	// PutGroupWithBody Create or replace a consumer group
 	//
-	// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+	// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1013,7 +1119,7 @@ type ClientInterface interface {
 
 	// PutGroup Create or replace a consumer group
 	//
-	// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+	// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1037,6 +1143,31 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 	AckMessages(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDeadLetters List a group's dead letters
+	//
+	// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
+	//
+	// Corresponds with GET /v1/groups/{group}/dlq (the `ListDeadLetters` operationId).
+	ListDeadLetters(ctx context.Context, group string, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedriveDeadLettersWithBody Redrive dead letters
+	//
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/redrive (the `RedriveDeadLetters` operationId).
+	RedriveDeadLettersWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RedriveDeadLetters Redrive dead letters
+	//
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/redrive (the `RedriveDeadLetters` operationId).
+	RedriveDeadLetters(ctx context.Context, group string, body RedriveDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ExtendLeasesWithBody Extend leases
 	//
@@ -1302,7 +1433,7 @@ func (c *Client) GetGroup(ctx context.Context, group string, reqEditors ...Reque
 
 // PutGroupWithBody Create or replace a consumer group
 //
-// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 //
 // Takes any type of body and a specified content type.
 //
@@ -1321,7 +1452,7 @@ func (c *Client) PutGroupWithBody(ctx context.Context, group string, contentType
 
 // PutGroup Create or replace a consumer group
 //
-// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -1366,6 +1497,61 @@ func (c *Client) AckMessagesWithBody(ctx context.Context, group string, contentT
 // Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 func (c *Client) AckMessages(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAckMessagesRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDeadLetters List a group's dead letters
+//
+// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
+//
+// Corresponds with GET /v1/groups/{group}/dlq (the `ListDeadLetters` operationId).
+func (c *Client) ListDeadLetters(ctx context.Context, group string, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDeadLettersRequest(c.Server, group, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedriveDeadLettersWithBody Redrive dead letters
+//
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/dlq/redrive (the `RedriveDeadLetters` operationId).
+func (c *Client) RedriveDeadLettersWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedriveDeadLettersRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RedriveDeadLetters Redrive dead letters
+//
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/dlq/redrive (the `RedriveDeadLetters` operationId).
+func (c *Client) RedriveDeadLetters(ctx context.Context, group string, body RedriveDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedriveDeadLettersRequest(c.Server, group, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2010,6 +2196,126 @@ func NewAckMessagesRequestWithBody(server string, group string, contentType stri
 	}
 
 	operationPath := fmt.Sprintf("/v1/groups/%s/ack", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListDeadLettersRequest constructs an http.Request for the ListDeadLetters method
+func NewListDeadLettersRequest(server string, group string, params *ListDeadLettersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/dlq", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRedriveDeadLettersRequest calls the generic RedriveDeadLetters builder with application/json body
+func NewRedriveDeadLettersRequest(server string, group string, body RedriveDeadLettersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRedriveDeadLettersRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewRedriveDeadLettersRequestWithBody constructs an http.Request for the RedriveDeadLetters method, with any body, and a specified content type
+func NewRedriveDeadLettersRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/dlq/redrive", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -2759,7 +3065,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutGroupWithBodyWithResponse Create or replace a consumer group
 	//
-	// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+	// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2768,7 +3074,7 @@ type ClientWithResponsesInterface interface {
 
 	// PutGroupWithResponse Create or replace a consumer group
 	//
-	// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+	// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -2792,6 +3098,33 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 	AckMessagesWithResponse(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*AckMessagesResponse, error)
+
+	// ListDeadLettersWithResponse List a group's dead letters
+	//
+	// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/groups/{group}/dlq (the `ListDeadLetters` operationId).
+	ListDeadLettersWithResponse(ctx context.Context, group string, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*ListDeadLettersResponse, error)
+
+	// RedriveDeadLettersWithBodyWithResponse Redrive dead letters
+	//
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/redrive (the `RedriveDeadLetters` operationId).
+	RedriveDeadLettersWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedriveDeadLettersResponse, error)
+
+	// RedriveDeadLettersWithResponse Redrive dead letters
+	//
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/redrive (the `RedriveDeadLetters` operationId).
+	RedriveDeadLettersWithResponse(ctx context.Context, group string, body RedriveDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*RedriveDeadLettersResponse, error)
 
 	// ExtendLeasesWithBodyWithResponse Extend leases
 	//
@@ -3437,6 +3770,144 @@ func (r AckMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AckMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListDeadLettersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DLQPage
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDeadLettersResponse) GetJSON200() *DLQPage {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListDeadLettersResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListDeadLettersResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDeadLettersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDeadLettersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDeadLettersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDeadLettersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RedriveDeadLettersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RedriveResult
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RedriveDeadLettersResponse) GetJSON200() *RedriveResult {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r RedriveDeadLettersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedriveDeadLettersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedriveDeadLettersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedriveDeadLettersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -4440,7 +4911,7 @@ func (c *ClientWithResponses) GetGroupWithResponse(ctx context.Context, group st
 
 // PutGroupWithBodyWithResponse Create or replace a consumer group
 //
-// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4455,7 +4926,7 @@ func (c *ClientWithResponses) PutGroupWithBodyWithResponse(ctx context.Context, 
 
 // PutGroupWithResponse Create or replace a consumer group
 //
-// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode) take effect without a restart. The push secret is write-only.
+// Creates the group (201) or replaces its config (200). Changes (subscriptions, mode, push) take effect without a restart. A push block makes it a webhook group (receive answers 409); removing it makes it a pull group again. The push secret is write-only.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -4496,6 +4967,51 @@ func (c *ClientWithResponses) AckMessagesWithResponse(ctx context.Context, group
 		return nil, err
 	}
 	return ParseAckMessagesResponse(rsp)
+}
+
+// ListDeadLettersWithResponse List a group's dead letters
+//
+// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/groups/{group}/dlq (the `ListDeadLetters` operationId).
+func (c *ClientWithResponses) ListDeadLettersWithResponse(ctx context.Context, group string, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*ListDeadLettersResponse, error) {
+	rsp, err := c.ListDeadLetters(ctx, group, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDeadLettersResponse(rsp)
+}
+
+// RedriveDeadLettersWithBodyWithResponse Redrive dead letters
+//
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/dlq/redrive (the `RedriveDeadLetters` operationId).
+func (c *ClientWithResponses) RedriveDeadLettersWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RedriveDeadLettersResponse, error) {
+	rsp, err := c.RedriveDeadLettersWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedriveDeadLettersResponse(rsp)
+}
+
+// RedriveDeadLettersWithResponse Redrive dead letters
+//
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/dlq/redrive (the `RedriveDeadLetters` operationId).
+func (c *ClientWithResponses) RedriveDeadLettersWithResponse(ctx context.Context, group string, body RedriveDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*RedriveDeadLettersResponse, error) {
+	rsp, err := c.RedriveDeadLetters(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedriveDeadLettersResponse(rsp)
 }
 
 // ExtendLeasesWithBodyWithResponse Extend leases
@@ -5112,6 +5628,114 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListDeadLettersResponse parses an HTTP response from a ListDeadLettersWithResponse call
+func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDeadLettersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DLQPage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRedriveDeadLettersResponse parses an HTTP response from a RedriveDeadLettersWithResponse call
+func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedriveDeadLettersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RedriveResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
