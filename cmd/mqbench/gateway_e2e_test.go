@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -14,17 +17,35 @@ import (
 // These tests drive the real mqgate binary, built from this tree, the way
 // a user runs mqbench. They are skipped with -short.
 
+// gatewayBuild is the mqgate binary built once for all tests of the
+// package; TestMain removes its directory.
+var gatewayBuild struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
 func buildGateway(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and starts the real gateway; skipped with -short")
 	}
-	bin := filepath.Join(t.TempDir(), "mqgate")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/mqgate/mqgate/cmd/mqgate")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/mqgate: %v\n%s", err, out)
+	b := &gatewayBuild
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "mqbench-e2e-"); b.err != nil {
+			return
+		}
+		b.bin = filepath.Join(b.dir, "mqgate")
+		out, err := exec.Command("go", "build", "-o", b.bin, "github.com/mqgate/mqgate/cmd/mqgate").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build ./cmd/mqgate: %v\n%s", err, out)
+		}
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
 	}
-	return bin
+	return b.bin
 }
 
 // startGateway runs the binary on a temp data dir until the test ends.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -21,5 +22,15 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if gatewayBuild.dir != "" {
+		os.RemoveAll(gatewayBuild.dir)
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
