@@ -44,6 +44,9 @@ func TestWebhookModeMeasuresDeliveries(t *testing.T) {
 		r.EndToEnd.Count != 120 || r.BadSignatures != 0 || r.Requests != 160 {
 		t.Fatalf("run = %+v (first error %q)", r, r.FirstError)
 	}
+	if r.AfterPublish.Count != 120 {
+		t.Fatalf("after-publish = %+v", r.AfterPublish)
+	}
 	if r.EndToEnd.P50Ms <= 0 || r.EndToEnd.MaxMs < r.EndToEnd.P99Ms {
 		t.Fatalf("e2e = %+v", r.EndToEnd)
 	}
