@@ -103,18 +103,18 @@ func webhookMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // WebhookRun is what one webhook run measured.
 type WebhookRun struct {
-	Topic          string         `json:"topic"`
-	Group          string         `json:"group"`
-	Published      int64          `json:"published"`
-	Measured       int64          `json:"measured"`
-	PublishRate    float64        `json:"publishRate"`
-	Late           int64          `json:"late"`
-	Delivered      int64          `json:"delivered"` // distinct messages
-	Duplicates     int64          `json:"duplicates"`
-	Missing        int64          `json:"missing"`
-	Requests       int64          `json:"requests"` // webhook requests received
-	BadSignatures  int64          `json:"badSignatures"`
-	EndToEnd       LatencySummary `json:"endToEnd"` // publish→webhook, measured messages
+	Topic         string         `json:"topic"`
+	Group         string         `json:"group"`
+	Published     int64          `json:"published"`
+	Measured      int64          `json:"measured"`
+	PublishRate   float64        `json:"publishRate"`
+	Late          int64          `json:"late"`
+	Delivered     int64          `json:"delivered"` // distinct messages
+	Duplicates    int64          `json:"duplicates"`
+	Missing       int64          `json:"missing"`
+	Requests      int64          `json:"requests"` // webhook requests received
+	BadSignatures int64          `json:"badSignatures"`
+	EndToEnd      LatencySummary `json:"endToEnd"` // publish→webhook, measured messages
 	// AfterPublish is from the publish's 201 to the webhook's arrival: the
 	// push path alone, without the durable commit.
 	AfterPublish   LatencySummary `json:"afterPublish"`
