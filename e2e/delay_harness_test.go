@@ -148,11 +148,12 @@ type poller struct {
 
 // arrival is one delivery as a receiver saw it.
 type arrival struct {
-	msg     delivered
-	at      time.Time // the receive answer arrived
-	acked   bool      // the ack answered ok
-	ackedAt time.Time // when that ack answered
-	nacked  bool      // nacked instead (nackFirst)
+	msg        delivered
+	at         time.Time // the receive answer arrived
+	acked      bool      // the ack answered ok
+	nacked     bool      // nacked instead (nackFirst), answered ok
+	answeredAt time.Time // when that ack or nack answered
+	sentAt     time.Time // when an ack or nack of it was sent (answered or not)
 }
 
 // startPollers runs n receivers on group until stopPollers.
@@ -194,13 +195,19 @@ func (p *poller) run() {
 			p.seen[m.MessageID] = true
 		}
 		p.mu.Unlock()
+		sent := time.Now()
+		p.mu.Lock()
+		for i := range msgs {
+			p.arrived[base+i].sentAt = sent
+		}
+		p.mu.Unlock()
 		if len(acks) > 0 {
 			st, err := answer(p.s, p.group, "ack", map[string]any{"receiptHandles": acks})
 			done := time.Now()
 			p.mu.Lock()
 			for i, s := range st {
 				if s == "ok" {
-					p.arrived[ackIdx[i]].acked, p.arrived[ackIdx[i]].ackedAt = true, done
+					p.arrived[ackIdx[i]].acked, p.arrived[ackIdx[i]].answeredAt = true, done
 				}
 			}
 			if err != nil {
@@ -210,11 +217,12 @@ func (p *poller) run() {
 		}
 		if len(nacks) > 0 {
 			st, err := answer(p.s, p.group, "nack", map[string]any{"receiptHandles": nacks, "delayLevel": 1})
+			done := time.Now()
 			p.mu.Lock()
 			for i, s := range st {
 				if s == "ok" {
 					a := &p.arrived[nackIdx[i]]
-					a.nacked = true
+					a.nacked, a.answeredAt = true, done
 					p.nacked[a.msg.MessageID] = true
 				}
 			}
