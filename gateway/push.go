@@ -35,9 +35,10 @@ func (e *Embedded) reconcilePush(name string, g core.Group) {
 	case prt == nil:
 		e.startPush(name, g.GroupConfig)
 	case reflect.DeepEqual(prt.cfg, g.GroupConfig):
-	case prt.cfg.MessageModel != g.MessageModel:
+	case prt.cfg.MessageModel != g.MessageModel || batchSize(prt.cfg) != batchSize(g.GroupConfig):
 		// The consumer picks its offset owner (group or consumerId) from
-		// the model when it is built: a new client, the same pusher.
+		// the model, and its delivery size from push.batchSize, when it is
+		// built: a new client, the same pusher.
 		if err := prt.pusher.Update(*g.Push); err != nil {
 			e.log.Error().Err(err).Str("group", name).Msg("gateway: update webhook")
 		}
@@ -99,6 +100,11 @@ func (e *Embedded) newPushClient(cfg core.GroupConfig, p *webhook.Pusher) (PushC
 		ClientID: e.opts.InstanceID,
 		Listener: p,
 		Logger:   e.log,
+		// Deliveries as large as a POST may carry: the pusher splits
+		// larger ones, and an ORDERLY queue's next batch waits for the
+		// whole delivery, so a smaller one would post one message at a
+		// time whatever push.batchSize says.
+		ConsumeMessageBatchMaxSize: batchSize(cfg),
 		// A message may wait in the pusher's queue behind a Retry-After
 		// pause (up to an hour): the consume service must not send it
 		// back on its own (cleanExpireMsg) meanwhile, or the receiver gets
@@ -185,4 +191,12 @@ func (e *Embedded) pushStatus(group string, st *GroupStatus) bool {
 		sortClients(st.Clients)
 	}
 	return true
+}
+
+// batchSize is the group's messages per POST (push.batchSize, default 1).
+func batchSize(cfg core.GroupConfig) int {
+	if cfg.Push == nil || cfg.Push.BatchSize < 1 {
+		return 1
+	}
+	return cfg.Push.BatchSize
 }
