@@ -77,7 +77,7 @@ func runCompare(ctx context.Context, cfg compareConfig, logw io.Writer) (rep Com
 	}
 	defer func() { err = errors.Join(err, base.stop()) }()
 
-	gwURL, gwPID := cfg.URL, 0
+	gwURL, gwPID := cfg.URL, cfg.ServerPID
 	if gwURL == "" {
 		dir, err := os.MkdirTemp("", "mqbench-gateway-")
 		if err != nil {

@@ -50,6 +50,7 @@ func addPublishFlags(fs *flag.FlagSet, c *publishConfig, defaultRuns int) {
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.IntVar(&c.Runs, "runs", defaultRuns, "runs; the report gives each and their medians")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "pid of the server on this machine, to report its CPU next to mqbench's (compare sets it for the servers it starts)")
 	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the publish loop: raw (lean HTTP/1.1, pre-built requests) or std (net/http)")
 }
 
