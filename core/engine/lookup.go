@@ -29,7 +29,7 @@ func (e *Engine) Message(topic, id string) (*core.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m == nil || (m.Topic != topic && m.UserTopic() != topic) {
+	if m == nil || (m.Topic != topic && m.UserTopic() != topic && m.SysProps[core.PropRealTopic] != topic) {
 		return nil, core.Errorf(core.ENotFound, "message %q not found in topic %q", id, topic)
 	}
 	return m, nil
