@@ -5,9 +5,11 @@
 // errors into application/problem+json answers.
 //
 // Layout: one resource per file (topics.go, messages.go, messages_read.go,
-// ops.go), every route registered in one block in routes.go, error
-// mapping in problem.go, JSON decoding and validation in decode.go and
-// validate.go, middleware in middleware.go, metrics in metrics.go.
+// groups.go, consume.go, dlq.go, ops.go), every route registered in one
+// block in routes.go, error mapping in problem.go, JSON decoding and
+// validation in decode.go and validate.go, middleware in middleware.go,
+// HTTP metrics in metrics.go and the scrape-time schedule / retry / DLQ
+// collector in metrics_schedule.go.
 //
 // Dependencies point one way: api imports core (domain types and error
 // codes) and, later, gateway; it never imports core/store or core/engine.
