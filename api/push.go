@@ -8,6 +8,9 @@ import (
 // PushStatus is a push group's webhook delivery as this gateway sees it
 // (status.push of GET /v1/groups/{group}).
 type PushStatus struct {
+	// URL is where this gateway pushes right now (it follows a changed
+	// push.url within moments of the PUT).
+	URL string `json:"url" example:"https://hooks.example/orders"`
 	// InFlight counts POSTs waiting for an answer (at most
 	// push.maxInFlight); InFlightMessages the messages they carry.
 	InFlight         int `json:"inFlight" example:"3"`
@@ -37,6 +40,7 @@ func newPushStatus(s *webhook.Status) *PushStatus {
 		return nil
 	}
 	return &PushStatus{
+		URL:      s.URL,
 		InFlight: s.InFlight, InFlightMessages: s.InFlightMessages, Queued: s.Queued,
 		Delivered: s.Delivered, Failed: s.Failed, ConsecutiveFailures: s.ConsecutiveFailures,
 		LastSuccessAt: formatTime(s.LastSuccessAt), LastErrorAt: formatTime(s.LastErrorAt),

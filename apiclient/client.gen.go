@@ -670,6 +670,12 @@ type PushStatus struct {
 	//
 	// Example: 0
 	Queued *int `json:"queued,omitempty"`
+
+	// Url URL is where this gateway pushes right now (it follows a changed
+	// push.url within moments of the PUT).
+	//
+	// Example: https://hooks.example/orders
+	Url *string `json:"url,omitempty"`
 }
 
 // PushView defines model for PushView.

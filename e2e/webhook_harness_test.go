@@ -212,6 +212,7 @@ func publishN(t testing.TB, s *server, topic, prefix string, n int, key func(i i
 
 // pushStatus is status.push of GET /v1/groups/{group}.
 type pushStatus struct {
+	URL                 string `json:"url"`
 	InFlight            int    `json:"inFlight"`
 	Queued              int    `json:"queued"`
 	Delivered           uint64 `json:"delivered"`
