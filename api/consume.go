@@ -220,6 +220,11 @@ func (s *Server) handleExtend(w http.ResponseWriter, r *http.Request) {
 	s.answerHandles(w, r, res, err)
 }
 
+// maxHandlesJSON fits the largest handle body the limits allow (100
+// handles of 1,024 characters, quoted, plus the other fields) with room to
+// spare; maxSmallJSON (64 KiB) answered such a valid request 413.
+const maxHandlesJSON = 256 << 10
+
 func decodeHandles[T any](s *Server, w http.ResponseWriter, r *http.Request) (string, *T, bool) {
 	name, err := groupParam(r)
 	if err != nil {
@@ -227,7 +232,7 @@ func decodeHandles[T any](s *Server, w http.ResponseWriter, r *http.Request) (st
 		return "", nil, false
 	}
 	req := new(T)
-	if err := decodeJSON(w, r, maxSmallJSON, req, false); err != nil {
+	if err := decodeJSON(w, r, maxHandlesJSON, req, false); err != nil {
 		s.writeProblem(w, r, err)
 		return "", nil, false
 	}
