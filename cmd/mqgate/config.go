@@ -46,6 +46,10 @@ type Config struct {
 	// inside a denied range; WebhookDenyCIDRs are denied on top of the
 	// defaults (loopback, link-local, metadata, multicast).
 	WebhookAllowCIDRs, WebhookDenyCIDRs []string
+	// PprofAddr, when set, serves net/http/pprof on this address, on a
+	// listener of its own (never the API's). Off by default: profiles
+	// expose internals, so bind it to loopback or an admin network.
+	PprofAddr string
 }
 
 // listFlag is a repeatable string flag; the first use on the command line
@@ -99,6 +103,7 @@ func DefaultConfig() Config {
 	env("MQGATE_LOG_LEVEL", &c.LogLevel)
 	env("MQGATE_LOG_FORMAT", &c.LogFormat)
 	env("MQGATE_DELAY_LEVELS", &c.DelayLevels)
+	env("MQGATE_PPROF_ADDR", &c.PprofAddr)
 	envDuration := func(name string, dst *time.Duration) {
 		if v := os.Getenv(name); v != "" {
 			if d, err := time.ParseDuration(v); err == nil {
@@ -139,6 +144,7 @@ func parseServeFlags(args []string, out io.Writer) (Config, error) {
 	fs.BoolVar(&c.WebhookAllowLoopback, "webhook-allow-loopback", c.WebhookAllowLoopback, "let webhooks reach loopback addresses (env MQGATE_WEBHOOK_ALLOW_LOOPBACK=true)")
 	fs.Var(&listFlag{dst: &c.WebhookAllowCIDRs}, "webhook-allow-cidr", "network or address webhooks may reach even if denied; repeatable (env MQGATE_WEBHOOK_ALLOW_CIDRS, comma-separated)")
 	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable (env MQGATE_WEBHOOK_DENY_CIDRS, comma-separated)")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty (env MQGATE_PPROF_ADDR)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -65,3 +65,42 @@ func TestRunCommands(t *testing.T) {
 		t.Fatalf("no command: %d", code)
 	}
 }
+
+// TestPprofListener: --pprof-addr serves the profiles on a listener of its
+// own, and the API's listener does not serve them.
+func TestPprofListener(t *testing.T) {
+	m := NewMain()
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--pprof-addr", "127.0.0.1:0", "--data", t.TempDir(),
+		"--log-format", "json", "--log-level", "error"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	defer http.DefaultClient.CloseIdleConnections()
+	get := func(url string) int {
+		t.Helper()
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	pp := m.pprof.Addr()
+	if code := get("http://" + pp + "/debug/pprof/goroutine?debug=1"); code != http.StatusOK {
+		t.Fatalf("pprof goroutine profile: %d", code)
+	}
+	if code := get("http://" + m.Addr() + "/debug/pprof/"); code != http.StatusNotFound {
+		t.Fatalf("API listener serves pprof: %d", code)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get("http://" + pp + "/debug/pprof/"); err == nil {
+		t.Fatal("pprof still serving after Close")
+	}
+}

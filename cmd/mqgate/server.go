@@ -40,6 +40,7 @@ type Main struct {
 	ln      net.Listener
 	http    *http.Server
 	served  chan error // Serve's result; closed when the serve goroutine ends
+	pprof   *profiler  // --pprof-addr; nil when off
 }
 
 // NewMain returns a Main with the default config and a logger to stderr.
@@ -156,6 +157,14 @@ func (m *Main) Run() error {
 			m.served <- err
 		}
 	}()
+	if m.Config.PprofAddr != "" {
+		p, err := startProfiler(m.Config.PprofAddr)
+		if err != nil {
+			return err
+		}
+		m.pprof = p
+		m.Logger.Info().Str("addr", p.Addr()).Msg("pprof listening")
+	}
 	m.Logger.Info().Str("addr", ln.Addr().String()).Str("data", m.Config.Data).
 		Str("version", Version()).Msg("listening")
 	return nil
@@ -179,6 +188,12 @@ func (m *Main) Close() error {
 	var errs []error
 	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 	defer cancel()
+	if m.pprof != nil {
+		if err := m.pprof.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("pprof close: %w", err))
+		}
+		m.pprof = nil
+	}
 	if m.http != nil {
 		m.api.SetShuttingDown()
 		// Parked long polls answer now with what they have, so Shutdown
