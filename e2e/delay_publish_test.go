@@ -104,11 +104,11 @@ func TestDelayPublishFields(t *testing.T) {
 	want(t, s.do(t, "POST", "/v1/topics/later/messages", map[string]any{"body": "n"}), http.StatusCreated)
 	got := receiveN(t, s, "g", 1, 10*time.Second)
 	wantProblem(t, s.do(t, "POST", "/v1/groups/g/nack", map[string]any{"receiptHandles": []string{got[0].ReceiptHandle}, "delayLevel": -2}), http.StatusBadRequest, "delayLevel")
+	nacked := time.Now() // before the server starts the delay
 	st, err := answer(s, "g", "nack", map[string]any{"receiptHandles": []string{got[0].ReceiptHandle}, "delayLevel": 40})
 	if err != nil || st[0] != "ok" {
 		t.Fatalf("nack with delayLevel 40 over 3 levels: %v %v", st, err)
 	}
-	nacked := time.Now()
 	again := receiveN(t, s, "g", 1, 10*time.Second)
 	if gap := time.Since(nacked); again[0].MessageID != got[0].MessageID || again[0].ReconsumeTimes != 1 || gap < 300*time.Millisecond {
 		t.Fatalf("after nack level 40: %+v %v later; want the same message, reconsumeTimes 1, after the last level (300ms)", again[0], gap)

@@ -116,11 +116,13 @@ func TestDLQNackLadderAndRedrive(t *testing.T) {
 				t.Fatalf("retry %d came back %v after the nack, before its %v delay", times, gap, min)
 			}
 		}
+		// The server starts the delay when it handles the nack, after
+		// this moment: measured from here, the gap is never short.
+		lastNack = time.Now()
 		st, err := answer(s, "billing", "nack", map[string]any{"receiptHandles": []string{got[0].ReceiptHandle}, "delayLevel": 0})
 		if err != nil || st[0] != "ok" {
 			t.Fatalf("nack: %v %v", st, err)
 		}
-		lastNack = time.Now()
 	}
 	checkFor(t, 10*time.Second, 50*time.Millisecond, func() error {
 		if _, dlq := groupDepths(t, s, "billing"); dlq != 1 {
