@@ -2,6 +2,7 @@ package api
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,6 +17,22 @@ type metrics struct {
 	published     prometheus.Counter
 	publishedSize prometheus.Counter
 	publishCalls  *prometheus.CounterVec
+
+	// series caches each (method, route, status)'s counter and histogram:
+	// WithLabelValues hashes the labels and takes the vector's lock on
+	// every call, on every request's path. Routes are patterns, so the
+	// cache is as bounded as the series themselves.
+	series sync.Map // requestSeriesKey -> *requestSeries, publishSeriesKey -> Counter
+}
+
+type requestSeriesKey struct {
+	method, route string
+	status        int
+}
+
+type requestSeries struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -47,16 +64,38 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 }
 
 func (m *metrics) observeRequest(method, route string, status int, d time.Duration) {
-	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	m.duration.WithLabelValues(method, route).Observe(d.Seconds())
+	key := requestSeriesKey{method, route, status}
+	v, ok := m.series.Load(key)
+	if !ok {
+		v, _ = m.series.LoadOrStore(key, &requestSeries{
+			count:    m.requests.WithLabelValues(method, route, strconv.Itoa(status)),
+			duration: m.duration.WithLabelValues(method, route),
+		})
+	}
+	rs := v.(*requestSeries)
+	rs.count.Inc()
+	rs.duration.Observe(d.Seconds())
 }
 
 func (m *metrics) observePublish(kind string, msgs, bytes int, err error) {
 	if err != nil {
-		m.publishCalls.WithLabelValues(kind, "error").Inc()
+		m.publishCall(kind, "error").Inc()
 		return
 	}
-	m.publishCalls.WithLabelValues(kind, "ok").Inc()
+	m.publishCall(kind, "ok").Inc()
 	m.published.Add(float64(msgs))
 	m.publishedSize.Add(float64(bytes))
+}
+
+type publishSeriesKey struct{ kind, outcome string }
+
+// publishCall is publishCalls' series for kind and outcome, cached in
+// series like observeRequest's (created on first use, as before).
+func (m *metrics) publishCall(kind, outcome string) prometheus.Counter {
+	key := publishSeriesKey{kind, outcome}
+	if v, ok := m.series.Load(key); ok {
+		return v.(prometheus.Counter)
+	}
+	v, _ := m.series.LoadOrStore(key, m.publishCalls.WithLabelValues(kind, outcome))
+	return v.(prometheus.Counter)
 }

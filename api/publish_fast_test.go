@@ -1,0 +1,110 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// publishBodies are the seeds of the fast-path tests: the shapes clients
+// send, and the ones the fast path must hand to encoding/json.
+var publishBodies = []string{
+	`{"body":"x"}`, ` { "body" : "hello world" , "tags" : "TagA" } ` + "\n",
+	`{"bodyBase64":"AAE="}`, `{"body":"x","bodyBase64":"eA=="}`, `{}`, ``, ` `,
+	`{"body":"x","delayLevel":3,"keys":["a","b"],"properties":{"k":"v","k2":""}}`,
+	`{"body":"x","keys":[],"properties":{}}`, `{"body":"x","properties":{"k":"1","k":"2"}}`,
+	`{"body":"x","delaySeconds":0}`, `{"body":"x","delaySeconds":-0}`, `{"body":"x","delaySeconds":-5}`,
+	`{"body":"x","delayLevel":0}`, `{"body":"x","delayLevel":01}`, `{"body":"x","delayLevel":1.0}`,
+	`{"body":"x","delayLevel":1e2}`, `{"body":"x","delayLevel":99999999999999999999}`,
+	`{"body":"x","delaySeconds":3456001}`, `{"body":"x","delayLevel":"3"}`, `{"body":"x","delayLevel":null}`,
+	`{"body":"héllo 世界"}`, "{\"body\":\"bad \xff utf8\"}", `{"body":"tab\tinside"}`,
+	`{"body":"esc \" \\ \n \u00e9"}`, `{"Body":"case"}`, `{"body":"x","body":"y"}`, `{"body":"x","extra":1}`,
+	`{"body":"x"} {}`, `{"body":"x"} x`, `{"body":"x",}`, `{"body":"x"`, `{"body":1}`, `[]`, `null`,
+	`{"deliverAt":"2026-01-02T15:04:05.000Z","body":"x"}`, `{"tags":"a||b","body":"x"}`,
+	`{"body":"x","shardingKey":"` + strings.Repeat("k", 129) + `"}`, `{"body":"x","tags":"` + strings.Repeat("é", 100) + `"}`,
+	`{"body":"x","keys":["a",""]}`, `{"body":"x","keys":["a",1]}`, `{"body":"x","properties":{"":"v"}}`,
+	`{"body":"x","properties":{"k":null}}`, `{"messages":[{"body":"x"}]}`,
+}
+
+// checkPublishFast is the fast path's contract, checked on one body:
+//   - decodePublish answers exactly as decodeJSON (result and error text);
+//   - whatever parsePublishFast accepts, encoding/json accepts with the
+//     same result;
+//   - plainPublish never skips the validator for a request it would fail.
+func checkPublishFast(t *testing.T, s *Server, body string, limit int64) {
+	t.Helper()
+	var slow, fast PublishRequest
+	errSlow := decodeJSON(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), limit, &slow, false)
+	errFast := decodePublish(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), limit, &fast)
+	if fmt.Sprint(errSlow) != fmt.Sprint(errFast) || !reflect.DeepEqual(slow, fast) {
+		t.Fatalf("body %q:\n decodeJSON    %v %+v\n decodePublish %v %+v", body, errSlow, slow, errFast, fast)
+	}
+	var parsed PublishRequest
+	if parsePublishFast([]byte(body), &parsed) {
+		var want PublishRequest
+		if err := decodeJSONFrom(bytes.NewReader([]byte(body)), &want, false); err != nil || !reflect.DeepEqual(parsed, want) {
+			t.Fatalf("body %q: fast path %+v, encoding/json %+v (%v)", body, parsed, want, err)
+		}
+	}
+	if errSlow == nil && plainPublish(&slow) {
+		if err := s.validateStruct(&slow); err != nil {
+			t.Fatalf("body %q: plainPublish skipped a failing validation: %v", body, err)
+		}
+	}
+}
+
+func TestPublishFastPathMatchesEncodingJSON(t *testing.T) {
+	s := New(Options{})
+	for _, body := range publishBodies {
+		checkPublishFast(t, s, body, maxPublishJSON)
+		// A limit inside the body: the 413 (or an earlier syntax error)
+		// must come out the same.
+		checkPublishFast(t, s, body, int64(len(body)/2))
+	}
+	// The common case really takes the fast path.
+	var req PublishRequest
+	if !parsePublishFast([]byte(`{"body":"order 17","tags":"created","keys":["k1"],"properties":{"a":"b"},"shardingKey":"c9","delayLevel":2}`), &req) {
+		t.Fatal("a plain publish body missed the fast path")
+	}
+}
+
+func FuzzPublishFastPath(f *testing.F) {
+	for _, body := range publishBodies {
+		f.Add(body, uint16(0))
+	}
+	s := New(Options{})
+	f.Fuzz(func(t *testing.T, body string, limit uint16) {
+		l := int64(maxPublishJSON)
+		if limit > 0 {
+			l = int64(limit)
+		}
+		checkPublishFast(t, s, body, l)
+	})
+}
+
+// TestPublishResultEncoding: the hand-built answer is byte for byte what
+// encoding/json's Encoder writes.
+func TestPublishResultEncoding(t *testing.T) {
+	qid, off := 3, int64(1)<<40
+	for _, res := range []PublishResult{
+		{MessageID: "0A1B2C3D4E5F60718293A4B5", Topic: "orders", QueueID: &qid, QueueOffset: &off},
+		{MessageID: "id", Topic: "t", DeliverAt: "2026-01-02T15:04:05.000Z"},
+		{MessageID: "<&>", Topic: "é\"\\\n\u2028\xff"},
+		{},
+	} {
+		var want bytes.Buffer
+		_ = json.NewEncoder(&want).Encode(res)
+		if got := appendPublishResult(nil, &res); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("got %s want %s", got, want.Bytes())
+		}
+		rec := httptest.NewRecorder()
+		writePublishResult(rec, res)
+		if rec.Code != 201 || rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != want.String() {
+			t.Fatalf("answer %d %q %q", rec.Code, rec.Header(), rec.Body)
+		}
+	}
+}
