@@ -18,7 +18,11 @@ func newLogger(w io.Writer, level, format string) zerolog.Logger {
 	}
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
 	zerolog.DurationFieldUnit = time.Millisecond
-	if format == "console" || (format == "auto" && isTerminal(w)) {
+	console := format == "console" || (format == "auto" && isTerminal(w))
+	// Every request writes a log line: coalesce them so a busy server
+	// makes one write for many lines (logwriter.go), not one per request.
+	w = newCoalescingWriter(w)
+	if console {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -60,6 +61,12 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mqgate:", err)
 		return 2
 	}
+	gcPercent, memLimit := tuneGC()
+	ev := m.Logger.Debug().Int("gogc", gcPercent)
+	if memLimit != math.MaxInt64 {
+		ev = ev.Int64("memory_limit", memLimit)
+	}
+	ev.Msg("garbage collector tuned")
 	if err := m.Run(); err != nil {
 		fmt.Fprintln(stderr, "mqgate:", err)
 		m.Close()

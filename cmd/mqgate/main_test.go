@@ -3,6 +3,7 @@ package main
 import (
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 
@@ -102,5 +103,22 @@ func TestPprofListener(t *testing.T) {
 	}
 	if _, err := http.Get("http://" + pp + "/debug/pprof/"); err == nil {
 		t.Fatal("pprof still serving after Close")
+	}
+}
+
+func TestContainerMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	for content, want := range map[string]int64{"max\n": 0, "1073741824\n": 1 << 30, "": 0, "junk": 0} {
+		p := dir + "/memory.max"
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := containerMemoryLimit(p)
+		if got != want || ok != (want > 0) {
+			t.Fatalf("%q: %d %v", content, got, ok)
+		}
+	}
+	if _, ok := containerMemoryLimit(dir + "/absent"); ok {
+		t.Fatal("absent file gave a limit")
 	}
 }
