@@ -1,6 +1,6 @@
 // Command mqgate is the mqgate server.
 //
-//	mqgate serve [--addr :8080] [--data ./data] [--log-level info] [--log-format auto]
+//	mqgate serve [--addr :8080] [--data ./data] [--log-level info] [--log-format auto] [--pprof-addr 127.0.0.1:6060]
 //	mqgate healthcheck [--addr :8080]
 //	mqgate version
 //
@@ -13,4 +13,9 @@
 // Shutdown order on SIGINT/SIGTERM: /readyz turns 503, the listener
 // closes, in-flight requests finish (up to --shutdown-timeout), then the
 // engine closes (flushing and closing the bbolt file).
+//
+// Runtime tuning (gc.go): GOGC defaults to 200 unless set, and without
+// GOMEMLIMIT a cgroup v2 memory limit sets a soft limit at 90% of it.
+// Log lines are coalesced into few writes under load (logwriter.go);
+// profiles are served only on --pprof-addr's own listener (pprof.go).
 package main
