@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/netip"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -46,14 +45,20 @@ type Config struct {
 	// inside a denied range; WebhookDenyCIDRs are denied on top of the
 	// defaults (loopback, link-local, metadata, multicast).
 	WebhookAllowCIDRs, WebhookDenyCIDRs []string
+	// MaxWaitingPerGroup and MaxWaiting bound the long-poll receives
+	// parked on one group and in all; more answer 429.
+	MaxWaitingPerGroup, MaxWaiting int
+	// BroadcastIdleTimeout: a BROADCASTING consumerId with no receive for
+	// this long has its client stopped (its offsets are kept).
+	BroadcastIdleTimeout time.Duration
 	// PprofAddr, when set, serves net/http/pprof on this address, on a
 	// listener of its own (never the API's). Off by default: profiles
 	// expose internals, so bind it to loopback or an admin network.
 	PprofAddr string
 }
 
-// listFlag is a repeatable string flag; the first use on the command line
-// replaces what the environment gave, later uses add to it.
+// listFlag is a repeatable, comma-separated string flag; the first use on
+// the command line replaces what the environment gave, later uses add to it.
 type listFlag struct {
 	dst *[]string
 	set bool
@@ -88,63 +93,81 @@ func splitList(v string) []string {
 // defaultDelayLevels is RocketMQ's messageDelayLevel.
 const defaultDelayLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
-// DefaultConfig returns the defaults, overridden by MQGATE_* variables.
+// DefaultConfig returns the built-in defaults (no environment).
 func DefaultConfig() Config {
-	c := Config{Addr: ":8080", Data: "./data", LogLevel: "info", LogFormat: "auto", ShutdownTimeout: 30 * time.Second,
-		DelayLevels: defaultDelayLevels, MaxDelay: 40 * 24 * time.Hour,
-		CacheBudgetMiB: 256}
-	env := func(name string, dst *string) {
-		if v, ok := os.LookupEnv(name); ok && v != "" {
-			*dst = v
-		}
+	return Config{
+		Addr:                 ":8080",
+		Data:                 "./data",
+		LogLevel:             "info",
+		LogFormat:            "auto",
+		ShutdownTimeout:      30 * time.Second,
+		DelayLevels:          defaultDelayLevels,
+		MaxDelay:             40 * 24 * time.Hour,
+		CacheBudgetMiB:       256,
+		MaxWaitingPerGroup:   256,
+		MaxWaiting:           4096,
+		BroadcastIdleTimeout: 5 * time.Minute,
 	}
-	env("MQGATE_ADDR", &c.Addr)
-	env("MQGATE_DATA", &c.Data)
-	env("MQGATE_LOG_LEVEL", &c.LogLevel)
-	env("MQGATE_LOG_FORMAT", &c.LogFormat)
-	env("MQGATE_DELAY_LEVELS", &c.DelayLevels)
-	env("MQGATE_PPROF_ADDR", &c.PprofAddr)
-	envDuration := func(name string, dst *time.Duration) {
-		if v := os.Getenv(name); v != "" {
-			if d, err := time.ParseDuration(v); err == nil {
-				*dst = d
-			}
-		}
-	}
-	envDuration("MQGATE_SHUTDOWN_TIMEOUT", &c.ShutdownTimeout)
-	envDuration("MQGATE_MAX_DELAY", &c.MaxDelay)
-	if v := os.Getenv("MQGATE_CACHE_BUDGET_MIB"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			c.CacheBudgetMiB = n
-		}
-	}
-	if v := os.Getenv("MQGATE_WEBHOOK_ALLOW_LOOPBACK"); v != "" {
-		if b, err := strconv.ParseBool(v); err == nil {
-			c.WebhookAllowLoopback = b
-		}
-	}
-	c.WebhookAllowCIDRs = splitList(os.Getenv("MQGATE_WEBHOOK_ALLOW_CIDRS"))
-	c.WebhookDenyCIDRs = splitList(os.Getenv("MQGATE_WEBHOOK_DENY_CIDRS"))
-	return c
 }
 
-// parseServeFlags parses `mqgate serve` flags over the defaults.
-func parseServeFlags(args []string, out io.Writer) (Config, error) {
-	c := DefaultConfig()
+// envName is the variable that sets a flag: MQGATE_ and the flag's name in
+// upper case with '-' as '_'. Repeatable list flags take a plural,
+// comma-separated variable.
+func envName(flagName string) string {
+	name := "MQGATE_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+	if strings.HasSuffix(flagName, "-cidr") {
+		name += "S"
+	}
+	return name
+}
+
+// serveFlags declares `mqgate serve`'s flags over c.
+func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("mqgate serve", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address, host:port (env MQGATE_ADDR)")
-	fs.StringVar(&c.Data, "data", c.Data, "data directory (env MQGATE_DATA)")
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "trace|debug|info|warn|error (env MQGATE_LOG_LEVEL)")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json|console|auto (env MQGATE_LOG_FORMAT)")
-	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown (env MQGATE_SHUTDOWN_TIMEOUT)")
-	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\" (env MQGATE_DELAY_LEVELS)")
-	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted (env MQGATE_MAX_DELAY)")
-	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together (env MQGATE_CACHE_BUDGET_MIB)")
-	fs.BoolVar(&c.WebhookAllowLoopback, "webhook-allow-loopback", c.WebhookAllowLoopback, "let webhooks reach loopback addresses (env MQGATE_WEBHOOK_ALLOW_LOOPBACK=true)")
-	fs.Var(&listFlag{dst: &c.WebhookAllowCIDRs}, "webhook-allow-cidr", "network or address webhooks may reach even if denied; repeatable (env MQGATE_WEBHOOK_ALLOW_CIDRS, comma-separated)")
-	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable (env MQGATE_WEBHOOK_DENY_CIDRS, comma-separated)")
-	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty (env MQGATE_PPROF_ADDR)")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address, host:port")
+	fs.StringVar(&c.Data, "data", c.Data, "data directory")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "trace|debug|info|warn|error")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json|console|auto")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown")
+	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
+	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
+	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
+	fs.IntVar(&c.MaxWaitingPerGroup, "max-waiting-per-group", c.MaxWaitingPerGroup, "long-poll receives parked on one group before 429")
+	fs.IntVar(&c.MaxWaiting, "max-waiting", c.MaxWaiting, "long-poll receives parked in all before 429")
+	fs.DurationVar(&c.BroadcastIdleTimeout, "broadcast-idle-timeout", c.BroadcastIdleTimeout, "stop a BROADCASTING consumerId's client after this long without a receive")
+	fs.BoolVar(&c.WebhookAllowLoopback, "webhook-allow-loopback", c.WebhookAllowLoopback, "let webhooks reach loopback addresses")
+	fs.Var(&listFlag{dst: &c.WebhookAllowCIDRs}, "webhook-allow-cidr", "network or address webhooks may reach even if denied; repeatable")
+	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable")
+	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty")
+	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
+	return fs
+}
+
+// parseServeFlags reads `mqgate serve`'s configuration: the defaults, then
+// MQGATE_* variables, then the command line (a flag given wins). Variables
+// go through the same parsers as flags, so a bad value is an error, never
+// silently ignored.
+func parseServeFlags(args []string, out io.Writer) (Config, error) {
+	c := DefaultConfig()
+	fs := serveFlags(&c, out)
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		env := envName(f.Name)
+		v, ok := os.LookupEnv(env)
+		if !ok || v == "" {
+			return
+		}
+		if err := fs.Set(f.Name, v); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))
+		}
+		if l, ok := f.Value.(*listFlag); ok {
+			l.set = false // the command line's first use replaces the env list
+		}
+	})
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -172,6 +195,12 @@ func (c Config) validate() error {
 	}
 	if c.CacheBudgetMiB < 1 {
 		errs = append(errs, errors.New("--cache-budget-mib must be at least 1"))
+	}
+	if c.MaxWaitingPerGroup < 1 || c.MaxWaiting < 1 {
+		errs = append(errs, errors.New("--max-waiting-per-group and --max-waiting must be at least 1"))
+	}
+	if c.BroadcastIdleTimeout <= 0 {
+		errs = append(errs, errors.New("--broadcast-idle-timeout must be positive"))
 	}
 	if c.MaxDelay <= 0 {
 		errs = append(errs, errors.New("--max-delay must be positive"))

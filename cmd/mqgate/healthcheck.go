@@ -6,21 +6,25 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"time"
 )
 
 // healthcheck is the Docker HEALTHCHECK: scratch images have no curl, so
 // the binary asks its own /healthz on the loopback address.
 func healthcheck(args []string, stderr io.Writer) int {
-	c := DefaultConfig()
+	addr := DefaultConfig().Addr
+	if v := os.Getenv(envName("addr")); v != "" {
+		addr = v
+	}
 	fs := flag.NewFlagSet("mqgate healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.Addr, "addr", c.Addr, "the server's listen address (env MQGATE_ADDR)")
+	fs.StringVar(&addr, "addr", addr, "the server's listen address (env MQGATE_ADDR)")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	host, port, err := net.SplitHostPort(c.Addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "healthcheck:", err)
 		return 2

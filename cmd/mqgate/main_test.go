@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -120,5 +121,24 @@ func TestContainerMemoryLimit(t *testing.T) {
 	}
 	if _, ok := containerMemoryLimit(dir + "/absent"); ok {
 		t.Fatal("absent file gave a limit")
+	}
+}
+
+// A bad MQGATE_* value is an error naming the variable, not silently
+// replaced by the default; every flag has its variable.
+func TestEnvGoesThroughFlagParsers(t *testing.T) {
+	t.Setenv("MQGATE_CACHE_BUDGET_MIB", "lots")
+	if _, err := parseServeFlags(nil, io.Discard); err == nil || !strings.Contains(err.Error(), "MQGATE_CACHE_BUDGET_MIB") {
+		t.Fatalf("bad env value: err = %v", err)
+	}
+	t.Setenv("MQGATE_CACHE_BUDGET_MIB", "64")
+	t.Setenv("MQGATE_MAX_WAITING", "10")
+	t.Setenv("MQGATE_BROADCAST_IDLE_TIMEOUT", "90s")
+	c, err := parseServeFlags([]string{"--max-waiting", "20"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CacheBudgetMiB != 64 || c.MaxWaiting != 20 || c.BroadcastIdleTimeout != 90*time.Second {
+		t.Fatalf("env and flags: %+v", c)
 	}
 }

@@ -103,6 +103,10 @@ func (m *Main) Run() error {
 			o.CacheBudget = budget
 		}),
 		Logger: m.component("gateway"),
+
+		MaxWaitingPerGroup:   m.Config.MaxWaitingPerGroup,
+		MaxWaiting:           m.Config.MaxWaiting,
+		BroadcastIdleTimeout: m.Config.BroadcastIdleTimeout,
 		Webhook: webhook.Options{
 			Registerer:    metrics,
 			Logger:        &webhookLog,
@@ -131,6 +135,9 @@ func (m *Main) Run() error {
 		Version:  Version(),
 		OpenAPI:  openapi.Document,
 		Registry: metrics,
+		ScheduleCounters: func() api.ScheduleCounters {
+			return api.ScheduleCounters(eng.Counters())
+		},
 	})
 
 	ln, err := net.Listen("tcp", m.Config.Addr)
