@@ -20,7 +20,8 @@
 // (one timer, re-armed after each pass), one task per delay level
 // (DeliverDelayedMessageTimerTask) and one timer-index task. Each schedule
 // task sleeps on one timer armed for its earliest due message, or until a
-// put of an earlier one wakes it (levelTask.armed/offer); it never polls.
+// put of an earlier one wakes it (dueLoop.armed/offer, schedule_wake.go); it
+// never polls.
 // The cleaner and the tasks stop on Close's signal before the store closes. Close stops the cleaner,
 // lets the writer commit what is queued (later puts get core.ErrClosed),
 // wakes every Arrival waiter and closes the file. Nothing polls: waiters

@@ -92,11 +92,11 @@ func (e *Engine) startSchedule() error {
 	}
 	e.sched.levels = make([]*levelTask, queues)
 	for q := range e.sched.levels {
-		t := &levelTask{e: e, qid: q, wake: newSignal()}
+		t := &levelTask{e: e, qid: q, dueLoop: dueLoop{wake: newSignal()}}
 		t.armed.Store(0) // start with a pass
 		e.sched.levels[q] = t
 	}
-	e.sched.timer = &timerTask{e: e, wake: newSignal()}
+	e.sched.timer = &timerTask{e: e, dueLoop: dueLoop{wake: newSignal()}}
 	for _, t := range e.sched.levels {
 		e.wg.Add(1)
 		go t.run()

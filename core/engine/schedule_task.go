@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -25,67 +24,17 @@ var errMoved = core.Errorf(core.EConflict, "schedule offset moved concurrently")
 // put wakes it). Within a level due times follow queue order (same delay,
 // accept order), so only the head matters.
 type levelTask struct {
-	e    *Engine
-	qid  int
-	wake signal
-	// armed is the due time (unix ms) the task sleeps until; idle when the
-	// queue is drained, and idle while a pass runs so that any put
-	// committed during the pass wakes it for one more.
-	armed atomic.Int64
+	e   *Engine
+	qid int
+	dueLoop
 	// sinceTrim counts moves since the delivered head was last trimmed.
 	sinceTrim int
 }
 
-// offer wakes the task if a message due at due precedes its deadline.
-func (t *levelTask) offer(due int64) {
-	if due < t.armed.Load() {
-		t.wake.notify()
-	}
-}
-
 func (t *levelTask) run() {
-	defer t.e.wg.Done()
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		t.armed.Store(idle)
-		next, err := t.pass()
-		var wait time.Duration
-		switch {
-		case err != nil:
-			if isClosing(t.e) {
-				return
-			}
-			t.e.log.Error().Err(err).Int("level", t.qid+1).Msg("schedule: delivering delayed messages failed; retrying later")
-			next = time.Now().Add(scheduleRetryDelay).UnixMilli()
-			wait = scheduleRetryDelay
-		case next == 0:
-			next = idle
-		default:
-			wait = time.Until(time.UnixMilli(next))
-		}
-		t.armed.Store(next)
-		if next != idle {
-			timer.Reset(max(wait, 0))
-		}
-		select {
-		case <-t.e.closing:
-			return
-		case <-timer.C:
-		case <-t.wake:
-			timer.Stop()
-		}
-	}
-}
-
-func isClosing(e *Engine) bool {
-	select {
-	case <-e.closing:
-		return true
-	default:
-		return false
-	}
+	t.dueLoop.run(t.e, t.pass, func(err error) {
+		t.e.log.Error().Err(err).Int("level", t.qid+1).Msg("schedule: delivering delayed messages failed; retrying later")
+	})
 }
 
 // pass delivers every due message of the level. It returns the due time

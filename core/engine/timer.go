@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/crc32"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -74,54 +73,17 @@ func parseDue(m *core.Message) int64 {
 	return due
 }
 
-// timerTask delivers due timer messages; see levelTask for the wake-up
-// protocol (armed is idle while a pass runs).
+// timerTask delivers due timer messages on the same dueLoop as the
+// level tasks (armed is idle while a pass runs).
 type timerTask struct {
-	e     *Engine
-	wake  signal
-	armed atomic.Int64
-}
-
-func (t *timerTask) offer(due int64) {
-	if due < t.armed.Load() {
-		t.wake.notify()
-	}
+	e *Engine
+	dueLoop
 }
 
 func (t *timerTask) run() {
-	defer t.e.wg.Done()
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		t.armed.Store(idle)
-		next, err := t.pass()
-		var wait time.Duration
-		switch {
-		case err != nil:
-			if isClosing(t.e) {
-				return
-			}
-			t.e.log.Error().Err(err).Msg("schedule: delivering timer messages failed; retrying later")
-			next = time.Now().Add(scheduleRetryDelay).UnixMilli()
-			wait = scheduleRetryDelay
-		case next == 0:
-			next = idle
-		default:
-			wait = time.Until(time.UnixMilli(next))
-		}
-		t.armed.Store(next)
-		if next != idle {
-			timer.Reset(max(wait, 0))
-		}
-		select {
-		case <-t.e.closing:
-			return
-		case <-timer.C:
-		case <-t.wake:
-			timer.Stop()
-		}
-	}
+	t.dueLoop.run(t.e, t.pass, func(err error) {
+		t.e.log.Error().Err(err).Msg("schedule: delivering timer messages failed; retrying later")
+	})
 }
 
 // timerBatch is one read of the index: the due entries' keys and ops.
