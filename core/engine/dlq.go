@@ -47,35 +47,13 @@ func (e *Engine) DLQMessages(group, cursor string, limit int) (msgs []*core.Mess
 	}
 	limit = min(limit, dlqMaxLimit)
 	err = e.view(func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
-		if err != nil || !ok {
-			return err
-		}
-		lo, hi, err := store.QueueRange(tx, rec.UID, 0)
-		if err != nil {
-			return err
-		}
-		marks := tx.Bucket(bucketRedriven)
-		at, scanned := max(from, lo), 0
-		err = store.ScanQueue(tx, rec.UID, 0, at, func(off int64, u store.Unit) bool {
-			if off >= hi || len(msgs) == limit || scanned == dlqScanLimit {
-				return false
-			}
-			scanned++
-			at = off + 1
-			if marks.Get(redrivenKey(rec.UID, off)) != nil {
-				return true
-			}
-			m, err := store.MessageAt(tx, u.CommitLogOffset)
-			if err != nil || m == nil {
+		s, err := scanDLQ(tx, group, from, func() bool { return len(msgs) == limit },
+			func(_ int64, m *core.Message) { msgs = append(msgs, m) },
+			func(off int64, err error) {
 				e.log.Error().Err(err).Str("group", group).Int64("offset", off).Msg("dlq: unreadable entry skipped")
-				return true
-			}
-			msgs = append(msgs, m)
-			return true
-		})
-		if at < hi {
-			next = strconv.FormatInt(at, 10)
+			})
+		if !s.done {
+			next = strconv.FormatInt(s.at, 10)
 		}
 		return err
 	})
@@ -130,42 +108,19 @@ func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int
 		)
 		now := time.Now().UTC()
 		err := e.view(func(tx *bolt.Tx) error {
-			rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
-			if err != nil || !ok {
-				done = true
-				return err
-			}
-			uid = rec.UID
-			lo, hi, err := store.QueueRange(tx, rec.UID, 0)
-			if err != nil {
-				return err
-			}
-			marks := tx.Bucket(bucketRedriven)
-			at, scanned, size := max(from, lo), 0, 0
-			err = store.ScanQueue(tx, rec.UID, 0, at, func(off int64, u store.Unit) bool {
-				if off >= hi || len(ops) == moveBatch || scanned == dlqScanLimit || size >= moveBatchBytes {
-					return false
-				}
-				scanned++
-				at = off + 1
-				if marks.Get(redrivenKey(rec.UID, off)) != nil {
-					return true
-				}
-				m, err := store.MessageAt(tx, u.CommitLogOffset)
-				if err != nil || m == nil {
-					return true
-				}
-				if len(want) > 0 && !want[m.UserID()] && !want[m.ID] {
-					return true
-				}
-				cp := copyForGroup(m, now)
-				size += len(cp.Body)
-				ops = append(ops, putOp{topic: core.RetryTopic(group), queueID: 0, msg: cp})
-				offs = append(offs, off)
-				return true
-			})
-			from = at
-			done = at >= hi
+			size := 0
+			s, err := scanDLQ(tx, group, from,
+				func() bool { return len(ops) == moveBatch || size >= moveBatchBytes },
+				func(off int64, m *core.Message) {
+					if len(want) > 0 && !want[m.UserID()] && !want[m.ID] {
+						return
+					}
+					cp := copyForGroup(m, now)
+					size += len(cp.Body)
+					ops = append(ops, putOp{topic: core.RetryTopic(group), queueID: 0, msg: cp})
+					offs = append(offs, off)
+				}, nil)
+			uid, from, done = s.uid, s.at, s.done
 			return err
 		})
 		if err != nil {
@@ -185,6 +140,54 @@ func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int
 			return n, nil
 		}
 	}
+}
+
+// dlqScan is where a scanDLQ call stopped: the DLQ topic's uid, the
+// offset to resume at, and whether the queue is exhausted (or absent).
+type dlqScan struct {
+	uid  uint64
+	at   int64
+	done bool
+}
+
+// scanDLQ walks group's %DLQ% queue from offset from, handing each waiting
+// (not redriven) dead letter to visit, until full reports the caller's
+// batch is full or dlqScanLimit entries were looked at, so that a long run
+// of redriven entries cannot make one call unbounded. DLQMessages and
+// Redrive both page through it. An entry whose message cannot be read goes
+// to unreadable (nil: skipped silently).
+func scanDLQ(tx *bolt.Tx, group string, from int64, full func() bool,
+	visit func(off int64, m *core.Message), unreadable func(off int64, err error)) (dlqScan, error) {
+	rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
+	if err != nil || !ok {
+		return dlqScan{done: true}, err
+	}
+	lo, hi, err := store.QueueRange(tx, rec.UID, 0)
+	if err != nil {
+		return dlqScan{done: true}, err
+	}
+	marks := tx.Bucket(bucketRedriven)
+	at, scanned := max(from, lo), 0
+	err = store.ScanQueue(tx, rec.UID, 0, at, func(off int64, u store.Unit) bool {
+		if off >= hi || full() || scanned == dlqScanLimit {
+			return false
+		}
+		scanned++
+		at = off + 1
+		if marks.Get(redrivenKey(rec.UID, off)) != nil {
+			return true
+		}
+		m, err := store.MessageAt(tx, u.CommitLogOffset)
+		if err != nil || m == nil {
+			if unreadable != nil {
+				unreadable(off, err)
+			}
+			return true
+		}
+		visit(off, m)
+		return true
+	})
+	return dlqScan{uid: rec.UID, at: at, done: at >= hi}, err
 }
 
 // redriveHook marks redriven entries in the transaction of their retry
