@@ -109,11 +109,7 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req ReceiveRequest
-	if err := decodeJSON(w, r, maxSmallJSON, &req, true); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	if err := s.validateStruct(&req); err != nil {
+	if err := s.decodeValid(w, r, maxSmallJSON, &req, true); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -232,11 +228,7 @@ func decodeHandles[T any](s *Server, w http.ResponseWriter, r *http.Request) (st
 		return "", nil, false
 	}
 	req := new(T)
-	if err := decodeJSON(w, r, maxHandlesJSON, req, false); err != nil {
-		s.writeProblem(w, r, err)
-		return "", nil, false
-	}
-	if err := s.validateStruct(req); err != nil {
+	if err := s.decodeValid(w, r, maxHandlesJSON, req, false); err != nil {
 		s.writeProblem(w, r, err)
 		return "", nil, false
 	}

@@ -129,11 +129,7 @@ func (s *Server) handleDLQRedrive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req RedriveRequest
-	if err := decodeJSON(w, r, maxSmallJSON, &req, true); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	if err := s.validateStruct(&req); err != nil {
+	if err := s.decodeValid(w, r, maxSmallJSON, &req, true); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}

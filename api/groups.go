@@ -243,11 +243,7 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req GroupRequest
-	if err := decodeJSON(w, r, maxSmallJSON, &req, false); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	if err := s.validateStruct(&req); err != nil {
+	if err := s.decodeValid(w, r, maxSmallJSON, &req, false); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -261,11 +257,7 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, newGroup(g))
+	writeUpsert(w, created, newGroup(g))
 }
 
 // handleGroupList lists the consumer groups.
@@ -427,11 +419,7 @@ func (s *Server) handleGroupOffsetsReset(w http.ResponseWriter, r *http.Request)
 		return
 	}
 	var req OffsetResetRequest
-	if err := decodeJSON(w, r, maxSmallJSON, &req, false); err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
-	if err := s.validateStruct(&req); err != nil {
+	if err := s.decodeValid(w, r, maxSmallJSON, &req, false); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}

@@ -152,6 +152,16 @@ func sendProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	_ = json.NewEncoder(w).Encode(p)
 }
 
+// writeUpsert answers a PUT that creates or replaces: 201 when it
+// created the resource, 200 when it replaced one.
+func writeUpsert(w http.ResponseWriter, created bool, v any) {
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	writeJSON(w, status, v)
+}
+
 // writeJSON answers v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -122,11 +122,7 @@ func (s *Server) handleTopicPut(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, newTopic(t))
+	writeUpsert(w, created, newTopic(t))
 }
 
 // handleTopicGet returns one topic with its stats.

@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 
@@ -32,6 +33,17 @@ func (s *Server) validateStruct(req any) error {
 	var fe fieldErrors
 	s.checkStruct(req, &fe)
 	return fe.err()
+}
+
+// decodeValid reads a JSON request body into req (decodeJSON: limit,
+// 413, 415, and whether an empty body is allowed) and runs req's validator
+// tags: the first step of every handler whose body has nothing to check
+// beyond its tags.
+func (s *Server) decodeValid(w http.ResponseWriter, r *http.Request, limit int64, req any, allowEmpty bool) error {
+	if err := decodeJSON(w, r, limit, req, allowEmpty); err != nil {
+		return err
+	}
+	return s.validateStruct(req)
 }
 
 // checkStruct runs the validator tags of req and adds every failing field
