@@ -37,8 +37,10 @@ type Unit struct {
 	TagsCode        int64
 }
 
-func (u Unit) encode() []byte {
-	b := make([]byte, unitSize)
+func (u Unit) encode() []byte { return u.put(make([]byte, unitSize)) }
+
+// put writes u into b (unitSize bytes) and returns b.
+func (u Unit) put(b []byte) []byte {
 	binary.BigEndian.PutUint64(b[0:], uint64(u.CommitLogOffset))
 	binary.BigEndian.PutUint32(b[8:], uint32(u.Size))
 	binary.BigEndian.PutUint64(b[12:], uint64(u.TagsCode))
@@ -70,11 +72,11 @@ func uidKey(uid uint64) []byte {
 
 // cqKey is a consume-queue key inside a topic's sub-bucket: queues of one
 // topic share the bucket, so a queue is a key prefix.
-func cqKey(qid int, offset int64) []byte {
-	b := make([]byte, 10)
-	binary.BigEndian.PutUint16(b, uint16(qid))
-	binary.BigEndian.PutUint64(b[2:], uint64(offset))
-	return b
+func cqKey(qid int, offset int64) []byte { return appendCQKey(make([]byte, 0, 10), qid, offset) }
+
+func appendCQKey(b []byte, qid int, offset int64) []byte {
+	b = binary.BigEndian.AppendUint16(b, uint16(qid))
+	return binary.BigEndian.AppendUint64(b, uint64(offset))
 }
 
 func parseCQKey(k []byte) (qid int, offset int64, ok bool) {
@@ -110,7 +112,10 @@ func decodeQueueMeta(b []byte) (queueMeta, error) {
 
 // keyIndexPrefix is the prefix of every key-index entry of (topic, key).
 func keyIndexPrefix(topic, key string) []byte {
-	b := make([]byte, 0, 3+len(topic)+len(key)+8)
+	return appendKeyIndexPrefix(make([]byte, 0, 3+len(topic)+len(key)+8), topic, key)
+}
+
+func appendKeyIndexPrefix(b []byte, topic, key string) []byte {
 	b = append(b, byte(len(topic)))
 	b = append(b, topic...)
 	b = binary.BigEndian.AppendUint16(b, uint16(len(key)))
@@ -118,8 +123,16 @@ func keyIndexPrefix(topic, key string) []byte {
 }
 
 func keyIndexKey(topic, key string, clOffset int64) []byte {
-	return binary.BigEndian.AppendUint64(keyIndexPrefix(topic, key), uint64(clOffset))
+	return appendKeyIndexKey(make([]byte, 0, 3+len(topic)+len(key)+8), topic, key, clOffset)
 }
+
+func appendKeyIndexKey(b []byte, topic, key string, clOffset int64) []byte {
+	return binary.BigEndian.AppendUint64(appendKeyIndexPrefix(b, topic, key), uint64(clOffset))
+}
+
+// emptyValue is the value of every key-index entry (the key says it all).
+// bbolt keeps a reference to values until commit and never writes to them.
+var emptyValue = []byte{}
 
 // Limits the layout imposes (length prefixes).
 const (

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/binary"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,6 +30,28 @@ type txState struct {
 	queues   map[qref]*queueMeta
 	names    map[qref]string
 	dirty    map[qref]bool
+
+	// key is scratch space for building keys: bbolt's Put copies the key,
+	// so one buffer serves every Put of the transaction. Values are not
+	// copied and must live until the commit: small ones (units, offsets)
+	// are carved from arena, one allocation for many.
+	key   []byte
+	arena []byte
+	// placedAt is storedAt as a time, shared by every Placed of the group.
+	placedAt time.Time
+}
+
+// arenaChunk is the size of one arena allocation: about 180 messages'
+// units and id-index values.
+const arenaChunk = 4096
+
+// value returns n bytes that stay valid until the transaction ends.
+func (st *txState) value(n int) []byte {
+	if len(st.arena)+n > cap(st.arena) {
+		st.arena = make([]byte, 0, max(arenaChunk, n))
+	}
+	st.arena = st.arena[:len(st.arena)+n]
+	return st.arena[len(st.arena)-n : len(st.arena) : len(st.arena)]
 }
 
 func newTxState(tx *bolt.Tx, storedAt int64) *txState {
@@ -37,6 +60,7 @@ func newTxState(tx *bolt.Tx, storedAt int64) *txState {
 		cl: tx.Bucket(bucketCommitLog), ids: tx.Bucket(bucketIDs), keys: tx.Bucket(bucketKeys),
 		topics: map[string]*TopicRecord{}, cq: map[uint64]*bolt.Bucket{},
 		queues: map[qref]*queueMeta{}, names: map[qref]string{}, dirty: map[qref]bool{},
+		key: make([]byte, 0, 64), placedAt: time.UnixMilli(storedAt).UTC(),
 	}
 	// Append-only buckets: split pages full, not half (keys only grow).
 	st.cl.FillPercent = 1.0
@@ -133,27 +157,32 @@ func (st *txState) apply(ops []Op) ([]Placed, error) {
 		cl := int64(st.seq)
 		qoff := q.Max
 		place(op.Record, op.QueueID, qoff, st.storedAt)
-		if err := st.cl.Put(u64(cl), op.Record); err != nil {
+		st.key = binary.BigEndian.AppendUint64(st.key[:0], uint64(cl))
+		if err := st.cl.Put(st.key, op.Record); err != nil {
 			return nil, err
 		}
 		unit := Unit{CommitLogOffset: cl, Size: int32(len(op.Record)), TagsCode: op.TagsCode}
-		if err := st.cqBucket(t.UID).Put(cqKey(op.QueueID, qoff), unit.encode()); err != nil {
+		st.key = appendCQKey(st.key[:0], op.QueueID, qoff)
+		if err := st.cqBucket(t.UID).Put(st.key, unit.put(st.value(unitSize))); err != nil {
 			return nil, err
 		}
 		if op.ID != "" {
-			if err := st.ids.Put([]byte(op.ID), u64(cl)); err != nil {
+			v := st.value(8)
+			binary.BigEndian.PutUint64(v, uint64(cl))
+			if err := st.ids.Put(append(st.key[:0], op.ID...), v); err != nil {
 				return nil, err
 			}
 		}
 		for _, k := range op.Keys {
-			if err := st.keys.Put(keyIndexKey(op.Topic, k, cl), []byte{}); err != nil {
+			st.key = appendKeyIndexKey(st.key[:0], op.Topic, k, cl)
+			if err := st.keys.Put(st.key, emptyValue); err != nil {
 				return nil, err
 			}
 		}
 		st.seq++
 		q.Max++
 		st.dirty[qref{t.UID, op.QueueID}] = true
-		placed[i] = Placed{QueueOffset: qoff, CommitLogOffset: cl, StoredAt: time.UnixMilli(st.storedAt).UTC()}
+		placed[i] = Placed{QueueOffset: qoff, CommitLogOffset: cl, StoredAt: st.placedAt}
 	}
 	return placed, nil
 }
