@@ -90,16 +90,30 @@ func (a *Admin) DeleteGroup(ctx context.Context, name string) error {
 	return nil
 }
 
-// Offsets implements Groups.
-func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error) {
+// groupConsumer loads group and says whose offsets a request means: a
+// BROADCASTING group keeps offsets per consumer (where RocketMQ's
+// LocalFileOffsetStore keeps them on each client), so consumerID is
+// required there; a CLUSTERING group's belong to the group
+// (RemoteBrokerOffsetStore), so it is ignored.
+func (a *Admin) groupConsumer(group, consumerID string) (core.Group, string, error) {
 	g, err := a.Registry.Get(group)
 	if err != nil {
-		return nil, err
+		return core.Group{}, "", err
 	}
 	if g.MessageModel != core.Broadcasting {
-		consumerID = ""
-	} else if consumerID == "" {
-		return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
+		return g, "", nil
+	}
+	if consumerID == "" {
+		return core.Group{}, "", core.FieldError("consumerId", "is required for a BROADCASTING group")
+	}
+	return g, consumerID, nil
+}
+
+// Offsets implements Groups.
+func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error) {
+	g, consumerID, err := a.groupConsumer(group, consumerID)
+	if err != nil {
+		return nil, err
 	}
 	committed, err := a.Registry.Offsets(group, consumerID)
 	if err != nil {
@@ -168,14 +182,9 @@ func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.Mes
 
 // ResetOffsets implements Groups.
 func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]QueueOffset, error) {
-	g, err := a.Registry.Get(group)
+	g, consumerID, err := a.groupConsumer(group, consumerID)
 	if err != nil {
 		return nil, err
-	}
-	if g.MessageModel != core.Broadcasting {
-		consumerID = ""
-	} else if consumerID == "" {
-		return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
 	}
 	subscribed := topic == core.RetryTopic(group)
 	for _, s := range g.Subscriptions {
