@@ -1,15 +1,12 @@
 package api
 
 import (
-	"encoding/base64"
-	"strconv"
-	"time"
-	"unicode/utf8"
-
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway/wire"
 )
 
-// Message is a stored message as the API shows it (API.md "Message").
+// Message is a stored message as the API shows it (API.md "Message"), the
+// same struct as wire.Message with the comments and examples swag shows.
 // A message published as text has `body`, one published as bytes has
 // `bodyBase64`; never both.
 type Message struct {
@@ -46,38 +43,11 @@ type Message struct {
 	DeliverAt string `json:"deliverAt,omitempty" format:"date-time" example:"2026-01-02T15:05:05.000Z"`
 }
 
-// newMessage renders a stored message. A message still waiting on the
-// schedule topic is shown under its real topic, without a queue position.
-func newMessage(m *core.Message) Message {
-	out := Message{
-		MessageID:      m.UserID(),
-		Topic:          m.UserTopic(),
-		Tags:           m.Tags,
-		Keys:           m.Keys,
-		Properties:     m.Properties,
-		ShardingKey:    m.ShardingKey,
-		BornAt:         formatTime(m.BornAt),
-		StoredAt:       formatTime(m.StoredAt),
-		ReconsumeTimes: m.ReconsumeTimes,
-	}
-	if real := m.SysProps[core.PropRealTopic]; m.Topic == core.ScheduleTopic && real != "" {
-		out.Topic = real
-	} else {
-		qid, off := m.QueueID, m.QueueOffset
-		out.QueueID, out.QueueOffset = &qid, &off
-	}
-	if m.BodyIsText && utf8.Valid(m.Body) {
-		s := string(m.Body)
-		out.Body = &s
-	} else {
-		s := base64.StdEncoding.EncodeToString(m.Body)
-		out.BodyBase64 = &s
-	}
-	if ms, err := strconv.ParseInt(m.SysProps[core.PropDeliverAt], 10, 64); err == nil && ms > 0 {
-		out.DeliverAt = formatTime(time.UnixMilli(ms))
-	}
-	return out
-}
+// newMessage renders a stored message: wire.NewMessage owns the shape
+// (the webhook body carries the same one); Message is that struct with the
+// annotations swag documents, so the conversion stops compiling if the two
+// drift apart.
+func newMessage(m *core.Message) Message { return Message(wire.NewMessage(m)) }
 
 // MessageList is the answer of a key query or a queue browse.
 type MessageList struct {

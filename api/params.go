@@ -8,18 +8,12 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway/wire"
 )
 
-// timeLayout is RFC 3339 with milliseconds, as API.md fixes for every time.
-const timeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// formatTime renders t in UTC with milliseconds; the zero time is "".
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(timeLayout)
-}
+// formatTime renders t in UTC with milliseconds (RFC 3339, as API.md fixes
+// for every time); the zero time is "".
+func formatTime(t time.Time) string { return wire.FormatTime(t) }
 
 // pathParam returns a URL path parameter, percent-decoded: chi matches
 // on the raw path, so %25RETRY%25g arrives still encoded.

@@ -12,8 +12,9 @@
 // and Verify for receivers, Retry-After pauses, delivery status and the
 // mqgate_webhook_* metrics.
 //
-// It imports core and core/consumer only from the project; never the
-// engine, the gateway's receive side, api or cmd. The gateway's consumer
+// It imports core, core/consumer and gateway/wire (the Message JSON it
+// shares with receive answers) only from the project; never the engine,
+// the gateway's receive side, api or cmd. The gateway's consumer
 // manager creates one Pusher per push group, passes it as the
 // PushConsumer's Listener, calls Update on config changes and Close when
 // the group stops being a push group.

@@ -1,0 +1,78 @@
+package wire
+
+import (
+	"encoding/base64"
+	"strconv"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// TimeLayout is RFC 3339 with milliseconds, as API.md fixes for every time.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// FormatTime renders t in UTC with milliseconds; the zero time is "".
+func FormatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(TimeLayout)
+}
+
+// Message is a stored message as a consumer sees it. The field comments
+// for users live on api.Message, which swag documents.
+type Message struct {
+	MessageID      string            `json:"messageId"`
+	Topic          string            `json:"topic"`
+	QueueID        *int              `json:"queueId,omitempty"`
+	QueueOffset    *int64            `json:"queueOffset,omitempty"`
+	Body           *string           `json:"body,omitempty"`
+	BodyBase64     *string           `json:"bodyBase64,omitempty"`
+	Tags           string            `json:"tags,omitempty"`
+	Keys           []string          `json:"keys,omitempty"`
+	Properties     map[string]string `json:"properties,omitempty"`
+	ShardingKey    string            `json:"shardingKey,omitempty"`
+	BornAt         string            `json:"bornAt"`
+	StoredAt       string            `json:"storedAt"`
+	ReconsumeTimes int               `json:"reconsumeTimes"`
+	DeliverAt      string            `json:"deliverAt,omitempty"`
+}
+
+// NewMessage renders a stored message. The id shown is the user-facing
+// one (ORIGIN_MESSAGE_ID for a retry or dead-letter copy) and the topic
+// the original one (RocketMQ resetRetryAndNamespace), so a consumer sees
+// the same message id on every attempt and can deduplicate on it. A
+// message still waiting on the schedule topic is shown under its real
+// topic, without a queue position. A body published as text is shown as
+// `body`, one published as bytes as `bodyBase64`.
+func NewMessage(m *core.Message) Message {
+	out := Message{
+		MessageID:      m.UserID(),
+		Topic:          m.UserTopic(),
+		Tags:           m.Tags,
+		Keys:           m.Keys,
+		Properties:     m.Properties,
+		ShardingKey:    m.ShardingKey,
+		BornAt:         FormatTime(m.BornAt),
+		StoredAt:       FormatTime(m.StoredAt),
+		ReconsumeTimes: m.ReconsumeTimes,
+	}
+	if real := m.SysProps[core.PropRealTopic]; m.Topic == core.ScheduleTopic && real != "" {
+		out.Topic = real
+	} else {
+		qid, off := m.QueueID, m.QueueOffset
+		out.QueueID, out.QueueOffset = &qid, &off
+	}
+	if m.BodyIsText && utf8.Valid(m.Body) {
+		s := string(m.Body)
+		out.Body = &s
+	} else {
+		s := base64.StdEncoding.EncodeToString(m.Body)
+		out.BodyBase64 = &s
+	}
+	if ms, err := strconv.ParseInt(m.SysProps[core.PropDeliverAt], 10, 64); err == nil && ms > 0 {
+		out.DeliverAt = FormatTime(time.UnixMilli(ms))
+	}
+	return out
+}
