@@ -1,14 +1,3 @@
-// Command gen regenerates mqgate's OpenAPI documents: it runs swag (pinned
-// as a Go tool in go.mod) over api/ to get Swagger 2, converts that to
-// OpenAPI 3 with kin-openapi, marks every error answer as
-// application/problem+json (Swagger 2 cannot say so per response),
-// validates the result and writes swagger.json and openapi.json.
-//
-//	go run ./openapi/gen -out openapi          # make openapi
-//	go run ./openapi/gen -out "$tmp" -check openapi   # make openapi-check
-//
-// With -check it also compares the fresh files with the committed ones and
-// exits 1 when they differ.
 package main
 
 import (
