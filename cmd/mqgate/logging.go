@@ -18,11 +18,7 @@ func newLogger(w io.Writer, level, format string) zerolog.Logger {
 	}
 	zerolog.TimeFieldFormat = "2006-01-02T15:04:05.000Z07:00"
 	zerolog.DurationFieldUnit = time.Millisecond
-	console := format == "console" || (format == "auto" && isTerminal(w))
-	// Every request writes a log line: coalesce them so a busy server
-	// makes one write for many lines (logwriter.go), not one per request.
-	w = newCoalescingWriter(w)
-	if console {
+	if format == "console" || (format == "auto" && isTerminal(w)) {
 		w = zerolog.ConsoleWriter{Out: w, TimeFormat: "15:04:05.000"}
 	}
 	return zerolog.New(w).Level(lvl).With().Timestamp().Logger()
@@ -31,4 +27,17 @@ func newLogger(w io.Writer, level, format string) zerolog.Logger {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// newServerLogger is newLogger for a running server: JSON lines are
+// buffered and written in batches (logwriter.go) so a busy server does
+// not make a system call per request line; the console format, for
+// people watching a terminal, stays unbuffered. Close the returned
+// writer (nil for the console) last, to write what is pending.
+func newServerLogger(w io.Writer, level, format string) (zerolog.Logger, *logWriter) {
+	if format == "console" || (format == "auto" && isTerminal(w)) {
+		return newLogger(w, level, format), nil
+	}
+	lw := newLogWriter(w)
+	return newLogger(lw, level, "json"), lw
 }

@@ -41,6 +41,7 @@ type Main struct {
 	http    *http.Server
 	served  chan error // Serve's result; closed when the serve goroutine ends
 	pprof   *profiler  // --pprof-addr; nil when off
+	logw    *logWriter // the buffered log output ParseFlags set up; closed last
 }
 
 // NewMain returns a Main with the default config and a logger to stderr.
@@ -57,7 +58,10 @@ func (m *Main) ParseFlags(args []string, out io.Writer) error {
 		return err
 	}
 	m.Config = c
-	m.Logger = newLogger(os.Stderr, c.LogLevel, c.LogFormat)
+	if m.logw != nil {
+		m.logw.Close()
+	}
+	m.Logger, m.logw = newServerLogger(os.Stderr, c.LogLevel, c.LogFormat)
 	return nil
 }
 
@@ -174,6 +178,9 @@ func (m *Main) Run() error {
 	}
 	m.Logger.Info().Str("addr", ln.Addr().String()).Str("data", m.Config.Data).
 		Str("version", Version()).Msg("listening")
+	if m.logw != nil {
+		m.logw.flush() // scripts and tests wait for this line: no batching delay
+	}
 	return nil
 }
 
@@ -237,6 +244,9 @@ func (m *Main) Close() error {
 	}
 	if len(errs) == 0 {
 		m.Logger.Info().Msg("stopped")
+	}
+	if m.logw != nil {
+		m.logw.Close() // write what is pending; later lines go out unbuffered
 	}
 	return errors.Join(errs...)
 }
