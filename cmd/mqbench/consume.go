@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -74,17 +73,11 @@ func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		"url": c.URL, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
 		"maxMessages": c.MaxMessages, "waitSeconds": c.WaitSeconds, "runs": c.Runs,
 	}}
-	for i := range c.Runs {
-		r, err := runConsume(ctx, c)
-		if err != nil {
-			return fmt.Errorf("run %d: %w", i+1, err)
-		}
-		rep.Runs = append(rep.Runs, r)
-		if ctx.Err() != nil {
-			break
-		}
+	runs, err := repeatRuns(ctx, c.Runs, func(ctx context.Context) (ConsumeRun, error) { return runConsume(ctx, c) })
+	if err != nil {
+		return err
 	}
-	rep.Median = medianConsume(rep.Runs)
+	rep.Runs, rep.Median = runs, medianConsume(runs)
 	return rep.write(stdout, c.JSON)
 }
 
@@ -151,14 +144,7 @@ func (t *consumeTracker) ackedOK(m receivedMessage) {
 }
 
 func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
-	id := runID()
-	topic, group := c.Topic, c.Group
-	if topic == "" {
-		topic = "mqbench-consume-" + id
-	}
-	if group == "" {
-		group = "mqbench-" + id
-	}
+	topic, group := runNames(c.Topic, c.Group, "mqbench-consume-", "mqbench-")
 	run := ConsumeRun{Topic: topic, Group: group}
 
 	pub, err := runPublish(ctx, publishConfig{URL: c.URL, Topic: topic, Queues: c.Queues,
@@ -182,17 +168,9 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 	}
 
 	tr := newConsumeTracker(c.Count)
-	var stop atomic.Bool
-	recvs := make([]*receiver, c.Consumers)
-	var wg sync.WaitGroup
 	start := time.Now()
-	for i := range recvs {
-		r := &receiver{client: client, base: c.URL, group: group, stop: &stop,
-			request:   receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds},
-			onReceive: tr.received, onAcked: tr.ackedOK}
-		recvs[i] = r
-		wg.Go(func() { r.loop(ctx) })
-	}
+	recvs := startReceivers(ctx, c.Consumers, client, c.URL, group,
+		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, tr.received, tr.ackedOK)
 	deadline := time.NewTimer(c.RunTimeout)
 	select {
 	case <-tr.done:
@@ -202,13 +180,7 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 	}
 	deadline.Stop()
 	// Graceful: each receiver ends after its current long poll.
-	stop.Store(true)
-	wg.Wait()
-
-	var st receiverStats
-	for _, r := range recvs {
-		st.merge(&r.stats)
-	}
+	st := recvs.stopAndMerge(nil)
 	tr.mu.Lock()
 	end := tr.doneAt
 	if end.IsZero() {
@@ -277,19 +249,13 @@ func (r ConsumeReport) write(w io.Writer, asJSON bool) error {
 	writeConfig(w, r.Config)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "\tacked/s\treceived/s\tdup\tmissing\trecv p50\trecv p99\tack p50\tack p99\tempty recv\tpub msgs/s\terrors\t")
-	row := func(name string, c ConsumeRun) {
+	err := writeRunRows(tw, r.Runs, r.Median, func(name string, c ConsumeRun) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%s\t\n", name,
 			c.AckedPerSec, c.ReceivedPerSec, c.Duplicates, c.Missing,
 			c.ReceiveLatency.P50Ms, c.ReceiveLatency.P99Ms, c.AckLatency.P50Ms, c.AckLatency.P99Ms,
 			c.EmptyReceives, c.PublishMsgsPerSec, c.Errors)
-	}
-	for i, c := range r.Runs {
-		row(fmt.Sprintf("run %d", i+1), c)
-	}
-	if len(r.Runs) > 1 {
-		row("median", r.Median)
-	}
-	if err := tw.Flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	for i, c := range r.Runs {

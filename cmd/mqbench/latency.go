@@ -5,9 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -79,17 +76,11 @@ func latencyMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		"url": c.URL, "rate": c.Rate, "durationSec": c.Duration.Seconds(), "size": c.Size,
 		"consumers": c.Consumers, "maxMessages": c.MaxMessages, "waitSeconds": c.WaitSeconds, "runs": c.Runs,
 	}}
-	for i := range c.Runs {
-		r, err := runLatency(ctx, c)
-		if err != nil {
-			return fmt.Errorf("run %d: %w", i+1, err)
-		}
-		rep.Runs = append(rep.Runs, r)
-		if ctx.Err() != nil {
-			break
-		}
+	runs, err := repeatRuns(ctx, c.Runs, func(ctx context.Context) (LatencyRun, error) { return runLatency(ctx, c) })
+	if err != nil {
+		return err
 	}
-	rep.Median = medianLatencyRun(rep.Runs)
+	rep.Runs, rep.Median = runs, medianLatencyRun(runs)
 	return rep.write(stdout, c.JSON)
 }
 
@@ -117,90 +108,8 @@ type LatencyRun struct {
 	FirstError     string           `json:"firstError,omitempty"`
 }
 
-// latencyTracker records first deliveries; drained is closed once every
-// message published so far has been received and publishing is over.
-type latencyTracker struct {
-	measureFrom atomic.Int64 // unix ns; messages sent before are warm-up
-
-	mu   sync.Mutex
-	seen map[string]struct{}
-	dups int64
-	e2e  []time.Duration
-	// answeredAt and recvAt hold, per measured message id, whichever of
-	// its publish answer and its first receive came first; afterPub gets
-	// the difference when the other one arrives.
-	answeredAt map[string]time.Time
-	recvAt     map[string]time.Time
-	afterPub   []time.Duration
-	published  int64 // final count, valid once publishingDone
-	pubDone    bool
-	drained    chan struct{}
-	closed     bool
-}
-
-func (t *latencyTracker) received(msgs []receivedMessage, at time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, m := range msgs {
-		if _, dup := t.seen[m.MessageID]; dup {
-			t.dups++
-			continue
-		}
-		t.seen[m.MessageID] = struct{}{}
-		sent, err := strconv.ParseInt(m.Properties[propSentAt], 10, 64)
-		if err == nil && m.Properties[propWarmup] == "" {
-			t.e2e = append(t.e2e, at.Sub(time.Unix(0, sent)))
-			if ans, ok := t.answeredAt[m.MessageID]; ok {
-				t.afterPub = append(t.afterPub, max(at.Sub(ans), 0))
-				delete(t.answeredAt, m.MessageID)
-			} else {
-				t.recvAt[m.MessageID] = at
-			}
-		}
-	}
-	t.checkDrained()
-}
-
-// answered is told of a measured message's publish answer.
-func (t *latencyTracker) answered(id string, at time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if recv, ok := t.recvAt[id]; ok {
-		t.afterPub = append(t.afterPub, max(recv.Sub(at), 0))
-		delete(t.recvAt, id)
-		return
-	}
-	t.answeredAt[id] = at
-}
-
-func newLatencyTracker() *latencyTracker {
-	return &latencyTracker{seen: map[string]struct{}{}, drained: make(chan struct{}),
-		answeredAt: map[string]time.Time{}, recvAt: map[string]time.Time{}}
-}
-
-func (t *latencyTracker) publishingDone(published int64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.published, t.pubDone = published, true
-	t.checkDrained()
-}
-
-func (t *latencyTracker) checkDrained() {
-	if t.pubDone && !t.closed && int64(len(t.seen)) >= t.published {
-		t.closed = true
-		close(t.drained)
-	}
-}
-
 func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
-	id := runID()
-	topic, group := c.Topic, c.Group
-	if topic == "" {
-		topic = "mqbench-latency-" + id
-	}
-	if group == "" {
-		group = "mqbench-" + id
-	}
+	topic, group := runNames(c.Topic, c.Group, "mqbench-latency-", "mqbench-")
 	run := LatencyRun{Topic: topic, Group: group}
 	client := newClient(c.Consumers+c.PubConc, pollTimeout(c.Timeout, c.WaitSeconds))
 	defer closeClient(client)
@@ -220,32 +129,12 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	tr := newLatencyTracker()
 	recvCtx, cancelRecv := context.WithCancel(ctx)
 	defer cancelRecv()
-	var stop atomic.Bool
-	recvs := make([]*receiver, c.Consumers)
-	var recvWG sync.WaitGroup
-	for i := range recvs {
-		r := &receiver{client: client, base: c.URL, group: group, stop: &stop,
-			request:   receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds},
-			onReceive: tr.received}
-		recvs[i] = r
-		recvWG.Go(func() { r.loop(recvCtx) })
-	}
+	recvs := startReceivers(recvCtx, c.Consumers, client, c.URL, group,
+		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, tr.received, nil)
 
-	paced := runPaced(ctx, pacedConfig{client: client, url: topicURL(c.URL, topic, "/messages"),
-		size: c.Size, rate: c.Rate, warmup: c.Warmup, duration: c.Duration, conc: c.PubConc,
-		measureFrom: &tr.measureFrom, onAnswered: tr.answered})
-	published := paced.published
-	tr.publishingDone(published)
-	drain := time.NewTimer(c.Drain)
-	select {
-	case <-tr.drained:
-	case <-drain.C:
-	case <-ctx.Done():
-	}
-	drain.Stop()
-	stop.Store(true)
-	cancelRecv()
-	recvWG.Wait()
+	paced := publishAndDrain(ctx, client, pacedLoad{url: c.URL, topic: topic, size: c.Size, rate: c.Rate,
+		warmup: c.Warmup, duration: c.Duration, conc: c.PubConc, drain: c.Drain}, tr)
+	st := recvs.stopAndMerge(cancelRecv)
 
 	run.Errors = statusCounts{}
 	run.Errors.merge(paced.errs)
@@ -253,10 +142,6 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	run.Measured, run.Late = paced.measured, paced.late
 	run.PublishRate = paced.rate
 	run.PublishLatency = summarize(paced.lat)
-	var st receiverStats
-	for _, r := range recvs {
-		st.merge(&r.stats)
-	}
 	run.Errors.merge(st.errs)
 	if len(run.Errors) == 0 {
 		run.Errors = nil
@@ -264,14 +149,11 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	if run.FirstError == "" {
 		run.FirstError = st.firstErr
 	}
-	run.Published = published
+	run.Published = paced.published
 	run.AckStatus = st.ackStatus
-	tr.mu.Lock()
-	run.Received = int64(len(tr.seen))
-	run.Duplicates = tr.dups
-	run.EndToEnd = summarize(tr.e2e)
-	run.AfterPublish = summarize(tr.afterPub)
-	tr.mu.Unlock()
+	sum := tr.summary()
+	run.Received, run.Duplicates = sum.received, sum.duplicates
+	run.EndToEnd, run.AfterPublish = sum.endToEnd, sum.afterPublish
 	run.Missing = max(run.Published-run.Received, 0)
 	return run, nil
 }
@@ -316,26 +198,16 @@ func (r LatencyReport) write(w io.Writer, asJSON bool) error {
 	writeConfig(w, r.Config)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "\tpub msgs/s\te2e p50\te2e p90\te2e p99\te2e max\tpub p50\tpub p99\tafter-pub p50\tafter-pub p99\tmeasured\tmissing\tdup\tlate\terrors\t")
-	row := func(name string, l LatencyRun) {
+	err := writeRunRows(tw, r.Runs, r.Median, func(name string, l LatencyRun) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%s\t\n", name,
 			l.PublishRate, l.EndToEnd.P50Ms, l.EndToEnd.P90Ms, l.EndToEnd.P99Ms, l.EndToEnd.MaxMs,
 			l.PublishLatency.P50Ms, l.PublishLatency.P99Ms, l.AfterPublish.P50Ms, l.AfterPublish.P99Ms,
 			l.EndToEnd.Count, l.Missing, l.Duplicates, l.Late, l.Errors)
-	}
-	for i, l := range r.Runs {
-		row(fmt.Sprintf("run %d", i+1), l)
-	}
-	if len(r.Runs) > 1 {
-		row("median", r.Median)
-	}
-	if err := tw.Flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	for i, l := range r.Runs {
-		if l.FirstError != "" {
-			fmt.Fprintf(w, "run %d first error: %s\n", i+1, l.FirstError)
-		}
-	}
+	writeRunErrors(w, r.Runs, func(l LatencyRun) string { return l.FirstError })
 	fmt.Fprintln(w, "(latencies in ms; e2e = publish request start to receive answer; pub = the publish request;")
 	fmt.Fprintln(w, " after-pub = publish answered to receive answer, the consume path without the commit)")
 	return nil

@@ -87,16 +87,11 @@ func publishMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	var runs []PublishRun
-	for i := range cfg.Runs {
-		r, err := runPublish(ctx, cfg, "gateway")
-		if err != nil {
-			return fmt.Errorf("run %d: %w", i+1, err)
-		}
-		runs = append(runs, r)
-		if ctx.Err() != nil {
-			break
-		}
+	runs, err := repeatRuns(ctx, cfg.Runs, func(ctx context.Context) (PublishRun, error) {
+		return runPublish(ctx, cfg, "gateway")
+	})
+	if err != nil {
+		return err
 	}
 	rep := PublishReport{Config: cfg.describe(), Runs: runs, Median: medianRun(runs)}
 	return rep.write(stdout, cfg.JSON)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -54,6 +55,44 @@ func (s *receiverStats) merge(o *receiverStats) {
 	if s.firstErr == "" {
 		s.firstErr = o.firstErr
 	}
+}
+
+// receiverSet is the consumers of one run: n receivers on one group, each
+// its own goroutine, stopped together and their stats merged.
+type receiverSet struct {
+	stop  atomic.Bool
+	recvs []*receiver
+	wg    sync.WaitGroup
+}
+
+// startReceivers starts n receive+ack loops on group; they run until
+// stopAndMerge (or ctx's end).
+func startReceivers(ctx context.Context, n int, client *http.Client, base, group string, req receiveRequest,
+	onReceive func([]receivedMessage, time.Time), onAcked func(receivedMessage)) *receiverSet {
+	s := &receiverSet{recvs: make([]*receiver, n)}
+	for i := range s.recvs {
+		r := &receiver{client: client, base: base, group: group, stop: &s.stop,
+			request: req, onReceive: onReceive, onAcked: onAcked}
+		s.recvs[i] = r
+		s.wg.Go(func() { r.loop(ctx) })
+	}
+	return s
+}
+
+// stopAndMerge asks every receiver to end after its current receive,
+// calls abort (if set, e.g. a context cancel that cuts the long polls
+// short), waits for them all and returns their merged stats.
+func (s *receiverSet) stopAndMerge(abort func()) receiverStats {
+	s.stop.Store(true)
+	if abort != nil {
+		abort()
+	}
+	s.wg.Wait()
+	var st receiverStats
+	for _, r := range s.recvs {
+		st.merge(&r.stats)
+	}
+	return st
 }
 
 // errorBackoff spaces out retries after a failed call (429, 503, refused)

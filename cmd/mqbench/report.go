@@ -25,13 +25,7 @@ func (r PublishReport) write(w io.Writer, asJSON bool) error {
 	writeConfig(w, r.Config)
 	tw := newTable(w)
 	publishHeader(tw)
-	for i, run := range r.Runs {
-		publishRow(tw, fmt.Sprintf("run %d", i+1), run)
-	}
-	if len(r.Runs) > 1 {
-		publishRow(tw, "median", r.Median)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := writeRunRows(tw, r.Runs, r.Median, func(name string, run PublishRun) { publishRow(tw, name, run) }); err != nil {
 		return err
 	}
 	writeFirstErrors(w, r.Runs)

@@ -87,17 +87,11 @@ func webhookMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		"url": c.URL, "rate": c.Rate, "durationSec": c.Duration.Seconds(), "size": c.Size,
 		"maxInFlight": c.MaxInFlight, "runs": c.Runs,
 	}}
-	for i := range c.Runs {
-		r, err := runWebhook(ctx, c)
-		if err != nil {
-			return fmt.Errorf("run %d: %w", i+1, err)
-		}
-		rep.Runs = append(rep.Runs, r)
-		if ctx.Err() != nil {
-			break
-		}
+	runs, err := repeatRuns(ctx, c.Runs, func(ctx context.Context) (WebhookRun, error) { return runWebhook(ctx, c) })
+	if err != nil {
+		return err
 	}
-	rep.Median = medianWebhookRun(rep.Runs)
+	rep.Runs, rep.Median = runs, medianWebhookRun(runs)
 	return rep.write(stdout, c.JSON)
 }
 
@@ -195,14 +189,7 @@ func newWebhookSecret() (string, []byte) {
 }
 
 func runWebhook(ctx context.Context, c webhookConfig) (run WebhookRun, err error) {
-	id := runID()
-	run.Topic, run.Group = c.Topic, c.Group
-	if run.Topic == "" {
-		run.Topic = "mqbench-webhook-" + id
-	}
-	if run.Group == "" {
-		run.Group = "mqbench-push-" + id
-	}
+	run.Topic, run.Group = runNames(c.Topic, c.Group, "mqbench-webhook-", "mqbench-push-")
 	secret, key := newWebhookSecret()
 	tr := newLatencyTracker()
 	hook := &hookReceiver{secret: key, tracker: tr}
@@ -242,17 +229,8 @@ func runWebhook(ctx context.Context, c webhookConfig) (run WebhookRun, err error
 		defer deleteGroup(client, c.URL, run.Group)
 	}
 
-	paced := runPaced(ctx, pacedConfig{client: client, url: topicURL(c.URL, run.Topic, "/messages"),
-		size: c.Size, rate: c.Rate, warmup: c.Warmup, duration: c.Duration, conc: c.PubConc,
-		measureFrom: &tr.measureFrom, onAnswered: tr.answered})
-	tr.publishingDone(paced.published)
-	drain := time.NewTimer(c.Drain)
-	select {
-	case <-tr.drained:
-	case <-drain.C:
-	case <-ctx.Done():
-	}
-	drain.Stop()
+	paced := publishAndDrain(ctx, client, pacedLoad{url: c.URL, topic: run.Topic, size: c.Size, rate: c.Rate,
+		warmup: c.Warmup, duration: c.Duration, conc: c.PubConc, drain: c.Drain}, tr)
 
 	run.Published, run.Measured, run.Late = paced.published, paced.measured, paced.late
 	run.PublishRate = paced.rate
@@ -265,12 +243,9 @@ func runWebhook(ctx context.Context, c webhookConfig) (run WebhookRun, err error
 		run.FirstError = "webhook: " + hook.firstBad
 	}
 	hook.mu.Unlock()
-	tr.mu.Lock()
-	run.Delivered = int64(len(tr.seen))
-	run.Duplicates = tr.dups
-	run.EndToEnd = summarize(tr.e2e)
-	run.AfterPublish = summarize(tr.afterPub)
-	tr.mu.Unlock()
+	sum := tr.summary()
+	run.Delivered, run.Duplicates = sum.received, sum.duplicates
+	run.EndToEnd, run.AfterPublish = sum.endToEnd, sum.afterPublish
 	run.Missing = max(run.Published-run.Delivered, 0)
 	return run, nil
 }
@@ -317,25 +292,15 @@ func (r WebhookReport) write(w io.Writer, asJSON bool) error {
 	writeConfig(w, r.Config)
 	tw := newTable(w)
 	fmt.Fprintln(tw, "\tpub msgs/s\te2e p50\te2e p90\te2e p99\te2e max\tpub p99\tafter-pub p50\tafter-pub p99\tmeasured\tmissing\tdup\thook reqs\tbad sig\tlate\terrors\t")
-	row := func(name string, l WebhookRun) {
+	err := writeRunRows(tw, r.Runs, r.Median, func(name string, l WebhookRun) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", name,
 			l.PublishRate, l.EndToEnd.P50Ms, l.EndToEnd.P90Ms, l.EndToEnd.P99Ms, l.EndToEnd.MaxMs,
 			l.PublishLatency.P99Ms, l.AfterPublish.P50Ms, l.AfterPublish.P99Ms, l.EndToEnd.Count, l.Missing, l.Duplicates, l.Requests, l.BadSignatures, l.Late, l.Errors)
-	}
-	for i, l := range r.Runs {
-		row(fmt.Sprintf("run %d", i+1), l)
-	}
-	if len(r.Runs) > 1 {
-		row("median", r.Median)
-	}
-	if err := tw.Flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	for i, l := range r.Runs {
-		if l.FirstError != "" {
-			fmt.Fprintf(w, "run %d first error: %s\n", i+1, l.FirstError)
-		}
-	}
+	writeRunErrors(w, r.Runs, func(l WebhookRun) string { return l.FirstError })
 	fmt.Fprintln(w, "(latencies in ms; e2e = publish request start to webhook arrival;")
 	fmt.Fprintln(w, " after-pub = publish answered to webhook arrival, the push path without the commit)")
 	return nil
