@@ -50,10 +50,9 @@ func post(ctx context.Context, c *http.Client, url string, body []byte) (int, er
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		// Keep the problem+json detail for the report's first error.
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+		err := answerError(resp, http.MethodPost, url, 1<<10)
 		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.StatusCode, &httpError{method: http.MethodPost, url: url, status: resp.StatusCode, body: strings.TrimSpace(string(b))}
+		return resp.StatusCode, err
 	}
 	_, err = io.Copy(io.Discard, resp.Body)
 	return resp.StatusCode, err
@@ -84,8 +83,7 @@ func doJSON(ctx context.Context, c *http.Client, method, url string, in, out any
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
-		return resp.StatusCode, &httpError{method: method, url: url, status: resp.StatusCode, body: strings.TrimSpace(string(b))}
+		return resp.StatusCode, answerError(resp, method, url, 4<<10)
 	}
 	if out == nil {
 		_, err = io.Copy(io.Discard, resp.Body)
@@ -105,6 +103,13 @@ type httpError struct {
 
 func (e *httpError) Error() string {
 	return fmt.Sprintf("%s %s: %d %s", e.method, e.url, e.status, e.body)
+}
+
+// answerError is the *httpError of a non-2xx answer, keeping up to limit
+// bytes of its problem+json detail for the report's first error.
+func answerError(resp *http.Response, method, url string, limit int64) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, limit))
+	return &httpError{method: method, url: url, status: resp.StatusCode, body: strings.TrimSpace(string(b))}
 }
 
 // topicURL and groupURL build API.md paths under base.
