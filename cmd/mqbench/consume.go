@@ -220,25 +220,21 @@ func medianConsume(runs []ConsumeRun) ConsumeRun {
 		return ConsumeRun{}
 	}
 	f := func(get func(ConsumeRun) float64) float64 { return medianOf(runs, get) }
-	recv := make([]LatencySummary, len(runs))
-	ack := make([]LatencySummary, len(runs))
-	for i, r := range runs {
-		recv[i], ack[i] = r.ReceiveLatency, r.AckLatency
-	}
+	n := func(get func(ConsumeRun) int64) int64 { return medianCount(runs, get) }
 	return ConsumeRun{
 		PublishMsgsPerSec: f(func(r ConsumeRun) float64 { return r.PublishMsgsPerSec }),
-		Deliveries:        int64(f(func(r ConsumeRun) float64 { return float64(r.Deliveries) })),
-		Unique:            int64(f(func(r ConsumeRun) float64 { return float64(r.Unique) })),
-		Duplicates:        int64(f(func(r ConsumeRun) float64 { return float64(r.Duplicates) })),
-		Acked:             int64(f(func(r ConsumeRun) float64 { return float64(r.Acked) })),
-		Missing:           int64(f(func(r ConsumeRun) float64 { return float64(r.Missing) })),
+		Deliveries:        n(func(r ConsumeRun) int64 { return r.Deliveries }),
+		Unique:            n(func(r ConsumeRun) int64 { return r.Unique }),
+		Duplicates:        n(func(r ConsumeRun) int64 { return r.Duplicates }),
+		Acked:             n(func(r ConsumeRun) int64 { return r.Acked }),
+		Missing:           n(func(r ConsumeRun) int64 { return r.Missing }),
 		ElapsedSec:        f(func(r ConsumeRun) float64 { return r.ElapsedSec }),
 		AckedPerSec:       f(func(r ConsumeRun) float64 { return r.AckedPerSec }),
 		ReceivedPerSec:    f(func(r ConsumeRun) float64 { return r.ReceivedPerSec }),
-		Receives:          int64(f(func(r ConsumeRun) float64 { return float64(r.Receives) })),
-		EmptyReceives:     int64(f(func(r ConsumeRun) float64 { return float64(r.EmptyReceives) })),
-		ReceiveLatency:    medianLatency(recv),
-		AckLatency:        medianLatency(ack),
+		Receives:          n(func(r ConsumeRun) int64 { return r.Receives }),
+		EmptyReceives:     n(func(r ConsumeRun) int64 { return r.EmptyReceives }),
+		ReceiveLatency:    medianLatencyOf(runs, func(r ConsumeRun) LatencySummary { return r.ReceiveLatency }),
+		AckLatency:        medianLatencyOf(runs, func(r ConsumeRun) LatencySummary { return r.AckLatency }),
 	}
 }
 

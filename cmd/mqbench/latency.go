@@ -171,23 +171,18 @@ func medianLatencyRun(runs []LatencyRun) LatencyRun {
 		return LatencyRun{}
 	}
 	f := func(get func(LatencyRun) float64) float64 { return medianOf(runs, get) }
-	e2e := make([]LatencySummary, len(runs))
-	pub := make([]LatencySummary, len(runs))
-	after := make([]LatencySummary, len(runs))
-	for i, r := range runs {
-		e2e[i], pub[i], after[i] = r.EndToEnd, r.PublishLatency, r.AfterPublish
-	}
+	n := func(get func(LatencyRun) int64) int64 { return medianCount(runs, get) }
 	return LatencyRun{
-		AfterPublish:   medianLatency(after),
-		Published:      int64(f(func(r LatencyRun) float64 { return float64(r.Published) })),
-		Measured:       int64(f(func(r LatencyRun) float64 { return float64(r.Measured) })),
+		AfterPublish:   medianLatencyOf(runs, func(r LatencyRun) LatencySummary { return r.AfterPublish }),
+		Published:      n(func(r LatencyRun) int64 { return r.Published }),
+		Measured:       n(func(r LatencyRun) int64 { return r.Measured }),
 		PublishRate:    f(func(r LatencyRun) float64 { return r.PublishRate }),
-		Late:           int64(f(func(r LatencyRun) float64 { return float64(r.Late) })),
-		Received:       int64(f(func(r LatencyRun) float64 { return float64(r.Received) })),
-		Duplicates:     int64(f(func(r LatencyRun) float64 { return float64(r.Duplicates) })),
-		Missing:        int64(f(func(r LatencyRun) float64 { return float64(r.Missing) })),
-		EndToEnd:       medianLatency(e2e),
-		PublishLatency: medianLatency(pub),
+		Late:           n(func(r LatencyRun) int64 { return r.Late }),
+		Received:       n(func(r LatencyRun) int64 { return r.Received }),
+		Duplicates:     n(func(r LatencyRun) int64 { return r.Duplicates }),
+		Missing:        n(func(r LatencyRun) int64 { return r.Missing }),
+		EndToEnd:       medianLatencyOf(runs, func(r LatencyRun) LatencySummary { return r.EndToEnd }),
+		PublishLatency: medianLatencyOf(runs, func(r LatencyRun) LatencySummary { return r.PublishLatency }),
 	}
 }
 

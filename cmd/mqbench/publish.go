@@ -352,20 +352,17 @@ func medianRun(runs []PublishRun) PublishRun {
 		return PublishRun{}
 	}
 	f := func(get func(PublishRun) float64) float64 { return medianOf(runs, get) }
-	lats := make([]LatencySummary, len(runs))
-	for i, r := range runs {
-		lats[i] = r.Latency
-	}
+	n := func(get func(PublishRun) int64) int64 { return medianCount(runs, get) }
 	return PublishRun{
 		Target:     runs[0].Target,
-		Messages:   int64(f(func(r PublishRun) float64 { return float64(r.Messages) })),
-		Requests:   int64(f(func(r PublishRun) float64 { return float64(r.Requests) })),
-		Failed:     int64(f(func(r PublishRun) float64 { return float64(r.Failed) })),
+		Messages:   n(func(r PublishRun) int64 { return r.Messages }),
+		Requests:   n(func(r PublishRun) int64 { return r.Requests }),
+		Failed:     n(func(r PublishRun) int64 { return r.Failed }),
 		ElapsedSec: f(func(r PublishRun) float64 { return r.ElapsedSec }),
 		MsgsPerSec: f(func(r PublishRun) float64 { return r.MsgsPerSec }),
 		MBPerSec:   f(func(r PublishRun) float64 { return r.MBPerSec }),
 		ReqsPerSec: f(func(r PublishRun) float64 { return r.ReqsPerSec }),
-		Latency:    medianLatency(lats),
+		Latency:    medianLatencyOf(runs, func(r PublishRun) LatencySummary { return r.Latency }),
 		ClientCPU:  f(func(r PublishRun) float64 { return r.ClientCPU }),
 		ServerCPU:  f(func(r PublishRun) float64 { return r.ServerCPU }),
 	}

@@ -79,6 +79,20 @@ func medianOf[T any](runs []T, field func(T) float64) float64 {
 	return median(xs)
 }
 
+// medianCount is medianOf for a count field.
+func medianCount[T any](runs []T, field func(T) int64) int64 {
+	return int64(medianOf(runs, func(r T) float64 { return float64(field(r)) }))
+}
+
+// medianLatencyOf is medianLatency over one summary field of each run.
+func medianLatencyOf[T any](runs []T, field func(T) LatencySummary) LatencySummary {
+	ls := make([]LatencySummary, len(runs))
+	for i, r := range runs {
+		ls[i] = field(r)
+	}
+	return medianLatency(ls)
+}
+
 // medianLatency is the per-field median of several runs' summaries. It is
 // not the latency distribution of the runs pooled: it says what a typical
 // run looks like, which is what A/B comparison needs.

@@ -263,25 +263,20 @@ func medianWebhookRun(runs []WebhookRun) WebhookRun {
 		return WebhookRun{}
 	}
 	f := func(get func(WebhookRun) float64) float64 { return medianOf(runs, get) }
-	e2e := make([]LatencySummary, len(runs))
-	pub := make([]LatencySummary, len(runs))
-	after := make([]LatencySummary, len(runs))
-	for i, r := range runs {
-		e2e[i], pub[i], after[i] = r.EndToEnd, r.PublishLatency, r.AfterPublish
-	}
+	n := func(get func(WebhookRun) int64) int64 { return medianCount(runs, get) }
 	return WebhookRun{
-		AfterPublish:   medianLatency(after),
-		Published:      int64(f(func(r WebhookRun) float64 { return float64(r.Published) })),
-		Measured:       int64(f(func(r WebhookRun) float64 { return float64(r.Measured) })),
+		AfterPublish:   medianLatencyOf(runs, func(r WebhookRun) LatencySummary { return r.AfterPublish }),
+		Published:      n(func(r WebhookRun) int64 { return r.Published }),
+		Measured:       n(func(r WebhookRun) int64 { return r.Measured }),
 		PublishRate:    f(func(r WebhookRun) float64 { return r.PublishRate }),
-		Late:           int64(f(func(r WebhookRun) float64 { return float64(r.Late) })),
-		Delivered:      int64(f(func(r WebhookRun) float64 { return float64(r.Delivered) })),
-		Duplicates:     int64(f(func(r WebhookRun) float64 { return float64(r.Duplicates) })),
-		Missing:        int64(f(func(r WebhookRun) float64 { return float64(r.Missing) })),
-		Requests:       int64(f(func(r WebhookRun) float64 { return float64(r.Requests) })),
-		BadSignatures:  int64(f(func(r WebhookRun) float64 { return float64(r.BadSignatures) })),
-		EndToEnd:       medianLatency(e2e),
-		PublishLatency: medianLatency(pub),
+		Late:           n(func(r WebhookRun) int64 { return r.Late }),
+		Delivered:      n(func(r WebhookRun) int64 { return r.Delivered }),
+		Duplicates:     n(func(r WebhookRun) int64 { return r.Duplicates }),
+		Missing:        n(func(r WebhookRun) int64 { return r.Missing }),
+		Requests:       n(func(r WebhookRun) int64 { return r.Requests }),
+		BadSignatures:  n(func(r WebhookRun) int64 { return r.BadSignatures }),
+		EndToEnd:       medianLatencyOf(runs, func(r WebhookRun) LatencySummary { return r.EndToEnd }),
+		PublishLatency: medianLatencyOf(runs, func(r WebhookRun) LatencySummary { return r.PublishLatency }),
 	}
 }
 
