@@ -113,6 +113,9 @@ func jsonTypeName(kind string) string {
 // isJSONContentType reports whether a Content-Type names JSON
 // (application/json or any application/*+json, parameters allowed).
 func isJSONContentType(ct string) bool {
+	if ct == "application/json" {
+		return true // what nearly every client sends: no parsing (ParseMediaType allocates)
+	}
 	mt, _, err := mime.ParseMediaType(ct)
 	if err != nil {
 		return false
