@@ -15,7 +15,9 @@
 //
 //   - One push-consumer client per CLUSTERING group (client id = the
 //     instance id) and one per BROADCASTING consumerId; each has an inbox
-//     as its Listener. The registry's Watch starts, updates and stops them.
+//     as its Listener. The registry's Watch starts, updates and stops them
+//     (reconcile.go); Embedded's lifecycle is in embedded.go, its Service
+//     methods (receive, ack / nack / extend, status) in receive.go.
 //   - inbox: per queue, the dispatched messages not yet received, in queue
 //     order; receives take one message per queue per pass (round-robin) and
 //     park on a FIFO of waiters, woken by a token when messages arrive or an

@@ -1,0 +1,189 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// The Service side of Embedded: long-poll receives over the clients'
+// inboxes, ack / nack / extend through the lease table, and group status.
+
+// Receive implements Service.
+func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest) ([]Received, error) {
+	if req.MaxMessages < 1 || req.MaxMessages > MaxReceiveMessages {
+		return nil, core.FieldError("maxMessages", "must be between 1 and %d", MaxReceiveMessages)
+	}
+	if req.Wait < 0 || req.Wait > MaxWait {
+		return nil, core.FieldError("waitSeconds", "must be between 0 and %d", int(MaxWait/time.Second))
+	}
+	if req.Invisible != 0 && (req.Invisible < MinInvisible || req.Invisible > MaxInvisible) {
+		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(MaxInvisible/time.Second))
+	}
+
+	e.mu.Lock()
+	if e.draining {
+		e.mu.Unlock()
+		return nil, core.ErrClosed
+	}
+	rt, err := e.groupLocked(group)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, err
+	}
+	consumerID := ""
+	if rt.cfg.MessageModel == core.Broadcasting {
+		if req.ConsumerID == "" {
+			e.mu.Unlock()
+			return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
+		}
+		if !core.ValidName(req.ConsumerID) {
+			e.mu.Unlock()
+			return nil, core.FieldError("consumerId", "must match ^[A-Za-z0-9_-]{1,127}$")
+		}
+		consumerID = req.ConsumerID
+	}
+	c, err := e.clientLocked(rt, consumerID)
+	if err != nil {
+		e.mu.Unlock()
+		return nil, fmt.Errorf("gateway: start client of group %q: %w", group, err)
+	}
+	parks := req.Wait > 0
+	if parks {
+		if rt.waiting >= e.opts.MaxWaitingPerGroup || e.waiting >= e.opts.MaxWaiting {
+			e.mu.Unlock()
+			return nil, core.Errorf(core.ETooMany, "too many waiting receives; retry later")
+		}
+		rt.waiting++
+		e.waiting++
+	}
+	c.active++
+	invisible := req.Invisible
+	if invisible == 0 {
+		invisible = time.Duration(rt.cfg.InvisibleSeconds) * time.Second
+	}
+	if invisible <= 0 {
+		invisible = core.DefaultInvisibleSeconds * time.Second
+	}
+	e.mu.Unlock()
+
+	items, err := c.box.receive(ctx, req.MaxMessages, req.Wait, e.drain)
+
+	e.mu.Lock()
+	if parks {
+		rt.waiting--
+		e.waiting--
+	}
+	c.active--
+	c.lastUsed = time.Now()
+	idle := c.active == 0 && consumerID != ""
+	e.mu.Unlock()
+	if idle {
+		select {
+		case e.kick <- struct{}{}:
+		default:
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return e.leases.grant(c.box, consumerID, items, time.Now().Add(invisible)), nil
+}
+
+// Ack implements Service.
+func (e *Embedded) Ack(ctx context.Context, group string, handles []string) ([]HandleResult, error) {
+	return e.apply(group, handles, opAck, 0, 0)
+}
+
+// Nack implements Service.
+func (e *Embedded) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]HandleResult, error) {
+	if delayLevel < -1 {
+		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level")
+	}
+	return e.apply(group, handles, opNack, delayLevel, 0)
+}
+
+// Extend implements Service.
+func (e *Embedded) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]HandleResult, error) {
+	if invisible < MinInvisible || invisible > MaxInvisible {
+		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(MaxInvisible/time.Second))
+	}
+	return e.apply(group, handles, opExtend, 0, invisible)
+}
+
+func (e *Embedded) apply(group string, handles []string, o op, level int, invisible time.Duration) ([]HandleResult, error) {
+	if len(handles) < 1 || len(handles) > MaxHandles {
+		return nil, core.FieldError("receiptHandles", "must hold 1 to %d handles", MaxHandles)
+	}
+	if err := e.exists(group); err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	res, calls := e.leases.apply(group, handles, o, level, now.Add(invisible), now)
+	runCalls(calls)
+	return res, nil
+}
+
+func (e *Embedded) exists(group string) error {
+	e.mu.Lock()
+	_, ok := e.groups[group]
+	e.mu.Unlock()
+	if ok {
+		return nil
+	}
+	_, err := e.opts.Groups.Get(group)
+	return err
+}
+
+// GroupStatus implements Service.
+func (e *Embedded) GroupStatus(ctx context.Context, group string) (GroupStatus, error) {
+	if err := e.exists(group); err != nil {
+		return GroupStatus{}, err
+	}
+	st := GroupStatus{Group: group}
+	if e.pushStatus(group, &st) {
+		return st, nil
+	}
+	type named struct {
+		id string
+		c  *clientRT
+	}
+	var cs []named
+	e.mu.Lock()
+	if rt := e.groups[group]; rt != nil {
+		st.Waiting = rt.waiting
+		for id, c := range rt.clients {
+			if id == "" {
+				id = e.opts.InstanceID
+			}
+			cs = append(cs, named{id, c})
+		}
+	}
+	e.mu.Unlock()
+	for _, n := range cs {
+		counts := n.c.box.counts()
+		cst := ClientStatus{ClientID: n.id}
+		for _, q := range n.c.pc.Status() {
+			k := counts[q.Queue]
+			cst.Queues = append(cst.Queues, QueueStatus{
+				Queue: q.Queue, ConsumedOffset: q.ConsumedOffset, Cached: q.Cached,
+				Buffered: k[0], InFlight: k[1], Locked: q.Locked,
+			})
+		}
+		st.Clients = append(st.Clients, cst)
+	}
+	sortClients(st.Clients)
+	return st, nil
+}
+
+// GroupStatusWaiting returns how many receives are parked on group.
+func (e *Embedded) GroupStatusWaiting(group string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if rt := e.groups[group]; rt != nil {
+		return rt.waiting
+	}
+	return 0
+}

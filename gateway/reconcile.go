@@ -1,0 +1,233 @@
+package gateway
+
+import (
+	"context"
+	"reflect"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/consumer"
+)
+
+// Following the registry: each change to a group starts, updates or stops
+// its push-consumer clients (pull groups here, push groups in push.go), and
+// idle BROADCASTING clients are shut down after BroadcastIdleTimeout.
+
+// run follows registry changes and expires idle BROADCASTING clients with
+// one timer re-armed to the next idle deadline.
+func (e *Embedded) run(changes <-chan string) {
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		var fire <-chan time.Time
+		if next := e.nextIdle(); !next.IsZero() {
+			timer.Reset(time.Until(next))
+			fire = timer.C
+		}
+		select {
+		case name, ok := <-changes:
+			if !ok {
+				changes = nil
+				break
+			}
+			e.reconcile(name)
+		case <-fire:
+			e.expireIdle(time.Now())
+		case <-e.kick:
+		case <-e.stop:
+			timer.Stop()
+			return
+		}
+		timer.Stop()
+	}
+}
+
+// reconcile brings a group's clients in line with its stored config.
+func (e *Embedded) reconcile(name string) {
+	g, err := e.opts.Groups.Get(name)
+	if err != nil && core.ErrorCode(err) != core.ENotFound {
+		e.log.Error().Err(err).Str("group", name).Msg("gateway: read group")
+		return
+	}
+	e.reconcileWith(name, g, err)
+}
+
+// reconcileWith applies g (or its absence, getErr) to both kinds of
+// group. A group moving between pull and push has its old client stopped
+// before the new one starts: both would use the instance id as client id.
+func (e *Embedded) reconcileWith(name string, g core.Group, getErr error) {
+	push := getErr == nil && g.Push != nil
+	if !push {
+		e.stopPush(name)
+	}
+	e.reconcilePull(name, g, getErr)
+	if push {
+		e.reconcilePush(name, g)
+	}
+}
+
+// reconcilePull starts, updates or stops a pull group's clients; a push
+// group counts as gone here.
+func (e *Embedded) reconcilePull(name string, g core.Group, getErr error) {
+	var stopping []*clientRT
+	var updates []PushClient
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	rt := e.groups[name]
+	switch {
+	case getErr != nil || g.Push != nil:
+		// Deleted, or a webhook group (reconcilePush runs it): stop the
+		// pull clients; their inboxes' unanswered deliveries are abandoned
+		// by Shutdown and delivered again from the committed offset.
+		if rt != nil {
+			stopping = rt.detachAll()
+			delete(e.groups, name)
+		}
+	case rt == nil:
+		rt = &groupRT{cfg: g.GroupConfig, clients: map[string]*clientRT{}}
+		e.groups[name] = rt
+		if rt.cfg.MessageModel != core.Broadcasting {
+			if _, err := e.clientLocked(rt, ""); err != nil {
+				e.log.Error().Err(err).Str("group", name).Msg("gateway: start client")
+			}
+		}
+	case !reflect.DeepEqual(rt.cfg, g.GroupConfig):
+		old := rt.cfg
+		rt.cfg = g.GroupConfig
+		if old.MessageModel != rt.cfg.MessageModel || old.ConsumeMode != rt.cfg.ConsumeMode {
+			// What the inboxes hold was dispatched under the old mode:
+			// start over with fresh clients (offsets are kept).
+			stopping = rt.detachAll()
+			if rt.cfg.MessageModel != core.Broadcasting {
+				if _, err := e.clientLocked(rt, ""); err != nil {
+					e.log.Error().Err(err).Str("group", name).Msg("gateway: start client")
+				}
+			}
+		} else {
+			for _, c := range rt.clients {
+				updates = append(updates, c.pc)
+			}
+		}
+	}
+	cfg := g.GroupConfig
+	e.mu.Unlock()
+	for _, pc := range updates {
+		pc.UpdateConfig(cfg)
+	}
+	for _, c := range stopping {
+		ctx, cancel := context.WithTimeout(context.Background(), e.opts.ClientShutdownTimeout)
+		if err := e.stopClient(ctx, c); err != nil {
+			e.log.Error().Err(err).Str("group", name).Msg("gateway: stop client")
+		}
+		cancel()
+	}
+}
+
+func (rt *groupRT) detachAll() []*clientRT {
+	var out []*clientRT
+	for id, c := range rt.clients {
+		out = append(out, c)
+		delete(rt.clients, id)
+	}
+	return out
+}
+
+// groupLocked returns the running group, starting it if the registry has
+// it and the watch has not caught up yet.
+func (e *Embedded) groupLocked(name string) (*groupRT, error) {
+	if rt := e.groups[name]; rt != nil {
+		return rt, nil
+	}
+	g, err := e.opts.Groups.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	if g.Push != nil {
+		return nil, core.Errorf(core.EConflict, "group %q is a push (webhook) group: it cannot be received from", name)
+	}
+	rt := &groupRT{cfg: g.GroupConfig, clients: map[string]*clientRT{}}
+	e.groups[name] = rt
+	return rt, nil
+}
+
+// clientLocked returns the group's client for consumerID, creating and
+// starting it if needed.
+func (e *Embedded) clientLocked(rt *groupRT, consumerID string) (*clientRT, error) {
+	if c := rt.clients[consumerID]; c != nil {
+		return c, nil
+	}
+	clientID := e.opts.InstanceID
+	if consumerID != "" {
+		clientID = consumerID
+	}
+	box := newInbox(rt.cfg.Name, clientID)
+	pc, err := e.opts.NewClient(consumer.Options{
+		Group:          rt.cfg,
+		ClientID:       clientID,
+		Listener:       box,
+		Logger:         e.log,
+		ConsumeTimeout: consumeTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := pc.Start(); err != nil {
+		return nil, err
+	}
+	c := &clientRT{consumerID: consumerID, box: box, pc: pc, lastUsed: time.Now()}
+	rt.clients[consumerID] = c
+	return c, nil
+}
+
+func (e *Embedded) stopClient(ctx context.Context, c *clientRT) error {
+	c.box.close()
+	return c.pc.Shutdown(ctx)
+}
+
+// nextIdle is the earliest moment an idle BROADCASTING client expires.
+func (e *Embedded) nextIdle() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var next time.Time
+	for _, rt := range e.groups {
+		if rt.cfg.MessageModel != core.Broadcasting {
+			continue
+		}
+		for _, c := range rt.clients {
+			if c.active > 0 {
+				continue
+			}
+			if d := c.lastUsed.Add(e.opts.BroadcastIdleTimeout); next.IsZero() || d.Before(next) {
+				next = d
+			}
+		}
+	}
+	return next
+}
+
+func (e *Embedded) expireIdle(now time.Time) {
+	var idle []*clientRT
+	e.mu.Lock()
+	for _, rt := range e.groups {
+		if rt.cfg.MessageModel != core.Broadcasting {
+			continue
+		}
+		for id, c := range rt.clients {
+			if c.active == 0 && !now.Before(c.lastUsed.Add(e.opts.BroadcastIdleTimeout)) {
+				idle = append(idle, c)
+				delete(rt.clients, id)
+			}
+		}
+	}
+	e.mu.Unlock()
+	for _, c := range idle {
+		ctx, cancel := context.WithTimeout(context.Background(), e.opts.ClientShutdownTimeout)
+		if err := e.stopClient(ctx, c); err != nil {
+			e.log.Error().Err(err).Str("consumerId", c.consumerID).Msg("gateway: stop idle client")
+		}
+		cancel()
+	}
+}
