@@ -42,13 +42,20 @@ func newRealEnv(t *testing.T) *realEnv {
 		t.Fatal(err)
 	}
 	deps := consumer.Deps{Reader: eng, SendBack: nopSendBack{}, Coordinator: reg}
-	gw, err := New(Options{
+	return startRealEnv(t, eng, reg, Options{
 		Dir: dir, Groups: reg, InstanceID: "gw1",
 		NewClient: ConsumerFactory(deps, func(o *consumer.Options) {
 			o.PersistInterval = 50 * time.Millisecond
 			o.SuspendTime = 100 * time.Millisecond
 		}),
 	})
+}
+
+// startRealEnv starts a gateway with opts over eng and reg; the test's
+// cleanup closes the gateway, then reg, then eng.
+func startRealEnv(t *testing.T, eng *engine.Engine, reg *groups.Registry, opts Options) *realEnv {
+	t.Helper()
+	gw, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,29 +83,13 @@ func newPushEnv(t *testing.T, reg prometheus.Registerer) *realEnv {
 		t.Fatal(err)
 	}
 	deps := consumer.Deps{Reader: eng, SendBack: eng, Coordinator: gr}
-	gw, err := New(Options{
+	return startRealEnv(t, eng, gr, Options{
 		Dir: dir, Groups: gr, InstanceID: "gw1",
 		NewClient: ConsumerFactory(deps, func(o *consumer.Options) {
 			o.PersistInterval = 50 * time.Millisecond
 		}),
 		Webhook: webhook.Options{AllowLoopback: true, Registerer: reg},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := gw.Close(ctx); err != nil {
-			t.Error(err)
-		}
-		gr.Close()
-		eng.Close()
-	})
-	return &realEnv{eng: eng, reg: gr, gw: gw, admin: &Admin{Registry: gr, Engine: eng, Service: gw}}
 }
 
 func pushGroup(name, url string) core.GroupConfig {
