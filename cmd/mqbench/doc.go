@@ -19,6 +19,12 @@
 // project but core's constants, so it measures exactly what a client sees;
 // it must not import api/, gateway/ or core/engine.
 //
+// What the modes share: runs.go (the --runs loop, fresh topic and group
+// names, table rows), receiver.go (receive+ack loops started and stopped
+// as one receiverSet), tracker.go (latency and webhook: the paced publish,
+// the drain and the latencyTracker), client.go and wire.go (HTTP calls and
+// API shapes), stats.go (summaries and medians).
+//
 // Invariants:
 //   - The client is kept from being the bottleneck: the publish loop
 //     writes pre-built HTTP/1.1 requests on one keep-alive connection per
