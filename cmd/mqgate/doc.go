@@ -14,8 +14,9 @@
 // closes, in-flight requests finish (up to --shutdown-timeout), then the
 // engine closes (flushing and closing the bbolt file).
 //
-// Runtime tuning (gc.go): GOGC defaults to 200 unless set, and without
-// GOMEMLIMIT a cgroup v2 memory limit sets a soft limit at 90% of it.
+// Runtime tuning (tune.go), each unless its variable is set: GOGC 200;
+// a soft memory limit at 90% of a cgroup v2 memory limit; GOMAXPROCS two
+// above Go's default, so the store writer returning from fsync finds a P.
 // Log lines are coalesced into few writes under load (logwriter.go);
 // profiles are served only on --pprof-addr's own listener (pprof.go).
 package main

@@ -62,11 +62,11 @@ func serve(args []string, stderr io.Writer) int {
 		return 2
 	}
 	gcPercent, memLimit := tuneGC()
-	ev := m.Logger.Debug().Int("gogc", gcPercent)
+	ev := m.Logger.Debug().Int("gogc", gcPercent).Int("gomaxprocs", tuneProcs())
 	if memLimit != math.MaxInt64 {
 		ev = ev.Int64("memory_limit", memLimit)
 	}
-	ev.Msg("garbage collector tuned")
+	ev.Msg("runtime tuned")
 	if err := m.Run(); err != nil {
 		fmt.Fprintln(stderr, "mqgate:", err)
 		m.Close()
