@@ -2,12 +2,18 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 // publishBodies are the seeds of the fast-path tests: the shapes clients
@@ -105,6 +111,40 @@ func TestPublishResultEncoding(t *testing.T) {
 		writePublishResult(rec, res)
 		if rec.Code != 201 || rec.Header().Get("Content-Type") != "application/json" || rec.Body.String() != want.String() {
 			t.Fatalf("answer %d %q %q", rec.Code, rec.Header(), rec.Body)
+		}
+	}
+}
+
+// putOnlyEngine answers Put at once; the benchmark below measures the
+// HTTP layer alone (the engine and store have their own benchmarks).
+type putOnlyEngine struct{ Engine }
+
+func (putOnlyEngine) Put(_ context.Context, topic string, msgs []core.PutMessage) ([]core.PutResult, error) {
+	out := make([]core.PutResult, len(msgs))
+	for i := range out {
+		out[i] = core.PutResult{MessageID: "0a1b2c3d4e5f60718293a4b5c6", Topic: topic, QueueID: 3, QueueOffset: int64(i)}
+	}
+	return out, nil
+}
+
+// BenchmarkPublishHandler runs a 1 KiB single publish through the whole
+// router and middleware (request id, log line, metrics, content type,
+// decode, validation, answer), logging JSON to io.Discard.
+//
+//	go test -run XXX -bench PublishHandler -benchmem ./api
+func BenchmarkPublishHandler(b *testing.B) {
+	log := zerolog.New(io.Discard)
+	s := New(Options{Engine: putOnlyEngine{}, Logger: &log})
+	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		r := httptest.NewRequest("POST", "/v1/topics/orders/messages", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != 201 {
+			b.Fatalf("%d %s", w.Code, w.Body)
 		}
 	}
 }
