@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -301,6 +302,10 @@ func (p *fastParser) str() ([]byte, bool) {
 		return nil, false
 	}
 	start, ascii := p.i, true
+	// Eight bytes at a time while none is special (bodies are long).
+	for p.i+8 <= len(p.b) && !specialWord(binary.LittleEndian.Uint64(p.b[p.i:])) {
+		p.i += 8
+	}
 	for ; p.i < len(p.b); p.i++ {
 		switch c := p.b[p.i]; {
 		case c == '"':
@@ -314,6 +319,15 @@ func (p *fastParser) str() ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// specialWord reports whether any byte of w is one str must look at: a
+// quote, a backslash, a control character or a non-ASCII byte (SWAR: a
+// byte below n sets its high bit in (w - n*lo) &^ w, for n <= 0x80).
+func specialWord(w uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	below := func(x uint64, n uint64) uint64 { return (x - n*lo) &^ x & hi }
+	return (w&hi | below(w, 0x20) | below(w^('"'*lo), 1) | below(w^('\\'*lo), 1)) != 0
 }
 
 // strArray reads an array of strings; [] gives an empty, non-nil slice as
