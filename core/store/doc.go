@@ -36,6 +36,10 @@
 //
 // Values read from bbolt are valid only inside their transaction: every
 // helper here copies what it returns (DecodeMessage copies the body).
+// The writer builds keys in one scratch buffer per transaction (bbolt's
+// Put copies keys) and carves small values from a per-transaction arena:
+// bbolt keeps value slices until the commit, so an arena is never reused
+// across transactions and a scratch buffer never holds a value.
 // A Hook may run more than once (a group that fails is retried without the
 // failing request), so it must act only through its transaction.
 package store
