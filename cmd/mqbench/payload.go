@@ -12,6 +12,17 @@ type wireMessage struct {
 	BodyBase64 string            `json:"bodyBase64,omitempty"`
 	Tags       string            `json:"tags,omitempty"`
 	Properties map[string]string `json:"properties,omitempty"`
+	// DelayLevel and DelaySeconds make the message a delayed one
+	// (--delay-level, --delay-seconds): it waits on the schedule topic or
+	// in the timer index instead of its queue.
+	DelayLevel   int `json:"delayLevel,omitempty"`
+	DelaySeconds int `json:"delaySeconds,omitempty"`
+}
+
+// delay is the delay every published message asks for (zero: none).
+type delay struct {
+	Level   int
+	Seconds int
 }
 
 type wireBatch struct {
@@ -54,15 +65,21 @@ const payloadVariants = 8
 
 // encodePayloads pre-encodes variants of a request of batch messages of
 // size bytes, and the remainder batch of rem messages when rem > 0.
-func encodePayloads(seed uint64, size, batch, rem int, binary bool) (payloads, error) {
+// Every message carries d.
+func encodePayloads(seed uint64, size, batch, rem int, binary bool, d delay) (payloads, error) {
 	r := rand.New(rand.NewPCG(seed, 0x6d71626e6368))
+	msg := func() wireMessage {
+		m := randomMessage(r, size, binary)
+		m.DelayLevel, m.DelaySeconds = d.Level, d.Seconds
+		return m
+	}
 	enc := func(n int) ([]byte, error) {
 		if batch == 1 && n == 1 {
-			return json.Marshal(randomMessage(r, size, binary))
+			return json.Marshal(msg())
 		}
 		b := wireBatch{Messages: make([]wireMessage, n)}
 		for i := range b.Messages {
-			b.Messages[i] = randomMessage(r, size, binary)
+			b.Messages[i] = msg()
 		}
 		return json.Marshal(b)
 	}

@@ -29,6 +29,8 @@ type publishConfig struct {
 	Runs        int
 	JSON        bool
 	Client      string // "raw" or "std"
+	// Delay makes every message a delayed one (issue 5's pending backlog).
+	Delay delay
 
 	// ServerPID, when set (compare's child processes), is the server
 	// whose CPU use each run reports.
@@ -52,6 +54,8 @@ func addPublishFlags(fs *flag.FlagSet, c *publishConfig, defaultRuns int) {
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "pid of the server on this machine, to report its CPU next to mqbench's (compare sets it for the servers it starts)")
 	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the publish loop: raw (lean HTTP/1.1, pre-built requests) or std (net/http)")
+	fs.IntVar(&c.Delay.Level, "delay-level", 0, "publish delayed messages at this delay level (1..the server's level count; 0: none)")
+	fs.IntVar(&c.Delay.Seconds, "delay-seconds", 0, "publish timer messages due this many seconds after the publish (0: none)")
 }
 
 func (c *publishConfig) validate() error {
@@ -72,6 +76,10 @@ func (c *publishConfig) validate() error {
 		return usagef("--warmup must not be negative")
 	case c.Client != "raw" && c.Client != "std":
 		return usagef("--client must be raw or std")
+	case c.Delay.Level < 0 || c.Delay.Seconds < 0:
+		return usagef("--delay-level and --delay-seconds must not be negative")
+	case c.Delay.Level > 0 && c.Delay.Seconds > 0:
+		return usagef("--delay-level and --delay-seconds exclude each other")
 	}
 	return nil
 }
@@ -130,7 +138,7 @@ func runPublish(ctx context.Context, cfg publishConfig, target string) (PublishR
 	if cfg.Count > 0 {
 		full, rem = cfg.Count/cfg.Batch, cfg.Count%cfg.Batch
 	}
-	p, err := encodePayloads(uint64(time.Now().UnixNano()), cfg.Size, cfg.Batch, rem, cfg.Binary)
+	p, err := encodePayloads(uint64(time.Now().UnixNano()), cfg.Size, cfg.Batch, rem, cfg.Binary, cfg.Delay)
 	if err != nil {
 		return PublishRun{}, err
 	}
@@ -374,6 +382,12 @@ func (c publishConfig) describe() map[string]any {
 		"url": c.URL, "topic": c.Topic, "concurrency": c.Concurrency,
 		"size": c.Size, "binary": c.Binary, "batch": c.Batch,
 		"warmupSec": c.Warmup.Seconds(), "runs": c.Runs, "client": c.Client,
+	}
+	if c.Delay.Level > 0 {
+		m["delayLevel"] = c.Delay.Level
+	}
+	if c.Delay.Seconds > 0 {
+		m["delaySeconds"] = c.Delay.Seconds
 	}
 	if c.Count > 0 {
 		m["count"] = c.Count

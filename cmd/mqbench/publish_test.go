@@ -162,3 +162,31 @@ func TestRawClientReconnects(t *testing.T) {
 		t.Fatalf("server got %d publishes, want 100", got)
 	}
 }
+
+// TestPayloadsCarryDelay checks --delay-level / --delay-seconds reach the
+// wire in single and batch bodies, and stay off it when unset.
+func TestPayloadsCarryDelay(t *testing.T) {
+	for _, tc := range []struct {
+		batch int
+		d     delay
+		want  string
+	}{
+		{1, delay{Level: 17}, `"delayLevel":17`},
+		{100, delay{Seconds: 259200}, `"delaySeconds":259200`},
+	} {
+		p, err := encodePayloads(1, 8, tc.batch, 0, false, tc.d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(string(p.full[0]), tc.want); got != tc.batch {
+			t.Errorf("batch %d: %d of %s in %s", tc.batch, got, tc.want, p.full[0])
+		}
+	}
+	p, err := encodePayloads(1, 8, 2, 0, false, delay{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(p.full[0]), "delay") {
+		t.Errorf("undelayed payload mentions a delay: %s", p.full[0])
+	}
+}
