@@ -6,6 +6,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/internal/auth"
 )
 
 // GroupRequest is the body of PUT /v1/groups/{group}: the whole config
@@ -277,6 +278,9 @@ func (s *Server) handleGroupList(w http.ResponseWriter, r *http.Request) {
 	}
 	out := GroupList{Groups: make([]Group, 0, len(gs))}
 	for _, g := range gs {
+		if !visible(r.Context(), auth.Sub, g.Name) { // API keys: the groups it may consume through
+			continue
+		}
 		out.Groups = append(out.Groups, newGroup(g))
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/internal/auth"
 )
 
 // TopicRequest is the body of PUT /v1/topics/{topic}. Both fields are
@@ -175,6 +176,9 @@ func (s *Server) handleTopicList(w http.ResponseWriter, r *http.Request) {
 	}
 	out := TopicList{Topics: make([]Topic, 0, len(ts))}
 	for _, t := range ts {
+		if !visible(r.Context(), auth.Pub, t.Name) { // API keys: the topics it may publish to
+			continue
+		}
 		out.Topics = append(out.Topics, newTopic(t))
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -1,0 +1,186 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/internal/auth"
+)
+
+// access is what one /v1 route asks of the caller's key: a grant of kind
+// on the topic or group its URL parameter param names. A zero kind asks
+// only for a valid key; the handler then shows what the key may see.
+type access struct {
+	kind  auth.Kind
+	param string
+}
+
+// routeAccess is the one table route → grant, keyed "METHOD pattern" as
+// routes.go registers them. A /v1 route missing here is refused to every
+// key (fail closed), and TestRouteAccessCoversEveryRoute keeps the table
+// and routes.go in step.
+var routeAccess = map[string]access{
+	// Topics: publishers may read their topics' config; the list shows
+	// the topics the key may publish to (all of them for admin).
+	"GET /v1/topics":            {},
+	"PUT /v1/topics/{topic}":    {kind: auth.Admin},
+	"GET /v1/topics/{topic}":    {auth.Pub, "topic"},
+	"DELETE /v1/topics/{topic}": {kind: auth.Admin},
+
+	// Publishing and reading back (by id, by key, browsing a queue).
+	"POST /v1/topics/{topic}/messages":            {auth.Pub, "topic"},
+	"POST /v1/topics/{topic}/messages/batch":      {auth.Pub, "topic"},
+	"GET /v1/topics/{topic}/messages":             {auth.Pub, "topic"},
+	"GET /v1/topics/{topic}/messages/{messageId}": {auth.Pub, "topic"},
+
+	// Consumer groups: the list shows the groups the key may consume
+	// through; creating, changing and deleting them is admin's.
+	"GET /v1/groups":                        {},
+	"PUT /v1/groups/{group}":                {kind: auth.Admin},
+	"GET /v1/groups/{group}":                {auth.Sub, "group"},
+	"DELETE /v1/groups/{group}":             {kind: auth.Admin},
+	"GET /v1/groups/{group}/offsets":        {auth.Sub, "group"},
+	"POST /v1/groups/{group}/offsets/reset": {kind: auth.Admin},
+	"POST /v1/groups/{group}/receive":       {auth.Sub, "group"},
+	"POST /v1/groups/{group}/ack":           {auth.Sub, "group"},
+	"POST /v1/groups/{group}/nack":          {auth.Sub, "group"},
+	"POST /v1/groups/{group}/extend":        {auth.Sub, "group"},
+
+	// Dead letters: consumers may look, only admin may redrive.
+	"GET /v1/groups/{group}/dlq":          {auth.Sub, "group"},
+	"POST /v1/groups/{group}/dlq/redrive": {kind: auth.Admin},
+}
+
+// keyCtx holds the caller's *auth.Key once authorize has let it through.
+var keyCtx = &contextKey{"apikey"}
+
+// keyFrom returns the caller's key, or nil when API keys are off.
+func keyFrom(ctx context.Context) *auth.Key {
+	k, _ := ctx.Value(keyCtx).(*auth.Key)
+	return k
+}
+
+// visible reports whether the caller may see the topic (Pub) or group
+// (Sub) name in a list: always when API keys are off.
+func visible(ctx context.Context, kind auth.Kind, name string) bool {
+	k := keyFrom(ctx)
+	return k == nil || k.Allows(kind, name)
+}
+
+// authorize guards the /v1 routes of v1 (the /v1 sub-router) when API keys
+// are configured: 401 without a known bearer key, 403 when the key lacks
+// the route's grant. It runs before routing inside /v1, so it finds the
+// route pattern and parameters itself (chi's Find on a fresh context) and
+// looks them up in routeAccess. Paths that match no route pass through to
+// the 404 / 405 answers, but only with a valid key: without one, every
+// /v1 path answers 401 and reveals nothing of the surface.
+func (s *Server) authorize(v1 chi.Routes) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			key, why := s.authenticate(r)
+			if key == nil {
+				unauthorized(w, r, why)
+				return
+			}
+			rctx := chi.NewRouteContext()
+			pattern := v1.Find(rctx, r.Method, routePath(r))
+			if pattern != "" {
+				acc, ok := routeAccess[r.Method+" /v1"+pattern]
+				if !ok {
+					loggerFrom(r.Context(), s.log).Error().Str("route", r.Method+" /v1"+pattern).
+						Msg("route has no row in routeAccess; refused to every key")
+					forbidden(w, r, key, "this route is not open to API keys")
+					return
+				}
+				if acc.kind != 0 {
+					name := unescapeParam(rctx.URLParam(acc.param))
+					if !key.Allows(acc.kind, name) {
+						forbidden(w, r, key, needs(acc, name))
+						return
+					}
+				}
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCtx, key)))
+		})
+	}
+}
+
+// authenticate returns the key of the request's bearer token, or nil and
+// what is wrong (for the 401's detail; never the token itself).
+func (s *Server) authenticate(r *http.Request) (*auth.Key, string) {
+	h := r.Header.Get("Authorization")
+	if h == "" {
+		return nil, "this API needs an API key: send Authorization: Bearer <key>"
+	}
+	scheme, token, _ := strings.Cut(h, " ")
+	// RFC 9110: the scheme is case-insensitive.
+	if !strings.EqualFold(scheme, "Bearer") {
+		return nil, "the Authorization header must use the Bearer scheme: Authorization: Bearer <key>"
+	}
+	token = strings.TrimSpace(token)
+	if token == "" {
+		return nil, "the Authorization header has no key after Bearer"
+	}
+	if k := s.keys.Authenticate(token); k != nil {
+		return k, ""
+	}
+	return nil, "unknown API key"
+}
+
+// unauthorized answers 401 with the challenge RFC 6750 asks for.
+func unauthorized(w http.ResponseWriter, r *http.Request, why string) {
+	challenge := `Bearer realm="mqgate"`
+	if r.Header.Get("Authorization") != "" {
+		challenge += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", challenge)
+	sendProblem(w, r, newProblem(codeUnauthorized, why))
+}
+
+// forbidden answers 403 naming the key (its name, never its secret).
+func forbidden(w http.ResponseWriter, r *http.Request, key *auth.Key, why string) {
+	sendProblem(w, r, newProblem(core.EForbidden, "API key "+strconv.Quote(key.Name)+": "+why))
+}
+
+// needs says which grant a refused request lacked.
+func needs(acc access, name string) string {
+	switch acc.kind {
+	case auth.Pub:
+		return "needs a pub grant matching topic " + strconv.Quote(name) + " (or admin)"
+	case auth.Sub:
+		return "needs a sub grant matching group " + strconv.Quote(name) + " (or admin)"
+	}
+	return "needs the admin grant"
+}
+
+// routePath is the path the /v1 sub-router routes on, taken the way chi's
+// routeHTTP takes it (what the parent left, else the raw path, else the
+// path), so the route checked is the route that runs.
+func routePath(r *http.Request) string {
+	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePath != "" {
+		return rc.RoutePath
+	}
+	if r.URL.RawPath != "" {
+		return r.URL.RawPath
+	}
+	if r.URL.Path != "" {
+		return r.URL.Path
+	}
+	return "/"
+}
+
+// unescapeParam percent-decodes a path parameter exactly as pathParam
+// does, so the name a grant is checked against is the name the handler
+// acts on (ord%65rs is orders for both).
+func unescapeParam(v string) string {
+	if u, err := url.PathUnescape(v); err == nil {
+		return u
+	}
+	return v
+}
