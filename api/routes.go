@@ -30,6 +30,12 @@ func (s *Server) routes() http.Handler {
 	r.Get("/docs", s.handleDocs)
 
 	r.Route("/v1", func(r chi.Router) {
+		// API keys (auth.go): every /v1 route needs the grant routeAccess
+		// gives it; without --api-keys the API is open.
+		if s.keys != nil {
+			r.Use(s.authorize(r))
+		}
+
 		// Topics (topics.go).
 		r.Get("/topics", s.handleTopicList)
 		r.Put("/topics/{topic}", s.handleTopicPut)

@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/internal/auth"
 )
 
 // Options configures the HTTP API.
@@ -34,6 +35,10 @@ type Options struct {
 	// OpenAPI is the OpenAPI 3 document served at /openapi.json and read
 	// by /docs. Default: none (404).
 	OpenAPI []byte
+	// Keys, when set, guards every /v1 route with API keys (auth.go):
+	// 401 without a known bearer key, 403 without the route's grant.
+	// Default: none, /v1 is open to anyone who can reach it.
+	Keys *auth.Keyring
 }
 
 // Server is the HTTP API as an http.Handler.
@@ -48,6 +53,7 @@ type Server struct {
 	metrics  *metrics
 	validate *validator.Validate
 	handler  http.Handler
+	keys     *auth.Keyring // nil: /v1 is open
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -65,6 +71,7 @@ func New(opts Options) *Server {
 		openapi:  opts.OpenAPI,
 		registry: opts.Registry,
 		validate: newValidator(),
+		keys:     opts.Keys,
 	}
 	if opts.Logger != nil {
 		s.log = *opts.Logger
