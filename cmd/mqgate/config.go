@@ -55,6 +55,10 @@ type Config struct {
 	// listener of its own (never the API's). Off by default: profiles
 	// expose internals, so bind it to loopback or an admin network.
 	PprofAddr string
+	// APIKeys is a JSON key file (docs/security.md); when set, every /v1
+	// call needs Authorization: Bearer <key> with the right grant, and
+	// SIGHUP reloads the file. Empty: /v1 is open (a warning is logged).
+	APIKeys string
 }
 
 // listFlag is a repeatable, comma-separated string flag; the first use on
@@ -140,6 +144,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.Var(&listFlag{dst: &c.WebhookAllowCIDRs}, "webhook-allow-cidr", "network or address webhooks may reach even if denied; repeatable")
 	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty")
+	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
 	return fs
 }

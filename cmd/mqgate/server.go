@@ -21,6 +21,7 @@ import (
 	"github.com/mqgate/mqgate/core/groups"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
+	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/openapi"
 )
 
@@ -39,9 +40,10 @@ type Main struct {
 	api     *api.Server
 	ln      net.Listener
 	http    *http.Server
-	served  chan error // Serve's result; closed when the serve goroutine ends
-	pprof   *profiler  // --pprof-addr; nil when off
-	logw    *logWriter // the buffered log output ParseFlags set up; closed last
+	served  chan error   // Serve's result; closed when the serve goroutine ends
+	pprof   *profiler    // --pprof-addr; nil when off
+	keys    *keyReloader // --api-keys' SIGHUP reloader; nil when off
+	logw    *logWriter   // the buffered log output ParseFlags set up; closed last
 }
 
 // NewMain returns a Main with the default config and a logger to stderr.
@@ -69,6 +71,15 @@ func (m *Main) ParseFlags(args []string, out io.Writer) error {
 // listener is bound before Run returns, so a bad address or a port in use
 // is reported here, synchronously.
 func (m *Main) Run() error {
+	// The key file first: a bad one fails the start before the store opens.
+	var keyring *auth.Keyring
+	if m.Config.APIKeys != "" {
+		kr, err := auth.OpenKeyring(m.Config.APIKeys)
+		if err != nil {
+			return fmt.Errorf("--api-keys: %w", err)
+		}
+		keyring = kr
+	}
 	if err := os.MkdirAll(m.Config.Data, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -138,6 +149,7 @@ func (m *Main) Run() error {
 		Logger:   &httpLog,
 		Version:  Version(),
 		OpenAPI:  openapi.Document,
+		Keys:     keyring,
 		Registry: metrics,
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
@@ -176,6 +188,13 @@ func (m *Main) Run() error {
 		m.pprof = p
 		m.Logger.Info().Str("addr", p.Addr()).Msg("pprof listening")
 	}
+	if keyring != nil {
+		m.keys = startKeyReloader(keyring, m.component("auth"))
+		m.Logger.Info().Str("file", keyring.File()).Int("keys", keyring.Keys().Len()).
+			Msg("API keys required on /v1; SIGHUP reloads the file")
+	} else {
+		m.Logger.Warn().Msg("no --api-keys: /v1 is open to anyone who can reach this address")
+	}
 	m.Logger.Info().Str("addr", ln.Addr().String()).Str("data", m.Config.Data).
 		Str("version", Version()).Msg("listening")
 	if m.logw != nil {
@@ -202,6 +221,10 @@ func (m *Main) Close() error {
 	var errs []error
 	ctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 	defer cancel()
+	if m.keys != nil {
+		m.keys.Close()
+		m.keys = nil
+	}
 	if m.pprof != nil {
 		if err := m.pprof.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("pprof close: %w", err))
