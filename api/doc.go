@@ -9,7 +9,10 @@
 // block in routes.go, error mapping in problem.go, JSON decoding and
 // validation in decode.go and validate.go, middleware in middleware.go,
 // HTTP metrics in metrics.go and the scrape-time schedule / retry / DLQ
-// collector in metrics_schedule.go.
+// collector in metrics_schedule.go. API keys (auth.go): when Options.Keys
+// is set, the /v1 sub-router checks the bearer key against routeAccess,
+// the one route → grant table, before routing (keys and grants live in
+// internal/auth).
 //
 // Dependencies point one way: api imports core (domain types and error
 // codes) and, later, gateway; it never imports core/store or core/engine.
