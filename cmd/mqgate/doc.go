@@ -15,8 +15,9 @@
 // engine closes (flushing and closing the bbolt file).
 //
 // Runtime tuning (tune.go), each unless its variable is set: GOGC 200;
-// a soft memory limit at 90% of a cgroup v2 memory limit; GOMAXPROCS two
-// above Go's default, so the store writer returning from fsync finds a P.
+// a soft memory limit at 90% of a cgroup v2 memory limit. GOMAXPROCS is
+// left to Go (raising it helped the store writer get a P back after fsync,
+// but it also skews comparisons with the baseline; set it to try).
 // Log lines are coalesced into few writes under load (logwriter.go);
 // profiles are served only on --pprof-addr's own listener (pprof.go).
 package main

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 )
 
@@ -62,7 +63,7 @@ func serve(args []string, stderr io.Writer) int {
 		return 2
 	}
 	gcPercent, memLimit := tuneGC()
-	ev := m.Logger.Debug().Int("gogc", gcPercent).Int("gomaxprocs", tuneProcs())
+	ev := m.Logger.Debug().Int("gogc", gcPercent).Int("gomaxprocs", runtime.GOMAXPROCS(0))
 	if memLimit != math.MaxInt64 {
 		ev = ev.Int64("memory_limit", memLimit)
 	}

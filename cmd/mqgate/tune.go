@@ -3,7 +3,6 @@ package main
 import (
 	"math"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -11,27 +10,6 @@ import (
 
 // Runtime tuning for a server whose publish path ends in a synced bbolt
 // commit, applied by serve unless the operator set the variable.
-
-// spareProcs is how many Ps the server runs beyond Go's default
-// GOMAXPROCS (the CPUs it may use). The store's single writer spends most
-// of each group commit in fdatasync; while it waits, the runtime hands its
-// P to HTTP goroutines, and when the sync returns the writer queues for a
-// P behind them, stretching every group commit (and so every publish).
-// With spare Ps it runs again as soon as the kernel schedules its thread,
-// which the kernel favours after a sleep. Measured on 2 cores, 64
-// publishers: commit wall time per group 930 -> 780 us, +5-20% msgs/s.
-const spareProcs = 2
-
-// tuneProcs raises GOMAXPROCS by spareProcs unless GOMAXPROCS is set, and
-// returns the value in effect.
-func tuneProcs() int {
-	if os.Getenv("GOMAXPROCS") != "" {
-		return runtime.GOMAXPROCS(0)
-	}
-	n := runtime.GOMAXPROCS(0) + spareProcs
-	runtime.GOMAXPROCS(n)
-	return n
-}
 
 // defaultGCPercent is the GOGC the server runs with unless GOGC is set.
 // Publishing allocates briskly (request, JSON, bbolt nodes) over a small
