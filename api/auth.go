@@ -88,6 +88,9 @@ func (s *Server) authorize(v1 chi.Routes) func(http.Handler) http.Handler {
 				unauthorized(w, r, why)
 				return
 			}
+			if st, ok := r.Context().Value(requestKey).(*requestState); ok {
+				st.key = key.Name // for the request log line
+			}
 			rctx := chi.NewRouteContext()
 			pattern := v1.Find(rctx, r.Method, routePath(r))
 			if pattern != "" {

@@ -101,6 +101,9 @@ func newHandleResults(rs []gateway.HandleResult) HandleResults {
 //	@Failure		429		{object}	Problem	"Too many waiting receives"
 //	@Failure		503		{object}	Problem
 //	@ID				receiveMessages
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/receive [post]
 func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -157,6 +160,9 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				ackMessages
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/ack [post]
 func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 	name, req, ok := decodeHandles[AckRequest](s, w, r)
@@ -182,6 +188,9 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				nackMessages
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/nack [post]
 func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
 	name, req, ok := decodeHandles[NackRequest](s, w, r)
@@ -206,6 +215,9 @@ func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
 //	@Failure	415		{object}	Problem
 //	@Failure	503		{object}	Problem
 //	@ID			extendLeases
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router		/v1/groups/{group}/extend [post]
 func (s *Server) handleExtend(w http.ResponseWriter, r *http.Request) {
 	name, req, ok := decodeHandles[ExtendRequest](s, w, r)

@@ -72,6 +72,9 @@ func (s *Server) knownGroup(r *http.Request) (string, error) {
 //	@Failure		404		{object}	Problem	"Unknown group"
 //	@Failure		503		{object}	Problem
 //	@ID				listDeadLetters
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/dlq [get]
 func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) {
 	name, err := s.knownGroup(r)
@@ -121,6 +124,9 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) {
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				redriveDeadLetters
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/dlq/redrive [post]
 func (s *Server) handleDLQRedrive(w http.ResponseWriter, r *http.Request) {
 	name, err := s.knownGroup(r)

@@ -236,6 +236,9 @@ func newOffsetList(qs []gateway.QueueOffset) OffsetList {
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				putGroup
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router			/v1/groups/{group} [put]
 func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -269,6 +272,9 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 //	@Success	200	{object}	GroupList
 //	@Failure	503	{object}	Problem
 //	@ID			listGroups
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router		/v1/groups [get]
 func (s *Server) handleGroupList(w http.ResponseWriter, r *http.Request) {
 	gs, err := s.groups.GroupList(r.Context())
@@ -297,6 +303,9 @@ func (s *Server) handleGroupList(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404		{object}	Problem
 //	@Failure	503		{object}	Problem
 //	@ID			getGroup
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router		/v1/groups/{group} [get]
 func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -359,6 +368,9 @@ func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404	{object}	Problem
 //	@Failure	503	{object}	Problem
 //	@ID			deleteGroup
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router		/v1/groups/{group} [delete]
 func (s *Server) handleGroupDelete(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -385,6 +397,9 @@ func (s *Server) handleGroupDelete(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404			{object}	Problem
 //	@Failure	503			{object}	Problem
 //	@ID			getGroupOffsets
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router		/v1/groups/{group}/offsets [get]
 func (s *Server) handleGroupOffsets(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)
@@ -415,6 +430,9 @@ func (s *Server) handleGroupOffsets(w http.ResponseWriter, r *http.Request) {
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				resetGroupOffsets
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/offsets/reset [post]
 func (s *Server) handleGroupOffsetsReset(w http.ResponseWriter, r *http.Request) {
 	name, err := groupParam(r)

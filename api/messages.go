@@ -154,6 +154,8 @@ func toPutMessage(req *PublishRequest, prefix string, now time.Time, fe *fieldEr
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				publishMessage
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Security		BearerAuth
 //	@Router			/v1/topics/{topic}/messages [post]
 func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	topic, err := userTopicParam(r)
@@ -281,6 +283,8 @@ func appendJSONString(b []byte, s string) []byte {
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				publishBatch
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Security		BearerAuth
 //	@Router			/v1/topics/{topic}/messages/batch [post]
 func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Request) {
 	topic, err := userTopicParam(r)

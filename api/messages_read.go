@@ -26,6 +26,9 @@ const (
 //	@Failure	404			{object}	Problem	"Unknown topic or message"
 //	@Failure	503			{object}	Problem
 //	@ID			getMessage
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router		/v1/topics/{topic}/messages/{messageId} [get]
 func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) {
 	topic, err := readTopicParam(r)
@@ -63,6 +66,9 @@ func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) {
 //	@Failure		404		{object}	Problem	"Unknown topic"
 //	@Failure		503		{object}	Problem
 //	@ID				queryMessages
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router			/v1/topics/{topic}/messages [get]
 func (s *Server) handleMessageQuery(w http.ResponseWriter, r *http.Request) {
 	topic, err := readTopicParam(r)

@@ -28,6 +28,7 @@ var requestKey = &contextKey{"request"}
 type requestState struct {
 	rec statusRecorder
 	id  string
+	key string // the API key's name once authorize accepted it ("" when keys are off)
 }
 
 // requestIDFrom returns the request id set by instrument, or "".
@@ -162,6 +163,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 				ev = s.log.Warn()
 			}
 			// request_id first, where a child logger's context would put it.
+			if st.key != "" {
+				ev = ev.Str("key", st.key) // the key's name, never its secret
+			}
 			ev.Str("request_id", st.id).Str("method", r.Method).Str("path", r.URL.Path).Str("route", route).
 				Int("status", status).Int64("bytes", rec.bytes).
 				Dur("duration_ms", elapsed).Str("remote", r.RemoteAddr).Msg("request")

@@ -86,6 +86,8 @@ func newTopicStats(st core.TopicStats) *TopicStats {
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				putTopic
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Security		BearerAuth
 //	@Router			/v1/topics/{topic} [put]
 func (s *Server) handleTopicPut(w http.ResponseWriter, r *http.Request) {
 	name, err := userTopicParam(r)
@@ -137,6 +139,9 @@ func (s *Server) handleTopicPut(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404		{object}	Problem
 //	@Failure	503		{object}	Problem
 //	@ID			getTopic
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router		/v1/topics/{topic} [get]
 func (s *Server) handleTopicGet(w http.ResponseWriter, r *http.Request) {
 	name, err := readTopicParam(r)
@@ -167,6 +172,9 @@ func (s *Server) handleTopicGet(w http.ResponseWriter, r *http.Request) {
 //	@Success	200	{object}	TopicList
 //	@Failure	503	{object}	Problem
 //	@ID			listTopics
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
 //	@Router		/v1/topics [get]
 func (s *Server) handleTopicList(w http.ResponseWriter, r *http.Request) {
 	ts, err := s.engine.Topics()
@@ -196,6 +204,8 @@ func (s *Server) handleTopicList(w http.ResponseWriter, r *http.Request) {
 //	@Failure	404		{object}	Problem
 //	@Failure	503		{object}	Problem
 //	@ID			deleteTopic
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Security		BearerAuth
 //	@Router		/v1/topics/{topic} [delete]
 func (s *Server) handleTopicDelete(w http.ResponseWriter, r *http.Request) {
 	name, err := userTopicParam(r)

@@ -141,6 +141,14 @@ func TestAuthKeysAndGrants(t *testing.T) {
 		want(t, s.do(t, "GET", path, nil), http.StatusOK)
 	}
 
+	// Request log lines name the key that made the request.
+	checkFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+		if !strings.Contains(s.Logs(), `"key":"ops"`) || !strings.Contains(s.Logs(), `"key":"orders-writer"`) {
+			return fmt.Errorf("no request line names the keys ops and orders-writer")
+		}
+		return nil
+	})
+
 	// Secrets never reach the log.
 	for _, k := range []string{e2ePubKey, e2eSubKey, e2eAdminKey} {
 		if strings.Contains(s.Logs(), k) {

@@ -91,6 +91,14 @@ func convert(v2raw []byte) ([]byte, error) {
 	}
 	// The server is wherever the document was fetched from.
 	v3.Servers = openapi3.Servers{{URL: "/"}}
+	// Swagger 2 can only say "an API key in the Authorization header";
+	// OpenAPI 3 says what it is: an HTTP bearer token.
+	if v3.Components != nil {
+		if ref, ok := v3.Components.SecuritySchemes["BearerAuth"]; ok && ref.Value != nil {
+			ref.Value = openapi3.NewSecurityScheme().WithType("http").WithScheme("bearer").
+				WithDescription(ref.Value.Description)
+		}
+	}
 	for _, path := range v3.Paths.Map() {
 		for _, op := range path.Operations() {
 			for code, ref := range op.Responses.Map() {
