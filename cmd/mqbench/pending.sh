@@ -11,7 +11,9 @@
 # Knobs (env): BIN (dir of mqgate and mqbench, default bin), PENDING,
 # ROUNDS, DURATION, WARMUP, CONCURRENCY, SIZE, WORK (data dirs and logs;
 # default a temp dir, removed at the end unless KEEP=1), PPROF_A (pprof
-# address of A, e.g. 127.0.0.1:6061).
+# address of A, e.g. 127.0.0.1:6061), B_BACKLOG=plain (B gets PENDING
+# ordinary messages on topic "pending" first: same file size as A, so the
+# ratio isolates the pending delayed messages from the size of the file).
 set -euo pipefail
 
 BIN=${BIN:-bin}
@@ -59,9 +61,9 @@ mem() { # mem LABEL NAME PORT: VmRSS, VmHWM, Go heap in use, data dir size
 	local heap
 	heap=$(curl -fsS "http://127.0.0.1:$port/metrics" | awk '/^go_memstats_heap_inuse_bytes/ {print $2}')
 	awk -v label="$label" -v heap="$heap" -v data="$(du -sk "$WORK/$2" | cut -f1)" '
-		/^VmRSS/ {rss = $2} /^VmHWM/ {hwm = $2}
-		END {printf "%-24s VmRSS %7.1f MiB  VmHWM %7.1f MiB  heap_inuse %6.1f MiB  data dir %7.1f MiB\n",
-			label, rss / 1024, hwm / 1024, heap / 1048576, data / 1024}' "/proc/${!pid_var}/status"
+		/^VmRSS/ {rss = $2} /^VmHWM/ {hwm = $2} /^RssAnon/ {anon = $2} /^RssFile/ {file = $2}
+		END {printf "%-24s VmRSS %6.1f MiB (anon %6.1f, file %6.1f)  VmHWM %6.1f MiB  heap_inuse %6.1f MiB  data dir %7.1f MiB\n",
+			label, rss / 1024, anon / 1024, file / 1024, hwm / 1024, heap / 1048576, data / 1024}' "/proc/${!pid_var}/status"
 }
 
 # --- A: load the backlog --------------------------------------------------
@@ -72,8 +74,10 @@ mem "A before loading" a "$PORT_A"
 # timers 3 days and 30 days away in the time index. They target topic
 # "pending", so the measured topic "mqbench" is new on both servers.
 q=$((PENDING / 4))
-load() {
-	"$BIN/mqbench" publish --url "http://127.0.0.1:$PORT_A" --topic pending --batch 100 \
+load() { # load [PORT] flags...
+	local port=$PORT_A
+	if [[ $1 != -* ]]; then port=$1; shift; fi
+	"$BIN/mqbench" publish --url "http://127.0.0.1:$port" --topic pending --batch 100 \
 		--concurrency 16 --size "$SIZE" --count "$q" --warmup 0 --json "$@" |
 		jq -r '"  loaded \(.median.messages) msgs at \(.median.msgsPerSec|floor) msgs/s (\(.config))"'
 }
@@ -88,34 +92,50 @@ mem "A after restart" a "$PORT_A"
 
 # --- B: fresh ---------------------------------------------------------------
 start b "$PORT_B" "$WORK/b"
+if [[ ${B_BACKLOG:-} == plain ]]; then
+	echo "== B: $PENDING ordinary messages on topic pending (B_BACKLOG=plain)"
+	load "$PORT_B" --count "$PENDING"
+fi
+mem "B before the benchmark" b "$PORT_B"
 
 # --- alternate A/B ------------------------------------------------------------
-bench() { # bench NAME PORT BATCH -> msgs/s
+bench() { # bench NAME PORT BATCH -> "msgs/s server-CPU-us/msg"
 	local pid_var="PID_$1"
 	"$BIN/mqbench" publish --url "http://127.0.0.1:$2" --batch "$3" --concurrency "$CONCURRENCY" \
 		--size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --server-pid "${!pid_var}" --json |
-		jq -r '.median.msgsPerSec'
+		jq -r '.median | "\(.msgsPerSec) \(.serverCpuCores * .elapsedSec / .messages * 1e6)"'
 }
-declare -A res
+# The machine may be shared: throughput swings with others' fsyncs and
+# CPU. So each round's A and B run back to back and the report gives the
+# median of the per-round ratios beside the ratio of medians, and the
+# server's CPU per message, which others' load disturbs far less.
+declare -A thr cpu ratio cratio
 for r in $(seq 1 "$ROUNDS"); do
 	for batch in 1 100; do
 		# Alternate which server goes first, so drift favours neither.
 		if ((r % 2)); then order="a b"; else order="b a"; fi
 		for s in $order; do
 			port_var="PORT_${s^^}"
-			v=$(bench "$s" "${!port_var}" "$batch")
-			res[$s,$batch]+="$v "
-			printf 'round %d batch %3d %s: %10.0f msgs/s\n' "$r" "$batch" "${s^^}" "$v"
+			read -r v c < <(bench "$s" "${!port_var}" "$batch")
+			thr[$s,$batch]+="$v " cpu[$s,$batch]+="$c "
+			eval "last_$s=\"$v $c\""
+			printf 'round %d batch %3d %s: %10.0f msgs/s  server %6.1f CPU-us/msg\n' "$r" "$batch" "${s^^}" "$v" "$c"
 		done
+		ratio[$batch]+="$(awk -v a="$last_a" -v b="$last_b" 'BEGIN {split(a, x, " "); split(b, y, " "); print y[1] / x[1]}') "
+		cratio[$batch]+="$(awk -v a="$last_a" -v b="$last_b" 'BEGIN {split(a, x, " "); split(b, y, " "); print x[2] / y[2]}') "
 	done
 done
 
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-echo "== medians of $ROUNDS rounds (A: $PENDING pending delayed, B: none)"
+echo "== medians of $ROUNDS rounds (A: $PENDING pending delayed, B: ${B_BACKLOG:-none}); slowdown > 1 means A is slower"
 for batch in 1 100; do
-	a=$(echo "${res[a,$batch]}" | median)
-	b=$(echo "${res[b,$batch]}" | median)
-	printf 'batch %3d  A %10.0f msgs/s  B %10.0f msgs/s  B/A (slowdown) %.3f\n' "$batch" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN {print b / a}')"
+	printf 'batch %3d  msgs/s A %8.0f B %8.0f  slowdown B/A %.3f (median per round %.3f)  CPU-us/msg A %6.1f B %6.1f  A/B %.3f (median per round %.3f)\n' "$batch" \
+		"$(echo "${thr[a,$batch]}" | median)" "$(echo "${thr[b,$batch]}" | median)" \
+		"$(awk -v a="$(echo "${thr[a,$batch]}" | median)" -v b="$(echo "${thr[b,$batch]}" | median)" 'BEGIN {print b / a}')" \
+		"$(echo "${ratio[$batch]}" | median)" \
+		"$(echo "${cpu[a,$batch]}" | median)" "$(echo "${cpu[b,$batch]}" | median)" \
+		"$(awk -v a="$(echo "${cpu[a,$batch]}" | median)" -v b="$(echo "${cpu[b,$batch]}" | median)" 'BEGIN {print a / b}')" \
+		"$(echo "${cratio[$batch]}" | median)"
 done
 mem "A after the benchmark" a "$PORT_A"
 mem "B after the benchmark" b "$PORT_B"
