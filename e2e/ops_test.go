@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,13 @@ func TestOperations(t *testing.T) {
 		if !strings.Contains(string(r.Body), series) {
 			t.Errorf("/metrics lacks %s", series)
 		}
+	}
+	// The publish went through the store's group commit.
+	if m := regexp.MustCompile(`(?m)^mqgate_store_commit_requests_total (\d+)`).FindSubmatch(r.Body); m == nil || string(m[1]) == "0" {
+		t.Errorf("/metrics: mqgate_store_commit_requests_total missing or 0")
+	}
+	if !strings.Contains(string(r.Body), "mqgate_store_commit_seconds_total") {
+		t.Errorf("/metrics lacks the store's commit time")
 	}
 
 	r = s.do(t, "GET", "/openapi.json", nil)

@@ -19,6 +19,7 @@ import (
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
+	"github.com/mqgate/mqgate/core/store"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
@@ -107,6 +108,7 @@ func (m *Main) Run() error {
 	// collectors and the webhook pushers'.
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics.MustRegister(storeCollectors(eng)...)
 	webhookLog := m.component("webhook")
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	gw, err := gateway.New(gateway.Options{
@@ -293,4 +295,26 @@ type noSendBack struct{}
 
 func (noSendBack) SendMessageBack(context.Context, string, *core.Message, int, int) error {
 	return errors.New("send back is not available in this build")
+}
+
+// storeCollectors expose the store's group commit (RocketMQ
+// GroupCommitService): requests/groups is the mean group size, the measure
+// of how well one fsync is shared; the two durations split the writer's
+// time between appending and committing (page writes and fsyncs). Read at
+// scrape time, nothing on the publish path.
+func storeCollectors(eng *engine.Engine) []prometheus.Collector {
+	counter := func(name, help string, v func(store.WriterStats) float64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help},
+			func() float64 { return v(eng.WriterStats()) })
+	}
+	return []prometheus.Collector{
+		counter("mqgate_store_commit_groups_total", "Transactions the store's writer committed (each with one fsync).",
+			func(s store.WriterStats) float64 { return float64(s.Groups) }),
+		counter("mqgate_store_commit_requests_total", "Write requests (a publish, a batch, a schedule move) committed; divided by groups, the mean group size.",
+			func(s store.WriterStats) float64 { return float64(s.Requests) }),
+		counter("mqgate_store_apply_seconds_total", "Time the writer spent appending inside transactions.",
+			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
+		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
+			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
+	}
 }

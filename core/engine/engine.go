@@ -181,3 +181,7 @@ func (e *Engine) update(fn func(tx *bolt.Tx) error) error {
 	}
 	return err
 }
+
+// WriterStats reports the store's group-commit counters (mean group size,
+// time applying and committing), for metrics.
+func (e *Engine) WriterStats() store.WriterStats { return e.st.Stats() }
