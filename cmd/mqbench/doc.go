@@ -14,6 +14,10 @@
 //	mqbench webhook          publish at a fixed rate to a push group whose
 //	                         webhook mqbench serves, measure publish→webhook
 //
+// publish --delay-level N / --delay-seconds N publish delayed messages;
+// pending.sh (issue 5) uses them to load a server with 1M pending delayed
+// messages and compares publishing into it with a fresh one, A/B per round.
+//
 // What it owns: load generation, the baseline server and the statistics. It
 // talks plain HTTP to the documented contract and imports nothing of the
 // project but core's constants, so it measures exactly what a client sees;
