@@ -2,21 +2,12 @@ package api
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mqgate/mqgate/core"
 )
-
-// maxDelaySeconds bounds delaySeconds (40 days, as RocketMQ 5 timer
-// messages); the engine enforces the same bound on deliverAt.
-const maxDelaySeconds = 40 * 24 * 3600
 
 // PublishRequest is one message to publish. Exactly one of body and
 // bodyBase64; at most one of delayLevel, delaySeconds and deliverAt.
@@ -169,9 +160,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var fe fieldErrors
-	if !plainPublish(&req) {
-		s.checkStruct(&req, &fe)
-	}
+	s.checkStruct(&req, &fe)
 	pm := toPutMessage(&req, "", time.Now(), &fe)
 	if err := fe.err(); err != nil {
 		s.writeProblem(w, r, err)
@@ -191,79 +180,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, fmt.Errorf("engine returned %d results for 1 message", len(res)))
 		return
 	}
-	writePublishResult(w, newPublishResult(res[0]))
-}
-
-// plainPublish reports whether req certainly passes its validator tags, so
-// the reflective validator can be skipped: no keys or properties, no '|'
-// in tags, tags and sharding key within their rune limits by byte count
-// alone, delays in range. Anything else is left to the validator.
-func plainPublish(req *PublishRequest) bool {
-	return len(req.Keys) == 0 && len(req.Properties) == 0 &&
-		len(req.Tags) <= 128 && strings.IndexByte(req.Tags, '|') < 0 &&
-		len(req.ShardingKey) <= 128 &&
-		(req.DelayLevel == nil || *req.DelayLevel >= 1) &&
-		(req.DelaySeconds == nil || (*req.DelaySeconds >= 0 && *req.DelaySeconds <= maxDelaySeconds))
-}
-
-// jsonContentType is shared by every JSON answer's header map; net/http
-// only reads it.
-var jsonContentType = []string{"application/json"}
-
-// writePublishResult answers 201 with res as JSON, byte for byte what
-// writeJSON's encoding/json would write, built by hand into a pooled
-// buffer and sent in one Write.
-func writePublishResult(w http.ResponseWriter, res PublishResult) {
-	bp := answerBufs.Get().(*[]byte)
-	b := appendPublishResult((*bp)[:0], &res)
-	w.Header()["Content-Type"] = jsonContentType
-	w.WriteHeader(http.StatusCreated)
-	_, _ = w.Write(b)
-	if cap(b) <= 4<<10 {
-		*bp = b
-		answerBufs.Put(bp)
-	}
-}
-
-// answerBufs recycles the buffers writePublishResult builds answers in.
-var answerBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
-
-// appendPublishResult appends res as encoding/json.Encoder would: fields
-// in declaration order, omitempty honoured, HTML-escaped strings, and a
-// trailing newline.
-func appendPublishResult(b []byte, res *PublishResult) []byte {
-	b = append(b, `{"messageId":`...)
-	b = appendJSONString(b, res.MessageID)
-	b = append(b, `,"topic":`...)
-	b = appendJSONString(b, res.Topic)
-	if res.QueueID != nil {
-		b = append(b, `,"queueId":`...)
-		b = strconv.AppendInt(b, int64(*res.QueueID), 10)
-	}
-	if res.QueueOffset != nil {
-		b = append(b, `,"queueOffset":`...)
-		b = strconv.AppendInt(b, *res.QueueOffset, 10)
-	}
-	if res.DeliverAt != "" {
-		b = append(b, `,"deliverAt":`...)
-		b = appendJSONString(b, res.DeliverAt)
-	}
-	return append(b, "}\n"...)
-}
-
-// appendJSONString quotes s; strings of plain characters (ids, topic
-// names, timestamps) are copied, anything else goes through encoding/json.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20, c >= utf8.RuneSelf, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
+	writeJSON(w, http.StatusCreated, newPublishResult(res[0]))
 }
 
 // handleMessagePublishBatch publishes up to 1000 messages atomically.
