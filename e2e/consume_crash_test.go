@@ -38,28 +38,21 @@ func TestConsumeKill9DuringConsumption(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !killed.Load() {
-				r, err := s.try("POST", "/v1/groups/crash/receive", map[string]any{"maxMessages": 16, "waitSeconds": 1})
-				if err != nil || r.Status != http.StatusOK {
+				msgs, err := tryReceive(s, "crash", map[string]any{"maxMessages": 16, "waitSeconds": 1})
+				if err != nil {
 					if !killed.Load() {
-						t.Errorf("poller %d: receive: %v %v", p, err, r)
+						t.Errorf("poller %d: %v", p, err)
 					}
 					return
 				}
-				var got struct {
-					Messages []recvMsg `json:"messages"`
-				}
-				if err := json.Unmarshal(r.Body, &got); err != nil {
-					t.Errorf("poller %d: %v", p, err)
-					return
-				}
-				if len(got.Messages) == 0 {
+				if len(msgs) == 0 {
 					continue
 				}
-				hs := make([]string, len(got.Messages))
-				for i, m := range got.Messages {
+				hs := make([]string, len(msgs))
+				for i, m := range msgs {
 					hs[i] = m.ReceiptHandle
 				}
-				r, err = s.try("POST", "/v1/groups/crash/ack", map[string]any{"receiptHandles": hs})
+				r, err := s.try("POST", "/v1/groups/crash/ack", map[string]any{"receiptHandles": hs})
 				if err != nil || r.Status != http.StatusOK {
 					if !killed.Load() {
 						t.Errorf("poller %d: ack: %v %v", p, err, r)
@@ -74,7 +67,7 @@ func TestConsumeKill9DuringConsumption(t *testing.T) {
 				mu.Lock()
 				for i, h := range res.Results {
 					if h.Status == "ok" {
-						ackedBefore[got.Messages[i].Body] = true
+						ackedBefore[msgs[i].Body] = true
 					}
 				}
 				if len(ackedBefore) >= total/2 {

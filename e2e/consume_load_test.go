@@ -100,29 +100,22 @@ func TestConsumeEightPollersExactlyOnce(t *testing.T) {
 					return
 				default:
 				}
-				r, err := s.try("POST", "/v1/groups/load/receive", map[string]any{"maxMessages": 32, "waitSeconds": 1})
-				if err != nil || r.Status != http.StatusOK {
-					t.Errorf("poller %d: receive: %v %v", p, err, r)
-					return
-				}
-				var got struct {
-					Messages []recvMsg `json:"messages"`
-				}
-				if err := json.Unmarshal(r.Body, &got); err != nil {
+				msgs, err := tryReceive(s, "load", map[string]any{"maxMessages": 32, "waitSeconds": 1})
+				if err != nil {
 					t.Errorf("poller %d: %v", p, err)
 					return
 				}
-				if len(got.Messages) == 0 {
+				if len(msgs) == 0 {
 					continue
 				}
-				if len(got.Messages) > 32 {
-					t.Errorf("poller %d: %d messages for maxMessages 32", p, len(got.Messages))
+				if len(msgs) > 32 {
+					t.Errorf("poller %d: %d messages for maxMessages 32", p, len(msgs))
 				}
-				handles := make([]string, len(got.Messages))
-				for i, m := range got.Messages {
+				handles := make([]string, len(msgs))
+				for i, m := range msgs {
 					handles[i] = m.ReceiptHandle
 				}
-				r, err = s.try("POST", "/v1/groups/load/ack", map[string]any{"receiptHandles": handles})
+				r, err := s.try("POST", "/v1/groups/load/ack", map[string]any{"receiptHandles": handles})
 				if err != nil || r.Status != http.StatusOK {
 					t.Errorf("poller %d: ack: %v %v", p, err, r)
 					return
@@ -138,7 +131,7 @@ func TestConsumeEightPollersExactlyOnce(t *testing.T) {
 					}
 				}
 				mu.Lock()
-				for _, m := range got.Messages {
+				for _, m := range msgs {
 					seen[m.Body]++
 					if seen[m.Body] == 1 {
 						unique++

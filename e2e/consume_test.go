@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -44,6 +45,25 @@ func receive(t *testing.T, s *server, group string, req map[string]any) []recvMs
 	}
 	r.JSON(t, &out)
 	return out.Messages
+}
+
+// tryReceive is receive for pollers on their own goroutines: it reports
+// instead of failing the test. A status other than 200 is an error.
+func tryReceive(s *server, group string, req map[string]any) ([]recvMsg, error) {
+	r, err := s.try("POST", "/v1/groups/"+group+"/receive", req)
+	if err != nil {
+		return nil, err
+	}
+	if r.Status != http.StatusOK {
+		return nil, fmt.Errorf("receive: status %d: %s", r.Status, r.Body)
+	}
+	var out struct {
+		Messages []recvMsg `json:"messages"`
+	}
+	if err := json.Unmarshal(r.Body, &out); err != nil {
+		return nil, err
+	}
+	return out.Messages, nil
 }
 
 func ack(t *testing.T, s *server, group string, handles ...string) handleResults {
