@@ -88,24 +88,11 @@ func latencyMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 type LatencyRun struct {
 	Topic string `json:"topic"`
 	Group string `json:"group"`
-	// Published counts 201s over the whole run, warm-up included;
-	// Measured those sent after the warm-up.
-	Published   int64          `json:"published"`
-	Measured    int64          `json:"measured"`
-	PublishRate float64        `json:"publishRate"` // achieved, msgs/s, after the warm-up
-	Late        int64          `json:"late"`        // publishes that started >10ms after their slot
-	Received    int64          `json:"received"`    // distinct messages received
-	Duplicates  int64          `json:"duplicates"`
-	Missing     int64          `json:"missing"`  // published, not received by the end of the drain
-	EndToEnd    LatencySummary `json:"endToEnd"` // publish→receive, measured messages
-	// AfterPublish is from the publish's 201 to the receive's answer: the
-	// consume path alone, without the durable commit (0 when the receive
-	// came first, which the long poll allows).
-	AfterPublish   LatencySummary   `json:"afterPublish"`
-	PublishLatency LatencySummary   `json:"publishLatency"` // per publish request
-	AckStatus      map[string]int64 `json:"ackStatus"`
-	Errors         statusCounts     `json:"errors,omitempty"`
-	FirstError     string           `json:"firstError,omitempty"`
+	PacedStats
+	Received   int64            `json:"received"` // distinct messages received
+	AckStatus  map[string]int64 `json:"ackStatus"`
+	Errors     statusCounts     `json:"errors,omitempty"`
+	FirstError string           `json:"firstError,omitempty"`
 }
 
 func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
@@ -139,9 +126,6 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	run.Errors = statusCounts{}
 	run.Errors.merge(paced.errs)
 	run.FirstError = paced.firstErr
-	run.Measured, run.Late = paced.measured, paced.late
-	run.PublishRate = paced.rate
-	run.PublishLatency = summarize(paced.lat)
 	run.Errors.merge(st.errs)
 	if len(run.Errors) == 0 {
 		run.Errors = nil
@@ -149,12 +133,8 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	if run.FirstError == "" {
 		run.FirstError = st.firstErr
 	}
-	run.Published = paced.published
 	run.AckStatus = st.ackStatus
-	sum := tr.summary()
-	run.Received, run.Duplicates = sum.received, sum.duplicates
-	run.EndToEnd, run.AfterPublish = sum.endToEnd, sum.afterPublish
-	run.Missing = max(run.Published-run.Received, 0)
+	run.PacedStats, run.Received = newPacedStats(paced, tr.summary())
 	return run, nil
 }
 
@@ -167,22 +147,9 @@ type LatencyReport struct {
 }
 
 func medianLatencyRun(runs []LatencyRun) LatencyRun {
-	if len(runs) == 0 {
-		return LatencyRun{}
-	}
-	f := func(get func(LatencyRun) float64) float64 { return medianOf(runs, get) }
-	n := func(get func(LatencyRun) int64) int64 { return medianCount(runs, get) }
 	return LatencyRun{
-		AfterPublish:   medianLatencyOf(runs, func(r LatencyRun) LatencySummary { return r.AfterPublish }),
-		Published:      n(func(r LatencyRun) int64 { return r.Published }),
-		Measured:       n(func(r LatencyRun) int64 { return r.Measured }),
-		PublishRate:    f(func(r LatencyRun) float64 { return r.PublishRate }),
-		Late:           n(func(r LatencyRun) int64 { return r.Late }),
-		Received:       n(func(r LatencyRun) int64 { return r.Received }),
-		Duplicates:     n(func(r LatencyRun) int64 { return r.Duplicates }),
-		Missing:        n(func(r LatencyRun) int64 { return r.Missing }),
-		EndToEnd:       medianLatencyOf(runs, func(r LatencyRun) LatencySummary { return r.EndToEnd }),
-		PublishLatency: medianLatencyOf(runs, func(r LatencyRun) LatencySummary { return r.PublishLatency }),
+		PacedStats: medianPaced(runs, func(r LatencyRun) PacedStats { return r.PacedStats }),
+		Received:   medianCount(runs, func(r LatencyRun) int64 { return r.Received }),
 	}
 }
 

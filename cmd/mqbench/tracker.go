@@ -134,3 +134,55 @@ func publishAndDrain(ctx context.Context, client *http.Client, l pacedLoad, tr *
 	}
 	return paced
 }
+
+// PacedStats is what a latency and a webhook run share: the paced
+// publisher's side and the publish→arrival latencies of the tracker.
+type PacedStats struct {
+	// Published counts 201s over the whole run, warm-up included;
+	// Measured those sent after the warm-up.
+	Published   int64   `json:"published"`
+	Measured    int64   `json:"measured"`
+	PublishRate float64 `json:"publishRate"` // achieved, msgs/s, after the warm-up
+	Late        int64   `json:"late"`        // publishes that started >10ms after their slot
+	Duplicates  int64   `json:"duplicates"`
+	Missing     int64   `json:"missing"` // published, not arrived by the end of the drain
+	// EndToEnd is publish→arrival of measured messages; AfterPublish is
+	// from the publish's 201 to the arrival: the consume or push path
+	// alone, without the durable commit (0 when the arrival came first,
+	// which a long poll allows).
+	EndToEnd       LatencySummary `json:"endToEnd"`
+	AfterPublish   LatencySummary `json:"afterPublish"`
+	PublishLatency LatencySummary `json:"publishLatency"` // per publish request
+}
+
+// newPacedStats combines the publisher's result and the tracker's summary;
+// it also returns the distinct messages that arrived.
+func newPacedStats(paced pacedResult, sum trackerSummary) (PacedStats, int64) {
+	return PacedStats{
+		Published: paced.published, Measured: paced.measured, PublishRate: paced.rate, Late: paced.late,
+		Duplicates: sum.duplicates, Missing: max(paced.published-sum.received, 0),
+		EndToEnd: sum.endToEnd, AfterPublish: sum.afterPublish, PublishLatency: summarize(paced.lat),
+	}, sum.received
+}
+
+// medianPaced is the field-by-field median of runs' PacedStats.
+func medianPaced[R any](runs []R, get func(R) PacedStats) PacedStats {
+	if len(runs) == 0 {
+		return PacedStats{}
+	}
+	n := func(f func(PacedStats) int64) int64 { return medianCount(runs, func(r R) int64 { return f(get(r)) }) }
+	l := func(f func(PacedStats) LatencySummary) LatencySummary {
+		return medianLatencyOf(runs, func(r R) LatencySummary { return f(get(r)) })
+	}
+	return PacedStats{
+		Published:      n(func(p PacedStats) int64 { return p.Published }),
+		Measured:       n(func(p PacedStats) int64 { return p.Measured }),
+		PublishRate:    medianOf(runs, func(r R) float64 { return get(r).PublishRate }),
+		Late:           n(func(p PacedStats) int64 { return p.Late }),
+		Duplicates:     n(func(p PacedStats) int64 { return p.Duplicates }),
+		Missing:        n(func(p PacedStats) int64 { return p.Missing }),
+		EndToEnd:       l(func(p PacedStats) LatencySummary { return p.EndToEnd }),
+		AfterPublish:   l(func(p PacedStats) LatencySummary { return p.AfterPublish }),
+		PublishLatency: l(func(p PacedStats) LatencySummary { return p.PublishLatency }),
+	}
+}

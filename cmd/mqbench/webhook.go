@@ -97,24 +97,14 @@ func webhookMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 
 // WebhookRun is what one webhook run measured.
 type WebhookRun struct {
-	Topic         string         `json:"topic"`
-	Group         string         `json:"group"`
-	Published     int64          `json:"published"`
-	Measured      int64          `json:"measured"`
-	PublishRate   float64        `json:"publishRate"`
-	Late          int64          `json:"late"`
-	Delivered     int64          `json:"delivered"` // distinct messages
-	Duplicates    int64          `json:"duplicates"`
-	Missing       int64          `json:"missing"`
-	Requests      int64          `json:"requests"` // webhook requests received
-	BadSignatures int64          `json:"badSignatures"`
-	EndToEnd      LatencySummary `json:"endToEnd"` // publish→webhook, measured messages
-	// AfterPublish is from the publish's 201 to the webhook's arrival: the
-	// push path alone, without the durable commit.
-	AfterPublish   LatencySummary `json:"afterPublish"`
-	PublishLatency LatencySummary `json:"publishLatency"`
-	Errors         statusCounts   `json:"errors,omitempty"`
-	FirstError     string         `json:"firstError,omitempty"`
+	Topic string `json:"topic"`
+	Group string `json:"group"`
+	PacedStats
+	Delivered     int64        `json:"delivered"` // distinct messages
+	Requests      int64        `json:"requests"`  // webhook requests received
+	BadSignatures int64        `json:"badSignatures"`
+	Errors        statusCounts `json:"errors,omitempty"`
+	FirstError    string       `json:"firstError,omitempty"`
 }
 
 // hookReceiver is the webhook endpoint: it checks each request's
@@ -232,9 +222,7 @@ func runWebhook(ctx context.Context, c webhookConfig) (run WebhookRun, err error
 	paced := publishAndDrain(ctx, client, pacedLoad{url: c.URL, topic: run.Topic, size: c.Size, rate: c.Rate,
 		warmup: c.Warmup, duration: c.Duration, conc: c.PubConc, drain: c.Drain}, tr)
 
-	run.Published, run.Measured, run.Late = paced.published, paced.measured, paced.late
-	run.PublishRate = paced.rate
-	run.PublishLatency = summarize(paced.lat)
+	run.PacedStats, run.Delivered = newPacedStats(paced, tr.summary())
 	run.Errors = paced.errs
 	run.FirstError = paced.firstErr
 	run.Requests, run.BadSignatures = hook.requests.Load(), hook.badSig.Load()
@@ -243,10 +231,6 @@ func runWebhook(ctx context.Context, c webhookConfig) (run WebhookRun, err error
 		run.FirstError = "webhook: " + hook.firstBad
 	}
 	hook.mu.Unlock()
-	sum := tr.summary()
-	run.Delivered, run.Duplicates = sum.received, sum.duplicates
-	run.EndToEnd, run.AfterPublish = sum.endToEnd, sum.afterPublish
-	run.Missing = max(run.Published-run.Delivered, 0)
 	return run, nil
 }
 
@@ -259,24 +243,12 @@ type WebhookReport struct {
 }
 
 func medianWebhookRun(runs []WebhookRun) WebhookRun {
-	if len(runs) == 0 {
-		return WebhookRun{}
-	}
-	f := func(get func(WebhookRun) float64) float64 { return medianOf(runs, get) }
 	n := func(get func(WebhookRun) int64) int64 { return medianCount(runs, get) }
 	return WebhookRun{
-		AfterPublish:   medianLatencyOf(runs, func(r WebhookRun) LatencySummary { return r.AfterPublish }),
-		Published:      n(func(r WebhookRun) int64 { return r.Published }),
-		Measured:       n(func(r WebhookRun) int64 { return r.Measured }),
-		PublishRate:    f(func(r WebhookRun) float64 { return r.PublishRate }),
-		Late:           n(func(r WebhookRun) int64 { return r.Late }),
-		Delivered:      n(func(r WebhookRun) int64 { return r.Delivered }),
-		Duplicates:     n(func(r WebhookRun) int64 { return r.Duplicates }),
-		Missing:        n(func(r WebhookRun) int64 { return r.Missing }),
-		Requests:       n(func(r WebhookRun) int64 { return r.Requests }),
-		BadSignatures:  n(func(r WebhookRun) int64 { return r.BadSignatures }),
-		EndToEnd:       medianLatencyOf(runs, func(r WebhookRun) LatencySummary { return r.EndToEnd }),
-		PublishLatency: medianLatencyOf(runs, func(r WebhookRun) LatencySummary { return r.PublishLatency }),
+		PacedStats:    medianPaced(runs, func(r WebhookRun) PacedStats { return r.PacedStats }),
+		Delivered:     n(func(r WebhookRun) int64 { return r.Delivered }),
+		Requests:      n(func(r WebhookRun) int64 { return r.Requests }),
+		BadSignatures: n(func(r WebhookRun) int64 { return r.BadSignatures }),
 	}
 }
 
