@@ -165,8 +165,19 @@ func (c *PushConsumer) Rebalance() { signal(c.kick) }
 // mode, model) live: the next rebalance, run at once, drops the queues
 // whose subscription changed and pulls the new ones.
 func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {
+	filters := map[string]string{}
+	for _, sub := range c.subscriptions(cfg) {
+		filters[sub.topic] = sub.filter.Expr
+	}
 	c.mu.Lock()
 	c.cfg = cfg
+	// Before returning: a message published after UpdateConfig must be
+	// judged by the new filter, and the rebalance below runs later.
+	for _, pr := range c.table {
+		if expr, ok := filters[pr.mq.Topic]; !ok || expr != pr.filter.Expr {
+			pr.stale.Store(true)
+		}
+	}
 	c.mu.Unlock()
 	signal(c.kick)
 }

@@ -64,6 +64,15 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		}
 
 		res, err := c.deps.Reader.GetMessages(pr.mq, pr.nextOffset, c.opts.PullBatchSize, pr.filter)
+		if pr.stale.Load() {
+			// Read with a filter the group no longer has: drop the result
+			// and wait for rebalance to replace this request (the bounded
+			// wait covers a queue rebalance keeps, e.g. an unreadable topic).
+			if !wait(nil, c.opts.PullDelayOnError) {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			if core.ErrorCode(err) == core.ENotFound {
 				// A retry topic nobody sent back to yet, or a deleted

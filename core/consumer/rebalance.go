@@ -19,6 +19,11 @@ type pullRequest struct {
 	orderly  bool
 	stop     chan struct{}
 	inFlight atomic.Int64
+	// stale is set by UpdateConfig when the queue's filter changed: a read
+	// made with the old filter must not move the offset past messages the
+	// new one wants (NO_MATCHED_MSG), so it is discarded until rebalance
+	// replaces this request.
+	stale atomic.Bool
 
 	nextOffset int64 // pull goroutine only
 
