@@ -62,6 +62,11 @@ type GroupConfig struct {
 	MaxReconsumeTimes int
 	InvisibleSeconds  int
 	Push              *PushConfig
+	// Incarnation is assigned by the group registry when the group is
+	// created (a group deleted and created again gets a larger one) and
+	// ignored on Put: state written for an older incarnation (offsets,
+	// retries) must never land in a newer one.
+	Incarnation uint64
 }
 
 // Group is a group as stored.

@@ -47,6 +47,10 @@ type TopicConfig struct {
 type Topic struct {
 	TopicConfig
 	CreatedAt time.Time
+	// UID is the topic's incarnation: a topic deleted and created again
+	// under the same name gets a larger one. 0 for a %RETRY% / %DLQ% topic
+	// that no message created yet.
+	UID uint64
 }
 
 // QueueStats is one queue's offset range: [MinOffset, MaxOffset).

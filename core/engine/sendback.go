@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // SendMessageBack is the engine side of RocketMQ's sendMessageBack
@@ -23,6 +24,14 @@ import (
 // keep the original id (ORIGIN_MESSAGE_ID), topic (RETRY_TOPIC), tags,
 // keys, properties and body. It returns once the copy is durably stored.
 func (e *Engine) SendMessageBack(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int) error {
+	return e.SendMessageBackSettled(ctx, group, msg, delayLevel, maxReconsumeTimes, nil)
+}
+
+// SendMessageBackSettled is SendMessageBack with settle (optional) run in
+// the transaction that stores the copy: the consumer side records there
+// that the failed message is finished, so a crash can never leave both the
+// copy and an unfinished original (a duplicate retry or DLQ entry).
+func (e *Engine) SendMessageBackSettled(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int, settle store.Hook) error {
 	if !core.ValidName(group) {
 		return core.FieldError("group", "must match ^[A-Za-z0-9_-]{1,127}$")
 	}
@@ -40,7 +49,7 @@ func (e *Engine) SendMessageBack(ctx context.Context, group string, msg *core.Me
 	m := copyForGroup(orig, now)
 	if times >= maxReconsumeTimes || delayLevel < 0 {
 		m.ReconsumeTimes = times
-		if err := e.commit(ctx, []putOp{{topic: core.DLQTopic(group), queueID: 0, msg: m}}, nil); err != nil {
+		if err := e.commit(ctx, []putOp{{topic: core.DLQTopic(group), queueID: 0, msg: m}}, settle); err != nil {
 			return err
 		}
 		e.sched.deadLettered.Add(1)
@@ -60,7 +69,7 @@ func (e *Engine) SendMessageBack(ctx context.Context, group string, msg *core.Me
 	m.SysProps[core.PropDelay] = strconv.Itoa(q + 1)
 	op := putOp{topic: core.ScheduleTopic, queueID: q, msg: m, tagsCode: due, hasTagsCode: true,
 		autoCreate: len(e.opts.DelayLevels)}
-	if err := e.commit(ctx, []putOp{op}, nil); err != nil {
+	if err := e.commit(ctx, []putOp{op}, settle); err != nil {
 		return err
 	}
 	e.sched.levels[q].offer(due)

@@ -34,6 +34,7 @@ var (
 // SubscriptionGroupConfig defaults plus SPEC §4). It returns an EInvalid
 // core.Error naming the offending field (JSON names).
 func Normalize(cfg core.GroupConfig) (core.GroupConfig, error) {
+	cfg.Incarnation = 0 // the registry's to assign
 	if !core.ValidName(cfg.Name) {
 		return cfg, core.FieldError("name", "must match ^[A-Za-z0-9_-]{1,127}$")
 	}
@@ -137,6 +138,7 @@ type storedGroup struct {
 	MaxReconsumeTimes int                   `json:"maxReconsumeTimes"`
 	InvisibleSeconds  int                   `json:"invisibleSeconds"`
 	Push              *core.PushConfig      `json:"push,omitempty"`
+	Incarnation       uint64                `json:"incarnation,omitempty"`
 	CreatedAt         time.Time             `json:"createdAt"`
 	UpdatedAt         time.Time             `json:"updatedAt"`
 }
@@ -146,7 +148,7 @@ func encodeGroup(g core.Group) ([]byte, error) {
 		Name: g.Name, Subscriptions: g.Subscriptions, MessageModel: g.MessageModel,
 		ConsumeMode: g.ConsumeMode, ConsumeFrom: g.ConsumeFrom, ConsumeTimestamp: g.ConsumeTimestamp,
 		MaxReconsumeTimes: g.MaxReconsumeTimes, InvisibleSeconds: g.InvisibleSeconds, Push: g.Push,
-		CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
+		Incarnation: g.Incarnation, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
 	})
 }
 
@@ -160,6 +162,7 @@ func decodeGroup(b []byte) (core.Group, error) {
 			Name: s.Name, Subscriptions: s.Subscriptions, MessageModel: s.MessageModel,
 			ConsumeMode: s.ConsumeMode, ConsumeFrom: s.ConsumeFrom, ConsumeTimestamp: s.ConsumeTimestamp,
 			MaxReconsumeTimes: s.MaxReconsumeTimes, InvisibleSeconds: s.InvisibleSeconds, Push: s.Push,
+			Incarnation: s.Incarnation,
 		},
 		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
 	}, nil
@@ -187,9 +190,17 @@ func (r *Registry) Put(cfg core.GroupConfig) (g core.Group, created bool, err er
 				return err
 			}
 			g.CreatedAt, g.UpdatedAt = prev.CreatedAt, prev.UpdatedAt
+			g.Incarnation = prev.Incarnation
 			oldEnc, _ = encodeGroup(prev)
 		} else {
 			created = true
+			// A fresh incarnation: larger than any earlier group's of any
+			// name, so state of a deleted namesake can be told apart.
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			g.Incarnation = seq
 		}
 		enc, err := encodeGroup(g)
 		if err != nil {

@@ -27,6 +27,7 @@ func (r TopicRecord) Topic() core.Topic {
 	return core.Topic{
 		TopicConfig: core.TopicConfig{Name: r.Name, Queues: r.Queues, RetentionHours: r.RetentionHours},
 		CreatedAt:   r.CreatedAt,
+		UID:         r.UID,
 	}
 }
 
