@@ -1,0 +1,59 @@
+package consumer
+
+import "github.com/mqgate/mqgate/core"
+
+// DropListener is a Listener that voids what it holds of a dropped
+// ProcessQueue (the HTTP gateway: buffered messages are purged, their
+// receipt handles answer expired). The consumer tells it, after the drop,
+// with no lock held; it must not block.
+//
+// For such a listener the consumer does not wait for the answers of an
+// ORDERLY batch still out when its queue is dropped: the batch is released
+// at once (the acknowledged prefix is committed, the rest counts as not
+// consumed — no failure, no send-back) and the queue's lock is handed on.
+// Other listeners (the webhook pusher) keep the lock until the batch is
+// answered, so two clients never consume one orderly queue at once.
+type DropListener interface {
+	Listener
+	// QueueDropped says that a ProcessQueue of mq was dropped: every
+	// Delivery of it now reports Dropped. Deliveries of a ProcessQueue of
+	// the same queue made afterwards (an offset reset re-creates it at
+	// once) do not.
+	QueueDropped(mq core.MessageQueue)
+}
+
+// revokeLocked queues pr for notifyDropped (c.mu held, pr just dropped).
+func (c *PushConsumer) revokeLocked(pr *pullRequest) {
+	if _, ok := c.opts.Listener.(DropListener); ok {
+		c.revoked = append(c.revoked, pr)
+	}
+}
+
+// notifyDropped tells a DropListener about the queues dropped since the
+// last call and releases their orderly batches still out. It runs on the
+// service goroutine after a rebalance, with no lock held.
+func (c *PushConsumer) notifyDropped() {
+	c.mu.Lock()
+	prs := c.revoked
+	c.revoked = nil
+	c.mu.Unlock()
+	if len(prs) == 0 {
+		return
+	}
+	dl := c.opts.Listener.(DropListener)
+	for _, pr := range prs {
+		dl.QueueDropped(pr.mq)
+	}
+	for _, pr := range prs {
+		if !pr.orderly {
+			continue // concurrently: answers of a dropped queue are ignored
+		}
+		pr.mu.Lock()
+		st := pr.current
+		draining := pr.draining
+		pr.mu.Unlock()
+		if st != nil && draining {
+			st.release() // the draining path commits, unlocks and rebalances
+		}
+	}
+}
