@@ -281,3 +281,10 @@ func (t *leaseTable) run(stop <-chan struct{}) {
 		}
 	}
 }
+
+// live is the number of live leases.
+func (t *leaseTable) live() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID)
+}
