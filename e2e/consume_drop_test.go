@@ -105,3 +105,54 @@ func TestConsumeReAckAfterLeaseDeadline(t *testing.T) {
 		}
 	}
 }
+
+// Issue 9 item 6 against the binary: a BROADCASTING + ORDERLY group serves
+// every consumerId everything, each sharding key in publish order (no
+// per-group queue lock starves the second consumerId).
+func TestConsumeBroadcastingOrderlyEveryConsumer(t *testing.T) {
+	const n = 40
+	s := startServer(t, t.TempDir())
+	consumeSetup(t, s, "bo", map[string]any{
+		"subscriptions": []map[string]any{{"topic": "orders"}},
+		"messageModel":  "BROADCASTING",
+		"consumeMode":   "ORDERLY",
+		"consumeFrom":   map[string]any{"position": "FIRST_OFFSET"},
+	})
+	publishBatches(t, s, "orders", "m", n, func(i int) string { return fmt.Sprint("k", i%4) })
+	for _, id := range []string{"c1", "c2"} {
+		var bodies []string
+		checkFor(t, 15*time.Second, 0, func() error {
+			ms := receive(t, s, "bo", map[string]any{"maxMessages": 32, "waitSeconds": 1, "consumerId": id})
+			var hs []string
+			for _, m := range ms {
+				bodies = append(bodies, m.Body)
+				hs = append(hs, m.ReceiptHandle)
+			}
+			if len(hs) > 0 {
+				for _, r := range ack(t, s, "bo", hs...).Results {
+					if r.Status != "ok" {
+						return fmt.Errorf("%s: ack answered %q", id, r.Status)
+					}
+				}
+			}
+			if len(bodies) < n {
+				return fmt.Errorf("%s: %d of %d", id, len(bodies), n)
+			}
+			return nil
+		})
+		last := map[int]int{} // key → last seq
+		for _, b := range bodies {
+			var seq int
+			if _, err := fmt.Sscanf(b, "m-%d", &seq); err != nil {
+				t.Fatalf("%s: body %q", id, b)
+			}
+			if prev, ok := last[seq%4]; ok && seq <= prev {
+				t.Fatalf("%s: key k%d got m-%d after m-%d", id, seq%4, seq, prev)
+			}
+			last[seq%4] = seq
+		}
+		if len(bodies) != n {
+			t.Fatalf("%s: %d deliveries, want %d", id, len(bodies), n)
+		}
+	}
+}
