@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 // Issue 9 item 4, unit level: messages of a dropped ProcessQueue are never
@@ -60,6 +62,14 @@ func TestDroppedQueueHandsOutNothing(t *testing.T) {
 			}
 			if c := r.gw.leases.live(); c != 0 {
 				t.Fatalf("%d leases left", c)
+			}
+			// A batch of the dropped ProcessQueue still on its way (its
+			// pull raced with the drop) is refused, not buffered.
+			late := &fakeDelivery{f: f, mq: q(0), msgs: []*core.Message{{Topic: "t", QueueOffset: 5}}}
+			late.dropped.Store(true)
+			f.opts.Listener.(*inbox).consume(late, q(0), false, late.msgs)
+			if k := f.opts.Listener.(*inbox).counts()[q(0)]; k != [2]int{0, 0} {
+				t.Fatalf("queue 0 buffered/in flight %v after a late batch of the dropped ProcessQueue", k)
 			}
 			// The queue's next ProcessQueue (an offset reset re-creates it).
 			f.deliver(q(0), false, 100, 2)

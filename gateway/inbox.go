@@ -137,10 +137,12 @@ func (b *inbox) consume(d answerer, mq core.MessageQueue, orderly bool, msgs []*
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
-		// The client is shutting down: its ProcessQueues are dropped and
-		// their unanswered messages are pulled again by whoever owns the
-		// queue next.
+	if b.closed || d.Dropped() {
+		// The client is shutting down, or the ProcessQueue was dropped
+		// while this batch was on its way (QueueDropped may have run
+		// already): its messages are pulled again by whoever owns the
+		// queue next. Checked under mu, so a batch either is refused here
+		// or is buffered before QueueDropped purges it.
 		return
 	}
 	q := b.queues[mq]
