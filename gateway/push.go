@@ -35,7 +35,7 @@ func (e *Embedded) reconcilePush(name string, g core.Group) {
 	case prt == nil:
 		e.startPush(name, g.GroupConfig)
 	case reflect.DeepEqual(prt.cfg, g.GroupConfig):
-	case prt.cfg.MessageModel != g.MessageModel || batchSize(prt.cfg) != batchSize(g.GroupConfig):
+	case prt.cfg.MessageModel != g.MessageModel || prt.cfg.Incarnation != g.Incarnation || batchSize(prt.cfg) != batchSize(g.GroupConfig):
 		// The consumer picks its offset owner (group or consumerId) from
 		// the model, and its delivery size from push.batchSize, when it is
 		// built: a new client, the same pusher.

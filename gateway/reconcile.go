@@ -97,9 +97,10 @@ func (e *Embedded) reconcilePull(name string, g core.Group, getErr error) {
 	case !reflect.DeepEqual(rt.cfg, g.GroupConfig):
 		old := rt.cfg
 		rt.cfg = g.GroupConfig
-		if old.MessageModel != rt.cfg.MessageModel || old.ConsumeMode != rt.cfg.ConsumeMode {
-			// What the inboxes hold was dispatched under the old mode:
-			// start over with fresh clients (offsets are kept).
+		if old.MessageModel != rt.cfg.MessageModel || old.ConsumeMode != rt.cfg.ConsumeMode || old.Incarnation != rt.cfg.Incarnation {
+			// What the inboxes hold was dispatched under the old mode, or
+			// for a deleted namesake of the group: start over with fresh
+			// clients (offsets are kept; a new incarnation has its own).
 			stopping = rt.detachAll()
 			if rt.cfg.MessageModel != core.Broadcasting {
 				if _, err := e.clientLocked(rt, ""); err != nil {

@@ -97,14 +97,23 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		switch res.Status {
 		case core.Found:
 			pr.nextOffset = res.NextOffset
-			pq.PutMessage(res.Messages)
+			// Messages finished before a restart above the committed
+			// offset (acknowledged, sent back) are not consumed again.
+			msgs := c.offsets.skipFinished(pr.mq, res.Messages)
+			if len(msgs) == 0 {
+				if pq.Empty() {
+					c.offsets.update(pr.mq, res.NextOffset, true)
+				}
+				continue
+			}
+			pq.PutMessage(msgs)
 			if pq.Dropped() {
 				return
 			}
 			if pr.orderly {
 				c.tryConsumeOrderly(pr)
 			} else {
-				c.submitConsumeRequest(pr, res.Messages)
+				c.submitConsumeRequest(pr, msgs)
 			}
 		case core.NoNewMsg, core.NoMatchedMsg:
 			pr.nextOffset = res.NextOffset
