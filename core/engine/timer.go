@@ -127,7 +127,7 @@ func (t *timerTask) pass() (int64, error) {
 			if err == nil {
 				t.e.sched.dropped.Add(1)
 				t.e.log.Warn().Str("topic", b.ops[0].topic).Str("msgId", b.ops[0].msg.ID).
-					Msg("schedule: real topic of a timer message is gone; dropped")
+					Msg("schedule: real topic of a timer message is gone (deleted, maybe re-created); dropped")
 			}
 		default:
 			return 0, err
