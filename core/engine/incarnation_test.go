@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// TestRecreatedTopicGetsNothingOfItsPredecessor: delayed (level) and timer
+// messages pending for a topic that is deleted and re-created under the
+// same name are dropped when due; the new topic gets only its own.
+func TestRecreatedTopicGetsNothingOfItsPredecessor(t *testing.T) {
+	e := openTest(t, Options{DelayLevels: shortLevels[:3]})
+	mustTopic(t, e, "t", 2)
+	mustPut(t, e, "t", core.PutMessage{Body: []byte("old-level"), DelayLevel: 2},
+		core.PutMessage{Body: []byte("old-timer"), DeliverAt: time.Now().Add(250 * time.Millisecond)})
+	mustPut(t, e, "t", core.PutMessage{Body: []byte("old-timer-2"), DeliverAt: time.Now().Add(200 * time.Millisecond)})
+	if err := e.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	mustTopic(t, e, "t", 2)
+	mine := mustPut(t, e, "t", core.PutMessage{Body: []byte("new-level"), DelayLevel: 3},
+		core.PutMessage{Body: []byte("new-timer"), DeliverAt: time.Now().Add(300 * time.Millisecond)})
+	checkFor(t, 5*time.Second, func() error {
+		if c := e.Counters(); c.Dropped != 3 || c.Delivered != 2 {
+			return fmt.Errorf("counters %+v, want 3 dropped and 2 delivered", c)
+		}
+		return nil
+	})
+	var got []string
+	for q := range 2 {
+		for _, m := range readAll(t, e, core.MessageQueue{Topic: "t", QueueID: q}) {
+			got = append(got, string(m.Body))
+			if m.ID != mine[0].MessageID && m.ID != mine[1].MessageID {
+				t.Errorf("re-created topic received %q (%s) of its predecessor", m.Body, m.ID)
+			}
+		}
+	}
+	if len(got) != 2 {
+		t.Fatalf("re-created topic holds %q, want its own two messages", got)
+	}
+	if n, err := e.pendingTimers(); err != nil || n != 0 {
+		t.Fatalf("timer index holds %d entries (%v)", n, err)
+	}
+}
+
+// TestRecreatedGroupGetsNoRetryOfItsPredecessor: a retry pending for a
+// group that is deleted (its %RETRY% topic removed, as DeleteGroup does)
+// and created again is dropped when due; the new group's own retry lands.
+func TestRecreatedGroupGetsNoRetryOfItsPredecessor(t *testing.T) {
+	e := openTest(t, Options{DelayLevels: shortLevels[:3]})
+	mustTopic(t, e, "orders", 1)
+	mustPut(t, e, "orders", text("a"), text("b"))
+	msgs := readAll(t, e, core.MessageQueue{Topic: "orders"})
+	if err := e.SendMessageBack(t.Context(), "g", msgs[0], 3, 16); err != nil {
+		t.Fatal(err)
+	}
+	before, err := e.Topic(core.RetryTopic("g"))
+	if err != nil || before.UID == 0 {
+		t.Fatalf("send-back did not create %%RETRY%%g: %+v %v", before, err)
+	}
+	for _, n := range []string{core.RetryTopic("g"), core.DLQTopic("g")} {
+		if err := e.DeleteSystemTopic(n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The new group's own send-back: a new %RETRY%g incarnation.
+	if err := e.SendMessageBack(t.Context(), "g", msgs[1], 1, 16); err != nil {
+		t.Fatal(err)
+	}
+	after, err := e.Topic(core.RetryTopic("g"))
+	if err != nil || after.UID <= before.UID {
+		t.Fatalf("%%RETRY%%g incarnation %d after re-creation, was %d (%v)", after.UID, before.UID, err)
+	}
+	checkFor(t, 5*time.Second, func() error {
+		if c := e.Counters(); c.Dropped != 1 || c.Delivered != 1 {
+			return fmt.Errorf("counters %+v, want 1 dropped and 1 delivered", c)
+		}
+		return nil
+	})
+	got := readAll(t, e, core.MessageQueue{Topic: core.RetryTopic("g")})
+	if len(got) != 1 || got[0].UserID() != msgs[1].ID || len(got[0].SysProps[core.PropRealTopicUID]) != 0 {
+		t.Fatalf("new group's retry topic holds %+v, want only the retry of %s", got, msgs[1].ID)
+	}
+}
+
+// TestSendBackOfDeletedGroupWritesNothing: a settle hook answering
+// core.ErrGroupGone makes the send-back a successful no-op, on both the
+// retry and the dead-letter path; nothing is put anywhere.
+func TestSendBackOfDeletedGroupWritesNothing(t *testing.T) {
+	e := openTest(t, Options{DelayLevels: shortLevels[:3]})
+	mustTopic(t, e, "orders", 1)
+	mustPut(t, e, "orders", text("a"))
+	m := readAll(t, e, core.MessageQueue{Topic: "orders"})[0]
+	gone := func(*bolt.Tx) error { return fmt.Errorf("group g: %w", core.ErrGroupGone) }
+	if err := e.SendMessageBackSettled(t.Context(), "g", m, 1, 16, gone); err != nil {
+		t.Fatalf("retry path: %v", err)
+	}
+	if err := e.SendMessageBackSettled(t.Context(), "g", m, -1, 16, gone); err != nil {
+		t.Fatalf("dead-letter path: %v", err)
+	}
+	if _, err := e.Topic(core.DLQTopic("g")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := e.TopicStats(core.DLQTopic("g")); core.ErrorCode(err) != core.ENotFound {
+		t.Fatalf("%%DLQ%%g was created: %+v %v", st, err)
+	}
+	if st, err := e.TopicStats(core.ScheduleTopic); err == nil && st.Messages != 0 {
+		t.Fatalf("schedule topic holds %d messages", st.Messages)
+	}
+	if c := e.Counters(); c.Retried != 0 || c.DeadLettered != 0 || e.sched.discarded.Load() != 2 {
+		t.Fatalf("counters %+v, discarded %d", c, e.sched.discarded.Load())
+	}
+}
