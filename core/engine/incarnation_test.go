@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -114,5 +115,70 @@ func TestSendBackOfDeletedGroupWritesNothing(t *testing.T) {
 	}
 	if c := e.Counters(); c.Retried != 0 || c.DeadLettered != 0 || e.sched.discarded.Load() != 2 {
 		t.Fatalf("counters %+v, discarded %d", c, e.sched.discarded.Load())
+	}
+}
+
+// waitTrashEmpty waits until the background pass emptied the trash and the
+// commit log holds records records.
+func waitTrashEmpty(t testing.TB, e *Engine, records int) {
+	t.Helper()
+	checkFor(t, 10*time.Second, func() error {
+		pending, err := e.trashPending()
+		if err != nil {
+			return err
+		}
+		if n := bucketLen(t, e, "mq.commitlog"); pending || n != records {
+			return fmt.Errorf("trash pending %v, commit log holds %d records, want %d", pending, n, records)
+		}
+		return nil
+	})
+}
+
+// TestDeleteTopicEmptiesInTheBackgroundAndResumes: DeleteTopic answers
+// before the messages are removed (a snapshot right after it still has
+// them in the trash: the state a kill -9 at that instant leaves), the
+// background pass removes them, and an engine opened on the snapshot
+// finishes the job by itself.
+func TestDeleteTopicEmptiesInTheBackgroundAndResumes(t *testing.T) {
+	e := openTest(t, Options{})
+	mustTopic(t, e, "big", 4)
+	mustTopic(t, e, "keep", 1)
+	batch := make([]core.PutMessage, 1000)
+	for i := range batch {
+		batch[i] = core.PutMessage{Body: []byte("x"), Keys: []string{fmt.Sprint("k", i%7)}}
+	}
+	const batches = 12
+	for range batches {
+		mustPut(t, e, "big", batch...)
+	}
+	mustPut(t, e, "keep", text("stay"))
+	if err := e.DeleteTopic("big"); err != nil {
+		t.Fatal(err)
+	}
+	dir := snapshot(t, e)
+	mustTopic(t, e, "big", 2) // a new incarnation, usable at once
+	mine := mustPut(t, e, "big", text("new"))[0]
+	waitTrashEmpty(t, e, 2)
+	if m, err := e.Message("big", mine.MessageID); err != nil || string(m.Body) != "new" {
+		t.Fatalf("the new incarnation's message: %v %+v", err, m)
+	}
+
+	db, err := bolt.Open(filepath.Join(dir, "mqgate.db"), 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trash, records int
+	err = db.View(func(tx *bolt.Tx) error {
+		trash, records = tx.Bucket([]byte("mq.trash")).Stats().KeyN, tx.Bucket([]byte("mq.commitlog")).Stats().KeyN
+		return nil
+	})
+	db.Close()
+	if err != nil || trash != 1 || records <= 1 {
+		t.Fatalf("DeleteTopic emptied the topic before it returned: the snapshot has %d trash entries, %d records (%v)", trash, records, err)
+	}
+	crashed := openTest(t, Options{Dir: dir})
+	waitTrashEmpty(t, crashed, 1)
+	if n := bucketLen(t, crashed, "mq.keys"); n != 0 {
+		t.Fatalf("key index holds %d entries after the resumed delete", n)
 	}
 }
