@@ -182,3 +182,38 @@ func TestDeleteTopicEmptiesInTheBackgroundAndResumes(t *testing.T) {
 		t.Fatalf("key index holds %d entries after the resumed delete", n)
 	}
 }
+
+// TestLookupsDoNotShowThePredecessor: while a deleted topic's messages
+// wait in the trash (and its delayed ones on the schedule queue), a topic
+// re-created with the same name finds none of them by id or key.
+func TestLookupsDoNotShowThePredecessor(t *testing.T) {
+	e := openTest(t, Options{DelayLevels: []time.Duration{time.Hour}})
+	mustTopic(t, e, "t", 1)
+	filler := make([]core.PutMessage, 1000)
+	for i := range filler {
+		filler[i] = text("filler")
+	}
+	for range 10 {
+		mustPut(t, e, "t", filler...)
+	}
+	// Last in the queue, so last to leave the trash (emptied from the head).
+	old := mustPut(t, e, "t", core.PutMessage{Body: []byte("old"), Keys: []string{"k"}},
+		core.PutMessage{Body: []byte("old-delayed"), Keys: []string{"k"}, DelayLevel: 1})
+	if err := e.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	mustTopic(t, e, "t", 1)
+	mine := mustPut(t, e, "t", core.PutMessage{Body: []byte("new"), Keys: []string{"k"}})[0]
+	for _, r := range old {
+		if m, err := e.Message("t", r.MessageID); core.ErrorCode(err) != core.ENotFound {
+			t.Fatalf("old message %s found under the re-created topic: %+v %v", r.MessageID, m, err)
+		}
+	}
+	byKey, err := e.MessagesByKey("t", "k", 10)
+	if err != nil || len(byKey) != 1 || byKey[0].ID != mine.MessageID {
+		t.Fatalf("by key: %v, %d messages, want only %s", err, len(byKey), mine.MessageID)
+	}
+	if m, err := e.Message("t", mine.MessageID); err != nil || string(m.Body) != "new" {
+		t.Fatalf("own message: %+v %v", m, err)
+	}
+}
