@@ -42,11 +42,14 @@
 //   - Every message parked for later (schedule queue, timer index) carries
 //     REAL_TOPIC_UID; the move when due expects it, and a message whose
 //     topic is absent or has another UID is dropped and counted. The check
-//     runs in the move's transaction, so it is exact and O(1). Parked
-//     messages are not removed eagerly at deletion: a level's schedule
-//     queue is append-only and shared (units cannot leave its middle), so
-//     they are passed over when due and trimmed with the delivered head;
-//     disk is bounded by the longest level and, for timers, by MaxDelay.
+//     runs in the move's transaction, so it is exact and O(1): it alone
+//     makes deletion correct. To bound disk, the trash loop also removes a
+//     deleted topic's timer entries eagerly (sched.timertopics indexes them
+//     by topic UID, so no scan of the time index). Delay-level messages
+//     are not removed at deletion: a level's schedule queue is append-only
+//     and shared (units cannot leave its middle), so they are passed over
+//     when due and trimmed with the delivered head, at most the longest
+//     level later.
 //   - A retry copy carries the UID of %RETRY%<group>, which
 //     SendMessageBackSettled creates (one queue) before the copy if absent.
 //     Deleting the group removes %RETRY%<group> (DeleteSystemTopic), so its

@@ -217,3 +217,47 @@ func TestLookupsDoNotShowThePredecessor(t *testing.T) {
 		t.Fatalf("own message: %+v %v", m, err)
 	}
 }
+
+// TestDeleteRemovesPendingTimersAndRedriveMarks: deleting a topic removes
+// its pending timer messages at once (in the background, not when due an
+// hour later), also when the process stops half-way; deleting a %DLQ%
+// topic removes its redrive marks. Other topics' timers stay.
+func TestDeleteRemovesPendingTimersAndRedriveMarks(t *testing.T) {
+	e := openTest(t, Options{})
+	mustTopic(t, e, "t", 2)
+	mustTopic(t, e, "keep", 1)
+	later := time.Now().Add(time.Hour)
+	batch := make([]core.PutMessage, 700)
+	for i := range batch {
+		batch[i] = core.PutMessage{Body: []byte("x"), DeliverAt: later}
+	}
+	mustPut(t, e, "t", batch...)
+	mustPut(t, e, "keep", core.PutMessage{Body: []byte("k"), DeliverAt: later})
+	deadLetter(t, e, "g", "keep", 3)
+	if n, err := e.Redrive(t.Context(), "g", nil); err != nil || n != 3 {
+		t.Fatalf("Redrive: %d %v", n, err)
+	}
+	if err := e.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.DeleteSystemTopic(core.DLQTopic("g")); err != nil {
+		t.Fatal(err)
+	}
+	dir := snapshot(t, e) // a kill -9 right after the deletions
+	for _, eng := range []*Engine{e, openTest(t, Options{Dir: dir})} {
+		checkFor(t, 10*time.Second, func() error {
+			timers, err := eng.pendingTimers()
+			if err != nil {
+				return err
+			}
+			if byTopic, marks, sweep := bucketLen(t, eng, "sched.timertopics"), bucketLen(t, eng, "dlq.redriven"),
+				bucketLen(t, eng, "sched.sweep"); timers != 1 || byTopic != 1 || marks != 0 || sweep != 0 {
+				return fmt.Errorf("%d timers (%d by topic), %d redrive marks, %d to sweep; want 1, 1, 0, 0", timers, byTopic, marks, sweep)
+			}
+			return nil
+		})
+	}
+	if c := e.Counters(); c.Dropped != 700 {
+		t.Fatalf("counters %+v: want the 700 removed timers counted as dropped", c)
+	}
+}

@@ -24,6 +24,14 @@ var (
 	// bucketTimers: due unix ms(8) + sequence(8) -> sealed message record;
 	// the time-ordered index of timer messages (deliverAt / delaySeconds).
 	bucketTimers = []byte("sched.timers")
+	// bucketTimerTopics: topic uid(8) + timer key(16) -> empty; the timer
+	// entries of each topic incarnation (those stamped REAL_TOPIC_UID), so
+	// deleting a topic removes its pending timers without a scan.
+	bucketTimerTopics = []byte("sched.timertopics")
+	// bucketSweep: topic uid(8) -> empty; deleted incarnations whose timer
+	// entries and redrive marks the trash loop has yet to remove (written
+	// in the deletion's transaction, so a crash cannot lose one).
+	bucketSweep = []byte("sched.sweep")
 	// bucketRedriven: DLQ topic uid(8) + queue offset(8) -> empty; DLQ
 	// entries already sent back by Redrive.
 	bucketRedriven = []byte("dlq.redriven")
@@ -76,7 +84,7 @@ func (s signal) notify() {
 func (e *Engine) startSchedule() error {
 	queues := len(e.opts.DelayLevels)
 	err := e.update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSchedOffsets, bucketTimers, bucketRedriven} {
+		for _, b := range [][]byte{bucketSchedOffsets, bucketTimers, bucketTimerTopics, bucketSweep, bucketRedriven} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -155,9 +155,14 @@ func (e *Engine) DeleteSystemTopic(name string) error {
 func (e *Engine) removeTopic(name string, mustExist bool) error {
 	e.adminMu.Lock()
 	var found bool
-	err := e.update(func(tx *bolt.Tx) (err error) {
-		_, found, err = store.RemoveTopic(tx, name)
-		return err
+	err := e.update(func(tx *bolt.Tx) error {
+		rec, ok, err := store.RemoveTopic(tx, name)
+		if err != nil || !ok {
+			return err
+		}
+		found = true
+		// Its pending timers and redrive marks: removed by trashLoop.
+		return tx.Bucket(bucketSweep).Put(uidKey(rec.UID), []byte{})
 	})
 	if err == nil {
 		e.topicsMu.Lock()
