@@ -16,8 +16,12 @@ const (
 	PropOriginMessageID = "ORIGIN_MESSAGE_ID"
 	PropRealTopic       = "REAL_TOPIC"
 	PropRealQueueID     = "REAL_QID"
-	PropDelay           = "DELAY"
-	PropDeliverAt       = "DELIVER_AT" // unix ms of a timer message
+	// PropRealTopicUID is the incarnation (Topic.UID) of REAL_TOPIC when the
+	// message was delayed or sent back: a due message whose real topic now
+	// has another incarnation (deleted, maybe re-created) is dropped.
+	PropRealTopicUID = "REAL_TOPIC_UID"
+	PropDelay        = "DELAY"
+	PropDeliverAt    = "DELIVER_AT" // unix ms of a timer message
 )
 
 // PutMessage is one message as a client publishes it.

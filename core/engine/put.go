@@ -36,7 +36,7 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 		return nil, err
 	}
 	e.topicsMu.RLock()
-	queues := ent.rec.Queues
+	queues, uid := ent.rec.Queues, ent.rec.UID
 	e.topicsMu.RUnlock()
 
 	now := time.Now().UTC()
@@ -53,7 +53,7 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 			}
 			q = rr
 		}
-		ops[i] = putOp{topic: topic, queueID: q, msg: &core.Message{
+		ops[i] = putOp{topic: topic, queueID: q, expectUID: uid, msg: &core.Message{
 			ID:          newID(now),
 			Body:        pm.Body,
 			BodyIsText:  pm.BodyIsText,
@@ -64,7 +64,7 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 			BornAt:      now.Truncate(time.Millisecond),
 		}}
 	}
-	plan, err := e.planDelays(now, msgs, ops) // delayed messages: schedule.go
+	plan, err := e.planDelays(now, uid, msgs, ops) // delayed messages: schedule.go
 	if err != nil {
 		return nil, err
 	}

@@ -130,9 +130,12 @@ func (e *Engine) Topics() ([]core.Topic, error) {
 }
 
 // DeleteTopic removes a topic and its messages: the topic disappears at
-// once (readers get ENotFound, waiters wake), then its messages are removed
-// in small transactions before DeleteTopic returns. If the process stops
-// half-way, the cleaner finishes the job after the next start.
+// once (readers get ENotFound, waiters wake, a topic created under the same
+// name is a new incarnation that starts empty) and DeleteTopic returns;
+// the messages are removed in the background in small transactions
+// (trashLoop, trash.go), which resume after a restart if the process stops
+// half-way. Delayed and timer messages pending for the topic are dropped
+// when they come due (REAL_TOPIC_UID, schedule.go).
 func (e *Engine) DeleteTopic(name string) error {
 	if core.IsSystemTopic(name) {
 		return core.Errorf(core.EForbidden, "%q is a system topic", name)
@@ -152,9 +155,14 @@ func (e *Engine) DeleteSystemTopic(name string) error {
 func (e *Engine) removeTopic(name string, mustExist bool) error {
 	e.adminMu.Lock()
 	var found bool
-	err := e.update(func(tx *bolt.Tx) (err error) {
-		_, found, err = store.RemoveTopic(tx, name)
-		return err
+	err := e.update(func(tx *bolt.Tx) error {
+		rec, ok, err := store.RemoveTopic(tx, name)
+		if err != nil || !ok {
+			return err
+		}
+		found = true
+		// Its pending timers and redrive marks: removed by trashLoop.
+		return tx.Bucket(bucketSweep).Put(uidKey(rec.UID), []byte{})
 	})
 	if err == nil {
 		e.topicsMu.Lock()
@@ -172,19 +180,7 @@ func (e *Engine) removeTopic(name string, mustExist bool) error {
 		}
 		return nil
 	}
-	return e.emptyTrash()
-}
-
-// emptyTrash removes deleted topics' messages, one small transaction at a time.
-func (e *Engine) emptyTrash() error {
-	for more := true; more; {
-		if err := e.update(func(tx *bolt.Tx) (err error) {
-			more, err = store.EmptyTrash(tx, trashChunk)
-			return err
-		}); err != nil {
-			return err
-		}
-	}
+	e.trashWake.notify() // trashLoop removes the messages (trash.go)
 	return nil
 }
 
