@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
@@ -36,10 +35,7 @@ var _ consumer.SendBacker = SettlingSendBack{}
 
 // SendMessageBack implements consumer.SendBacker.
 func (s SettlingSendBack) SendMessageBack(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int, st consumer.Settle) error {
+	// A hook answering core.ErrGroupGone makes the engine write nothing.
 	hook := s.Registry.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)
-	err := s.Engine.SendMessageBackSettled(ctx, group, msg, delayLevel, maxReconsumeTimes, hook)
-	if errors.Is(err, groups.ErrGroupGone) {
-		return nil // nothing to retry for: the group is gone
-	}
-	return err
+	return s.Engine.SendMessageBackSettled(ctx, group, msg, delayLevel, maxReconsumeTimes, hook)
 }

@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -156,10 +155,7 @@ type engineSendBack struct {
 
 func (s engineSendBack) SendMessageBack(ctx context.Context, group string, m *core.Message, level, max int, st Settle) error {
 	hook := s.reg.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)
-	if err := s.eng.SendMessageBackSettled(ctx, group, m, level, max, hook); !errors.Is(err, groups.ErrGroupGone) {
-		return err
-	}
-	return nil
+	return s.eng.SendMessageBackSettled(ctx, group, m, level, max, hook)
 }
 
 // recordingSendBack records send-backs; fail makes them fail.

@@ -3,7 +3,6 @@ package groups
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,11 +10,6 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 )
-
-// ErrGroupGone is returned by a settle hook (SettleHook) when the group it
-// settles for was deleted (or deleted and created again): the transaction
-// must write nothing for it, neither the settle nor the copy it goes with.
-var ErrGroupGone = errors.New("groups: the group incarnation is gone")
 
 // offsetKey is consumerID 0x00 topic 0x00 queueID (4 bytes big-endian)
 // inside the group's nested bucket. Names never contain 0x00.
@@ -201,7 +195,8 @@ func putProgressTx(b *bolt.Bucket, consumerID string, mq core.MessageQueue, p co
 // the transaction that stores a message's retry or dead-letter copy, it
 // makes the copy and the original's settlement one atomic fact, so no crash
 // can produce a second copy. It returns ErrGroupGone when the group
-// incarnation no longer exists (the caller then writes nothing).
+// incarnation no longer exists: the engine then writes nothing, neither
+// the settle nor the copy.
 func (r *Registry) SettleHook(group string, incarnation uint64, consumerID string, mq core.MessageQueue, offset int64, epoch, topicUID uint64) func(*bolt.Tx) error {
 	return func(tx *bolt.Tx) error {
 		b, err := r.groupOffsetsTx(tx, group, incarnation)
@@ -209,7 +204,7 @@ func (r *Registry) SettleHook(group string, incarnation uint64, consumerID strin
 			return err
 		}
 		if b == nil {
-			return ErrGroupGone
+			return core.ErrGroupGone
 		}
 		k := offsetKey(consumerID, mq)
 		var cur core.Progress
