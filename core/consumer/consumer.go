@@ -81,7 +81,10 @@ type PushConsumer struct {
 	stop        chan struct{}
 	done        chan struct{} // service loop exited
 	watchCancel func()
+	topicCancel func() // the engine's topic watch
 	pulls       sync.WaitGroup
+
+	progress offsetProgress // wakes ORDERLY pulls held at a growth fence (fence.go)
 }
 
 // New creates a client; deps are the engine-side services it uses.
@@ -151,9 +154,11 @@ func (c *PushConsumer) Start() error {
 	c.sched = newScheduler()
 	watch, cancel := c.deps.Coordinator.Watch()
 	c.watchCancel = cancel
+	topics, topicCancel := c.deps.Reader.WatchTopics()
+	c.topicCancel = topicCancel
 	c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
 	c.doRebalance()
-	go c.serviceLoop(watch)
+	go c.serviceLoop(watch, topics)
 	return nil
 }
 
@@ -216,6 +221,7 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	close(c.stop)
 	<-c.done
 	c.watchCancel()
+	c.topicCancel()
 	c.sched.close()
 	waited := make(chan struct{})
 	go func() { c.pulls.Wait(); close(waited) }()
@@ -318,10 +324,12 @@ func (c *PushConsumer) Stats() Stats {
 
 // serviceLoop owns the client's periodic work (RocketMQ RebalanceService,
 // the heartbeat and persistAllConsumerOffset scheduled tasks, and
-// ConsumeMessageOrderlyService's lockMQPeriodically), each on one timer.
+// ConsumeMessageOrderlyService's lockMQPeriodically), each on one timer,
+// and rebalances at once when the group (watch) or a topic it subscribes
+// to (topics: created, grown, deleted) changes.
 // The persist timer is armed only when offsets changed, so an idle client
 // wakes only for its heartbeat and periodic rebalance.
-func (c *PushConsumer) serviceLoop(watch <-chan string) {
+func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 	defer close(c.done)
 	rebalance := time.NewTimer(c.opts.RebalanceInterval)
 	heartbeat := time.NewTimer(c.opts.HeartbeatInterval)
@@ -343,6 +351,14 @@ func (c *PushConsumer) serviceLoop(watch <-chan string) {
 				continue
 			}
 			if name == c.group {
+				c.doRebalance()
+			}
+		case name, ok := <-topics:
+			if !ok {
+				topics = nil
+				continue
+			}
+			if c.subscribesTo(name) {
 				c.doRebalance()
 			}
 		case <-c.kick:

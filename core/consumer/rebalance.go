@@ -24,8 +24,14 @@ type pullRequest struct {
 	// new one wants (NO_MATCHED_MSG), so it is discarded until rebalance
 	// replaces this request.
 	stale atomic.Bool
+	// uid is the topic incarnation the queue was created for (0: a
+	// %RETRY% topic not created yet; its first read adopts the uid). A
+	// read or rebalance that finds another one drops the queue without
+	// committing: its offsets belong to the deleted topic (topicchange.go).
+	uid atomic.Uint64
 
-	nextOffset int64 // pull goroutine only
+	nextOffset int64              // pull goroutine only
+	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
 	mu          sync.Mutex // orderly consume state; after PushConsumer.mu
 	consuming   bool       // a batch is out or suspended: nothing else goes out
@@ -58,27 +64,29 @@ func (c *PushConsumer) subscriptions(cfg core.GroupConfig) []subscription {
 	return subs
 }
 
-// topicQueues returns the sorted queues of a topic; ok is false when the
+// topicQueues returns the sorted queues of a topic and the topic (its
+// UID and Layouts; zero when it does not exist); ok is false when the
 // topic could not be read (keep what is owned rather than drop it on a
 // transient error).
-func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, ok bool) {
+func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, t core.Topic, ok bool) {
 	n := 0
 	t, err := c.deps.Reader.Topic(s.topic)
 	switch {
 	case err == nil:
 		n = t.Queues
 	case core.ErrorCode(err) == core.ENotFound:
+		t = core.Topic{}
 		if s.retry {
 			n = 1 // retryQueueNums: created by the first send-back
 		}
 	default:
 		c.log.Warn().Err(err).Str("topic", s.topic).Msg("rebalance: read topic")
-		return nil, false
+		return nil, core.Topic{}, false
 	}
 	for i := 0; i < n; i++ {
 		qs = append(qs, core.MessageQueue{Topic: s.topic, QueueID: i})
 	}
-	return qs, true
+	return qs, t, true
 }
 
 // doRebalance is RocketMQ RebalanceImpl.doRebalance: for each subscribed
@@ -91,6 +99,7 @@ func (c *PushConsumer) doRebalance() {
 	if c.state != stateRunning {
 		return
 	}
+	defer c.progress.moved() // offsets started, reset or dropped: re-check fences
 	cfg := c.cfg
 	orderly := cfg.ConsumeMode == core.Orderly
 
@@ -108,13 +117,15 @@ func (c *PushConsumer) doRebalance() {
 		slices.Sort(clients)
 	}
 	want := map[core.MessageQueue]core.Filter{}
-	keep := map[string]bool{} // topics whose queues could not be read
+	keep := map[string]bool{}         // topics whose queues could not be read
+	topics := map[string]core.Topic{} // the others: incarnation and layouts
 	for _, s := range c.subscriptions(cfg) {
-		qs, ok := c.topicQueues(s)
+		qs, t, ok := c.topicQueues(s)
 		if !ok {
 			keep[s.topic] = true
 			continue
 		}
+		topics[s.topic] = t
 		mine := qs
 		if cfg.MessageModel != core.Broadcasting {
 			mine = c.opts.Allocate(c.opts.ClientID, qs, clients)
@@ -140,9 +151,12 @@ func (c *PushConsumer) doRebalance() {
 		_, reset := resets[mq]
 		switch {
 		case !ok && keep[mq.Topic]:
-		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly:
-			c.log.Info().Str("topic", mq.Topic).Int("queue", mq.QueueID).Bool("reset", reset).Msg("drop queue")
-			c.dropLocked(pr, reset)
+		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly, otherIncarnation(pr, topics):
+			// A queue of a deleted (or deleted and re-created) topic is
+			// dropped without committing: its offset is the old topic's.
+			gone := otherIncarnation(pr, topics)
+			c.log.Info().Str("topic", mq.Topic).Int("queue", mq.QueueID).Bool("reset", reset).Bool("topicGone", gone).Msg("drop queue")
+			c.dropLocked(pr, reset || gone)
 		}
 	}
 	for _, mq := range owned {
@@ -164,7 +178,9 @@ func (c *PushConsumer) doRebalance() {
 			}
 			continue
 		}
-		pr := &pullRequest{mq: mq, pq: NewProcessQueue(), filter: want[mq], orderly: orderly, stop: make(chan struct{}), nextOffset: offset}
+		pr := &pullRequest{mq: mq, pq: NewProcessQueue(), filter: want[mq], orderly: orderly, stop: make(chan struct{}), nextOffset: offset,
+			layouts: topics[mq.Topic].Layouts}
+		pr.uid.Store(topics[mq.Topic].UID)
 		pr.pq.attachBudget(c.opts.CacheBudget)
 		if orderly {
 			pr.pq.setLocked(true, now)
