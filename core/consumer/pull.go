@@ -70,6 +70,7 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		bound := int64(noFence)
 		if pr.orderly {
 			b, open, wake, recheck := c.fenceGate(pr)
+			pr.heldAtFence.Store(!open)
 			if !open {
 				if !wait(wake, recheck) {
 					return

@@ -29,6 +29,8 @@ type pullRequest struct {
 	// read or rebalance that finds another one drops the queue without
 	// committing: its offsets belong to the deleted topic (topicchange.go).
 	uid atomic.Uint64
+	// heldAtFence: the pull waits at a growth fence (fence.go).
+	heldAtFence atomic.Bool
 
 	nextOffset int64              // pull goroutine only
 	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
