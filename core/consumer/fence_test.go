@@ -436,3 +436,62 @@ func TestLayoutOf(t *testing.T) {
 		}
 	}
 }
+
+// With two clients the fence spans them: the new queue's owner waits for
+// the other client's committed offsets of the old queues (re-checked every
+// PersistInterval, since another client's progress wakes nothing here).
+func TestOrderlyFenceAcrossClients(t *testing.T) {
+	e := newEnv(t)
+	e.topic("two", 2)
+	key, oldQ, newQ := growKey(t, 2, 4) // old queue 0/1 → client a; new 2/3 → client b
+	g := e.group(core.GroupConfig{Name: "ord", ConsumeMode: core.Orderly, ConsumeFrom: core.ConsumeFromFirstOffset,
+		Subscriptions: []core.Subscription{{Topic: "two", Filter: "*"}}})
+	publishKey(e, "two", key, 0, 3, "")
+	fast := func(o *Options) { o.PersistInterval = 20 * time.Millisecond }
+	ha, hb := &holdingListener{}, &holdingListener{}
+	a := e.consumer(g, "a", ha, fast)
+	defer shutdown(t, a)
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if got := ha.bodies(); !slices.Equal(got, []string{key + ":0"}) {
+			return fmt.Errorf("a got %v", got)
+		}
+		return nil
+	})
+	e.grow("two", 4)
+	b := e.consumer(g, "b", hb, fast)
+	defer shutdown(t, b)
+	publishKey(e, "two", key, 3, 5, "")
+	newMQ := core.MessageQueue{Topic: "two", QueueID: newQ}
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if !heldAtFence(b, newMQ) {
+			return fmt.Errorf("b's queue %d not held (a owns %v, b owns %v, b got %v)", newQ, ownedOf(a, "two"), ownedOf(b, "two"), hb.bodies())
+		}
+		if q := ownedOf(a, "two"); !slices.Contains(q, oldQ) {
+			return fmt.Errorf("a owns %v, not the old queue %d", q, oldQ)
+		}
+		return nil
+	})
+	for i := range 3 {
+		body := fmt.Sprintf("%s:%d", key, i)
+		checkFor(t, 3*time.Second, 5*time.Millisecond, func() error {
+			if got := ha.bodies(); len(got) != i+1 || got[i] != body {
+				return fmt.Errorf("a got %v, want %s next", got, body)
+			}
+			return nil
+		})
+		if got := hb.bodies(); len(got) != 0 {
+			t.Fatalf("b handed out %v while %s was unconsumed", got, body)
+		}
+		ha.ack(t, body)
+	}
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		got := hb.bodies()
+		if len(got) > 0 && got[len(got)-1] != key+":4" {
+			hb.ack(t, got[len(got)-1])
+		}
+		if !slices.Equal(got, []string{key + ":3", key + ":4"}) {
+			return fmt.Errorf("b got %v", got)
+		}
+		return nil
+	})
+}
