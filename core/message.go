@@ -126,4 +126,11 @@ type GetResult struct {
 	NextOffset int64 // where the next read starts
 	MinOffset  int64
 	MaxOffset  int64
+	// TopicUID and Layouts describe the topic as of the read (the same
+	// snapshot): its incarnation (0 for a %RETRY% topic not created yet)
+	// and how many growths it has recorded (len(Topic.Layouts)). A reader
+	// that classifies messages by layout re-reads the topic when Layouts
+	// is more than it knows.
+	TopicUID uint64
+	Layouts  int
 }

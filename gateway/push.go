@@ -126,11 +126,18 @@ func (e *Embedded) newPushClient(cfg core.GroupConfig, p *webhook.Pusher) (PushC
 func (e *Embedded) stopPush(name string) {
 	e.mu.Lock()
 	prt := e.pushes[name]
-	delete(e.pushes, name)
 	e.mu.Unlock()
-	if prt != nil {
-		e.stopPushRT(name, prt)
+	if prt == nil {
+		return
 	}
+	// Listed until its client has persisted its positions: a receive
+	// meanwhile must not start a pull client that reads them stale.
+	e.stopPushRT(name, prt)
+	e.mu.Lock()
+	if e.pushes[name] == prt {
+		delete(e.pushes, name)
+	}
+	e.mu.Unlock()
 }
 
 // stopPushRT shuts the client down first, then closes the pusher.

@@ -146,7 +146,7 @@ func (e *Embedded) groupLocked(name string) (*groupRT, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.Push != nil {
+	if g.Push != nil || e.pushes[name] != nil {
 		return nil, core.Errorf(core.EConflict, "group %q is a push (webhook) group: it cannot be received from", name)
 	}
 	rt := &groupRT{cfg: g.GroupConfig, clients: map[string]*clientRT{}}

@@ -102,6 +102,7 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 	pr.mu.Unlock()
 	if commit >= 0 && !noCommit && (draining || !pr.pq.Dropped()) {
 		c.offsets.update(pr.mq, commit, false)
+		c.progress.moved() // pulls held at a growth fence re-check (fence.go)
 	}
 	if draining {
 		// Dropped while this batch was out: persist, then unlock so the

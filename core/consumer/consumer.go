@@ -83,7 +83,10 @@ type PushConsumer struct {
 	stop        chan struct{}
 	done        chan struct{} // service loop exited
 	watchCancel func()
+	topicCancel func() // the engine's topic watch
 	pulls       sync.WaitGroup
+
+	progress offsetProgress // wakes ORDERLY pulls held at a growth fence (fence.go)
 }
 
 // New creates a client; deps are the engine-side services it uses.
@@ -154,6 +157,8 @@ func (c *PushConsumer) Start() error {
 	c.sched = newScheduler()
 	watch, cancel := c.deps.Coordinator.Watch()
 	c.watchCancel = cancel
+	topics, topicCancel := c.deps.Reader.WatchTopics()
+	c.topicCancel = topicCancel
 	c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
 	// Decide (once, persisted at once) where this consumer starts in every
 	// queue that exists now; queues that appear later start at their first
@@ -164,7 +169,7 @@ func (c *PushConsumer) Start() error {
 		c.log.Warn().Err(err).Msg("decide start positions")
 	}
 	c.doRebalance()
-	go c.serviceLoop(watch)
+	go c.serviceLoop(watch, topics)
 	return nil
 }
 
@@ -228,6 +233,7 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	<-c.done
 	c.persisting.Wait() // the last periodic write lands before the final one
 	c.watchCancel()
+	c.topicCancel()
 	c.sched.close()
 	waited := make(chan struct{})
 	go func() { c.pulls.Wait(); close(waited) }()
@@ -330,14 +336,16 @@ func (c *PushConsumer) Stats() Stats {
 
 // serviceLoop owns the client's periodic work (RocketMQ RebalanceService,
 // the heartbeat and persistAllConsumerOffset scheduled tasks, and
-// ConsumeMessageOrderlyService's lockMQPeriodically), each on one timer.
+// ConsumeMessageOrderlyService's lockMQPeriodically), each on one timer,
+// and rebalances at once when the group (watch) or a topic it subscribes
+// to (topics: created, grown, deleted) changes.
 // Positions are written as soon as they change (after PersistInterval if
 // set), one write in flight at a time: the write joins the store's next
 // group commit, and what changes meanwhile goes with the following one.
 // So an idle client wakes only for its heartbeat and periodic rebalance,
 // and after a crash at most about one group commit of acknowledgements is
 // delivered again.
-func (c *PushConsumer) serviceLoop(watch <-chan string) {
+func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 	defer close(c.done)
 	rebalance := time.NewTimer(c.opts.RebalanceInterval)
 	heartbeat := time.NewTimer(c.opts.HeartbeatInterval)
@@ -368,6 +376,14 @@ func (c *PushConsumer) serviceLoop(watch <-chan string) {
 				continue
 			}
 			if name == c.group {
+				c.doRebalance()
+			}
+		case name, ok := <-topics:
+			if !ok {
+				topics = nil
+				continue
+			}
+			if c.subscribesTo(name) {
 				c.doRebalance()
 			}
 		case <-c.kick:
@@ -450,7 +466,7 @@ func (c *PushConsumer) sendBack(pr *pullRequest, m *core.Message, delayLevel, ma
 	}
 	c.mu.Lock()
 	settle := Settle{Incarnation: c.cfg.Incarnation, ConsumerID: c.consumerID, Queue: pr.mq, Offset: m.QueueOffset,
-		Epoch: pr.epoch, TopicUID: pr.topicUID}
+		Epoch: pr.epoch, TopicUID: pr.uid.Load()}
 	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 	defer cancel()

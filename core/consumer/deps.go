@@ -22,6 +22,10 @@ type MessageReader interface {
 	Topic(name string) (core.Topic, error)
 	// SearchOffset returns the first offset of mq stored at or after t.
 	SearchOffset(mq core.MessageQueue, t time.Time) (int64, error)
+	// WatchTopics returns a channel that receives a topic's name after it
+	// is created, grows or is deleted, so the client rebalances at once;
+	// cancel ends the watch.
+	WatchTopics() (ch <-chan string, cancel func())
 }
 
 // SendBacker stores a failed message for a later retry or in the

@@ -24,14 +24,18 @@ type pullRequest struct {
 	// new one wants (NO_MATCHED_MSG), so it is discarded until rebalance
 	// replaces this request.
 	stale atomic.Bool
-	// topicUID is the topic incarnation the queue was taken on in (0: a
-	// %RETRY% topic not created yet); a different one means the topic was
-	// deleted and created again, and this request is void.
-	topicUID uint64
+	// uid is the topic incarnation the queue was created for (0: a
+	// %RETRY% topic not created yet; its first read adopts the uid). A
+	// read or rebalance that finds another one drops the queue without
+	// committing: its offsets belong to the deleted topic (topicchange.go).
+	uid atomic.Uint64
+	// heldAtFence: the pull waits at a growth fence (fence.go).
+	heldAtFence atomic.Bool
 	// epoch is the offset-reset generation of the queue's position.
 	epoch uint64
 
-	nextOffset int64 // pull goroutine only
+	nextOffset int64              // pull goroutine only
+	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
 	mu          sync.Mutex // orderly consume state; after PushConsumer.mu
 	consuming   bool       // a batch is out or suspended: nothing else goes out
@@ -64,27 +68,29 @@ func (c *PushConsumer) subscriptions(cfg core.GroupConfig) []subscription {
 	return subs
 }
 
-// topicQueues returns the sorted queues of a topic and its incarnation;
-// ok is false when the topic could not be read (keep what is owned rather
-// than drop it on a transient error).
-func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, uid uint64, ok bool) {
+// topicQueues returns the sorted queues of a topic and the topic (its
+// UID and Layouts; zero when it does not exist); ok is false when the
+// topic could not be read (keep what is owned rather than drop it on a
+// transient error).
+func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, t core.Topic, ok bool) {
 	n := 0
 	t, err := c.deps.Reader.Topic(s.topic)
 	switch {
 	case err == nil:
-		n, uid = t.Queues, t.UID
+		n = t.Queues
 	case core.ErrorCode(err) == core.ENotFound:
+		t = core.Topic{}
 		if s.retry {
 			n = 1 // retryQueueNums: created by the first send-back
 		}
 	default:
 		c.log.Warn().Err(err).Str("topic", s.topic).Msg("rebalance: read topic")
-		return nil, 0, false
+		return nil, core.Topic{}, false
 	}
 	for i := 0; i < n; i++ {
 		qs = append(qs, core.MessageQueue{Topic: s.topic, QueueID: i})
 	}
-	return qs, uid, true
+	return qs, t, true
 }
 
 // doRebalance is RocketMQ RebalanceImpl.doRebalance: for each subscribed
@@ -97,6 +103,7 @@ func (c *PushConsumer) doRebalance() {
 	if c.state != stateRunning {
 		return
 	}
+	defer c.progress.moved() // offsets started, reset or dropped: re-check fences
 	cfg := c.cfg
 	orderly := cfg.ConsumeMode == core.Orderly
 
@@ -114,15 +121,15 @@ func (c *PushConsumer) doRebalance() {
 		slices.Sort(clients)
 	}
 	want := map[core.MessageQueue]core.Filter{}
-	keep := map[string]bool{}   // topics whose queues could not be read
-	uids := map[string]uint64{} // topic incarnations
+	keep := map[string]bool{}         // topics whose queues could not be read
+	topics := map[string]core.Topic{} // the others: incarnation and layouts
 	for _, s := range c.subscriptions(cfg) {
-		qs, uid, ok := c.topicQueues(s)
+		qs, t, ok := c.topicQueues(s)
 		if !ok {
 			keep[s.topic] = true
 			continue
 		}
-		uids[s.topic] = uid
+		topics[s.topic] = t
 		mine := qs
 		if cfg.MessageModel != core.Broadcasting {
 			mine = c.opts.Allocate(c.opts.ClientID, qs, clients)
@@ -148,14 +155,12 @@ func (c *PushConsumer) doRebalance() {
 		_, reset := resets[mq]
 		switch {
 		case !ok && keep[mq.Topic]:
-		case ok && pr.topicUID != 0 && uids[mq.Topic] != 0 && pr.topicUID != uids[mq.Topic]:
-			// The topic was deleted and created again: what this request
-			// holds and where it stands belong to the old incarnation.
-			c.log.Info().Str("topic", mq.Topic).Int("queue", mq.QueueID).Msg("drop queue of a deleted topic incarnation")
-			c.dropLocked(pr, true)
-		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly:
-			c.log.Info().Str("topic", mq.Topic).Int("queue", mq.QueueID).Bool("reset", reset).Msg("drop queue")
-			c.dropLocked(pr, reset)
+		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly, otherIncarnation(pr, topics):
+			// A queue of a deleted (or deleted and re-created) topic is
+			// dropped without committing: its offset is the old topic's.
+			gone := otherIncarnation(pr, topics)
+			c.log.Info().Str("topic", mq.Topic).Int("queue", mq.QueueID).Bool("reset", reset).Bool("topicGone", gone).Msg("drop queue")
+			c.dropLocked(pr, reset || gone)
 		}
 	}
 	for _, mq := range owned {
@@ -170,7 +175,7 @@ func (c *PushConsumer) doRebalance() {
 			continue // another client still holds it; its unlock notifies us
 		}
 		pq := NewProcessQueue()
-		pos, err := c.computePullFromWhere(cfg, mq, uids[mq.Topic], pq)
+		pos, err := c.computePullFromWhere(cfg, mq, topics[mq.Topic].UID, pq)
 		if err != nil {
 			c.log.Warn().Err(err).Str("topic", mq.Topic).Int("queue", mq.QueueID).Msg("compute pull offset")
 			if orderly {
@@ -178,15 +183,15 @@ func (c *PushConsumer) doRebalance() {
 			}
 			continue
 		}
-		offset := pos.Offset
-		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, stop: make(chan struct{}),
-			nextOffset: offset, topicUID: pos.TopicUID, epoch: pos.Epoch}
+		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, stop: make(chan struct{}), nextOffset: pos.Offset,
+			layouts: topics[mq.Topic].Layouts, epoch: pos.Epoch}
+		pr.uid.Store(pos.TopicUID)
 		pr.pq.attachBudget(c.opts.CacheBudget)
 		if orderly {
 			pr.pq.setLocked(true, now)
 		}
 		c.table[mq] = pr
-		c.log.Debug().Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", offset).Msg("own queue")
+		c.log.Debug().Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", pos.Offset).Msg("own queue")
 		c.pulls.Add(1)
 		go c.pullLoop(pr)
 	}

@@ -14,6 +14,30 @@
 //
 // It imports core and core/store; never HTTP, the gateway or the consumer.
 //
+// # Topic changes and growth
+//
+// WatchTopics (topicwatch.go) announces a topic's name after a create, a
+// change of its queue count or a delete has committed, to every watcher;
+// consumers rebalance on it instead of waiting for their periodic
+// rebalance. Each watcher coalesces pending names and feeds them from a
+// goroutine of its own (stopped by its cancel or Close), so announcing
+// never blocks the engine and a slow reader sees each changed name at
+// least once, never a backlog.
+//
+// Growing a topic from N to M queues moves sharding keys (FNV-1a mod the
+// count). store.PutTopic appends a layout to the topic record: N and each
+// old queue's max offset at that commit (the fence; core.TopicLayout,
+// exposed as Topic.Layouts, with GetResult.Layouts and TopicUID as the
+// snapshot a read was made in). The fence is exact because a publish holds
+// its topic's layout lock for reading from choosing its queues to its
+// commit, and the growth holds it for writing: every publish answered
+// before the growth is below the fence, every publish that chose with M
+// above it. ORDERLY consumers gate on the fences (core/consumer/fence.go).
+// A publish abandoned by its context (not answered 2xx) may still commit
+// after the growth, above the fence; no order is promised for it. The
+// schedule service's puts (delayed and timer messages, retries) do not
+// take the lock: they carry no per-key order.
+//
 // # Goroutines
 //
 // The engine owns: the store's group-commit writer, the retention cleaner
@@ -73,8 +97,9 @@
 //   - The arrival table's max offset of a queue is updated, and its waiters
 //     woken, after the commit and before the publisher is answered.
 //   - storedAt never decreases along a queue (SearchOffset relies on it).
-//   - Lock order: adminMu → topicsMu → arrivals.mu; none is held while
-//     waiting on the writer.
+//   - Lock order: adminMu → topicEntry.layout → topicsMu → arrivals.mu,
+//     topicWatchers.mu; only topicEntry.layout (read side, by Put) is held
+//     while waiting on the writer.
 //
 // # Caveats
 //

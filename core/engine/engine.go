@@ -62,12 +62,14 @@ type Engine struct {
 	st   *store.Store
 
 	// adminMu serialises topic create/update/delete so the topic cache is
-	// updated in commit order. Lock order: adminMu → topicsMu → arrivals.mu.
+	// updated in commit order. Lock order: adminMu → topicEntry.layout →
+	// topicsMu → arrivals.mu.
 	adminMu  sync.Mutex
 	topicsMu sync.RWMutex
 	topics   map[string]*topicEntry // user topics, for Put's queue selection
 
 	arrivals arrivals
+	watchers topicWatchers // WatchTopics (topicwatch.go)
 
 	sched delayService // schedule service, timers, retry/DLQ counters (schedule.go)
 
@@ -146,6 +148,7 @@ func (e *Engine) Close() error {
 		e.wg.Wait()
 		e.closeErr = e.st.Close()
 		e.arrivals.closeAll()
+		e.watchers.closeAll()
 	})
 	return e.closeErr
 }

@@ -35,6 +35,10 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	if err := validatePut(msgs); err != nil {
 		return nil, err
 	}
+	// Choose queues and commit under the layout read lock, so a growth
+	// fences exactly the publishes that chose with the old count.
+	ent.layout.RLock()
+	defer ent.layout.RUnlock()
 	e.topicsMu.RLock()
 	queues, uid := ent.rec.Queues, ent.rec.UID
 	e.topicsMu.RUnlock()

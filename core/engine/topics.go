@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,13 @@ const trashChunk = 512
 type topicEntry struct {
 	rec store.TopicRecord
 	rr  atomic.Uint64
+	// layout makes queue selection and growth exclusive: Put holds it for
+	// reading from choosing its queues (with rec.Queues) until its commit
+	// returns; growing the topic holds it for writing while it records the
+	// fence. So every publish answered before a growth is below the fence
+	// and every publish that chose its queue with the new count is above
+	// it — the boundary ORDERLY groups rely on (core.TopicLayout).
+	layout sync.RWMutex
 }
 
 func (e *Engine) cachedTopic(name string) *topicEntry {
@@ -49,6 +57,12 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 	}
 	e.adminMu.Lock()
 	defer e.adminMu.Unlock()
+	if ent := e.cachedTopic(cfg.Name); ent != nil && cfg.Queues > 0 {
+		// It may grow: no publish may choose a queue meanwhile, and those
+		// that chose one with the old count commit first (topicEntry.layout).
+		ent.layout.Lock()
+		defer ent.layout.Unlock()
+	}
 	var rec store.TopicRecord
 	err = e.update(func(tx *bolt.Tx) error {
 		old, exists, err := store.GetTopic(tx, cfg.Name)
@@ -76,7 +90,9 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 		return core.Topic{}, false, err
 	}
 	e.topicsMu.Lock()
+	prev := 0
 	if ent := e.topics[rec.Name]; ent != nil {
+		prev = ent.rec.Queues
 		ent.rec = rec
 	} else {
 		e.topics[rec.Name] = &topicEntry{rec: rec}
@@ -84,6 +100,9 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 	e.topicsMu.Unlock()
 	for q := range rec.Queues {
 		e.arrivals.ensure(core.MessageQueue{Topic: rec.Name, QueueID: q})
+	}
+	if created || rec.Queues != prev {
+		e.watchers.notify(rec.Name)
 	}
 	return rec.Topic(), created, nil
 }
@@ -169,6 +188,9 @@ func (e *Engine) removeTopic(name string, mustExist bool) error {
 		delete(e.topics, name)
 		e.topicsMu.Unlock()
 		e.arrivals.drop(name)
+		if found {
+			e.watchers.notify(name)
+		}
 	}
 	e.adminMu.Unlock()
 	if err != nil {
