@@ -29,9 +29,17 @@
 //     ProcessQueue thresholds, OFFSET_ILLEGAL correction;
 //   - ProcessQueue (processqueue.go) with RocketMQ's removeMessage rule and
 //     the orderly takeMessages / commit / makeMessageToConsumeAgain;
-//   - the offset store (offsetstore.go): in memory, forward-only updates,
-//     persisted PersistInterval after the first change and on shutdown
-//     (BROADCASTING: per consumer);
+//   - the offset store (offsetstore.go): per owned queue a core.Progress —
+//     the offset below which everything is finished plus the finished
+//     offsets above it (read off the ProcessQueue when written, so an ack
+//     costs nothing extra) — written as soon as it changes, one write in
+//     flight, through the store's group commit (Coordinator.CommitProgress),
+//     and on shutdown; a queue taken on skips the finished offsets its
+//     stored position lists (BROADCASTING: per consumer);
+//   - start positions: decided once when the consumer subscribes
+//     (Coordinator.DecideStarts, persisted at once); a queue without a
+//     stored position appeared later and starts at its first offset
+//     (computePullFromWhere);
 //   - ConsumeMessageConcurrentlyService (consume_concurrently.go) and
 //     ConsumeMessageOrderlyService (consume_orderly.go), which hand
 //     Deliveries to the Listener and process the answers
