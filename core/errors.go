@@ -60,4 +60,10 @@ func ErrorCode(err error) string {
 // Sentinel errors shared across packages.
 var (
 	ErrClosed = &Error{Code: EUnavailable, Message: "the engine is shutting down"}
+	// ErrGroupGone is what a send-back's settle hook returns when the
+	// group (the incarnation that received the message) no longer exists:
+	// the engine then writes nothing (no retry or dead-letter copy, no
+	// %RETRY% / %DLQ% topic) and SendMessageBackSettled reports success,
+	// since there is nobody left to redeliver to.
+	ErrGroupGone = &Error{Code: EConflict, Message: "the consumer group was deleted"}
 )

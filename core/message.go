@@ -16,8 +16,12 @@ const (
 	PropOriginMessageID = "ORIGIN_MESSAGE_ID"
 	PropRealTopic       = "REAL_TOPIC"
 	PropRealQueueID     = "REAL_QID"
-	PropDelay           = "DELAY"
-	PropDeliverAt       = "DELIVER_AT" // unix ms of a timer message
+	// PropRealTopicUID is the incarnation (Topic.UID) of REAL_TOPIC when the
+	// message was delayed or sent back: a due message whose real topic now
+	// has another incarnation (deleted, maybe re-created) is dropped.
+	PropRealTopicUID = "REAL_TOPIC_UID"
+	PropDelay        = "DELAY"
+	PropDeliverAt    = "DELIVER_AT" // unix ms of a timer message
 )
 
 // PutMessage is one message as a client publishes it.
@@ -122,4 +126,11 @@ type GetResult struct {
 	NextOffset int64 // where the next read starts
 	MinOffset  int64
 	MaxOffset  int64
+	// TopicUID and Layouts describe the topic as of the read (the same
+	// snapshot): its incarnation (0 for a %RETRY% topic not created yet)
+	// and how many growths it has recorded (len(Topic.Layouts)). A reader
+	// that classifies messages by layout re-reads the topic when Layouts
+	// is more than it knows.
+	TopicUID uint64
+	Layouts  int
 }

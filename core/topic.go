@@ -51,6 +51,36 @@ type Topic struct {
 	// under the same name gets a larger one. 0 for a %RETRY% / %DLQ% topic
 	// that no message created yet.
 	UID uint64
+	// Layouts is the topic's growth history, oldest first: one entry per
+	// time the queue count grew (see TopicLayout). Empty for a topic that
+	// never grew.
+	Layouts []TopicLayout
+}
+
+// TopicLayout records one growth of a topic: the queue count before it
+// and, per queue of that count, the fence — the queue's max offset when
+// the growth committed. Every message at queue q < Queues and offset
+// below Fence[q] was published under this layout or an earlier one
+// (its sharding key chose its queue modulo at most Queues); every message
+// above the fences, and every message of a queue added later, was
+// published under a later one. ORDERLY groups consume a layout's messages
+// only after everything of the layouts before it is consumed, which is
+// what keeps per-key order across growth.
+type TopicLayout struct {
+	Queues int
+	Fence  []int64
+}
+
+// LayoutOf returns which layout the message at (queue, offset) belongs to:
+// the index of the first growth whose fence it is below, or len(layouts)
+// (the current layout) when there is none.
+func LayoutOf(layouts []TopicLayout, queue int, offset int64) int {
+	for i, l := range layouts {
+		if queue < l.Queues && offset < l.Fence[queue] {
+			return i
+		}
+	}
+	return len(layouts)
 }
 
 // QueueStats is one queue's offset range: [MinOffset, MaxOffset).

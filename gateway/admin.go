@@ -30,7 +30,7 @@ type QueueOffset struct {
 	Queue     core.MessageQueue
 	Committed int64 // committed offset (the queue's min offset when none yet)
 	Max       int64
-	Lag       int64 // Max - Committed, never negative
+	Lag       int64 // messages from Committed to Max not yet finished
 	InFlight  int   // leased to receivers and unanswered
 	Buffered  int   // dispatched to the gateway, not yet received
 }
@@ -40,7 +40,7 @@ type Registry interface {
 	GroupSource
 	Put(cfg core.GroupConfig) (core.Group, bool, error)
 	Delete(name string) error
-	Offsets(group, consumerID string) (map[core.MessageQueue]int64, error)
+	Progress(group, consumerID string) (map[core.MessageQueue]core.Progress, error)
 	ResetOffsets(eng groups.OffsetSearcher, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) (map[core.MessageQueue]int64, error)
 }
 
@@ -115,7 +115,7 @@ func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueO
 	if err != nil {
 		return nil, err
 	}
-	committed, err := a.Registry.Offsets(group, consumerID)
+	committed, err := a.Registry.Progress(group, consumerID)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +136,12 @@ func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueO
 			return nil, err
 		}
 		for id := 0; id < t.Queues; id++ {
-			qo, err := a.queueOffset(core.MessageQueue{Topic: name, QueueID: id}, committed, live)
+			mq := core.MessageQueue{Topic: name, QueueID: id}
+			p, ok := committed[mq]
+			if ok && p.TopicUID != 0 && t.UID != 0 && p.TopicUID != t.UID {
+				ok = false // a position in a deleted namesake of the topic
+			}
+			qo, err := a.queueOffset(mq, p, ok, live)
 			if err != nil {
 				return nil, err
 			}
@@ -146,17 +151,29 @@ func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueO
 	return out, nil
 }
 
-func (a *Admin) queueOffset(mq core.MessageQueue, committed map[core.MessageQueue]int64, live map[core.MessageQueue]QueueStatus) (QueueOffset, error) {
+// queueOffset is one queue's row: the committed offset (a queue without
+// one is consumed from its first offset), the lag — messages at or above
+// it not yet finished, so acknowledgements above the committed offset
+// count — and what the live client holds.
+func (a *Admin) queueOffset(mq core.MessageQueue, p core.Progress, ok bool, live map[core.MessageQueue]QueueStatus) (QueueOffset, error) {
 	lo, hi, err := a.Engine.QueueOffsets(mq)
 	if err != nil {
 		return QueueOffset{}, err
 	}
-	c, ok := committed[mq]
+	c := p.Offset
 	if !ok || c < lo {
 		c = lo
 	}
+	lag := max(hi-c, 0)
+	if ok {
+		for _, r := range p.Done {
+			if from, to := max(r.From, c), min(r.To, hi); to > from {
+				lag -= to - from
+			}
+		}
+	}
 	st := live[mq]
-	return QueueOffset{Queue: mq, Committed: c, Max: hi, Lag: max(hi-c, 0), InFlight: st.InFlight, Buffered: st.Buffered}, nil
+	return QueueOffset{Queue: mq, Committed: c, Max: hi, Lag: lag, InFlight: st.InFlight, Buffered: st.Buffered}, nil
 }
 
 // live is what the client of (group, consumerID) holds, by queue.
@@ -200,7 +217,7 @@ func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic strin
 	out := make([]QueueOffset, 0, len(set))
 	for id := 0; id < len(set); id++ {
 		mq := core.MessageQueue{Topic: topic, QueueID: id}
-		qo, err := a.queueOffset(mq, set, nil)
+		qo, err := a.queueOffset(mq, core.Progress{Offset: set[mq]}, true, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -26,7 +26,7 @@ type realEnv struct {
 
 type nopSendBack struct{}
 
-func (nopSendBack) SendMessageBack(context.Context, string, *core.Message, int, int) error {
+func (nopSendBack) SendMessageBack(context.Context, string, *core.Message, int, int, consumer.Settle) error {
 	return nil
 }
 
@@ -37,7 +37,7 @@ func newRealEnv(t *testing.T) *realEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := groups.Open(eng.DB())
+	reg, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng})
 	if err != nil {
 		t.Fatal(err)
 	}

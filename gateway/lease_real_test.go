@@ -14,19 +14,17 @@ import (
 	"github.com/mqgate/mqgate/core/groups"
 )
 
-// countingSendBack stores send-backs in the engine and counts them.
+// countingSendBack counts send-backs (and stores nothing).
 type countingSendBack struct {
-	eng *engine.Engine
-
 	mu   sync.Mutex
 	msgs []string // bodies
 }
 
-func (s *countingSendBack) SendMessageBack(ctx context.Context, group string, m *core.Message, level, max int) error {
+func (s *countingSendBack) SendMessageBack(_ context.Context, _ string, m *core.Message, _, _ int, _ consumer.Settle) error {
 	s.mu.Lock()
 	s.msgs = append(s.msgs, string(m.Body))
 	s.mu.Unlock()
-	return s.eng.SendMessageBack(ctx, group, m, level, max)
+	return nil
 }
 
 func (s *countingSendBack) sent() []string {
@@ -48,7 +46,7 @@ func newRealEnvTuned(t *testing.T, tune func(*consumer.Options)) (*realEnv, *cou
 	if err != nil {
 		t.Fatal(err)
 	}
-	sb := &countingSendBack{eng: eng}
+	sb := &countingSendBack{}
 	deps := consumer.Deps{Reader: eng, SendBack: sb, Coordinator: reg}
 	return startRealEnv(t, eng, reg, Options{
 		Dir: dir, Groups: reg, InstanceID: "gw1",

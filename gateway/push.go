@@ -35,7 +35,7 @@ func (e *Embedded) reconcilePush(name string, g core.Group) {
 	case prt == nil:
 		e.startPush(name, g.GroupConfig)
 	case reflect.DeepEqual(prt.cfg, g.GroupConfig):
-	case prt.cfg.MessageModel != g.MessageModel || batchSize(prt.cfg) != batchSize(g.GroupConfig):
+	case prt.cfg.MessageModel != g.MessageModel || prt.cfg.Incarnation != g.Incarnation || batchSize(prt.cfg) != batchSize(g.GroupConfig):
 		// The consumer picks its offset owner (group or consumerId) from
 		// the model, and its delivery size from push.batchSize, when it is
 		// built: a new client, the same pusher.
@@ -126,11 +126,18 @@ func (e *Embedded) newPushClient(cfg core.GroupConfig, p *webhook.Pusher) (PushC
 func (e *Embedded) stopPush(name string) {
 	e.mu.Lock()
 	prt := e.pushes[name]
-	delete(e.pushes, name)
 	e.mu.Unlock()
-	if prt != nil {
-		e.stopPushRT(name, prt)
+	if prt == nil {
+		return
 	}
+	// Listed until its client has persisted its positions: a receive
+	// meanwhile must not start a pull client that reads them stale.
+	e.stopPushRT(name, prt)
+	e.mu.Lock()
+	if e.pushes[name] == prt {
+		delete(e.pushes, name)
+	}
+	e.mu.Unlock()
 }
 
 // stopPushRT shuts the client down first, then closes the pusher.

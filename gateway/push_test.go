@@ -78,11 +78,11 @@ func newPushEnv(t *testing.T, reg prometheus.Registerer) *realEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := groups.Open(eng.DB())
+	gr, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng})
 	if err != nil {
 		t.Fatal(err)
 	}
-	deps := consumer.Deps{Reader: eng, SendBack: eng, Coordinator: gr}
+	deps := consumer.Deps{Reader: eng, SendBack: SettlingSendBack{Engine: eng, Registry: gr}, Coordinator: gr}
 	return startRealEnv(t, eng, gr, Options{
 		Dir: dir, Groups: gr, InstanceID: "gw1",
 		NewClient: ConsumerFactory(deps, func(o *consumer.Options) {

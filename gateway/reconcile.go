@@ -97,9 +97,10 @@ func (e *Embedded) reconcilePull(name string, g core.Group, getErr error) {
 	case !reflect.DeepEqual(rt.cfg, g.GroupConfig):
 		old := rt.cfg
 		rt.cfg = g.GroupConfig
-		if old.MessageModel != rt.cfg.MessageModel || old.ConsumeMode != rt.cfg.ConsumeMode {
-			// What the inboxes hold was dispatched under the old mode:
-			// start over with fresh clients (offsets are kept).
+		if old.MessageModel != rt.cfg.MessageModel || old.ConsumeMode != rt.cfg.ConsumeMode || old.Incarnation != rt.cfg.Incarnation {
+			// What the inboxes hold was dispatched under the old mode, or
+			// for a deleted namesake of the group: start over with fresh
+			// clients (offsets are kept; a new incarnation has its own).
 			stopping = rt.detachAll()
 			if rt.cfg.MessageModel != core.Broadcasting {
 				if _, err := e.clientLocked(rt, ""); err != nil {
@@ -145,7 +146,7 @@ func (e *Embedded) groupLocked(name string) (*groupRT, error) {
 	if err != nil {
 		return nil, err
 	}
-	if g.Push != nil {
+	if g.Push != nil || e.pushes[name] != nil {
 		return nil, core.Errorf(core.EConflict, "group %q is a push (webhook) group: it cannot be received from", name)
 	}
 	rt := &groupRT{cfg: g.GroupConfig, clients: map[string]*clientRT{}}

@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/api"
-	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
@@ -99,7 +99,12 @@ func (m *Main) Run() error {
 	}
 	m.engine = eng
 
-	reg, err := groups.OpenWith(eng.DB(), groups.Options{Logger: m.component("groups")})
+	reg, err := groups.OpenWith(eng.DB(), groups.Options{
+		Logger:  m.component("groups"),
+		Offsets: eng,
+		// Consumer positions join the store's group commit.
+		Commit: func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) },
+	})
 	if err != nil {
 		return fmt.Errorf("open consumer groups: %w", err)
 	}
@@ -114,7 +119,7 @@ func (m *Main) Run() error {
 	gw, err := gateway.New(gateway.Options{
 		Dir:    m.Config.Data,
 		Groups: reg,
-		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: sendBacker(eng), Coordinator: reg}, func(o *consumer.Options) {
+		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg}, Coordinator: reg}, func(o *consumer.Options) {
 			// One budget for every client of the process: memory stays
 			// bounded however many groups and backlogged queues there are.
 			o.CacheBudget = budget
@@ -279,22 +284,6 @@ func (m *Main) Close() error {
 // component is the logger of one part of the server.
 func (m *Main) component(name string) zerolog.Logger {
 	return m.Logger.With().Str("component", name).Logger()
-}
-
-// sendBacker is the engine's sendMessageBack (SPEC §6) when this build's
-// engine has it; otherwise failed messages are consumed again locally
-// (the push consumer's fallback when a send back fails).
-func sendBacker(eng *engine.Engine) consumer.SendBacker {
-	if sb, ok := any(eng).(consumer.SendBacker); ok {
-		return sb
-	}
-	return noSendBack{}
-}
-
-type noSendBack struct{}
-
-func (noSendBack) SendMessageBack(context.Context, string, *core.Message, int, int) error {
-	return errors.New("send back is not available in this build")
 }
 
 // storeCollectors expose the store's group commit (RocketMQ

@@ -79,7 +79,7 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 			done = append(done, m)
 			continue
 		}
-		if err := c.sendBack(m, st.delay[i], cfg.MaxReconsumeTimes); err != nil {
+		if err := c.sendBack(pr, m, st.delay[i], cfg.MaxReconsumeTimes); err != nil {
 			cp := *m
 			cp.ReconsumeTimes++
 			pr.pq.ReplaceMessage(&cp)
@@ -92,7 +92,7 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 		c.sched.after(c.opts.SendBackFailedDelay, func() { c.submitConsumeRequest(pr, backFailed) })
 	}
 	if off := pr.pq.RemoveMessage(done); off >= 0 && !pr.pq.Dropped() {
-		c.offsets.update(pr.mq, off, true)
+		c.offsets.finished(pr.mq, off)
 	}
 }
 

@@ -118,7 +118,7 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 			if cfg.MessageModel == core.Broadcasting {
 				c.stats.broadcastDropped.Add(1)
 				skip = true
-			} else if err := c.sendBack(m, -1, cfg.MaxReconsumeTimes); err == nil {
+			} else if err := c.sendBack(pr, m, -1, cfg.MaxReconsumeTimes); err == nil {
 				c.stats.deadLettered.Add(1)
 				skip = true
 			}
@@ -146,6 +146,7 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 	pr.mu.Unlock()
 	if commit >= 0 && !noCommit && (draining || !pr.pq.Dropped()) {
 		c.offsets.update(pr.mq, commit, false)
+		c.progress.moved() // pulls held at a growth fence re-check (fence.go)
 	}
 	if draining {
 		// Dropped while this batch was out: persist, then unlock so the

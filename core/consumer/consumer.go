@@ -79,10 +79,15 @@ type PushConsumer struct {
 	cancel      context.CancelFunc
 	kick        chan struct{} // rebalance now
 	persistKick chan struct{} // offsets became dirty
+	persistDone chan struct{} // cap 1: the write in flight finished
+	persisting  sync.WaitGroup
 	stop        chan struct{}
 	done        chan struct{} // service loop exited
 	watchCancel func()
+	topicCancel func() // the engine's topic watch
 	pulls       sync.WaitGroup
+
+	progress offsetProgress // wakes ORDERLY pulls held at a growth fence (fence.go)
 }
 
 // New creates a client; deps are the engine-side services it uses.
@@ -111,6 +116,7 @@ func New(opts Options, deps Deps) (*PushConsumer, error) {
 		inflight:    map[*deliveryState]struct{}{},
 		kick:        make(chan struct{}, 1),
 		persistKick: make(chan struct{}, 1),
+		persistDone: make(chan struct{}, 1),
 		stop:        make(chan struct{}),
 		done:        make(chan struct{}),
 	}
@@ -152,9 +158,19 @@ func (c *PushConsumer) Start() error {
 	c.sched = newScheduler()
 	watch, cancel := c.deps.Coordinator.Watch()
 	c.watchCancel = cancel
+	topics, topicCancel := c.deps.Reader.WatchTopics()
+	c.topicCancel = topicCancel
 	c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
+	// Decide (once, persisted at once) where this consumer starts in every
+	// queue that exists now; queues that appear later start at their first
+	// offset. A BROADCASTING consumerId appears here; a CLUSTERING group's
+	// start was decided when it subscribed, this only covers groups
+	// written by an older version.
+	if err := c.deps.Coordinator.DecideStarts(c.group, c.consumerID); err != nil && core.ErrorCode(err) != core.ENotFound {
+		c.log.Warn().Err(err).Msg("decide start positions")
+	}
 	c.doRebalance()
-	go c.serviceLoop(watch)
+	go c.serviceLoop(watch, topics)
 	return nil
 }
 
@@ -216,7 +232,9 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 
 	close(c.stop)
 	<-c.done
+	c.persisting.Wait() // the last periodic write lands before the final one
 	c.watchCancel()
+	c.topicCancel()
 	c.sched.close()
 	waited := make(chan struct{})
 	go func() { c.pulls.Wait(); close(waited) }()
@@ -230,16 +248,16 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 
 	// persistAll, then unlock (RocketMQ shutdown: persistConsumerOffset,
 	// unregisterClient, and unlockAll for orderly).
-	final := map[core.MessageQueue]int64{}
+	final := map[core.MessageQueue]core.Progress{}
 	for _, pr := range prs {
 		pr.mu.Lock()
 		noCommit := pr.noCommit
 		pr.mu.Unlock()
-		if off, ok := c.offsets.take(pr.mq); ok && !noCommit && persist {
-			final[pr.mq] = off
+		if p, ok := c.offsets.take(pr.mq); ok && !noCommit && persist {
+			final[pr.mq] = p
 		}
 	}
-	if perr := c.deps.Coordinator.CommitOffsets(c.group, c.consumerID, final); perr != nil {
+	if perr := c.commitProgress(final); perr != nil {
 		c.log.Error().Err(perr).Msg("persist offsets at shutdown")
 		err = errors.Join(err, perr)
 	}
@@ -319,21 +337,36 @@ func (c *PushConsumer) Stats() Stats {
 
 // serviceLoop owns the client's periodic work (RocketMQ RebalanceService,
 // the heartbeat and persistAllConsumerOffset scheduled tasks, and
-// ConsumeMessageOrderlyService's lockMQPeriodically), each on one timer.
-// The persist timer is armed only when offsets changed, so an idle client
-// wakes only for its heartbeat and periodic rebalance.
-func (c *PushConsumer) serviceLoop(watch <-chan string) {
+// ConsumeMessageOrderlyService's lockMQPeriodically), each on one timer,
+// and rebalances at once when the group (watch) or a topic it subscribes
+// to (topics: created, grown, deleted) changes.
+// Positions are written as soon as they change (after PersistInterval if
+// set), one write in flight at a time: the write joins the store's next
+// group commit, and what changes meanwhile goes with the following one.
+// So an idle client wakes only for its heartbeat and periodic rebalance,
+// and after a crash at most about one group commit of acknowledgements is
+// delivered again.
+func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 	defer close(c.done)
 	rebalance := time.NewTimer(c.opts.RebalanceInterval)
 	heartbeat := time.NewTimer(c.opts.HeartbeatInterval)
 	lock := time.NewTimer(c.opts.LockRenewInterval)
 	persist := time.NewTimer(time.Hour)
 	persist.Stop()
-	persistArmed := false
+	persistArmed, inFlight := false, false
 	defer rebalance.Stop()
 	defer heartbeat.Stop()
 	defer lock.Stop()
 	defer persist.Stop()
+	startPersist := func() {
+		inFlight = true
+		c.persisting.Add(1)
+		go func() {
+			defer c.persisting.Done()
+			c.persistAll()
+			c.persistDone <- struct{}{} // cap 1, one write in flight
+		}()
+	}
 	for {
 		select {
 		case <-c.stop:
@@ -344,6 +377,14 @@ func (c *PushConsumer) serviceLoop(watch <-chan string) {
 				continue
 			}
 			if name == c.group {
+				c.doRebalance()
+			}
+		case name, ok := <-topics:
+			if !ok {
+				topics = nil
+				continue
+			}
+			if c.subscribesTo(name) {
 				c.doRebalance()
 			}
 		case <-c.kick:
@@ -358,40 +399,79 @@ func (c *PushConsumer) serviceLoop(watch <-chan string) {
 			c.lockAll()
 			lock.Reset(c.opts.LockRenewInterval)
 		case <-c.persistKick:
-			if !persistArmed {
+			switch {
+			case inFlight, persistArmed:
+				// Picked up when the write in flight (or the timer) ends.
+			case c.opts.PersistInterval > 0:
 				persistArmed = true
 				persist.Reset(c.opts.PersistInterval)
+			default:
+				startPersist()
 			}
 		case <-persist.C:
 			persistArmed = false
-			c.persistAll()
+			if !inFlight {
+				startPersist()
+			}
+		case <-c.persistDone:
+			inFlight = false
+			if c.offsets.dirtyCount() > 0 && !persistArmed {
+				if c.opts.PersistInterval > 0 {
+					persistArmed = true
+					persist.Reset(c.opts.PersistInterval)
+				} else {
+					startPersist()
+				}
+			}
 		}
 	}
 }
 
-// persistAll writes the changed offsets (RocketMQ persistAll).
+// persistAll writes the changed positions (RocketMQ persistAll).
 func (c *PushConsumer) persistAll() {
 	dirty := c.offsets.takeDirty()
 	if len(dirty) == 0 {
 		return
 	}
-	c.mu.Lock()
-	cid := c.consumerID
-	c.mu.Unlock()
-	if err := c.deps.Coordinator.CommitOffsets(c.group, cid, dirty); err != nil {
+	if err := c.commitProgress(dirty); err != nil {
 		c.log.Error().Err(err).Msg("persist offsets")
 		c.offsets.markDirty(dirty)
 		signal(c.persistKick)
 	}
 }
 
-func (c *PushConsumer) sendBack(m *core.Message, delayLevel, maxReconsumeTimes int) error {
+// commitProgress writes positions for this client's group incarnation and
+// consumer.
+func (c *PushConsumer) commitProgress(ps map[core.MessageQueue]core.Progress) error {
+	c.mu.Lock()
+	cid, inc := c.consumerID, c.cfg.Incarnation
+	c.mu.Unlock()
+	return c.commitProgressAs(cid, inc, ps)
+}
+
+// commitProgressAs is commitProgress for callers holding c.mu.
+func (c *PushConsumer) commitProgressAs(cid string, inc uint64, ps map[core.MessageQueue]core.Progress) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.deps.Coordinator.CommitProgress(ctx, c.group, inc, cid, ps)
+}
+
+// sendBack stores m for a retry (or in the DLQ) and, in the same
+// transaction, records it as finished in pr's position.
+func (c *PushConsumer) sendBack(pr *pullRequest, m *core.Message, delayLevel, maxReconsumeTimes int) error {
 	if c.deps.SendBack == nil {
 		return errors.New("consumer: no SendBacker")
 	}
+	c.mu.Lock()
+	settle := Settle{Incarnation: c.cfg.Incarnation, ConsumerID: c.consumerID, Queue: pr.mq, Offset: m.QueueOffset,
+		Epoch: pr.epoch, TopicUID: pr.uid.Load()}
+	c.mu.Unlock()
 	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
 	defer cancel()
-	err := c.deps.SendBack.SendMessageBack(ctx, c.group, m, delayLevel, maxReconsumeTimes)
+	err := c.deps.SendBack.SendMessageBack(ctx, c.group, m, delayLevel, maxReconsumeTimes, settle)
 	if err != nil {
 		c.stats.sendBackFailed.Add(1)
 		c.log.Warn().Err(err).Str("msgId", m.ID).Msg("sendMessageBack failed")

@@ -22,26 +22,56 @@ type MessageReader interface {
 	Topic(name string) (core.Topic, error)
 	// SearchOffset returns the first offset of mq stored at or after t.
 	SearchOffset(mq core.MessageQueue, t time.Time) (int64, error)
+	// WatchTopics returns a channel that receives a topic's name after it
+	// is created, grows or is deleted, so the client rebalances at once;
+	// cancel ends the watch.
+	WatchTopics() (ch <-chan string, cancel func())
 }
 
 // SendBacker stores a failed message for a later retry or in the
 // dead-letter queue (RocketMQ sendMessageBack / asyncConsumerSendMsgBack,
 // SPEC §6). delayLevel 0 lets the engine choose (3 + reconsumeTimes), -1
-// forces the DLQ.
+// forces the DLQ. settle names the consume position the message belongs
+// to: the implementation records it as finished there in the same
+// transaction as the copy, so a crash never leaves a copy beside an
+// unfinished original (a second retry or DLQ entry).
 type SendBacker interface {
-	SendMessageBack(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int) error
+	SendMessageBack(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int, settle Settle) error
+}
+
+// Settle is the position a send-back finishes: the group incarnation, the
+// consumer ("" for CLUSTERING), the queue and offset the message was
+// pulled from (a retry message shows its original topic, so msg does not
+// say), and the queue's reset epoch and topic incarnation as the client
+// read them.
+type Settle struct {
+	Incarnation uint64
+	ConsumerID  string
+	Queue       core.MessageQueue // the queue the message was pulled from
+	Offset      int64             // its offset there
+	Epoch       uint64
+	TopicUID    uint64
 }
 
 // Coordinator is the broker side of a group that a client talks to
-// (*groups.Registry satisfies it): client registry, offsets, resets and
+// (*groups.Registry satisfies it): client registry, positions, resets and
 // orderly queue locks.
 type Coordinator interface {
 	Heartbeat(group, clientID string, now time.Time)
 	Unregister(group, clientID string)
 	Clients(group string) []string
 	Watch() (ch <-chan string, cancel func())
+	// CommittedProgress is the stored position of (group, consumer, mq).
+	CommittedProgress(group, consumerID string, mq core.MessageQueue) (p core.Progress, ok bool, err error)
+	// CommittedOffset is CommittedProgress's Offset.
 	CommittedOffset(group, consumerID string, mq core.MessageQueue) (offset int64, ok bool, err error)
-	CommitOffsets(group, consumerID string, offsets map[core.MessageQueue]int64) error
+	// CommitProgress merges positions of one group incarnation (dropping
+	// what a reset or a deletion made stale).
+	CommitProgress(ctx context.Context, group string, incarnation uint64, consumerID string, ps map[core.MessageQueue]core.Progress) error
+	// DecideStarts persists the start positions of a consumer that
+	// appears (idempotent); StartsDecided reports whether topic's were.
+	DecideStarts(group, consumerID string) error
+	StartsDecided(group string, incarnation uint64, consumerID, topic string) (bool, error)
 	TakeResets(group, consumerID string, owned []core.MessageQueue) map[core.MessageQueue]int64
 	LockQueue(group, clientID string, mq core.MessageQueue, now time.Time) bool
 	UnlockQueue(group, clientID string, mq core.MessageQueue)

@@ -5,19 +5,41 @@
 //
 // It owns, per client:
 //   - RebalanceImpl (rebalance.go): on start, every RebalanceInterval and
-//     at once when the group's clients, config or offsets change, allocate
+//     at once when the group's clients, config or offsets change
+//     (Coordinator.Watch) or a topic it subscribes to is created, grows or
+//     is deleted (MessageReader.WatchTopics; topicchange.go), allocate
 //     the sorted queues among the sorted live clients (AllocateStrategy,
 //     pure functions), drop queues no longer owned (mark dropped, persist
 //     the offset, unlock) and create newly owned ones (start from the
-//     committed offset, else consumeFrom);
+//     committed offset, else consumeFrom). Each queue records its topic's
+//     incarnation (Topic.UID): a queue whose topic was deleted, or deleted
+//     and created again, is dropped without persisting its offset (it
+//     counts positions in messages that are gone), and a pull that reads
+//     another incarnation discards the read and asks for a rebalance;
+//   - growth fences (fence.go), ORDERLY only: when a topic grew, a queue's
+//     pull reads no message of a later layout (core.TopicLayout) until the
+//     group consumed every old queue up to that growth's fence, so a
+//     sharding key moved to another queue keeps its order. It waits on
+//     offsetProgress (closed whenever an orderly result, a pull's offset
+//     correction or a rebalance moves an offset), never by polling, except
+//     every PersistInterval while the missing progress is another
+//     client's. CONCURRENTLY groups ignore fences;
 //   - PullMessageService (pull.go): one pull goroutine per owned queue,
 //     long polling on the engine's Arrival channel, flow control by the
 //     ProcessQueue thresholds, OFFSET_ILLEGAL correction;
 //   - ProcessQueue (processqueue.go) with RocketMQ's removeMessage rule and
 //     the orderly takeMessages / commit / makeMessageToConsumeAgain;
-//   - the offset store (offsetstore.go): in memory, forward-only updates,
-//     persisted PersistInterval after the first change and on shutdown
-//     (BROADCASTING: per consumer);
+//   - the offset store (offsetstore.go): per owned queue a core.Progress —
+//     the offset below which everything is finished plus the finished
+//     offsets above it (read off the ProcessQueue when written, so an ack
+//     costs nothing extra) — written as soon as it changes, one write in
+//     flight, through the store's group commit (Coordinator.CommitProgress),
+//     and on shutdown; a queue taken on skips the finished offsets its
+//     stored position lists (BROADCASTING: per consumer);
+//   - start positions: decided once when the consumer subscribes
+//     (Coordinator.DecideStarts, persisted at once); a queue without a
+//     stored position appeared later and starts at its first offset
+//     (computePullFromWhere);
 //   - ConsumeMessageConcurrentlyService (consume_concurrently.go) and
 //     ConsumeMessageOrderlyService (consume_orderly.go), which hand
 //     Deliveries to the Listener and process the answers
@@ -49,7 +71,7 @@
 // while the client is idle except the heartbeat and periodic rebalance.
 //
 // Lock order: PushConsumer.mu → pullRequest.mu → ProcessQueue.mu and
-// offsetStore.mu (leaves). The Coordinator may be called with
+// offsetStore.mu and offsetProgress.mu (leaves). The Coordinator may be called with
 // PushConsumer.mu held (it never calls back). The Listener is never called
 // with any lock held, and never from inside a Delivery's Ack or Nack: an
 // answer that lets a queue continue goes through the scheduler.

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
@@ -37,7 +39,12 @@ func (e *env) open() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	reg, err := groups.OpenWith(eng.DB(), e.regOpts)
+	opts := e.regOpts
+	// As cmd/mqgate wires it: starts decided at subscription, positions
+	// through the group commit.
+	opts.Offsets = eng
+	opts.Commit = func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) }
+	reg, err := groups.OpenWith(eng.DB(), opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -138,6 +145,19 @@ func checkFor(t *testing.T, total, sleep time.Duration, fn func() error) {
 	t.Fatalf("condition not met after %v: %v", total, err)
 }
 
+// engineSendBack is the engine's sendMessageBack with the registry's
+// settle hook, as the gateway wires it (gateway.SettlingSendBack; the
+// gateway imports this package, so the tests cannot).
+type engineSendBack struct {
+	eng *engine.Engine
+	reg *groups.Registry
+}
+
+func (s engineSendBack) SendMessageBack(ctx context.Context, group string, m *core.Message, level, max int, st Settle) error {
+	hook := s.reg.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)
+	return s.eng.SendMessageBackSettled(ctx, group, m, level, max, hook)
+}
+
 // recordingSendBack records send-backs; fail makes them fail.
 type recordingSendBack struct {
 	mu    sync.Mutex
@@ -150,7 +170,7 @@ type sendBackCall struct {
 	delayLevel int
 }
 
-func (r *recordingSendBack) SendMessageBack(_ context.Context, _ string, m *core.Message, delayLevel, _ int) error {
+func (r *recordingSendBack) SendMessageBack(_ context.Context, _ string, m *core.Message, delayLevel, _ int, _ Settle) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail {

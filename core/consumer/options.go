@@ -11,7 +11,6 @@ import (
 // Defaults of Options (RocketMQ DefaultMQPushConsumer unless noted).
 const (
 	DefaultRebalanceInterval          = 20 * time.Second
-	DefaultPersistInterval            = time.Second // RocketMQ persistConsumerOffsetInterval is 5 s
 	DefaultPullBatchSize              = 32
 	DefaultConsumeMessageBatchMaxSize = 1
 	DefaultSuspendTime                = time.Second // suspendCurrentQueueTimeMillis
@@ -38,9 +37,11 @@ type Options struct {
 	// RebalanceInterval: periodic rebalance, besides the immediate one when
 	// the group's clients or config change. Default 20 s.
 	RebalanceInterval time.Duration
-	// PersistInterval: how often changed offsets are written. After a crash
-	// at most this window of finished messages is delivered again.
-	// Default 1 s.
+	// PersistInterval: how long changed positions wait before they are
+	// written. Default 0: at once, one write in flight at a time, each
+	// joining the store's next group commit (RocketMQ writes every 5 s).
+	// After a crash at most the finished messages of this window (plus
+	// the write in flight) are delivered again.
 	PersistInterval time.Duration
 	// PullBatchSize: messages per pull. Default 32.
 	PullBatchSize int
@@ -97,7 +98,7 @@ func (o *Options) setDefaults() {
 		}
 	}
 	def(&o.RebalanceInterval, DefaultRebalanceInterval)
-	def(&o.PersistInterval, DefaultPersistInterval)
+	o.PersistInterval = max(o.PersistInterval, 0)
 	def(&o.SuspendTime, DefaultSuspendTime)
 	if o.ConsumeTimeout == 0 {
 		o.ConsumeTimeout = DefaultConsumeTimeout // negative: the listener owns timing

@@ -24,6 +24,7 @@ type ProcessQueue struct {
 	count          int
 	bytes          int64
 	queueOffsetMax int64
+	pulled         bool          // queueOffsetMax is set
 	space          chan struct{} // closed when messages leave; replaced then
 	budget         *CacheBudget  // nil: none, or detached once dropped
 
@@ -49,8 +50,9 @@ func (pq *ProcessQueue) PutMessage(msgs []*core.Message) int {
 			pq.count++
 			pq.bytes += int64(m.Size())
 			pq.budgetAddLocked(int64(m.Size()))
-			if m.QueueOffset > pq.queueOffsetMax {
+			if !pq.pulled || m.QueueOffset > pq.queueOffsetMax {
 				pq.queueOffsetMax = m.QueueOffset
+				pq.pulled = true
 			}
 		}
 	}
@@ -113,6 +115,44 @@ func (pq *ProcessQueue) RemoveMessage(msgs []*core.Message) int64 {
 		pq.signalSpaceLocked()
 	}
 	return result
+}
+
+// finishedAbove returns the finished offsets at or above from, up to the
+// highest offset ever cached: those no longer cached in either map (they
+// were acknowledged, sent back or skipped). The consume services remove a
+// message only once it is finished, so this is exact; it is what lets a
+// restart skip messages acknowledged above the committed offset.
+func (pq *ProcessQueue) finishedAbove(from int64) []core.OffsetRange {
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if !pq.pulled || pq.queueOffsetMax < from {
+		return nil
+	}
+	var out []core.OffsetRange
+	next := from
+	gap := func(o int64) {
+		if o < next {
+			return
+		}
+		if o > next {
+			out = append(out, core.OffsetRange{From: next, To: o})
+		}
+		next = o + 1
+	}
+	i, j := 0, 0
+	for i < len(pq.msgs) || j < len(pq.consuming) {
+		if j >= len(pq.consuming) || (i < len(pq.msgs) && pq.msgs[i].QueueOffset < pq.consuming[j].QueueOffset) {
+			gap(pq.msgs[i].QueueOffset)
+			i++
+		} else {
+			gap(pq.consuming[j].QueueOffset)
+			j++
+		}
+	}
+	if next <= pq.queueOffsetMax {
+		out = append(out, core.OffsetRange{From: next, To: pq.queueOffsetMax + 1})
+	}
+	return out
 }
 
 // TakeMessages moves up to n of the first cached messages to the consuming

@@ -13,7 +13,9 @@ import (
 // flow control it waits until consumption frees space in the
 // ProcessQueue (RocketMQ re-checks every 50 ms; waiting for removeMessage
 // is the same condition with no wake-ups); after an error it waits
-// PullDelayOnError. It exits when the queue is dropped.
+// PullDelayOnError. An ORDERLY queue also waits at a growth fence until
+// the group consumed the old layout (fence.go). It exits when the queue is
+// dropped.
 func (c *PushConsumer) pullLoop(pr *pullRequest) {
 	defer c.pulls.Done()
 	timer := time.NewTimer(time.Hour)
@@ -63,6 +65,21 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			continue
 		}
 
+		// ORDERLY: hold at a growth fence until the old layout is consumed
+		// (fence.go); CONCURRENTLY reads past fences.
+		bound := int64(noFence)
+		if pr.orderly {
+			b, open, wake, recheck := c.fenceGate(pr)
+			pr.heldAtFence.Store(!open)
+			if !open {
+				if !wait(wake, recheck) {
+					return
+				}
+				continue
+			}
+			bound = b
+		}
+
 		res, err := c.deps.Reader.GetMessages(pr.mq, pr.nextOffset, c.opts.PullBatchSize, pr.filter)
 		if pr.stale.Load() {
 			// Read with a filter the group no longer has: drop the result
@@ -94,17 +111,46 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			}
 			continue
 		}
+		if !sameIncarnation(pr, res.TopicUID) {
+			// The topic was deleted and created again: this queue's offsets
+			// are the old topic's. Rebalance drops it (topicchange.go).
+			signal(c.kick)
+			if !wait(nil, c.opts.PullDelayOnError) {
+				return
+			}
+			continue
+		}
+		if pr.orderly {
+			if res.Layouts != len(pr.layouts) {
+				// The topic grew since pr learnt its layouts: classify
+				// nothing of this read, re-read them and gate again.
+				if !c.refreshLayouts(pr) && !wait(nil, c.opts.PullDelayOnError) {
+					return
+				}
+				continue
+			}
+			fitFence(&res, bound)
+		}
 		switch res.Status {
 		case core.Found:
 			pr.nextOffset = res.NextOffset
-			pq.PutMessage(res.Messages)
+			// Messages finished before a restart above the committed
+			// offset (acknowledged, sent back) are not consumed again.
+			msgs := c.offsets.skipFinished(pr.mq, res.Messages)
+			if len(msgs) == 0 {
+				if pq.Empty() {
+					c.offsets.update(pr.mq, res.NextOffset, true)
+				}
+				continue
+			}
+			pq.PutMessage(msgs)
 			if pq.Dropped() {
 				return
 			}
 			if pr.orderly {
 				c.tryConsumeOrderly(pr)
 			} else {
-				c.submitConsumeRequest(pr, res.Messages)
+				c.submitConsumeRequest(pr, msgs)
 			}
 		case core.NoNewMsg, core.NoMatchedMsg:
 			pr.nextOffset = res.NextOffset
@@ -112,6 +158,7 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			// nextOffset is consumed (or filtered out).
 			if pq.Empty() {
 				c.offsets.update(pr.mq, res.NextOffset, true)
+				c.progress.moved()
 			}
 			if res.Status == core.NoNewMsg {
 				if !wait(c.deps.Reader.Arrival(pr.mq, pr.nextOffset), c.opts.LongPollingHold) {
@@ -127,6 +174,7 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			pr.nextOffset = res.NextOffset
 			if pq.Empty() {
 				c.offsets.update(pr.mq, res.NextOffset, false)
+				c.progress.moved()
 			}
 		}
 	}

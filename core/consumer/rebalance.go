@@ -24,8 +24,18 @@ type pullRequest struct {
 	// new one wants (NO_MATCHED_MSG), so it is discarded until rebalance
 	// replaces this request.
 	stale atomic.Bool
+	// uid is the topic incarnation the queue was created for (0: a
+	// %RETRY% topic not created yet; its first read adopts the uid). A
+	// read or rebalance that finds another one drops the queue without
+	// committing: its offsets belong to the deleted topic (topicchange.go).
+	uid atomic.Uint64
+	// heldAtFence: the pull waits at a growth fence (fence.go).
+	heldAtFence atomic.Bool
+	// epoch is the offset-reset generation of the queue's position.
+	epoch uint64
 
-	nextOffset int64 // pull goroutine only
+	nextOffset int64              // pull goroutine only
+	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
 	mu          sync.Mutex     // orderly consume state; after PushConsumer.mu
 	consuming   bool           // a batch is out or suspended: nothing else goes out
@@ -61,27 +71,29 @@ func (c *PushConsumer) subscriptions(cfg core.GroupConfig) []subscription {
 	return subs
 }
 
-// topicQueues returns the sorted queues of a topic; ok is false when the
+// topicQueues returns the sorted queues of a topic and the topic (its
+// UID and Layouts; zero when it does not exist); ok is false when the
 // topic could not be read (keep what is owned rather than drop it on a
 // transient error).
-func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, ok bool) {
+func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, t core.Topic, ok bool) {
 	n := 0
 	t, err := c.deps.Reader.Topic(s.topic)
 	switch {
 	case err == nil:
 		n = t.Queues
 	case core.ErrorCode(err) == core.ENotFound:
+		t = core.Topic{}
 		if s.retry {
 			n = 1 // retryQueueNums: created by the first send-back
 		}
 	default:
 		c.log.Warn().Err(err).Str("topic", s.topic).Msg("rebalance: read topic")
-		return nil, false
+		return nil, core.Topic{}, false
 	}
 	for i := 0; i < n; i++ {
 		qs = append(qs, core.MessageQueue{Topic: s.topic, QueueID: i})
 	}
-	return qs, true
+	return qs, t, true
 }
 
 // doRebalance is RocketMQ RebalanceImpl.doRebalance: for each subscribed
@@ -95,6 +107,7 @@ func (c *PushConsumer) doRebalance() {
 	if c.state != stateRunning {
 		return
 	}
+	defer c.progress.moved() // offsets started, reset or dropped: re-check fences
 	cfg := c.cfg
 	orderly := cfg.ConsumeMode == core.Orderly
 
@@ -112,13 +125,15 @@ func (c *PushConsumer) doRebalance() {
 		slices.Sort(clients)
 	}
 	want := map[core.MessageQueue]core.Filter{}
-	keep := map[string]bool{} // topics whose queues could not be read
+	keep := map[string]bool{}         // topics whose queues could not be read
+	topics := map[string]core.Topic{} // the others: incarnation and layouts
 	for _, s := range c.subscriptions(cfg) {
-		qs, ok := c.topicQueues(s)
+		qs, t, ok := c.topicQueues(s)
 		if !ok {
 			keep[s.topic] = true
 			continue
 		}
+		topics[s.topic] = t
 		mine := qs
 		if cfg.MessageModel != core.Broadcasting {
 			mine = c.opts.Allocate(c.opts.ClientID, qs, clients)
@@ -144,9 +159,12 @@ func (c *PushConsumer) doRebalance() {
 		_, reset := resets[mq]
 		switch {
 		case !ok && keep[mq.Topic]:
-		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly:
-			c.log.Info().Str("topic", mq.Topic).Int("queue", mq.QueueID).Bool("reset", reset).Msg("drop queue")
-			c.dropLocked(pr, reset)
+		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly, otherIncarnation(pr, topics):
+			// A queue of a deleted (or deleted and re-created) topic is
+			// dropped without committing: its offset is the old topic's.
+			gone := otherIncarnation(pr, topics)
+			c.log.Info().Str("topic", mq.Topic).Int("queue", mq.QueueID).Bool("reset", reset).Bool("topicGone", gone).Msg("drop queue")
+			c.dropLocked(pr, reset || gone)
 		}
 	}
 	for _, mq := range owned {
@@ -161,7 +179,8 @@ func (c *PushConsumer) doRebalance() {
 		if orderly && !lockFree && !c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, mq, now) {
 			continue // another client still holds it; its unlock notifies us
 		}
-		offset, err := c.computePullFromWhere(cfg, mq, resets)
+		pq := NewProcessQueue()
+		pos, err := c.computePullFromWhere(cfg, mq, topics[mq.Topic].UID, pq)
 		if err != nil {
 			c.log.Warn().Err(err).Str("topic", mq.Topic).Int("queue", mq.QueueID).Msg("compute pull offset")
 			if orderly && !lockFree {
@@ -169,55 +188,68 @@ func (c *PushConsumer) doRebalance() {
 			}
 			continue
 		}
-		pr := &pullRequest{mq: mq, pq: NewProcessQueue(), filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nextOffset: offset}
+		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nextOffset: pos.Offset,
+			layouts: topics[mq.Topic].Layouts, epoch: pos.Epoch}
+		pr.uid.Store(pos.TopicUID)
 		pr.pq.attachBudget(c.opts.CacheBudget)
 		if orderly {
 			pr.pq.setLocked(true, now)
 		}
 		c.table[mq] = pr
-		c.log.Debug().Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", offset).Msg("own queue")
+		c.log.Debug().Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", pos.Offset).Msg("own queue")
 		c.pulls.Add(1)
 		go c.pullLoop(pr)
 	}
 }
 
-// computePullFromWhere is the start offset of a newly owned queue: a taken
-// reset, else the committed offset, else consumeFrom (RocketMQ
-// computePullFromWhere; the retry topic always starts at its beginning).
-// A start not read from the store is recorded as dirty, so it is persisted
-// even before anything is consumed.
-func (c *PushConsumer) computePullFromWhere(cfg core.GroupConfig, mq core.MessageQueue, resets map[core.MessageQueue]int64) (int64, error) {
-	if off, ok := resets[mq]; ok {
-		c.offsets.set(mq, off)
-		return off, nil
-	}
-	off, ok, err := c.deps.Coordinator.CommittedOffset(c.group, c.consumerID, mq)
+// computePullFromWhere is where a newly owned queue starts (RocketMQ
+// computePullFromWhere): its stored position when there is one for the
+// topic's current incarnation (a taken reset is stored too), with the
+// finished ranges above its offset, which the pull then skips. Otherwise
+// the queue appeared after the consumer subscribed — the topic was created
+// later, grew, or was created again — and starts at its first offset; a
+// retry topic always does. consumeFrom applies only where no start was
+// ever decided for the topic (a group written before starts were decided
+// at subscription). A start not read from the store is dirty: it is
+// persisted with the next write.
+func (c *PushConsumer) computePullFromWhere(cfg core.GroupConfig, mq core.MessageQueue, uid uint64, pq *ProcessQueue) (core.Progress, error) {
+	p, ok, err := c.deps.Coordinator.CommittedProgress(c.group, c.consumerID, mq)
 	if err != nil {
-		return 0, err
+		return p, err
 	}
-	if ok {
-		c.offsets.set(mq, off)
-		return off, nil
+	if ok && (p.TopicUID == 0 || uid == 0 || p.TopicUID == uid) {
+		if p.TopicUID == 0 {
+			p.TopicUID = uid
+		}
+		c.offsets.start(mq, p, pq, false)
+		return p, nil
 	}
 	minOff, maxOff, err := c.deps.Reader.QueueOffsets(mq)
 	if err != nil {
 		if core.ErrorCode(err) != core.ENotFound {
-			return 0, err
+			return p, err
 		}
 		minOff, maxOff = 0, 0
 	}
+	decided := mq.Topic == core.RetryTopic(c.group)
+	if !decided {
+		if decided, err = c.deps.Coordinator.StartsDecided(c.group, cfg.Incarnation, c.consumerID, mq.Topic); err != nil {
+			return p, err
+		}
+	}
+	start := core.Progress{TopicUID: uid}
 	switch {
-	case mq.Topic == core.RetryTopic(c.group), cfg.ConsumeFrom == core.ConsumeFromFirstOffset:
-		off = minOff
+	case decided, cfg.ConsumeFrom == core.ConsumeFromFirstOffset:
+		start.Offset = minOff
 	case cfg.ConsumeFrom == core.ConsumeFromTimestamp:
-		if off, err = c.deps.Reader.SearchOffset(mq, cfg.ConsumeTimestamp); err != nil {
-			return 0, err
+		if start.Offset, err = c.deps.Reader.SearchOffset(mq, cfg.ConsumeTimestamp); err != nil {
+			return p, err
 		}
 	default:
-		off = maxOff
+		start.Offset = maxOff
 	}
-	c.offsets.update(mq, off, false)
-	return off, nil
+	c.offsets.start(mq, start, pq, true)
+	return start, nil
 }
 
 // dropLocked stops owning a queue (RocketMQ
@@ -245,9 +277,9 @@ func (c *PushConsumer) finishDropLocked(pr *pullRequest) {
 	pr.mu.Lock()
 	noCommit := pr.noCommit
 	pr.mu.Unlock()
-	off, ok := c.offsets.take(pr.mq)
+	p, ok := c.offsets.take(pr.mq)
 	if ok && !noCommit {
-		if err := c.deps.Coordinator.CommitOffsets(c.group, c.consumerID, map[core.MessageQueue]int64{pr.mq: off}); err != nil {
+		if err := c.commitProgressAs(c.consumerID, c.cfg.Incarnation, map[core.MessageQueue]core.Progress{pr.mq: p}); err != nil {
 			c.log.Error().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("persist offset of dropped queue")
 		}
 	}

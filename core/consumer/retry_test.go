@@ -42,7 +42,7 @@ func TestRetryAndDeadLetterThroughEngine(t *testing.T) {
 		}
 	})
 	o := Options{Group: cfg, ClientID: "c", Listener: l, PersistInterval: 10 * time.Millisecond}
-	c, err := New(o, Deps{Reader: e.eng, SendBack: e.eng, Coordinator: e.reg})
+	c, err := New(o, Deps{Reader: e.eng, SendBack: engineSendBack{e.eng, e.reg}, Coordinator: e.reg})
 	if err != nil {
 		t.Fatal(err)
 	}

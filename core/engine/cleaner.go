@@ -11,8 +11,8 @@ import (
 
 // cleanLoop is the retention cleaner (RocketMQ CleanCommitLogService +
 // CleanConsumeQueueService): one goroutine, one timer re-armed after each
-// pass. The first pass runs at start, which also finishes any topic
-// deletion a crash interrupted.
+// pass; the first pass runs at start. (Deleted topics are emptied by
+// trashLoop, trash.go.)
 func (e *Engine) cleanLoop() {
 	defer e.wg.Done()
 	t := time.NewTimer(0)
@@ -30,14 +30,11 @@ func (e *Engine) cleanLoop() {
 	}
 }
 
-// clean runs one pass: empty the trash, then trim every queue's head of
+// clean runs one pass: trim every queue's head of
 // messages older than its topic's retention, in small transactions so
 // publishers wait at most one chunk. The schedule topic is never trimmed:
 // its messages are not due yet.
 func (e *Engine) clean() error {
-	if err := e.emptyTrash(); err != nil {
-		return err
-	}
 	var topics []store.TopicRecord
 	if err := e.view(func(tx *bolt.Tx) (err error) {
 		topics, err = store.ListTopics(tx)

@@ -26,6 +26,10 @@ type putOp struct {
 	// autoCreate creates a missing system topic with that many queues;
 	// zero means 1 for %RETRY%/%DLQ% topics and none otherwise.
 	autoCreate int
+	// expectUID (optional) is the topic incarnation the message belongs to:
+	// the commit fails with ENotFound if the topic now has another one
+	// (store.Op.ExpectUID).
+	expectUID uint64
 }
 
 // commit appends ops atomically and durably in the next group commit;
@@ -46,7 +50,7 @@ func (e *Engine) commit(ctx context.Context, ops []putOp, hook store.Hook) error
 			auto = 1
 		}
 		sops[i] = store.Op{Topic: op.topic, QueueID: op.queueID, Record: store.EncodeMessage(op.msg),
-			ID: op.msg.ID, Keys: op.msg.Keys, TagsCode: tc, AutoCreate: auto}
+			ID: op.msg.ID, Keys: op.msg.Keys, TagsCode: tc, AutoCreate: auto, ExpectUID: op.expectUID}
 	}
 	placed, err := e.st.Commit(ctx, sops, hook)
 	if err != nil {

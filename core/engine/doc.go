@@ -14,10 +14,36 @@
 //
 // It imports core and core/store; never HTTP, the gateway or the consumer.
 //
+// # Topic changes and growth
+//
+// WatchTopics (topicwatch.go) announces a topic's name after a create, a
+// change of its queue count or a delete has committed, to every watcher;
+// consumers rebalance on it instead of waiting for their periodic
+// rebalance. Each watcher coalesces pending names and feeds them from a
+// goroutine of its own (stopped by its cancel or Close), so announcing
+// never blocks the engine and a slow reader sees each changed name at
+// least once, never a backlog.
+//
+// Growing a topic from N to M queues moves sharding keys (FNV-1a mod the
+// count). store.PutTopic appends a layout to the topic record: N and each
+// old queue's max offset at that commit (the fence; core.TopicLayout,
+// exposed as Topic.Layouts, with GetResult.Layouts and TopicUID as the
+// snapshot a read was made in). The fence is exact because a publish holds
+// its topic's layout lock for reading from choosing its queues to its
+// commit, and the growth holds it for writing: every publish answered
+// before the growth is below the fence, every publish that chose with M
+// above it. ORDERLY consumers gate on the fences (core/consumer/fence.go).
+// A publish abandoned by its context (not answered 2xx) may still commit
+// after the growth, above the fence; no order is promised for it. The
+// schedule service's puts (delayed and timer messages, retries) do not
+// take the lock: they carry no per-key order.
+//
 // # Goroutines
 //
 // The engine owns: the store's group-commit writer, the retention cleaner
-// (one timer, re-armed after each pass), one task per delay level
+// (one timer, re-armed after each pass), the trash loop (trash.go: empties
+// deleted topics in the background; a pass at open, then woken by each
+// deletion, a retry timer only after a failure), one task per delay level
 // (DeliverDelayedMessageTimerTask) and one timer-index task. Each schedule
 // task sleeps on one timer armed for its earliest due message, or until a
 // put of an earlier one wakes it (dueLoop.armed/offer, schedule_wake.go); it
@@ -28,6 +54,42 @@
 // block on per-queue generation channels closed by the writer's commit
 // callback.
 //
+// # Incarnations (SPEC §8.9)
+//
+// A topic's incarnation is its store UID (core.Topic.UID); deleting a topic
+// moves the UID to the trash and a topic created again under the name gets
+// a larger one. Nothing of an old incarnation reaches a new one:
+//
+//   - Put writes with store.Op.ExpectUID = the UID it resolved, so a publish
+//     racing with the delete fails (ENotFound) instead of landing in a
+//     re-created topic.
+//   - Every message parked for later (schedule queue, timer index) carries
+//     REAL_TOPIC_UID; the move when due expects it, and a message whose
+//     topic is absent or has another UID is dropped and counted. The check
+//     runs in the move's transaction, so it is exact and O(1): it alone
+//     makes deletion correct. To bound disk, the trash loop also removes a
+//     deleted topic's timer entries eagerly (sched.timertopics indexes them
+//     by topic UID, so no scan of the time index). Delay-level messages
+//     are not removed at deletion: a level's schedule queue is append-only
+//     and shared (units cannot leave its middle), so they are passed over
+//     when due and trimmed with the delivered head, at most the longest
+//     level later.
+//   - A retry copy carries the UID of %RETRY%<group>, which
+//     SendMessageBackSettled creates (one queue) before the copy if absent.
+//     Deleting the group removes %RETRY%<group> (DeleteSystemTopic), so its
+//     pending retries are dropped when due; a new group of the name gets a
+//     new %RETRY% UID on its first send-back. The copy's transaction checks
+//     the UID it stamped, and a settle hook answering core.ErrGroupGone (the
+//     registry's check that the group incarnation still exists) makes the
+//     send-back write nothing and succeed: a late send-back of a deleted
+//     group's client creates no %DLQ% topic and parks no retry. (It may
+//     leave an empty %RETRY% topic, which a group of the name would reuse.)
+//   - Lookups by id and key show only messages of the current incarnation
+//     (a deleted topic's messages stay indexed until the trash is emptied).
+//
+// Retries and timers parked before REAL_TOPIC_UID existed have none and go
+// to whichever topic has the name when due.
+//
 // # Invariants
 //
 //   - Queue offsets are contiguous per queue and never reused; a put is
@@ -35,16 +97,18 @@
 //   - The arrival table's max offset of a queue is updated, and its waiters
 //     woken, after the commit and before the publisher is answered.
 //   - storedAt never decreases along a queue (SearchOffset relies on it).
-//   - Lock order: adminMu → topicsMu → arrivals.mu; none is held while
-//     waiting on the writer.
+//   - Lock order: adminMu → topicEntry.layout → topicsMu → arrivals.mu,
+//     topicWatchers.mu; only topicEntry.layout (read side, by Put) is held
+//     while waiting on the writer.
 //
 // # Caveats
 //
-// A %RETRY% or %DLQ% topic exists only once something was put to it; until
-// then Topic reports it with one queue and reads see an empty queue.
+// A %RETRY% or %DLQ% topic exists only once a send-back (or a put) created
+// it; until then Topic reports it with one queue (UID 0) and reads see an
+// empty queue.
 // Messages of the schedule topic are never removed by retention; each
 // level task trims its queue's delivered head instead. Timer messages are
 // not in the commit log (nor the id index) until they are due.
-// A retry pending for a group deleted meanwhile recreates its %RETRY%
-// topic when it comes due.
+// A retry pending for a group deleted meanwhile is dropped when it comes
+// due (unless parked before incarnations were recorded).
 package engine

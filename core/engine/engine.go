@@ -62,19 +62,23 @@ type Engine struct {
 	st   *store.Store
 
 	// adminMu serialises topic create/update/delete so the topic cache is
-	// updated in commit order. Lock order: adminMu → topicsMu → arrivals.mu.
+	// updated in commit order. Lock order: adminMu → topicEntry.layout →
+	// topicsMu → arrivals.mu.
 	adminMu  sync.Mutex
 	topicsMu sync.RWMutex
 	topics   map[string]*topicEntry // user topics, for Put's queue selection
 
 	arrivals arrivals
+	watchers topicWatchers // WatchTopics (topicwatch.go)
 
 	sched delayService // schedule service, timers, retry/DLQ counters (schedule.go)
+
+	trashWake signal // wakes trashLoop after a deletion (trash.go)
 
 	closing   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
-	wg        sync.WaitGroup // the cleaner and the schedule service's tasks
+	wg        sync.WaitGroup // the cleaner, the trash loop and the schedule service's tasks
 }
 
 // Open opens (creating if needed) the data directory. It fails fast if
@@ -89,6 +93,8 @@ func Open(opts Options) (*Engine, error) {
 		log:     opts.Logger,
 		topics:  map[string]*topicEntry{},
 		closing: make(chan struct{}),
+
+		trashWake: newSignal(),
 	}
 	e.arrivals.init()
 	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance})
@@ -104,8 +110,9 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
-	e.wg.Add(1)
+	e.wg.Add(2)
 	go e.cleanLoop()
+	go e.trashLoop()
 	return e, nil
 }
 
@@ -141,6 +148,7 @@ func (e *Engine) Close() error {
 		e.wg.Wait()
 		e.closeErr = e.st.Close()
 		e.arrivals.closeAll()
+		e.watchers.closeAll()
 	})
 	return e.closeErr
 }

@@ -57,6 +57,7 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 		if err != nil || !ok {
 			return err
 		}
+		res.TopicUID, res.Layouts = rec.UID, len(rec.Layouts)
 		res.MinOffset, res.MaxOffset, err = store.QueueRange(tx, rec.UID, mq.QueueID)
 		if err != nil {
 			return err

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"strconv"
+
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/core"
@@ -16,15 +18,22 @@ const maxByKey = 1000
 func (e *Engine) Message(topic, id string) (*core.Message, error) {
 	var m *core.Message
 	err := e.view(func(tx *bolt.Tx) (err error) {
-		if err := topicExists(tx, topic); err != nil {
+		rec, err := topicExists(tx, topic)
+		if err != nil {
 			return err
 		}
 		cl, ok := store.OffsetOfID(tx, id)
 		if !ok {
 			return nil
 		}
-		m, err = store.MessageAt(tx, cl)
-		return err
+		if m, err = store.MessageAt(tx, cl); err != nil || m == nil {
+			return err
+		}
+		if mine, err := ofIncarnation(tx, m, rec); err != nil || !mine {
+			m = nil
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -43,7 +52,8 @@ func (e *Engine) MessagesByKey(topic, key string, limit int) ([]*core.Message, e
 	}
 	var out []*core.Message
 	err := e.view(func(tx *bolt.Tx) error {
-		if err := topicExists(tx, topic); err != nil {
+		rec, err := topicExists(tx, topic)
+		if err != nil {
 			return err
 		}
 		for _, cl := range store.OffsetsOfKey(tx, topic, key, limit) {
@@ -51,7 +61,12 @@ func (e *Engine) MessagesByKey(topic, key string, limit int) ([]*core.Message, e
 			if err != nil {
 				return err
 			}
-			if m != nil {
+			if m == nil {
+				continue
+			}
+			if mine, err := ofIncarnation(tx, m, rec); err != nil {
+				return err
+			} else if mine {
 				out = append(out, m)
 			}
 		}
@@ -77,12 +92,38 @@ func (e *Engine) MessageAt(commitLogOffset int64) (*core.Message, error) {
 	return m, nil
 }
 
-func topicExists(tx *bolt.Tx, topic string) error {
-	if _, ok, err := store.GetTopic(tx, topic); err != nil || ok {
-		return err
+// topicExists returns topic's record (the zero record for a %RETRY% /
+// %DLQ% topic no message created yet), ENotFound for an unknown topic.
+func topicExists(tx *bolt.Tx, topic string) (store.TopicRecord, error) {
+	if rec, ok, err := store.GetTopic(tx, topic); err != nil || ok {
+		return rec, err
 	}
 	if isGroupTopic(topic) {
-		return nil
+		return store.TopicRecord{}, nil
 	}
-	return core.Errorf(core.ENotFound, "topic %q does not exist", topic)
+	return store.TopicRecord{}, core.Errorf(core.ENotFound, "topic %q does not exist", topic)
+}
+
+// ofIncarnation reports whether m, found through the id or key index,
+// belongs to the current incarnation rec of the topic looked up: a
+// deleted topic's messages stay in the indexes until the background pass
+// removes them (trash.go), and must not show under a topic re-created with
+// the same name. A message stored in the topic must be the unit at its
+// queue position in rec's consume queue; one pending on the delay path
+// must carry rec's UID (REAL_TOPIC_UID; none on messages parked before
+// incarnations were recorded). Others (a retry or dead-letter copy found
+// by its original topic) are not the topic's own and pass.
+func ofIncarnation(tx *bolt.Tx, m *core.Message, rec store.TopicRecord) (bool, error) {
+	if rec.UID == 0 {
+		return true, nil
+	}
+	if m.Topic == rec.Name {
+		u, ok, err := store.UnitAt(tx, rec.UID, m.QueueID, m.QueueOffset)
+		return ok && u.CommitLogOffset == m.CommitLogOffset, err
+	}
+	if m.SysProps[core.PropRealTopic] == rec.Name {
+		s, ok := m.SysProps[core.PropRealTopicUID]
+		return !ok || s == strconv.FormatUint(rec.UID, 10), nil
+	}
+	return true, nil
 }

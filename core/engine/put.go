@@ -35,8 +35,12 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	if err := validatePut(msgs); err != nil {
 		return nil, err
 	}
+	// Choose queues and commit under the layout read lock, so a growth
+	// fences exactly the publishes that chose with the old count.
+	ent.layout.RLock()
+	defer ent.layout.RUnlock()
 	e.topicsMu.RLock()
-	queues := ent.rec.Queues
+	queues, uid := ent.rec.Queues, ent.rec.UID
 	e.topicsMu.RUnlock()
 
 	now := time.Now().UTC()
@@ -53,7 +57,7 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 			}
 			q = rr
 		}
-		ops[i] = putOp{topic: topic, queueID: q, msg: &core.Message{
+		ops[i] = putOp{topic: topic, queueID: q, expectUID: uid, msg: &core.Message{
 			ID:          newID(now),
 			Body:        pm.Body,
 			BodyIsText:  pm.BodyIsText,
@@ -64,7 +68,7 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 			BornAt:      now.Truncate(time.Millisecond),
 		}}
 	}
-	plan, err := e.planDelays(now, msgs, ops) // delayed messages: schedule.go
+	plan, err := e.planDelays(now, uid, msgs, ops) // delayed messages: schedule.go
 	if err != nil {
 		return nil, err
 	}

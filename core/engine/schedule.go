@@ -24,6 +24,14 @@ var (
 	// bucketTimers: due unix ms(8) + sequence(8) -> sealed message record;
 	// the time-ordered index of timer messages (deliverAt / delaySeconds).
 	bucketTimers = []byte("sched.timers")
+	// bucketTimerTopics: topic uid(8) + timer key(16) -> empty; the timer
+	// entries of each topic incarnation (those stamped REAL_TOPIC_UID), so
+	// deleting a topic removes its pending timers without a scan.
+	bucketTimerTopics = []byte("sched.timertopics")
+	// bucketSweep: topic uid(8) -> empty; deleted incarnations whose timer
+	// entries and redrive marks the trash loop has yet to remove (written
+	// in the deletion's transaction, so a crash cannot lose one).
+	bucketSweep = []byte("sched.sweep")
 	// bucketRedriven: DLQ topic uid(8) + queue offset(8) -> empty; DLQ
 	// entries already sent back by Redrive.
 	bucketRedriven = []byte("dlq.redriven")
@@ -54,6 +62,7 @@ type delayService struct {
 
 	delayed, timers, moved, dropped       atomic.Int64
 	retried, deadLettered, redriven, skip atomic.Int64
+	discarded                             atomic.Int64 // send-backs of deleted groups
 }
 
 // signal is a wake-up channel of capacity one: a send never blocks, and a
@@ -75,7 +84,7 @@ func (s signal) notify() {
 func (e *Engine) startSchedule() error {
 	queues := len(e.opts.DelayLevels)
 	err := e.update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSchedOffsets, bucketTimers, bucketRedriven} {
+		for _, b := range [][]byte{bucketSchedOffsets, bucketTimers, bucketTimerTopics, bucketSweep, bucketRedriven} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -123,8 +132,20 @@ type delayPlan struct {
 // CommitLog.putMessage's delay-level rewrite, and the RocketMQ 5 timer
 // path). ops are the Put's ops with their queue already selected; the
 // returned plan's ops replace them in the commit.
-func (e *Engine) planDelays(now time.Time, msgs []core.PutMessage, ops []putOp) (*delayPlan, error) {
+//
+// Every delayed message carries its topic's incarnation (REAL_TOPIC_UID =
+// uid, the UID the Put resolved): when due it is moved only if the topic
+// still has that UID (realTarget, store.Op.ExpectUID), so a topic deleted
+// meanwhile, even one re-created under the same name, receives nothing of
+// it. The plan's hook checks the same UID in the publish's transaction: a
+// Put racing with the topic's deletion fails rather than leaving messages
+// that were accepted for a topic already gone.
+func (e *Engine) planDelays(now time.Time, uid uint64, msgs []core.PutMessage, ops []putOp) (*delayPlan, error) {
 	p := &delayPlan{ops: ops}
+	topic := ""
+	if len(ops) > 0 {
+		topic = ops[0].topic // before any op is rewritten to the schedule topic
+	}
 	var timers []*core.Message
 	for i := range msgs {
 		pm := &msgs[i]
@@ -150,6 +171,7 @@ func (e *Engine) planDelays(now time.Time, msgs []core.PutMessage, ops []putOp) 
 		}
 		m.SysProps[core.PropRealTopic] = op.topic
 		m.SysProps[core.PropRealQueueID] = strconv.Itoa(op.queueID)
+		m.SysProps[core.PropRealTopicUID] = strconv.FormatUint(uid, 10)
 		if pm.DelayLevel > 0 {
 			q := e.levelQueue(pm.DelayLevel)
 			due := dueMillis(now, e.opts.DelayLevels[q])
@@ -169,6 +191,10 @@ func (e *Engine) planDelays(now time.Time, msgs []core.PutMessage, ops []putOp) 
 		p.minTmr = min(p.minTmr, due)
 		timers = append(timers, m)
 	}
+	if p.due == nil {
+		return p, nil
+	}
+	hooks := []store.Hook{topicGuard(topic, uid)}
 	if len(timers) > 0 {
 		kept := make([]putOp, 0, len(ops)-len(timers))
 		for i := range ops {
@@ -177,9 +203,42 @@ func (e *Engine) planDelays(now time.Time, msgs []core.PutMessage, ops []putOp) 
 			}
 		}
 		p.ops = kept
-		p.hook = timerInsertHook(timers)
+		hooks = append(hooks, timerInsertHook(timers))
 	}
+	p.hook = chainHooks(hooks...)
 	return p, nil
+}
+
+// topicGuard fails a transaction (ENotFound) unless topic exists with
+// incarnation uid: messages parked for later (schedule queue, timer index)
+// are checked against the topic they were accepted for when they are
+// parked, the way store.Op.ExpectUID checks a direct write.
+func topicGuard(topic string, uid uint64) store.Hook {
+	return func(tx *bolt.Tx) error {
+		rec, ok, err := store.GetTopic(tx, topic)
+		if err != nil {
+			return err
+		}
+		if !ok || rec.UID != uid {
+			return core.Errorf(core.ENotFound, "topic %q does not exist", topic)
+		}
+		return nil
+	}
+}
+
+// chainHooks runs hooks in order in one transaction (nil ones skipped).
+func chainHooks(hooks ...store.Hook) store.Hook {
+	return func(tx *bolt.Tx) error {
+		for _, h := range hooks {
+			if h == nil {
+				continue
+			}
+			if err := h(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // committed wakes the tasks whose next deadline the new messages precede
@@ -218,21 +277,36 @@ func (p *delayPlan) delayedResult(i int, r *core.PutResult, committedAt time.Tim
 	}
 }
 
+// scheduleProps are the system properties of a message waiting on the
+// delay path; realTarget clears them when it is moved.
+var scheduleProps = []string{core.PropRealTopic, core.PropRealQueueID, core.PropRealTopicUID, core.PropDelay, core.PropDeliverAt}
+
 // realTarget reads where a scheduled message belongs and rebuilds it for
-// its real topic: REAL_TOPIC, REAL_QID, DELAY and DELIVER_AT cleared, id,
-// body, properties, reconsumeTimes and bornAt kept.
+// its real topic: REAL_TOPIC, REAL_QID, REAL_TOPIC_UID, DELAY and
+// DELIVER_AT cleared, id, body, properties, reconsumeTimes and bornAt
+// kept. The op expects the real topic's incarnation from REAL_TOPIC_UID,
+// so the move fails with ENotFound (and the task drops the message) if the
+// topic was deleted meanwhile, re-created or not. A message parked before
+// incarnations were recorded has no REAL_TOPIC_UID and goes to whichever
+// topic has the name.
 func realTarget(m *core.Message) (putOp, bool) {
 	topic := m.SysProps[core.PropRealTopic]
 	qid, err := strconv.Atoi(m.SysProps[core.PropRealQueueID])
 	if topic == "" || err != nil || qid < 0 {
 		return putOp{}, false
 	}
-	for _, k := range []string{core.PropRealTopic, core.PropRealQueueID, core.PropDelay, core.PropDeliverAt} {
+	var uid uint64
+	if s, ok := m.SysProps[core.PropRealTopicUID]; ok {
+		if uid, err = strconv.ParseUint(s, 10, 64); err != nil || uid == 0 {
+			return putOp{}, false
+		}
+	}
+	for _, k := range scheduleProps {
 		delete(m.SysProps, k)
 	}
 	if len(m.SysProps) == 0 {
 		m.SysProps = nil
 	}
 	m.Topic, m.QueueID, m.QueueOffset, m.CommitLogOffset, m.StoredAt = topic, qid, 0, 0, time.Time{}
-	return putOp{topic: topic, queueID: qid, msg: m}, true
+	return putOp{topic: topic, queueID: qid, msg: m, expectUID: uid}, true
 }

@@ -8,7 +8,8 @@ type Counters struct {
 	// kept in the timer index.
 	Delayed, Timers int64
 	// Delivered counts delayed messages (including retries) moved to their
-	// real topic when due; Dropped those whose real topic was gone.
+	// real topic when due; Dropped those whose real topic was gone: deleted,
+	// or deleted and re-created (another incarnation, REAL_TOPIC_UID).
 	Delivered, Dropped int64
 	// Skipped counts unreadable schedule entries passed over.
 	Skipped int64

@@ -147,7 +147,7 @@ func (t *levelTask) dropOne(b moveBatchRead) error {
 	if err == nil {
 		t.e.sched.dropped.Add(1)
 		t.e.log.Warn().Str("topic", b.ops[0].topic).Str("msgId", b.ops[0].msg.ID).
-			Msg("schedule: real topic of a delayed message is gone; dropped")
+			Msg("schedule: real topic of a delayed message is gone (deleted, maybe re-created); dropped")
 		return nil
 	}
 	if core.ErrorCode(err) == core.EConflict {

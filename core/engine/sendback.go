@@ -2,9 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"strconv"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
@@ -31,6 +34,20 @@ func (e *Engine) SendMessageBack(ctx context.Context, group string, msg *core.Me
 // the transaction that stores the copy: the consumer side records there
 // that the failed message is finished, so a crash can never leave both the
 // copy and an unfinished original (a duplicate retry or DLQ entry).
+//
+// If settle returns core.ErrGroupGone (the group that received msg was
+// deleted), nothing is written and SendMessageBackSettled returns nil: a
+// deleted group's late send-back must not recreate its %RETRY% / %DLQ%
+// topics or put anything in them for a new group of the same name.
+//
+// Incarnations: the retry copy waits on the delay path stamped with the
+// UID of %RETRY%<group> (created here, with one queue, if absent), and is
+// moved there when due only if the topic still has that UID. Deleting the
+// group removes %RETRY%<group>, so its pending retries are dropped when due
+// and never reach a group created later under the same name (whose first
+// send-back creates a new %RETRY% topic with a larger UID). The copy's
+// transaction also checks the UID: a send-back racing with the group's
+// deletion writes nothing, as with core.ErrGroupGone.
 func (e *Engine) SendMessageBackSettled(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int, settle store.Hook) error {
 	if !core.ValidName(group) {
 		return core.FieldError("group", "must match ^[A-Za-z0-9_-]{1,127}$")
@@ -49,7 +66,12 @@ func (e *Engine) SendMessageBackSettled(ctx context.Context, group string, msg *
 	m := copyForGroup(orig, now)
 	if times >= maxReconsumeTimes || delayLevel < 0 {
 		m.ReconsumeTimes = times
-		if err := e.commit(ctx, []putOp{{topic: core.DLQTopic(group), queueID: 0, msg: m}}, settle); err != nil {
+		err := e.commit(ctx, []putOp{{topic: core.DLQTopic(group), queueID: 0, msg: m}}, settle)
+		if errors.Is(err, core.ErrGroupGone) {
+			e.groupGone(group, m)
+			return nil
+		}
+		if err != nil {
 			return err
 		}
 		e.sched.deadLettered.Add(1)
@@ -61,20 +83,83 @@ func (e *Engine) SendMessageBackSettled(ctx context.Context, group string, msg *
 	if level == 0 {
 		level = 3 + times
 	}
+	retry := core.RetryTopic(group)
+	uid, err := e.ensureGroupTopic(retry)
+	if err != nil {
+		return err
+	}
 	m.ReconsumeTimes = times + 1
 	q := e.levelQueue(level)
 	due := dueMillis(now, e.opts.DelayLevels[q])
-	m.SysProps[core.PropRealTopic] = core.RetryTopic(group)
+	m.SysProps[core.PropRealTopic] = retry
 	m.SysProps[core.PropRealQueueID] = "0"
+	m.SysProps[core.PropRealTopicUID] = strconv.FormatUint(uid, 10)
 	m.SysProps[core.PropDelay] = strconv.Itoa(q + 1)
 	op := putOp{topic: core.ScheduleTopic, queueID: q, msg: m, tagsCode: due, hasTagsCode: true,
 		autoCreate: len(e.opts.DelayLevels)}
-	if err := e.commit(ctx, []putOp{op}, settle); err != nil {
+	err = e.commit(ctx, []putOp{op}, chainHooks(retryGuard(retry, uid), settle))
+	if errors.Is(err, core.ErrGroupGone) {
+		e.groupGone(group, m)
+		return nil
+	}
+	if err != nil {
 		return err
 	}
 	e.sched.levels[q].offer(due)
 	e.sched.retried.Add(1)
 	return nil
+}
+
+// groupGone logs a send-back refused because its group was deleted.
+func (e *Engine) groupGone(group string, m *core.Message) {
+	e.sched.discarded.Add(1)
+	e.log.Info().Str("group", group).Str("msgId", m.UserID()).
+		Msg("send-back of a deleted group discarded")
+}
+
+// retryGuard fails the copy's transaction with core.ErrGroupGone unless
+// the retry topic still has incarnation uid (DeleteSystemTopic ran since
+// ensureGroupTopic: the group was deleted with this send-back in flight).
+func retryGuard(topic string, uid uint64) store.Hook {
+	return func(tx *bolt.Tx) error {
+		rec, ok, err := store.GetTopic(tx, topic)
+		if err != nil {
+			return err
+		}
+		if !ok || rec.UID != uid {
+			return core.ErrGroupGone
+		}
+		return nil
+	}
+}
+
+// ensureGroupTopic returns the incarnation of a %RETRY% / %DLQ% topic,
+// creating it with one queue if absent (what the first put would do).
+func (e *Engine) ensureGroupTopic(name string) (uid uint64, err error) {
+	err = e.view(func(tx *bolt.Tx) error {
+		rec, ok, err := store.GetTopic(tx, name)
+		uid = rec.UID
+		if !ok {
+			uid = 0
+		}
+		return err
+	})
+	if err != nil || uid != 0 {
+		return uid, err
+	}
+	err = e.update(func(tx *bolt.Tx) error {
+		rec, ok, err := store.GetTopic(tx, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			rec, _, err = store.PutTopic(tx, store.TopicRecord{Name: name, Queues: 1,
+				RetentionHours: core.DefaultRetentionHours, CreatedAt: time.Now().UTC().Truncate(time.Millisecond)})
+		}
+		uid = rec.UID
+		return err
+	})
+	return uid, err
 }
 
 // copyForGroup makes the retry / dead-letter / redrive copy of a message:
@@ -86,7 +171,7 @@ func copyForGroup(orig *core.Message, now time.Time) *core.Message {
 	if sys == nil {
 		sys = map[string]string{}
 	}
-	for _, k := range []string{core.PropRealTopic, core.PropRealQueueID, core.PropDelay, core.PropDeliverAt} {
+	for _, k := range scheduleProps {
 		delete(sys, k)
 	}
 	sys[core.PropOriginMessageID] = orig.UserID()

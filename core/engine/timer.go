@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"hash/crc32"
+	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -46,23 +47,46 @@ func sealRecord(rec []byte) []byte {
 func timerInsertHook(msgs []*core.Message) store.Hook {
 	recs := make([][]byte, len(msgs))
 	dues := make([]int64, len(msgs))
+	uids := make([]uint64, len(msgs))
 	for i, m := range msgs {
 		recs[i] = sealRecord(store.EncodeMessage(m))
 		dues[i] = parseDue(m)
+		uids[i] = realUID(m)
 	}
 	return func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTimers)
+		b, bt := tx.Bucket(bucketTimers), tx.Bucket(bucketTimerTopics)
 		for i, rec := range recs {
 			seq, err := b.NextSequence()
 			if err != nil {
 				return err
 			}
-			if err := b.Put(timerKey(dues[i], seq), rec); err != nil {
+			k := timerKey(dues[i], seq)
+			if err := b.Put(k, rec); err != nil {
 				return err
+			}
+			if uids[i] != 0 {
+				if err := bt.Put(timerTopicKey(uids[i], k), []byte{}); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
 	}
+}
+
+// timerTopicKey is a bucketTimerTopics key: the topic incarnation, then
+// the timer's index key.
+func timerTopicKey(uid uint64, key []byte) []byte {
+	return append(binary.BigEndian.AppendUint64(nil, uid), key...)
+}
+
+// realUID is a parked message's REAL_TOPIC_UID, 0 if it has none.
+func realUID(m *core.Message) uint64 {
+	uid, err := strconv.ParseUint(m.SysProps[core.PropRealTopicUID], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return uid
 }
 
 func parseDue(m *core.Message) int64 {
@@ -89,6 +113,7 @@ func (t *timerTask) run() {
 // timerBatch is one read of the index: the due entries' keys and ops.
 type timerBatch struct {
 	keys [][]byte
+	uids []uint64 // per key: the topic incarnation it was stamped with
 	ops  []putOp
 	bad  [][]byte // undecodable entries, removed with the batch
 	next int64
@@ -109,7 +134,7 @@ func (t *timerTask) pass() (int64, error) {
 		if len(b.keys) == 0 && len(b.bad) == 0 {
 			return b.next, nil
 		}
-		err = t.e.commit(context.Background(), b.ops, timerDeleteHook(append(b.keys, b.bad...)))
+		err = t.e.commit(context.Background(), b.ops, timerDeleteHook(append(b.keys, b.bad...), b.uids))
 		switch core.ErrorCode(err) {
 		case "":
 			t.e.sched.moved.Add(int64(len(b.ops)))
@@ -119,7 +144,7 @@ func (t *timerTask) pass() (int64, error) {
 				single = true
 				continue
 			}
-			err := t.e.commit(context.Background(), nil, timerDeleteHook(append(b.keys, b.bad...)))
+			err := t.e.commit(context.Background(), nil, timerDeleteHook(append(b.keys, b.bad...), b.uids))
 			if err != nil && core.ErrorCode(err) != core.EConflict {
 				return 0, err
 			}
@@ -127,7 +152,7 @@ func (t *timerTask) pass() (int64, error) {
 			if err == nil {
 				t.e.sched.dropped.Add(1)
 				t.e.log.Warn().Str("topic", b.ops[0].topic).Str("msgId", b.ops[0].msg.ID).
-					Msg("schedule: real topic of a timer message is gone; dropped")
+					Msg("schedule: real topic of a timer message is gone (deleted, maybe re-created); dropped")
 			}
 		default:
 			return 0, err
@@ -169,6 +194,7 @@ func (t *timerTask) read(single bool) (b timerBatch, err error) {
 			}
 			size += len(m.Body)
 			b.keys = append(b.keys, bytes.Clone(k))
+			b.uids = append(b.uids, op.expectUID)
 			b.ops = append(b.ops, op)
 		}
 		return nil
@@ -176,17 +202,24 @@ func (t *timerTask) read(single bool) (b timerBatch, err error) {
 	return b, err
 }
 
-// timerDeleteHook removes moved entries in the move's transaction; an
-// entry already gone means another mover won, so the request fails alone.
-func timerDeleteHook(keys [][]byte) store.Hook {
+// timerDeleteHook removes moved entries (and, for keys[i] with uids[i] !=
+// 0, their bucketTimerTopics entries) in the move's transaction; an entry
+// already gone means another mover (or a deletion's sweep) won, so the
+// request fails alone.
+func timerDeleteHook(keys [][]byte, uids []uint64) store.Hook {
 	return func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketTimers)
-		for _, k := range keys {
+		b, bt := tx.Bucket(bucketTimers), tx.Bucket(bucketTimerTopics)
+		for i, k := range keys {
 			if b.Get(k) == nil {
 				return errMoved
 			}
 			if err := b.Delete(k); err != nil {
 				return err
+			}
+			if i < len(uids) && uids[i] != 0 {
+				if err := bt.Delete(timerTopicKey(uids[i], k)); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

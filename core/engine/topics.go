@@ -2,6 +2,7 @@ package engine
 
 import (
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,13 @@ const trashChunk = 512
 type topicEntry struct {
 	rec store.TopicRecord
 	rr  atomic.Uint64
+	// layout makes queue selection and growth exclusive: Put holds it for
+	// reading from choosing its queues (with rec.Queues) until its commit
+	// returns; growing the topic holds it for writing while it records the
+	// fence. So every publish answered before a growth is below the fence
+	// and every publish that chose its queue with the new count is above
+	// it — the boundary ORDERLY groups rely on (core.TopicLayout).
+	layout sync.RWMutex
 }
 
 func (e *Engine) cachedTopic(name string) *topicEntry {
@@ -49,6 +57,12 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 	}
 	e.adminMu.Lock()
 	defer e.adminMu.Unlock()
+	if ent := e.cachedTopic(cfg.Name); ent != nil && cfg.Queues > 0 {
+		// It may grow: no publish may choose a queue meanwhile, and those
+		// that chose one with the old count commit first (topicEntry.layout).
+		ent.layout.Lock()
+		defer ent.layout.Unlock()
+	}
 	var rec store.TopicRecord
 	err = e.update(func(tx *bolt.Tx) error {
 		old, exists, err := store.GetTopic(tx, cfg.Name)
@@ -76,7 +90,9 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 		return core.Topic{}, false, err
 	}
 	e.topicsMu.Lock()
+	prev := 0
 	if ent := e.topics[rec.Name]; ent != nil {
+		prev = ent.rec.Queues
 		ent.rec = rec
 	} else {
 		e.topics[rec.Name] = &topicEntry{rec: rec}
@@ -84,6 +100,9 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 	e.topicsMu.Unlock()
 	for q := range rec.Queues {
 		e.arrivals.ensure(core.MessageQueue{Topic: rec.Name, QueueID: q})
+	}
+	if created || rec.Queues != prev {
+		e.watchers.notify(rec.Name)
 	}
 	return rec.Topic(), created, nil
 }
@@ -130,9 +149,12 @@ func (e *Engine) Topics() ([]core.Topic, error) {
 }
 
 // DeleteTopic removes a topic and its messages: the topic disappears at
-// once (readers get ENotFound, waiters wake), then its messages are removed
-// in small transactions before DeleteTopic returns. If the process stops
-// half-way, the cleaner finishes the job after the next start.
+// once (readers get ENotFound, waiters wake, a topic created under the same
+// name is a new incarnation that starts empty) and DeleteTopic returns;
+// the messages are removed in the background in small transactions
+// (trashLoop, trash.go), which resume after a restart if the process stops
+// half-way. Delayed and timer messages pending for the topic are dropped
+// when they come due (REAL_TOPIC_UID, schedule.go).
 func (e *Engine) DeleteTopic(name string) error {
 	if core.IsSystemTopic(name) {
 		return core.Errorf(core.EForbidden, "%q is a system topic", name)
@@ -152,15 +174,23 @@ func (e *Engine) DeleteSystemTopic(name string) error {
 func (e *Engine) removeTopic(name string, mustExist bool) error {
 	e.adminMu.Lock()
 	var found bool
-	err := e.update(func(tx *bolt.Tx) (err error) {
-		_, found, err = store.RemoveTopic(tx, name)
-		return err
+	err := e.update(func(tx *bolt.Tx) error {
+		rec, ok, err := store.RemoveTopic(tx, name)
+		if err != nil || !ok {
+			return err
+		}
+		found = true
+		// Its pending timers and redrive marks: removed by trashLoop.
+		return tx.Bucket(bucketSweep).Put(uidKey(rec.UID), []byte{})
 	})
 	if err == nil {
 		e.topicsMu.Lock()
 		delete(e.topics, name)
 		e.topicsMu.Unlock()
 		e.arrivals.drop(name)
+		if found {
+			e.watchers.notify(name)
+		}
 	}
 	e.adminMu.Unlock()
 	if err != nil {
@@ -172,19 +202,7 @@ func (e *Engine) removeTopic(name string, mustExist bool) error {
 		}
 		return nil
 	}
-	return e.emptyTrash()
-}
-
-// emptyTrash removes deleted topics' messages, one small transaction at a time.
-func (e *Engine) emptyTrash() error {
-	for more := true; more; {
-		if err := e.update(func(tx *bolt.Tx) (err error) {
-			more, err = store.EmptyTrash(tx, trashChunk)
-			return err
-		}); err != nil {
-			return err
-		}
-	}
+	e.trashWake.notify() // trashLoop removes the messages (trash.go)
 	return nil
 }
 

@@ -222,6 +222,20 @@ func (r *Registry) Put(cfg core.GroupConfig) (g core.Group, created bool, err er
 		return core.Group{}, false, err
 	}
 	if changed {
+		// Before anyone is told: a consumer started by the change must
+		// find its start positions decided.
+		ids := []string{""}
+		if g.MessageModel == core.Broadcasting {
+			if ids, err = r.consumersWithStarts(g.Name); err != nil {
+				return core.Group{}, false, err
+			}
+		}
+		for _, id := range ids {
+			if err := r.decideStarts(g.GroupConfig, id); err != nil {
+				r.notifyLocked(cfg.Name)
+				return core.Group{}, false, err
+			}
+		}
 		r.notifyLocked(cfg.Name)
 	}
 	return g, created, nil
@@ -278,6 +292,9 @@ func (r *Registry) Delete(name string) error {
 			return core.Errorf(core.ENotFound, "group %q not found", name)
 		}
 		if err := b.Delete([]byte(name)); err != nil {
+			return err
+		}
+		if err := deleteStartsTx(tx, name); err != nil {
 			return err
 		}
 		ob := tx.Bucket(bucketOffsets)

@@ -1,6 +1,7 @@
 package groups
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -38,27 +39,41 @@ func decodeOffsetKey(k []byte) (consumerID string, mq core.MessageQueue, ok bool
 	return "", mq, false
 }
 
-// CommittedOffset returns the committed offset of (group, consumer, mq); ok
-// is false when none was committed. consumerID is "" for CLUSTERING.
-func (r *Registry) CommittedOffset(group, consumerID string, mq core.MessageQueue) (offset int64, ok bool, err error) {
+// CommittedProgress returns the committed position of (group, consumer,
+// mq); ok is false when none was committed. consumerID is "" for
+// CLUSTERING. The caller compares TopicUID with the topic's current
+// incarnation: a position of a deleted namesake counts as absent.
+func (r *Registry) CommittedProgress(group, consumerID string, mq core.MessageQueue) (p core.Progress, ok bool, err error) {
 	err = r.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketOffsets).Bucket([]byte(group))
 		if b == nil {
 			return nil
 		}
 		v := b.Get(offsetKey(consumerID, mq))
-		if len(v) == 8 {
-			offset, ok = int64(binary.BigEndian.Uint64(v)), true
+		if v == nil {
+			return nil
 		}
+		var derr error
+		if p, derr = decodeProgress(v); derr != nil {
+			return fmt.Errorf("groups: offset of %s/%s/%d: %w", group, mq.Topic, mq.QueueID, derr)
+		}
+		ok = true
 		return nil
 	})
-	return offset, ok, err
+	return p, ok, err
 }
 
-// Offsets returns every committed offset of a group's consumer (consumerID
-// "" for CLUSTERING).
-func (r *Registry) Offsets(group, consumerID string) (map[core.MessageQueue]int64, error) {
-	out := map[core.MessageQueue]int64{}
+// CommittedOffset returns the committed offset of (group, consumer, mq)
+// (every offset below it is finished); ok is false when none was committed.
+func (r *Registry) CommittedOffset(group, consumerID string, mq core.MessageQueue) (offset int64, ok bool, err error) {
+	p, ok, err := r.CommittedProgress(group, consumerID, mq)
+	return p.Offset, ok, err
+}
+
+// Progress returns every committed position of a group's consumer
+// (consumerID "" for CLUSTERING).
+func (r *Registry) Progress(group, consumerID string) (map[core.MessageQueue]core.Progress, error) {
+	out := map[core.MessageQueue]core.Progress{}
 	err := r.db.View(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketOffsets).Bucket([]byte(group))
 		if b == nil {
@@ -66,35 +81,56 @@ func (r *Registry) Offsets(group, consumerID string) (map[core.MessageQueue]int6
 		}
 		return b.ForEach(func(k, v []byte) error {
 			cid, mq, ok := decodeOffsetKey(k)
-			if ok && cid == consumerID && len(v) == 8 {
-				out[mq] = int64(binary.BigEndian.Uint64(v))
+			if !ok || cid != consumerID {
+				return nil
 			}
+			p, err := decodeProgress(v)
+			if err != nil {
+				return fmt.Errorf("groups: offset of %s/%s/%d: %w", group, mq.Topic, mq.QueueID, err)
+			}
+			out[mq] = p
 			return nil
 		})
 	})
 	return out, err
 }
 
-// CommitOffsets persists offsets of one client in one transaction
-// (RocketMQ updateConsumerOffset / persistAll). Queues with an offset reset
-// that the client has not yet taken (TakeResets) are skipped: the client's
-// in-memory offset predates the reset and must not overwrite it.
-func (r *Registry) CommitOffsets(group, consumerID string, offsets map[core.MessageQueue]int64) error {
-	if len(offsets) == 0 {
+// Offsets returns every committed offset of a group's consumer.
+func (r *Registry) Offsets(group, consumerID string) (map[core.MessageQueue]int64, error) {
+	ps, err := r.Progress(group, consumerID)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[core.MessageQueue]int64, len(ps))
+	for mq, p := range ps {
+		out[mq] = p.Offset
+	}
+	return out, nil
+}
+
+// CommitProgress persists positions of one client of one group
+// incarnation (RocketMQ updateConsumerOffset / persistAll, plus the
+// finished ranges above each offset). It goes through the store's group
+// commit when Options.Commit is set, so it shares a transaction and an
+// fsync with publishes, and holds no registry lock meanwhile.
+//
+// A write never undoes a newer fact: it is dropped when the group is gone
+// or is a newer incarnation (ErrGroupGone is not returned: the client is
+// being stopped), per queue when its epoch differs from the stored one (an
+// offset reset happened since the client read it) or its topic
+// incarnation is older; otherwise it is merged with what is stored
+// (offsets only move forward, finished ranges accumulate).
+func (r *Registry) CommitProgress(ctx context.Context, group string, incarnation uint64, consumerID string, ps map[core.MessageQueue]core.Progress) error {
+	if len(ps) == 0 {
 		return nil
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.Bucket(bucketOffsets).CreateBucketIfNotExists([]byte(group))
-		if err != nil {
+	return r.commit(ctx, func(tx *bolt.Tx) error {
+		b, err := r.groupOffsetsTx(tx, group, incarnation)
+		if err != nil || b == nil {
 			return err
 		}
-		for mq, off := range offsets {
-			if _, pending := r.resets[resetKey{group, consumerID, mq}]; pending {
-				continue
-			}
-			if err := b.Put(offsetKey(consumerID, mq), binary.BigEndian.AppendUint64(nil, uint64(off))); err != nil {
+		for mq, p := range ps {
+			if err := putProgressTx(b, consumerID, mq, p); err != nil {
 				return err
 			}
 		}
@@ -102,23 +138,120 @@ func (r *Registry) CommitOffsets(group, consumerID string, offsets map[core.Mess
 	})
 }
 
+// CommitOffsets persists bare offsets (no finished ranges) for the
+// group's current incarnation, epoch 0; a convenience for tools and tests.
+func (r *Registry) CommitOffsets(group, consumerID string, offsets map[core.MessageQueue]int64) error {
+	ps := make(map[core.MessageQueue]core.Progress, len(offsets))
+	for mq, off := range offsets {
+		ps[mq] = core.Progress{Offset: off}
+	}
+	return r.CommitProgress(context.Background(), group, 0, consumerID, ps)
+}
+
+// groupOffsetsTx returns the group's offsets bucket (created if needed), or
+// nil when the group does not exist or is not incarnation (0: any).
+func (r *Registry) groupOffsetsTx(tx *bolt.Tx, group string, incarnation uint64) (*bolt.Bucket, error) {
+	v := tx.Bucket(bucketConfig).Get([]byte(group))
+	if v == nil {
+		return nil, nil
+	}
+	if incarnation != 0 {
+		g, err := decodeGroup(v)
+		if err != nil {
+			return nil, err
+		}
+		if g.Incarnation != incarnation {
+			return nil, nil
+		}
+	}
+	return tx.Bucket(bucketOffsets).CreateBucketIfNotExists([]byte(group))
+}
+
+// putProgressTx merges p into the stored position of (consumerID, mq)
+// under the rules of CommitProgress.
+func putProgressTx(b *bolt.Bucket, consumerID string, mq core.MessageQueue, p core.Progress) error {
+	k := offsetKey(consumerID, mq)
+	p = normalizeProgress(p)
+	if v := b.Get(k); v != nil {
+		old, err := decodeProgress(v)
+		switch {
+		case err != nil:
+			// Unreadable: the client's view replaces it.
+		case p.TopicUID != 0 && old.TopicUID > p.TopicUID:
+			return nil // a newer incarnation of the topic is stored
+		case p.TopicUID != 0 && old.TopicUID != 0 && old.TopicUID < p.TopicUID:
+			// The topic was created again: the old position is void.
+		case old.Epoch != p.Epoch:
+			return nil // reset since the client read its start
+		default:
+			p = mergeProgress(old, p)
+		}
+	}
+	return b.Put(k, encodeProgress(p))
+}
+
+// SettleHook returns a transaction hook that records offset of mq as
+// finished for (group incarnation, consumerID) at epoch / topicUID: run in
+// the transaction that stores a message's retry or dead-letter copy, it
+// makes the copy and the original's settlement one atomic fact, so no crash
+// can produce a second copy. It returns ErrGroupGone when the group
+// incarnation no longer exists: the engine then writes nothing, neither
+// the settle nor the copy.
+func (r *Registry) SettleHook(group string, incarnation uint64, consumerID string, mq core.MessageQueue, offset int64, epoch, topicUID uint64) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		b, err := r.groupOffsetsTx(tx, group, incarnation)
+		if err != nil {
+			return err
+		}
+		if b == nil {
+			return core.ErrGroupGone
+		}
+		k := offsetKey(consumerID, mq)
+		var cur core.Progress
+		if v := b.Get(k); v != nil {
+			if cur, err = decodeProgress(v); err != nil {
+				return nil // unreadable: the client's next write replaces it
+			}
+			if cur.Epoch != epoch || (topicUID != 0 && cur.TopicUID != 0 && cur.TopicUID != topicUID) {
+				return nil // the position was reset or belongs to another incarnation
+			}
+		} else {
+			cur = core.Progress{Offset: 0, Epoch: epoch, TopicUID: topicUID}
+		}
+		if offset < cur.Offset {
+			return nil
+		}
+		cur.Done = append(cur.Done, core.OffsetRange{From: offset, To: offset + 1})
+		return b.Put(k, encodeProgress(normalizeProgress(cur)))
+	}
+}
+
 // SetOffset overwrites an offset (offset reset); forward-only does not
 // apply. A running consumer owning mq is told through Watch and takes the
 // new offset with TakeResets.
 func (r *Registry) SetOffset(group, consumerID string, mq core.MessageQueue, offset int64) error {
-	return r.setOffsets(group, consumerID, map[core.MessageQueue]int64{mq: offset})
+	return r.setOffsets(group, consumerID, map[core.MessageQueue]int64{mq: offset}, 0)
 }
 
-func (r *Registry) setOffsets(group, consumerID string, offsets map[core.MessageQueue]int64) error {
+// setOffsets writes reset positions: each gets a fresh epoch, so a client
+// write based on an earlier read of the queue is dropped (CommitProgress),
+// and no finished ranges.
+func (r *Registry) setOffsets(group, consumerID string, offsets map[core.MessageQueue]int64, topicUID uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.Bucket(bucketOffsets).CreateBucketIfNotExists([]byte(group))
+		ob := tx.Bucket(bucketOffsets)
+		b, err := ob.CreateBucketIfNotExists([]byte(group))
 		if err != nil {
 			return err
 		}
 		for mq, off := range offsets {
-			if err := b.Put(offsetKey(consumerID, mq), binary.BigEndian.AppendUint64(nil, uint64(off))); err != nil {
+			epoch, err := ob.NextSequence()
+			if err != nil {
+				return err
+			}
+			p := core.Progress{Offset: off, Epoch: epoch, TopicUID: topicUID}
+			if err := b.Put(offsetKey(consumerID, mq), encodeProgress(p)); err != nil {
 				return err
 			}
 		}
@@ -144,7 +277,7 @@ type resetKey struct {
 // queues among owned (RocketMQ resetOffset pushed to the client as
 // RESET_CONSUMER_CLIENT_OFFSET). A consumer calls it when told of a change
 // and before it creates a ProcessQueue; it then restarts those queues from
-// the returned offsets.
+// their stored positions (which carry the reset's epoch).
 func (r *Registry) TakeResets(group, consumerID string, owned []core.MessageQueue) map[core.MessageQueue]int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -162,13 +295,29 @@ func (r *Registry) TakeResets(group, consumerID string, owned []core.MessageQueu
 	return out
 }
 
-// OffsetSearcher is what an offset reset needs from the engine.
+// OffsetSearcher is what offset resets and start positions need from the
+// engine.
 type OffsetSearcher interface {
 	Topic(name string) (core.Topic, error)
 	QueueOffsets(mq core.MessageQueue) (min, max int64, err error)
 	// SearchOffset returns the first offset of mq whose message was stored
 	// at or after t (max offset if none): a binary search on store time.
 	SearchOffset(mq core.MessageQueue, t time.Time) (int64, error)
+}
+
+// positionOf is where position puts a consumer in mq.
+func positionOf(eng OffsetSearcher, mq core.MessageQueue, position core.ConsumeFromWhere, ts time.Time) (off int64, err error) {
+	switch position {
+	case core.ConsumeFromFirstOffset:
+		off, _, err = eng.QueueOffsets(mq)
+	case core.ConsumeFromLastOffset:
+		_, off, err = eng.QueueOffsets(mq)
+	case core.ConsumeFromTimestamp:
+		off, err = eng.SearchOffset(mq, ts)
+	default:
+		return 0, core.FieldError("position", "must be LAST_OFFSET, FIRST_OFFSET or TIMESTAMP")
+	}
+	return off, err
 }
 
 // ResetOffsets sets every queue of topic to position (FIRST_OFFSET: the
@@ -189,23 +338,16 @@ func (r *Registry) ResetOffsets(eng OffsetSearcher, group, consumerID, topic str
 	offsets := make(map[core.MessageQueue]int64, t.Queues)
 	for q := 0; q < t.Queues; q++ {
 		mq := core.MessageQueue{Topic: topic, QueueID: q}
-		var off int64
-		switch position {
-		case core.ConsumeFromFirstOffset:
-			off, _, err = eng.QueueOffsets(mq)
-		case core.ConsumeFromLastOffset:
-			_, off, err = eng.QueueOffsets(mq)
-		case core.ConsumeFromTimestamp:
-			off, err = eng.SearchOffset(mq, ts)
-		default:
-			return nil, core.FieldError("position", "must be LAST_OFFSET, FIRST_OFFSET or TIMESTAMP")
-		}
+		off, err := positionOf(eng, mq, position, ts)
 		if err != nil {
+			if core.ErrorCode(err) == core.EInvalid {
+				return nil, err
+			}
 			return nil, fmt.Errorf("groups: reset %s/%d: %w", topic, q, err)
 		}
 		offsets[mq] = off
 	}
-	if err := r.setOffsets(group, consumerID, offsets); err != nil {
+	if err := r.setOffsets(group, consumerID, offsets, t.UID); err != nil {
 		return nil, err
 	}
 	return offsets, nil

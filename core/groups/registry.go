@@ -1,6 +1,7 @@
 package groups
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
@@ -31,6 +32,14 @@ type Options struct {
 	LockTTL time.Duration
 	// Logger receives the registry's logs; default zerolog.Nop().
 	Logger zerolog.Logger
+	// Offsets, when set, lets the registry decide start positions when a
+	// consumer subscribes (starts.go). Without it consumers apply
+	// consumeFrom themselves when they find no stored position.
+	Offsets OffsetSearcher
+	// Commit, when set, runs fn in a read-write transaction of the
+	// store's group commit (sharing its fsync with publishes); fn may run
+	// more than once and must act only through tx. Default: bbolt Update.
+	Commit func(ctx context.Context, fn func(*bolt.Tx) error) error
 }
 
 // Registry keeps consumer groups in the engine's bbolt file: configs,
@@ -70,7 +79,7 @@ func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
 		opts.LockTTL = DefaultLockTTL
 	}
 	err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketConfig, bucketOffsets} {
+		for _, b := range [][]byte{bucketConfig, bucketOffsets, bucketStarts} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -94,6 +103,14 @@ func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
 	}
 	go r.expireLoop()
 	return r, nil
+}
+
+// commit runs fn in a read-write transaction (Options.Commit).
+func (r *Registry) commit(ctx context.Context, fn func(*bolt.Tx) error) error {
+	if r.opts.Commit != nil {
+		return r.opts.Commit(ctx, fn)
+	}
+	return r.db.Update(fn)
 }
 
 // Close stops the registry's background work and its watchers. The bbolt

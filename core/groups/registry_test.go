@@ -199,7 +199,10 @@ func TestOffsetsAndResets(t *testing.T) {
 	if len(taken) != 1 || taken[q0] != 50 {
 		t.Fatalf("take: %v", taken)
 	}
-	if err := r.CommitOffsets("g", "", map[core.MessageQueue]int64{q0: 51, q1: 92}); err != nil {
+	// A client that took the reset writes with the reset's epoch.
+	p0, _, _ := r.CommittedProgress("g", "", q0)
+	if err := r.CommitProgress(t.Context(), "g", 0, "", map[core.MessageQueue]core.Progress{
+		q0: {Offset: 51, Epoch: p0.Epoch}, q1: {Offset: 92}}); err != nil {
 		t.Fatal(err)
 	}
 	if off, _, _ := r.CommittedOffset("g", "", q0); off != 51 {

@@ -11,7 +11,8 @@
 //	mq.commitlog  seq(8) -> message record (codec.go); Sequence() = next seq
 //	mq.cq         topic uid(8) -> bucket: qid(2)+queue offset(8) -> unit(20)
 //	mq.queues     uid(8)+qid(2) -> min(8) max(8): the queue's [min, max)
-//	mq.topics     name -> topic record; Sequence() = last uid
+//	mq.topics     name -> topic record (version byte + JSON: uid, queues,
+//	              retention, growth layouts); Sequence() = last uid
 //	mq.ids        message id -> commit log offset
 //	mq.keys       len+topic, len+key, commit log offset -> empty
 //	mq.trash      uid -> name of a deleted topic whose messages remain

@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -20,6 +21,17 @@ type TopicRecord struct {
 	Queues         int       `json:"queues"`
 	RetentionHours int       `json:"retentionHours"`
 	CreatedAt      time.Time `json:"createdAt"`
+	// Layouts is the growth history (core.TopicLayout), oldest first,
+	// appended by PutTopic each time Queues grows. Records written before
+	// it existed decode with none.
+	Layouts []TopicLayout `json:"layouts,omitempty"`
+}
+
+// TopicLayout is one growth: the queue count before it and each of those
+// queues' max offset when it committed.
+type TopicLayout struct {
+	Queues int     `json:"queues"`
+	Fence  []int64 `json:"fence"`
 }
 
 // Topic converts the record to the domain type.
@@ -28,10 +40,25 @@ func (r TopicRecord) Topic() core.Topic {
 		TopicConfig: core.TopicConfig{Name: r.Name, Queues: r.Queues, RetentionHours: r.RetentionHours},
 		CreatedAt:   r.CreatedAt,
 		UID:         r.UID,
+		Layouts:     r.layouts(),
 	}
 }
 
+func (r TopicRecord) layouts() []core.TopicLayout {
+	if len(r.Layouts) == 0 {
+		return nil
+	}
+	out := make([]core.TopicLayout, len(r.Layouts))
+	for i, l := range r.Layouts {
+		out[i] = core.TopicLayout{Queues: l.Queues, Fence: slices.Clone(l.Fence)}
+	}
+	return out
+}
+
 // topicRecordVersion prefixes the JSON so the record can change shape later.
+// Layouts were added without a new version: the field is optional, so
+// every record written before decodes unchanged (an older binary reading
+// a grown topic ignores its layouts and with them the ORDERLY fence).
 const topicRecordVersion = 1
 
 func (r TopicRecord) encode() []byte {
@@ -75,7 +102,9 @@ func ListTopics(tx *bolt.Tx) ([]TopicRecord, error) {
 }
 
 // PutTopic creates a topic (new UID, empty queues) or updates one: queues
-// may only grow; new queues start empty.
+// may only grow; new queues start empty, and a growth appends a layout
+// fencing the old queues at their current max offsets. rec.Layouts is
+// ignored (the history is the store's to keep).
 func PutTopic(tx *bolt.Tx, rec TopicRecord) (TopicRecord, bool, error) {
 	old, exists, err := GetTopic(tx, rec.Name)
 	if err != nil {
@@ -88,7 +117,20 @@ func PutTopic(tx *bolt.Tx, rec TopicRecord) (TopicRecord, bool, error) {
 				"topic %q has %d queues; the queue count may grow but never shrink", rec.Name, old.Queues)
 		}
 		rec.UID, rec.CreatedAt, from = old.UID, old.CreatedAt, old.Queues
+		rec.Layouts = old.Layouts
+		if rec.Queues > old.Queues {
+			// Growth moves sharding keys to other queues: record where the
+			// old layout ends in each old queue (the ORDERLY fence).
+			l := TopicLayout{Queues: old.Queues, Fence: make([]int64, old.Queues)}
+			for q := range old.Queues {
+				if _, l.Fence[q], err = QueueRange(tx, old.UID, q); err != nil {
+					return TopicRecord{}, false, err
+				}
+			}
+			rec.Layouts = append(slices.Clip(rec.Layouts), l)
+		}
 	} else {
+		rec.Layouts = nil
 		if rec.UID, err = tx.Bucket(bucketTopics).NextSequence(); err != nil {
 			return TopicRecord{}, false, err
 		}

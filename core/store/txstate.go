@@ -82,6 +82,9 @@ func (st *txState) topic(op *Op) (*TopicRecord, error) {
 		}
 		st.topics[op.Topic] = t
 	}
+	if op.ExpectUID != 0 && (t == nil || t.UID != op.ExpectUID) {
+		return nil, core.Errorf(core.ENotFound, "topic %q (incarnation %d) no longer exists", op.Topic, op.ExpectUID)
+	}
 	if op.AutoCreate > 0 && (t == nil || op.QueueID >= t.Queues) {
 		rec := TopicRecord{Name: op.Topic, Queues: max(op.AutoCreate, op.QueueID+1),
 			RetentionHours: core.DefaultRetentionHours, CreatedAt: time.UnixMilli(st.storedAt).UTC()}

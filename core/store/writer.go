@@ -27,6 +27,11 @@ type Op struct {
 	// absent (system topics: %RETRY%g, %DLQ%g, SCHEDULE_TOPIC_XXXX), and grows
 	// it if QueueID is beyond its queues.
 	AutoCreate int
+	// ExpectUID, when non-zero, is the incarnation (TopicRecord.UID) the op
+	// was meant for: if the topic is absent or has another UID the request
+	// fails with ENotFound (nothing is created), so a message of a deleted
+	// topic never lands in a new topic of the same name.
+	ExpectUID uint64
 }
 
 // Placed is where an Op landed.
