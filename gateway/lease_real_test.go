@@ -130,6 +130,18 @@ func TestRealDroppedQueueHandsOutNothing(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
+				if how == "reset" {
+					// The reset answers after the drop: at once, nothing
+					// of the old ProcessQueue is handed out.
+					got, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 32})
+					if err != nil || len(got) != 0 {
+						t.Fatalf("right after the reset, receive handed out %v (%v)", offsets(got), err)
+					}
+					q, err := e.queueStatus(t, "g", q(0))
+					if err != nil || q.Buffered != 0 || q.InFlight != 0 {
+						t.Fatalf("right after the reset: %+v %v", q, err)
+					}
+				}
 				// The drop purges the inbox: nothing of the old
 				// ProcessQueue waits there or is in flight.
 				checkFor(t, 5*time.Second, func() error {

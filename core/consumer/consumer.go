@@ -69,6 +69,8 @@ type PushConsumer struct {
 	expiry     bool                               // a cleanExpireMsg task is scheduled
 	revoked    []*pullRequest                     // dropped, listener not told yet (dropped.go)
 
+	rb rebalanceCount // rebalances started and finished (RebalanceWait, dropped.go)
+
 	prefetch atomic.Int64 // per-queue message threshold in force (SetPrefetch)
 
 	offsets *offsetStore

@@ -1,6 +1,11 @@
 package consumer
 
-import "github.com/mqgate/mqgate/core"
+import (
+	"context"
+	"sync"
+
+	"github.com/mqgate/mqgate/core"
+)
 
 // DropListener is a Listener that voids what it holds of a dropped
 // ProcessQueue (the HTTP gateway: buffered messages are purged, their
@@ -54,6 +59,67 @@ func (c *PushConsumer) notifyDropped() {
 		pr.mu.Unlock()
 		if st != nil && draining {
 			st.release() // the draining path commits, unlocks and rebalances
+		}
+	}
+}
+
+// rebalanceCount numbers rebalances so that RebalanceWait can wait for one
+// that started after it was called. Rebalances run one at a time (Start,
+// then the service goroutine).
+type rebalanceCount struct {
+	mu       sync.Mutex
+	started  uint64
+	finished uint64        // the number of the last finished one
+	changed  chan struct{} // closed when finished moves; replaced then
+}
+
+func (c *PushConsumer) rebalanceBegin() uint64 {
+	c.rb.mu.Lock()
+	defer c.rb.mu.Unlock()
+	c.rb.started++
+	return c.rb.started
+}
+
+// rebalanceEnd tells the listener about dropped queues, then records
+// rebalance n as finished.
+func (c *PushConsumer) rebalanceEnd(n uint64) {
+	c.notifyDropped()
+	c.rb.mu.Lock()
+	c.rb.finished = n
+	if c.rb.changed != nil {
+		close(c.rb.changed)
+		c.rb.changed = nil
+	}
+	c.rb.mu.Unlock()
+}
+
+// RebalanceWait asks for a rebalance now and waits until one that started
+// after the call has finished — its drops done and a DropListener told —
+// or ctx ends, or the client shuts down. The gateway calls it after an
+// offset reset so that the reset's answer comes after the old
+// ProcessQueues are gone.
+func (c *PushConsumer) RebalanceWait(ctx context.Context) error {
+	c.rb.mu.Lock()
+	target := c.rb.started
+	c.rb.mu.Unlock()
+	signal(c.kick)
+	for {
+		c.rb.mu.Lock()
+		if c.rb.finished > target {
+			c.rb.mu.Unlock()
+			return nil
+		}
+		if c.rb.changed == nil {
+			c.rb.changed = make(chan struct{})
+		}
+		ch := c.rb.changed
+		c.rb.mu.Unlock()
+		select {
+		case <-ch:
+		case <-c.done:
+			return ErrClosed
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 	}
 }

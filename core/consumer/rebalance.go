@@ -101,7 +101,7 @@ func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, t co
 // updateProcessQueueTableInRebalance. It runs on the service goroutine
 // (and once in Start).
 func (c *PushConsumer) doRebalance() {
-	defer c.notifyDropped() // runs after the unlock below: no lock held
+	defer c.rebalanceEnd(c.rebalanceBegin()) // after the unlock below: no lock held
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != stateRunning {
