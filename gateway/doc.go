@@ -39,7 +39,11 @@
 //     voids its leases when the consumer calls QueueDropped. Their handles
 //     answer expired and nothing is answered to the consumer: the queue's
 //     next owner delivers them again from the committed offset (an orderly
-//     batch out is released by the consumer at once).
+//     batch out is released by the consumer at once). An offset reset
+//     answers only after the group's local client rebalanced (reset.go),
+//     so a receive after it gets nothing of the old ProcessQueues; a
+//     filter or mode change applies within the client's next rebalance
+//     (milliseconds after the registry's watch reports it).
 //   - Push (webhook) groups: one client per group (client id = the instance
 //     id) whose Listener is a webhook.Pusher instead of an inbox (push.go).
 //     Receive on them answers EConflict. A group moving between pull and
