@@ -15,6 +15,7 @@ const maxByKey = 1000
 // assigned at publish time, which finds the original message.
 func (e *Engine) Message(topic, id string) (*core.Message, error) {
 	var m *core.Message
+	var bad *store.CorruptRecord // the record fails its checksum
 	err := e.view(func(tx *bolt.Tx) (err error) {
 		if err := topicExists(tx, topic); err != nil {
 			return err
@@ -24,10 +25,26 @@ func (e *Engine) Message(topic, id string) (*core.Message, error) {
 			return nil
 		}
 		m, err = store.MessageAt(tx, cl)
+		if isCorrupt(err) {
+			r := store.InspectCorrupt(tx, cl, 0, -1, -1, err)
+			if t, ok, _ := store.GetTopic(tx, topic); r.UID != 0 && (!ok || t.UID != r.UID) {
+				return nil // placed in another topic: not this topic's message
+			}
+			bad = &r
+			return nil
+		}
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	if bad != nil {
+		if bad.UID != 0 { // placed: set aside, as a pull would
+			if err := e.setAside([]store.CorruptRecord{*bad}); err != nil {
+				return nil, err
+			}
+		}
+		return nil, corruptError(topic, id, *bad)
 	}
 	if m == nil || (m.Topic != topic && m.UserTopic() != topic && m.SysProps[core.PropRealTopic] != topic) {
 		return nil, core.Errorf(core.ENotFound, "message %q not found in topic %q", id, topic)
@@ -48,6 +65,10 @@ func (e *Engine) MessagesByKey(topic, key string, limit int) ([]*core.Message, e
 		}
 		for _, cl := range store.OffsetsOfKey(tx, topic, key, limit) {
 			m, err := store.MessageAt(tx, cl)
+			if isCorrupt(err) {
+				return core.Errorf(core.ECorrupt, "a message of topic %q with key %q is corrupt (%s); GET /v1/topics/%s/corrupt lists the set-aside ones",
+					topic, key, store.InspectCorrupt(tx, cl, 0, -1, -1, err).Reason, topic)
+			}
 			if err != nil {
 				return err
 			}
