@@ -73,15 +73,12 @@ func (e *Engine) CorruptMessages(topic string) ([]core.CorruptMessage, error) {
 	return out, err
 }
 
-// CorruptCounts counts the set-aside messages per topic name, for metrics;
-// those whose record could not be placed in a topic count under "".
+// CorruptCounts counts the set-aside messages per topic name (every topic,
+// 0 included), for metrics; those whose record could not be placed in a
+// topic count under "".
 func (e *Engine) CorruptCounts() (map[string]int64, error) {
 	out := map[string]int64{}
 	err := e.view(func(tx *bolt.Tx) error {
-		all, err := store.ListCorrupt(tx)
-		if err != nil || len(all) == 0 {
-			return err
-		}
 		topics, err := store.ListTopics(tx)
 		if err != nil {
 			return err
@@ -89,6 +86,11 @@ func (e *Engine) CorruptCounts() (map[string]int64, error) {
 		names := make(map[uint64]string, len(topics))
 		for _, t := range topics {
 			names[t.UID] = t.Name
+			out[t.Name] = 0
+		}
+		all, err := store.ListCorrupt(tx)
+		if err != nil {
+			return err
 		}
 		for _, r := range all {
 			if name, ok := names[r.UID]; ok || r.UID == 0 {
