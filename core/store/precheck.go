@@ -161,6 +161,7 @@ type fileCheck struct {
 	pageSize int
 	hwm      uint64
 	used     []uint64 // bitset of pages reachable or free
+	buf      []byte   // the page being checked; reused
 }
 
 func (c *fileCheck) damage(format string, args ...any) error {
@@ -305,14 +306,18 @@ func (c *fileCheck) readMeta(page int, off int64) metaInfo {
 func (c *fileCheck) mark(id uint64)          { c.used[id/64] |= 1 << (id % 64) }
 func (c *fileCheck) isMarked(id uint64) bool { return c.used[id/64]&(1<<(id%64)) != 0 }
 
-// readPage reads page id with its overflow pages. what names the page for
-// messages ("page 37 of bucket mq.commitlog").
+// readPage reads page id with its overflow pages into the check's buffer:
+// the result is valid until the next readPage (callers clone what they
+// keep). what names the page for messages.
 func (c *fileCheck) readPage(id uint64, what string) ([]byte, error) {
 	if id < 2 || id >= c.hwm {
 		return nil, c.damage("%s is outside the file's pages [2, %d)", what, c.hwm)
 	}
 	ps := int64(c.pageSize)
-	buf := make([]byte, c.pageSize)
+	if cap(c.buf) < c.pageSize {
+		c.buf = make([]byte, c.pageSize)
+	}
+	buf := c.buf[:c.pageSize]
 	if _, err := c.f.ReadAt(buf, int64(id)*ps); err != nil {
 		return nil, fmt.Errorf("read %s of %s: %w", what, c.path, err)
 	}
@@ -330,7 +335,12 @@ func (c *fileCheck) readPage(id uint64, what string) ([]byte, error) {
 		c.mark(p)
 	}
 	if ov > 0 {
-		buf = append(buf, make([]byte, int64(ov)*ps)...)
+		n := (int64(ov) + 1) * ps
+		if int64(cap(c.buf)) < n {
+			c.buf = append(c.buf[:0], make([]byte, n)...)
+			copy(c.buf, buf)
+		}
+		buf = c.buf[:n]
 		if _, err := c.f.ReadAt(buf[ps:], (int64(id)+1)*ps); err != nil {
 			return nil, fmt.Errorf("read %s of %s: %w", what, c.path, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,4 +206,44 @@ func TestOpenRefusesWithoutWriting(t *testing.T) {
 	if n != 3000 {
 		t.Fatalf("opened with meta page 1: %d records, want 3000", n)
 	}
+}
+
+// TestOpenAfterFreelistAbandoned: the documented salvage for a damaged
+// freelist (bbolt surgery freelist abandon: both meta pages say "no
+// freelist") passes the pre-check, and bbolt rebuilds the freelist.
+func TestOpenAfterFreelistAbandoned(t *testing.T) {
+	good := fixture(t)
+	pages, ps, _ := pagesOf(t, good)
+	fl := pages["freelist"][0]
+	b := bytes.Clone(good)
+	b[fl*ps+8] ^= 0x04 // the damage: refused as it is
+	for _, off := range []int{0, ps} {
+		m := b[off+pageHeaderSize:]
+		binary.NativeEndian.PutUint64(m[32:], noFreelist)
+		binary.NativeEndian.PutUint64(m[56:], fnv64a(m[:56]))
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, FileName), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, dir, Options{})
+	var n int
+	if err := s.DB().View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketCommitLog).Stats().KeyN
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 3000 {
+		t.Fatalf("%d records after the freelist was abandoned, want 3000", n)
+	}
+	if _, err := s.Commit(context.Background(), []Op{op("t", 0, "after")}, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fnv64a(b []byte) uint64 {
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
 }
