@@ -247,3 +247,42 @@ func fnv64a(b []byte) uint64 {
 	h.Write(b)
 	return h.Sum64()
 }
+
+// TestSelfCheckRefusesWithoutWriting: damage only mqgate's own structures
+// show (a queue range that makes no sense) passes the pre-check and is
+// refused by the self check, which runs before the first write: the file
+// is unchanged.
+func TestSelfCheckRefusesWithoutWriting(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, fixture(t), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketQueues).Cursor().First()
+		return tx.Bucket(bucketQueues).Put(bytes.Clone(k), queueMeta{Min: 9, Max: 3}.encode())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := PreCheck(path); err != nil {
+		t.Fatalf("the pre-check sees bbolt's pages only, yet: %v", err)
+	}
+	_, err = Open(dir, Options{})
+	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "range [9, 3)") {
+		t.Fatalf("open: %v, want a refusal naming the file and the queue range", err)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Fatal("the refused open wrote to the file")
+	}
+}
