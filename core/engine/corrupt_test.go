@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -130,5 +131,61 @@ func TestCorruptRecordSetAside(t *testing.T) {
 	}
 	if _, err := e.Message("t", third.MessageID); core.ErrorCode(err) != core.ECorrupt {
 		t.Fatalf("GET of the third: %v", err)
+	}
+}
+
+// flipLastRecord flips a body byte of the newest commit log record.
+func flipLastRecord(t *testing.T, db *bolt.DB) int64 {
+	t.Helper()
+	var cl int64
+	err := db.Update(func(tx *bolt.Tx) error {
+		log := tx.Bucket([]byte("mq.commitlog"))
+		k, v := log.Cursor().Last()
+		cl = int64(binary.BigEndian.Uint64(k))
+		rec := append([]byte(nil), v...)
+		rec[len(rec)-6] ^= 0x20
+		return log.Put(append([]byte(nil), k...), rec)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// The DLQ listing and a delayed message's move do not skip a corrupt
+// record silently either: each is set aside under its system topic.
+func TestCorruptRecordSetAsideInDLQAndSchedule(t *testing.T) {
+	e := openTest(t, Options{DelayLevels: shortLevels})
+	mustTopic(t, e, "t", 1)
+
+	deadLetter(t, e, "g", "t", 3)
+	cl := flipLastRecord(t, e.DB()) // the third dead letter's copy
+	page, _, err := e.DLQMessages("g", "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 2 {
+		t.Fatalf("DLQ listing shows %d, want the 2 readable ones", len(page))
+	}
+	list, err := e.CorruptMessages(core.DLQTopic("g"))
+	if err != nil || len(list) != 1 || list[0].CommitLogOffset != cl || list[0].QueueOffset != 2 {
+		t.Fatalf("DLQ corrupt listing %+v (%v), want the third entry (commit log offset %d)", list, err, cl)
+	}
+
+	// Level 10 is 1 s: the flip lands well before the move reads it.
+	res := mustPut(t, e, "t", core.PutMessage{Body: []byte("delayed body"), DelayLevel: 10})
+	cl = flipLastRecord(t, e.DB())
+	checkFor(t, 10*time.Second, func() error {
+		list, err := e.CorruptMessages(core.ScheduleTopic)
+		if err != nil {
+			return err
+		}
+		if len(list) != 1 || list[0].CommitLogOffset != cl || list[0].MessageID != res[0].MessageID {
+			return fmt.Errorf("schedule corrupt listing %+v, want the delayed message at %d", list, cl)
+		}
+		return nil
+	})
+	if counts, err := e.CorruptCounts(); err != nil || counts[core.ScheduleTopic] != 1 || counts[core.DLQTopic("g")] != 1 || counts["t"] != 0 {
+		t.Fatalf("counts %v (%v)", counts, err)
 	}
 }
