@@ -226,7 +226,8 @@ func (e *Engine) TopicStats(name string) (core.TopicStats, error) {
 			stats.Queues[q] = core.QueueStats{QueueID: q, MinOffset: min, MaxOffset: max}
 			stats.Messages += max - min
 		}
-		return nil
+		stats.Corrupt, err = corruptCount(tx, rec.UID)
+		return err
 	})
 	return stats, err
 }
