@@ -91,15 +91,15 @@ func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("groups: create buckets: %w", err)
 	}
 	r := &Registry{
-		db:       db,
-		opts:     opts,
-		log:      opts.Logger,
-		clients:  map[string]map[string]time.Time{},
-		locks:    map[string]map[core.MessageQueue]lockEntry{},
-		resets:   map[resetKey]int64{},
-		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		db:      db,
+		opts:    opts,
+		log:     opts.Logger,
+		clients: map[string]map[string]time.Time{},
+		locks:   map[string]map[core.MessageQueue]lockEntry{},
+		resets:  map[resetKey]int64{},
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	go r.expireLoop()
 	return r, nil

@@ -32,16 +32,23 @@ func TestCoalescesAndNeverBlocks(t *testing.T) {
 		s.Notify("a")
 	}
 	s.Notify("b")
+	// Each name at least once; 1000 notifications of a coalesce into a
+	// few deliveries (one per time the feeder drained the set).
 	got := map[string]int{}
-	got[next(t, ch)]++
-	got[next(t, ch)]++
-	if got["a"] != 1 || got["b"] != 1 {
-		t.Fatalf("got %v, want a and b once each", got)
+	for got["a"] == 0 || got["b"] == 0 {
+		got[next(t, ch)]++
 	}
-	select {
-	case n := <-ch:
-		t.Fatalf("backlog: %q", n)
-	case <-time.After(50 * time.Millisecond):
+	drain := time.After(50 * time.Millisecond)
+	for done := false; !done; {
+		select {
+		case n := <-ch:
+			got[n]++
+		case <-drain:
+			done = true
+		}
+	}
+	if got["a"] > 10 || got["b"] != 1 {
+		t.Fatalf("got %v: a backlog, not coalesced", got)
 	}
 	s.Notify("a")
 	if n := next(t, ch); n != "a" {
