@@ -17,6 +17,7 @@ const (
 	EUnavailable = "unavailable" // 503: shutting down or store unavailable
 	ETooMany     = "too_many"    // 429: too many waiting receives
 	EInternal    = "internal"    // 500
+	ECorrupt     = "corrupt"     // 500: a stored message failed its checksum; it is set aside
 )
 
 // Error is a domain error with a machine code, a message written for users

@@ -26,7 +26,7 @@
 //     after LockTTL unless renewed) and the watchers told when a group's
 //     config or live clients change (notifyConsumerIdsChanged).
 //
-// It imports core and bbolt only: never core/engine (the engine is reached
+// It imports core, internal/watch and bbolt only: never core/engine (the engine is reached
 // through the small OffsetSearcher interface), never core/consumer, never
 // HTTP.
 //
