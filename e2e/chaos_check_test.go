@@ -181,8 +181,11 @@ type chReport struct {
 	Missing                      int
 	FilterLeak                   int
 	Phantom                      int
-	// Violations per rule name, in a stable order of names.
+	MaxKillAckAge                time.Duration // oldest ack among those brought back by a kill
+	// Violations per rule name, in a stable order of names; ByScope counts
+	// them per rule and group incarnation (consumerId).
 	Violations map[string][]string
+	ByScope    map[string]map[string]int
 }
 
 func (r *chReport) add(rule, format string, args ...any) {
@@ -190,6 +193,17 @@ func (r *chReport) add(rule, format string, args ...any) {
 		r.Violations = map[string][]string{}
 	}
 	r.Violations[rule] = append(r.Violations[rule], fmt.Sprintf(format, args...))
+	if len(args) > 0 {
+		if sc, ok := args[0].(chScope); ok {
+			if r.ByScope == nil {
+				r.ByScope = map[string]map[string]int{}
+			}
+			if r.ByScope[rule] == nil {
+				r.ByScope[rule] = map[string]int{}
+			}
+			r.ByScope[rule][sc.String()]++
+		}
+	}
 }
 
 // Rules lists the rule names that have violations, sorted.
@@ -205,9 +219,9 @@ func (r *chReport) Rules() []string {
 // Summary is the one-line count of everything, for t.Logf.
 func (r *chReport) Summary() string {
 	return fmt.Sprintf("published %d (+%d unknown, %d rejected), required %d, delivered %d (distinct %d, redelivered %d, unknown-publish delivered %d), "+
-		"redelivered-acked after SIGTERM %d, live %d, after kill -9 %d %v (bound %d/kill), inversions %d, resurrected %d, missing %d, filter-leak %d, phantom %d",
+		"redelivered-acked after SIGTERM %d, live %d, after kill -9 %d %v (bound %d/kill, oldest ack %v before its kill), inversions %d, resurrected %d, missing %d, filter-leak %d, phantom %d",
 		r.Published, r.Unknown, r.Rejected, r.Required, r.Delivered, r.Distinct, r.Redelivered, r.UnknownDelivered,
-		r.AckedTerm, r.AckedLive, r.AckedKill, r.AckedKillPerKill, chaosKill9AckedBound, r.Inversions, r.Resurrected, r.Missing, r.FilterLeak, r.Phantom)
+		r.AckedTerm, r.AckedLive, r.AckedKill, r.AckedKillPerKill, chaosKill9AckedBound, r.MaxKillAckAge.Round(time.Millisecond), r.Inversions, r.Resurrected, r.Missing, r.FilterLeak, r.Phantom)
 }
 
 // Failure renders the violations, at most chaosShowPerRule per rule.
@@ -215,7 +229,16 @@ func (r *chReport) Failure() string {
 	var b strings.Builder
 	for _, rule := range r.Rules() {
 		vs := r.Violations[rule]
-		fmt.Fprintf(&b, "rule %s: %d violation(s)\n", rule, len(vs))
+		fmt.Fprintf(&b, "rule %s: %d violation(s)", rule, len(vs))
+		if by := r.ByScope[rule]; len(by) > 0 {
+			var parts []string
+			for sc, n := range by {
+				parts = append(parts, fmt.Sprintf("%s %d", sc, n))
+			}
+			slices.Sort(parts)
+			fmt.Fprintf(&b, " [%s]", strings.Join(parts, ", "))
+		}
+		b.WriteString("\n")
 		for i, v := range vs {
 			if i == chaosShowPerRule {
 				fmt.Fprintf(&b, "  … %d more\n", len(vs)-i)
@@ -331,11 +354,11 @@ func checkChaos(h *chHistory) *chReport {
 		gen  int
 		time time.Time
 	}
-	seen := map[chScope]map[int64]int{}         // deliveries so far per scope and message
-	acked := map[chScope]map[int64]ackInfo{}    // first ok ack per scope and message
-	groupSeen := map[chScope]map[int64]bool{}   // per group incarnation (no consumer), for 3c
-	firstIdx := map[chScope]map[int64]int{}     // ORDERLY: index of first delivery
-	counted := map[chScope]map[int64]bool{}     // redelivered-acked counted once per scope and message
+	seen := map[chScope]map[int64]int{}       // deliveries so far per scope and message
+	acked := map[chScope]map[int64]ackInfo{}  // first ok ack per scope and message
+	groupSeen := map[chScope]map[int64]bool{} // per group incarnation (no consumer), for 3c
+	firstIdx := map[chScope]map[int64]int{}   // ORDERLY: index of first delivery
+	counted := map[chScope]map[int64]bool{}   // redelivered-acked counted once per scope and message
 	for i, d := range ds {
 		r.Delivered++
 		p := pubs[d.U]
@@ -442,7 +465,9 @@ func checkChaos(h *chHistory) *chReport {
 				if k, ok := killIndex[a.gen]; ok {
 					r.AckedKillPerKill[k]++
 				}
-				if age := rs.Time.Sub(a.time); age > persistWindow {
+				age := rs.Time.Sub(a.time)
+				r.MaxKillAckAge = max(r.MaxKillAckAge, age)
+				if age > persistWindow {
 					r.add("5-acked-long-before-kill", "%s: %s acked ok %v before the kill -9 ending run %d, delivered again in run %d (window %v)",
 						sc, p, age.Round(time.Millisecond), a.gen, d.Gen, persistWindow)
 				}
