@@ -94,6 +94,7 @@ type chaosGroupSpec struct {
 	filters    map[string]string // topic → initial filter
 	consumers  []string          // BROADCASTING consumerIds; else len = pollers
 	startAfter []time.Duration   // per consumer: first receive after this long
+	scripted   []bool            // per consumer: first receive when the script says (appear)
 	nackPct    int               // % of first deliveries nacked (delayLevel 1)
 }
 
@@ -107,6 +108,8 @@ type chaosGroupState struct {
 	created chan struct{} // closed when cur is set
 	lastOff bool          // consumeFrom of the next create
 	filters map[string]string
+	appear  []chan struct{} // per consumer: closed by the script (nil: not scripted)
+	seen    []chan struct{} // per consumer: closed after its first receive answered
 }
 
 // chaosTopicState is a topic as the run knows it (guarded by gate).
@@ -160,7 +163,7 @@ func (r *chaosRun) unexpected(format string, args ...any) {
 func newChaosRun(t *testing.T, topics map[string]int, initial []string, groups []chaosGroupSpec) *chaosRun {
 	t.Setenv("MQGATE_DELAY_LEVELS", chaosLevels)
 	r := &chaosRun{t: t, dir: t.TempDir(), stop: make(chan struct{}), done: make(chan struct{}),
-		topics: map[string]*chaosTopicState{}, groups: map[string]*chaosGroupState{}}
+		topics: map[string]*chaosTopicState{}, groups: map[string]*chaosGroupState{}, initial: initial}
 	r.srvs.up = make(chan struct{})
 	r.srvs.set(startServer(t, r.dir))
 	for name, q := range topics {
@@ -170,6 +173,14 @@ func newChaosRun(t *testing.T, topics map[string]int, initial []string, groups [
 	slices.Sort(r.names)
 	for _, g := range groups {
 		st := &chaosGroupState{spec: g, created: make(chan struct{}), lastOff: g.lastOffset, filters: map[string]string{}}
+		for i := range g.consumers {
+			var ch chan struct{}
+			if i < len(g.scripted) && g.scripted[i] {
+				ch = make(chan struct{})
+			}
+			st.appear = append(st.appear, ch)
+			st.seen = append(st.seen, make(chan struct{}))
+		}
 		for tp, f := range g.filters {
 			st.filters[tp] = f
 		}
@@ -408,6 +419,25 @@ func (r *chaosRun) restart(kill bool) {
 	r.srvs.set(startServer(r.t, r.dir))
 }
 
+// appear lets a scripted consumer start and waits until its first
+// receive answered (at most 30 s).
+func (r *chaosRun) appear(group string, idx int) {
+	st := r.groups[group]
+	close(st.appear[idx])
+	timer := time.NewTimer(30 * time.Second)
+	defer timer.Stop()
+	select {
+	case <-st.seen[idx]:
+		name := st.spec.name
+		if idx < len(st.spec.consumers) && st.spec.consumers[idx] != "" {
+			name += "/" + st.spec.consumers[idx]
+		}
+		r.ops = append(r.ops, "appear "+name)
+	case <-timer.C:
+		r.t.Errorf("consumer %d of %s: no receive answered within 30 s of appearing", idx, group)
+	}
+}
+
 // --- publishers ------------------------------------------------------------
 
 // chaosBody is a message's identity: run-unique u, topic incarnation, key
@@ -539,6 +569,14 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 			return
 		}
 	}
+	if st.appear[idx] != nil {
+		select {
+		case <-st.appear[idx]:
+		case <-r.done:
+			return
+		}
+	}
+	seenOnce := false
 	var attemptSeq int64 // BROADCASTING: the first receive ever sent by this consumerId (per incarnation)
 	var attemptInc int
 	for {
@@ -600,6 +638,10 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 			if _, ok := g.FirstSeen[consumerID]; !ok {
 				g.FirstSeen[consumerID] = chFirstSeen{Sent: attemptSeq, Done: r.next()}
 			}
+		}
+		if !seenOnce {
+			seenOnce = true
+			close(st.seen[idx])
 		}
 		base := len(r.hist.Deliveries)
 		for _, m := range out.Messages {
