@@ -88,6 +88,8 @@ type chPublish struct {
 	Tag        string
 	Sent, Done int64
 	Status     chPubStatus
+	QueueID    int   // from the answer (-1 unknown), for diagnosis only
+	Offset     int64 // queue offset from the answer
 }
 
 // chTopic is one incarnation of a topic.
@@ -282,6 +284,9 @@ func (g *chGroup) filterAt(topic string, seq int64) string {
 }
 
 func (p *chPublish) String() string {
+	if p.Status == chPubOK && p.QueueID >= 0 {
+		return fmt.Sprintf("u=%d (%s#%d q%d@%d %s:%d tag %s)", p.U, p.Topic, p.TInc, p.QueueID, p.Offset, p.Key, p.Seq, p.Tag)
+	}
 	return fmt.Sprintf("u=%d (%s#%d %s:%d tag %s)", p.U, p.Topic, p.TInc, p.Key, p.Seq, p.Tag)
 }
 

@@ -525,7 +525,26 @@ func (r *chaosRun) publisher(p int, every time.Duration, seed uint64) {
 			status = chPubRejected
 		}
 		for j := range pubs {
-			pubs[j].Sent, pubs[j].Done, pubs[j].Status = sent, done, status
+			pubs[j].Sent, pubs[j].Done, pubs[j].Status, pubs[j].QueueID = sent, done, status, -1
+		}
+		if status == chPubOK {
+			var results []publishResult
+			if n == 1 {
+				var one publishResult
+				if json.Unmarshal(resp.Body, &one) == nil {
+					results = []publishResult{one}
+				}
+			} else {
+				var br struct{ Results []publishResult }
+				if json.Unmarshal(resp.Body, &br) == nil {
+					results = br.Results
+				}
+			}
+			for j, res := range results {
+				if j < n && res.QueueID != nil && res.QueueOffset != nil {
+					pubs[j].QueueID, pubs[j].Offset = *res.QueueID, *res.QueueOffset
+				}
+			}
 		}
 		r.hmu.Lock()
 		r.hist.Pubs = append(r.hist.Pubs, pubs...)
