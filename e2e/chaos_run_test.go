@@ -96,6 +96,8 @@ type chaosGroupSpec struct {
 	startAfter []time.Duration   // per consumer: first receive after this long
 	scripted   []bool            // per consumer: first receive when the script says (appear)
 	nackPct    int               // % of first deliveries nacked (delayLevel 1)
+	slowPct    int               // % of receives whose messages are answered only after slowFor
+	slowFor    time.Duration     // (a slow consumer: its leases sit below later acks)
 }
 
 // chaosGroupState is a group's live incarnation. Receives and their acks
@@ -128,6 +130,10 @@ type chaosRun struct {
 	u    atomic.Int64
 	stop chan struct{} // closed: publishers and admin stop
 	done chan struct{} // closed: consumers stop
+
+	// hold, taken for writing, keeps every consumer from receiving (each
+	// receive and its answers hold it for reading).
+	hold sync.RWMutex
 
 	// gate pauses publishing across changes whose meaning depends on
 	// which messages came before them (see chaos_check_test.go).
@@ -438,6 +444,19 @@ func (r *chaosRun) appear(group string, idx int) {
 	}
 }
 
+// holdConsumers keeps every consumer from receiving until the returned
+// func is called (their current receive and answers finish first).
+func (r *chaosRun) holdConsumers() (release func()) {
+	r.hold.Lock()
+	return r.hold.Unlock
+}
+
+// pause is deliberate pacing inside a script step.
+func (r *chaosRun) pause(d time.Duration) {
+	timer := time.NewTimer(d)
+	<-timer.C
+}
+
 // --- publishers ------------------------------------------------------------
 
 // chaosBody is a message's identity: run-unique u, topic incarnation, key
@@ -603,11 +622,13 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 		if !ok {
 			return
 		}
+		r.hold.RLock()
 		st.mu.RLock()
 		g := st.cur
 		if g == nil {
 			created := st.created
 			st.mu.RUnlock()
+			r.hold.RUnlock()
 			select {
 			case <-created:
 				continue
@@ -626,6 +647,7 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 		resp, err := s.try("POST", "/v1/groups/"+spec.name+"/receive", req)
 		if err != nil || resp.Status != http.StatusOK {
 			st.mu.RUnlock()
+			r.hold.RUnlock()
 			if r.srvs.current(gen) {
 				if err != nil {
 					r.unexpected("receive %s: %v", g, err)
@@ -647,6 +669,7 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 		}
 		if err := json.Unmarshal(resp.Body, &out); err != nil {
 			st.mu.RUnlock()
+			r.hold.RUnlock()
 			r.unexpected("receive %s: %v: %s", g, err, resp.Body)
 			continue
 		}
@@ -669,6 +692,14 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 				RecvSent: sent, RecvSentT: sentT, RecvAt: r.next(), Gen: gen})
 		}
 		r.hmu.Unlock()
+		if len(out.Messages) > 0 && rng.IntN(100) < spec.slowPct {
+			timer := time.NewTimer(spec.slowFor) // deliberate: a slow consumer holding its leases
+			select {
+			case <-timer.C:
+			case <-r.done:
+				timer.Stop()
+			}
+		}
 		var acks, nacks []string
 		var ackIdx, nackIdx []int
 		for i, m := range out.Messages {
@@ -708,6 +739,7 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 			}
 		}
 		st.mu.RUnlock()
+		r.hold.RUnlock()
 	}
 }
 

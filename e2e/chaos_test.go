@@ -22,7 +22,9 @@ func chaosSeed(t *testing.T) uint64 {
 // two publishers (single and batch publishes with shardingKey, tags a/b/c)
 // and consumers of four groups —
 //
-//	gc  CONCURRENTLY, LAST_OFFSET, ta and tb, 2 pollers, nacks 10 % of first deliveries
+//	gc  CONCURRENTLY, LAST_OFFSET, ta and tb, 2 pollers, nacks 10 % of first
+//	    deliveries; 5 % of its receives are answered only after 1.5 s (a slow
+//	    consumer: leases below later acks when a SIGTERM comes)
 //	go  ORDERLY, FIRST_OFFSET, ta and tb, 2 pollers, nacks 3 %
 //	gb  BROADCASTING, LAST_OFFSET, ta, consumerIds b1 and b2 (b2 appears 4 s in)
 //	gx  CONCURRENTLY, ta ("a || b") and tb, 2 pollers, nacks 10 %, deleted and
@@ -43,7 +45,7 @@ func TestChangeChaos(t *testing.T) {
 	t.Logf("MQGATE_CHAOS_SEED=%d", seed)
 	all := map[string]string{"ta": "*", "tb": "*"}
 	r := newChaosRun(t, map[string]int{"ta": 2, "tb": 2}, []string{"ta"}, []chaosGroupSpec{
-		{name: "gc", lastOffset: true, filters: all, consumers: []string{"", ""}, nackPct: 10},
+		{name: "gc", lastOffset: true, filters: all, consumers: []string{"", ""}, nackPct: 10, slowPct: 5, slowFor: 1500 * time.Millisecond},
 		{name: "go", orderly: true, filters: all, consumers: []string{"", ""}, nackPct: 3},
 		{name: "gb", broadcast: true, lastOffset: true, filters: map[string]string{"ta": "*"},
 			consumers: []string{"b1", "b2"}, startAfter: []time.Duration{0, 4 * time.Second}},

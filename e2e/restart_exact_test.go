@@ -118,13 +118,18 @@ func TestBroadcastRestartConsumerIDs(t *testing.T) {
 	})
 	// appearThenKill: the consumerId's first receive answers, about five
 	// publishes follow, then kill -9 — before the consumer's periodic
-	// offset persist (1 s) has necessarily run.
+	// offset persist (1 s) has necessarily run. Consumers are held from
+	// just before the kill until about ten publishes reached the new
+	// process, so a consumerId that restarts at LAST_OFFSET (its start
+	// not persisted) misses them.
 	appearThenKill := func(i int) chaosOp {
 		return func(r *chaosRun) {
 			r.appear("fan", i)
-			timer := time.NewTimer(150 * time.Millisecond) // deliberate pacing
-			<-timer.C
+			r.pause(150 * time.Millisecond)
+			release := r.holdConsumers()
 			r.restart(true)
+			r.pause(300 * time.Millisecond)
+			release()
 		}
 	}
 	term := func(r *chaosRun) { r.restart(false) }
