@@ -9,6 +9,17 @@ import (
 	"time"
 )
 
+// Issue 9's exactness tests against the real binary:
+//
+//	go test -race ./e2e -run 'Chaos|DLQKill|LeasedRestart|BroadcastRestart' -v
+//
+// TestChaosCheckerCanFail (the checker on synthetic histories), TestChangeChaos,
+// TestDLQKill9, TestLeasedRestartRedeliversOnlyTheLease and
+// TestBroadcastRestartConsumerIDs. Each prints its counts with t.Logf; the
+// bounds the lead may tune are chaosKill9AckedBound, chaosChangeGrace
+// (chaos_check_test.go), persistWindow (delay_crash_test.go) and dlqKills
+// (dlq_kill_test.go).
+
 // chaosSeed is MQGATE_CHAOS_SEED when set (to replay a run's pacing,
 // batch sizes, keys, tags and nacks), else the clock; the test logs it.
 func chaosSeed(t *testing.T) uint64 {
