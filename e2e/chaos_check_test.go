@@ -406,8 +406,10 @@ func checkChaos(h *chHistory) *chReport {
 			r.Phantom++
 		}
 
-		// Rule 3.
+		// Rule 3 (one delivery counts once, under the first sub-rule it breaks).
+		resurrected := false
 		if tp := topics[p.Topic][p.TInc]; tp != nil && tp.Deleted != 0 {
+			resurrected = true
 			if tp.Deleted < g.CreateSent {
 				r.Resurrected++
 				r.add("3a-deleted-topic", "%s: delivered %s of topic incarnation %s#%d deleted (seq %d) before the group incarnation was created (seq %d)",
@@ -416,20 +418,23 @@ func checkChaos(h *chHistory) *chReport {
 				r.Resurrected++
 				r.add("3d-stale-topic", "%s: delivered %s (reconsumeTimes %d) by a receive sent %v after topic incarnation %s#%d was deleted",
 					sc, p, d.Reconsume, d.RecvSentT.Sub(tp.DeletedTime).Round(time.Millisecond), p.Topic, p.TInc)
+			} else {
+				resurrected = false
 			}
 		}
-		if g.LastOffset && g.subscribes(p.Topic) {
+		if !resurrected && g.LastOffset && g.subscribes(p.Topic) {
 			before := p.Done < g.CreateSent
 			if fs, ok := g.FirstSeen[d.Consumer]; ok && g.Broadcast && p.Done < fs.Sent {
 				before = true
 			}
 			if before && n == 0 {
+				resurrected = true
 				r.Resurrected++
 				r.add("3b-before-subscribe", "%s (LAST_OFFSET, created seq %d) delivered %s published before it subscribed (answered seq %d)",
 					sc, g.CreateSent, p, p.Done)
 			}
 		}
-		if d.Reconsume > 0 && !groupSeen[gsc][d.U] {
+		if !resurrected && d.Reconsume > 0 && !groupSeen[gsc][d.U] {
 			r.Resurrected++
 			r.add("3c-retry-from-old", "%s: %s delivered with reconsumeTimes %d but never delivered to this incarnation before",
 				sc, p, d.Reconsume)
@@ -754,6 +759,17 @@ func TestChaosCheckerCanFail(t *testing.T) {
 			g := b.group("g", 1, nil)
 			b.deliver(g, "", u, 0, 1, true)
 		}, []string{"3a-deleted-topic"}, nil},
+		{"3a and 3b at once count once", func(b *chSynth) {
+			b.topic("t", 1)
+			u := b.pub("t", 1, "k", 1, "a")
+			b.deleteTopic("t", 1)
+			g := b.group("g", 1, func(g *chGroup) { g.LastOffset = true })
+			b.deliver(g, "", u, 1, 1, true)
+		}, []string{"3a-deleted-topic"}, func(t *testing.T, r *chReport) {
+			if r.Resurrected != 1 {
+				t.Errorf("resurrected %d, want 1", r.Resurrected)
+			}
+		}},
 		{"3b LAST_OFFSET group gets an older message", func(b *chSynth) {
 			b.topic("t", 1)
 			u := b.pub("t", 1, "k", 1, "a")
