@@ -444,6 +444,48 @@ func (r *chaosRun) appear(group string, idx int) {
 	}
 }
 
+// leaseOne receives one message of a CLUSTERING group with a 60 s lease
+// and never answers it: an open lease below later acks when the next
+// restart comes (issue 9 item 8). It is recorded like any delivery.
+func (r *chaosRun) leaseOne(group string) {
+	st := r.groups[group]
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	g := st.cur
+	if g == nil {
+		return
+	}
+	s, gen, ok := r.srvs.get(r.done)
+	if !ok {
+		return
+	}
+	for range 3 { // a long poll may find nothing ready
+		sent, sentT := r.next(), time.Now()
+		resp, err := s.try("POST", "/v1/groups/"+group+"/receive", map[string]any{"maxMessages": 1, "waitSeconds": 1, "invisibleSeconds": 60})
+		if err != nil || resp.Status != http.StatusOK {
+			r.t.Errorf("lease one of %s: %v %v", g, err, resp)
+			return
+		}
+		var out struct {
+			Messages []chaosMsg `json:"messages"`
+		}
+		if err := json.Unmarshal(resp.Body, &out); err != nil {
+			r.t.Errorf("lease one of %s: %v", g, err)
+			return
+		}
+		if len(out.Messages) == 0 {
+			continue
+		}
+		m := out.Messages[0]
+		r.hmu.Lock()
+		r.hist.Deliveries = append(r.hist.Deliveries, chDelivery{Group: group, GInc: g.GInc, U: parseChaosU(m.Body), Topic: m.Topic,
+			Reconsume: m.ReconsumeTimes, RecvSent: sent, RecvSentT: sentT, RecvAt: r.next(), Gen: gen})
+		r.hmu.Unlock()
+		r.ops = append(r.ops, fmt.Sprintf("lease one of %s (u=%d)", g, parseChaosU(m.Body)))
+		return
+	}
+}
+
 // holdConsumers keeps every consumer from receiving until the returned
 // func is called (their current receive and answers finish first).
 func (r *chaosRun) holdConsumers() (release func()) {
