@@ -60,8 +60,12 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 	running := c.state == stateRunning
 	cfg := c.cfg
 	c.mu.Unlock()
-	if !running || pr.pq.Dropped() {
-		return // the new owner consumes from the committed offset
+	if !running {
+		return // delivered again from the committed position
+	}
+	if pr.pq.Dropped() {
+		c.settleLate(pr, st)
+		return // the new owner consumes from the committed position
 	}
 	msgs := st.d.Msgs
 	done := make([]*core.Message, 0, len(msgs))
@@ -137,5 +141,36 @@ func (c *PushConsumer) cleanExpireMsg() {
 			c.stats.expired.Add(1)
 			c.log.Warn().Str("topic", st.pr.mq.Topic).Int("queue", st.pr.mq.QueueID).Msg("consume timeout, messages sent back")
 		}
+	}
+}
+
+// settleLate keeps acknowledgements the listener accepted before the queue
+// was dropped (a rebalance, a filter change) but that reached the consumer
+// after the drop had written the queue's position: they are merged into
+// the stored position (a write only adds finished offsets), and a new
+// request for the queue in this client skips them if it has not pulled them
+// yet. Failed messages are left to be delivered again. A drop for an
+// offset reset keeps nothing: the reset decides.
+func (c *PushConsumer) settleLate(pr *pullRequest, st *deliveryState) {
+	pr.mu.Lock()
+	noCommit := pr.noCommit
+	pr.mu.Unlock()
+	if noCommit {
+		return
+	}
+	var done []core.OffsetRange
+	for i, m := range st.d.Msgs {
+		if st.ok[i] {
+			done = append(done, core.OffsetRange{From: m.QueueOffset, To: m.QueueOffset + 1})
+		}
+	}
+	if len(done) == 0 {
+		return
+	}
+	uid := pr.uid.Load()
+	c.offsets.addFinished(pr.mq, pr.epoch, uid, done)
+	p := core.Progress{Done: done, Epoch: pr.epoch, TopicUID: uid}
+	if err := c.commitProgress(map[core.MessageQueue]core.Progress{pr.mq: p}); err != nil {
+		c.log.Warn().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("persist acknowledgements of a dropped queue")
 	}
 }

@@ -228,3 +228,51 @@ func TestDeletedGroupPositionsStayDeleted(t *testing.T) {
 		return nil
 	})
 }
+
+// An acknowledgement accepted before its queue was dropped (here by a
+// filter change) but answered after the drop wrote the position is not
+// lost: it is merged into the stored position.
+func TestLateAckAfterDropIsKept(t *testing.T) {
+	e := newEnv(t)
+	e.topic("t", 1)
+	cfg := e.group(core.GroupConfig{Name: "g", Subscriptions: []core.Subscription{{Topic: "t"}},
+		ConsumeFrom: core.ConsumeFromFirstOffset, MaxReconsumeTimes: 16})
+	var mu sync.Mutex
+	var held []*Delivery
+	l := ListenerFunc(func(d *Delivery) {
+		mu.Lock()
+		held = append(held, d)
+		mu.Unlock()
+	})
+	if _, err := e.eng.Put(t.Context(), "t", []core.PutMessage{{Body: []byte("x"), Tags: "a"}, {Body: []byte("y"), Tags: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	c := e.consumer(cfg, "c", l, func(o *Options) { o.RebalanceInterval = time.Hour })
+	defer shutdown(t, c)
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(held) < 2 {
+			return fmt.Errorf("%d deliveries", len(held))
+		}
+		return nil
+	})
+	mu.Lock()
+	old := append([]*Delivery(nil), held...)
+	mu.Unlock()
+	cfg.Subscriptions[0].Filter = "a"
+	c.UpdateConfig(cfg)
+	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if !old[0].Dropped() {
+			return fmt.Errorf("not dropped yet")
+		}
+		return nil
+	})
+	for _, d := range old {
+		d.AckAll()
+	}
+	p, _, err := e.reg.CommittedProgress("g", "", core.MessageQueue{Topic: "t"})
+	if err != nil || !p.Contains(0) || !p.Contains(1) {
+		t.Fatalf("late acknowledgements not kept: %+v, %v", p, err)
+	}
+}

@@ -1,6 +1,8 @@
 package consumer
 
 import (
+	"cmp"
+	"slices"
 	"sync"
 
 	"github.com/mqgate/mqgate/core"
@@ -131,6 +133,33 @@ func (s *offsetStore) skipFinished(mq core.MessageQueue, msgs []*core.Message) [
 		if !p.Contains(m.QueueOffset) {
 			out = append(out, m)
 		}
+	}
+	return out
+}
+
+// addFinished adds finished ranges learned late (settleLate) to mq's
+// position if it is of the same epoch and topic incarnation, so its pull
+// skips them.
+func (s *offsetStore) addFinished(mq core.MessageQueue, epoch, topicUID uint64, rs []core.OffsetRange) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	qp, ok := s.table[mq]
+	if !ok || qp.epoch != epoch || (qp.topicUID != 0 && topicUID != 0 && qp.topicUID != topicUID) {
+		return
+	}
+	qp.restored = mergeRanges(append(slices.Clone(qp.restored), rs...))
+}
+
+// mergeRanges sorts rs and joins the ranges that touch or overlap.
+func mergeRanges(rs []core.OffsetRange) []core.OffsetRange {
+	slices.SortFunc(rs, func(a, b core.OffsetRange) int { return cmp.Compare(a.From, b.From) })
+	out := rs[:0]
+	for _, r := range rs {
+		if n := len(out); n > 0 && r.From <= out[n-1].To {
+			out[n-1].To = max(out[n-1].To, r.To)
+			continue
+		}
+		out = append(out, r)
 	}
 	return out
 }
