@@ -20,6 +20,10 @@ const (
 	// message was delayed or sent back: a due message whose real topic now
 	// has another incarnation (deleted, maybe re-created) is dropped.
 	PropRealTopicUID = "REAL_TOPIC_UID"
+	// PropRetryTopicUID is the incarnation of RETRY_TOPIC (the original
+	// topic) on a retry or dead-letter copy: once that topic is deleted,
+	// its messages' pending retries are not delivered (SPEC §8.9).
+	PropRetryTopicUID = "RETRY_TOPIC_UID"
 	PropDelay        = "DELAY"
 	PropDeliverAt    = "DELIVER_AT" // unix ms of a timer message
 )

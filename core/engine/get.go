@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -68,6 +70,8 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 			return nil
 		}
 		scanned, bytes, scanCap := 0, 0, maxScanUnits+max
+		retryQueue := strings.HasPrefix(mq.Topic, core.RetryTopicPrefix)
+		var scanErr error
 		next := offset
 		err = store.ScanQueue(tx, rec.UID, mq.QueueID, offset, func(off int64, u store.Unit) bool {
 			if scanned >= scanCap || len(res.Messages) == max || bytes >= maxGetBytes {
@@ -90,12 +94,20 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 			if !filter.MatchTags(m.Tags) {
 				return true
 			}
+			if retryQueue {
+				// A retry of a deleted topic's message: skipped like a
+				// filtered one (SPEC §8.9).
+				if gone, gerr := retryOfGoneTopic(tx, m); gerr != nil || gone {
+					scanErr = gerr
+					return gerr == nil
+				}
+			}
 			res.Messages = append(res.Messages, m)
 			bytes += len(m.Body)
 			return true
 		})
 		res.NextOffset = next
-		return err
+		return errors.Join(err, scanErr)
 	})
 	if err == nil {
 		err = e.setAside(corrupt)

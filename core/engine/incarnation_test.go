@@ -261,3 +261,41 @@ func TestDeleteRemovesPendingTimersAndRedriveMarks(t *testing.T) {
 		t.Fatalf("counters %+v: want the 700 removed timers counted as dropped", c)
 	}
 }
+
+// TestRetriesOfADeletedTopicAreNotDelivered: a message of a topic that is
+// deleted (and created again) while its retry waits is not delivered from
+// the group's %RETRY% topic, and a send-back after the delete writes no
+// copy at all — but still runs its settle hook.
+func TestRetriesOfADeletedTopicAreNotDelivered(t *testing.T) {
+	e := openTest(t, Options{DelayLevels: shortLevels[:3]})
+	mustTopic(t, e, "t", 1)
+	mustPut(t, e, "t", text("pending"), text("late"))
+	msgs := readAll(t, e, core.MessageQueue{Topic: "t"})
+	if err := e.SendMessageBack(t.Context(), "g", msgs[0], 1, 16); err != nil {
+		t.Fatal(err)
+	}
+	retry := core.MessageQueue{Topic: core.RetryTopic("g")}
+	if err := e.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	mustTopic(t, e, "t", 1)
+	settled := false
+	hook := func(*bolt.Tx) error { settled = true; return nil }
+	if err := e.SendMessageBackSettled(t.Context(), "g", msgs[1], 1, 16, hook); err != nil {
+		t.Fatal(err)
+	}
+	if !settled {
+		t.Fatal("the settle hook of a dropped send-back did not run")
+	}
+	// The pending retry is moved into %RETRY%g when due, and skipped there.
+	checkFor(t, 5*time.Second, func() error {
+		if _, max, err := e.QueueOffsets(retry); err != nil || max != 1 {
+			return fmt.Errorf("retry queue max %d (%v)", max, err)
+		}
+		return nil
+	})
+	res, err := e.GetMessages(retry, 0, 32, core.MatchAll)
+	if err != nil || len(res.Messages) != 0 || res.NextOffset != 1 {
+		t.Fatalf("retry of a deleted topic's message read: %+v, %v", res, err)
+	}
+}

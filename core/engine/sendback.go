@@ -61,9 +61,28 @@ func (e *Engine) SendMessageBackSettled(ctx context.Context, group string, msg *
 	} else if core.ErrorCode(err) == core.EUnavailable {
 		return err
 	}
+	originUID, gone, err := e.originIncarnation(orig, orig != msg)
+	if err != nil {
+		return err
+	}
+	if gone {
+		// The message's topic was deleted: nothing of it may come back, so
+		// no copy; the original is still settled.
+		e.sched.dropped.Add(1)
+		if settle == nil {
+			return nil
+		}
+		if err := e.CommitHook(ctx, settle); err != nil && !errors.Is(err, core.ErrGroupGone) {
+			return err
+		}
+		return nil
+	}
 	now := time.Now().UTC()
 	times := max(msg.ReconsumeTimes, 0)
 	m := copyForGroup(orig, now)
+	if originUID != "" {
+		m.SysProps[core.PropRetryTopicUID] = originUID
+	}
 	if times >= maxReconsumeTimes || delayLevel < 0 {
 		m.ReconsumeTimes = times
 		err := e.commit(ctx, []putOp{{topic: core.DLQTopic(group), queueID: 0, msg: m}}, settle)
@@ -187,4 +206,49 @@ func copyForGroup(orig *core.Message, now time.Time) *core.Message {
 		ShardingKey: orig.ShardingKey,
 		BornAt:      orig.BornAt,
 	}
+}
+
+// originIncarnation is the incarnation of orig's original topic as a
+// RETRY_TOPIC_UID value ("" when unknown: a copy made before incarnations
+// were recorded), and whether that incarnation is gone (the topic was
+// deleted, maybe created again). stored says orig was read from the store;
+// a message retention removed meanwhile is taken to be of the current
+// incarnation.
+func (e *Engine) originIncarnation(orig *core.Message, stored bool) (uid string, gone bool, err error) {
+	err = e.view(func(tx *bolt.Tx) error {
+		if v := orig.SysProps[core.PropRetryTopicUID]; v != "" {
+			rec, ok, err := store.GetTopic(tx, orig.UserTopic())
+			uid, gone = v, !ok || strconv.FormatUint(rec.UID, 10) != v
+			return err
+		}
+		if core.IsSystemTopic(orig.Topic) {
+			return nil
+		}
+		rec, ok, err := store.GetTopic(tx, orig.Topic)
+		if err != nil || !ok {
+			gone = !ok
+			return err
+		}
+		if stored {
+			mine, err := ofIncarnation(tx, orig, rec)
+			if err != nil || !mine {
+				gone = !mine
+				return err
+			}
+		}
+		uid = strconv.FormatUint(rec.UID, 10)
+		return nil
+	})
+	return uid, gone, err
+}
+
+// retryOfGoneTopic reports whether m, read from a %RETRY% topic, is a
+// retry of a message whose topic incarnation was deleted since.
+func retryOfGoneTopic(tx *bolt.Tx, m *core.Message) (bool, error) {
+	v := m.SysProps[core.PropRetryTopicUID]
+	if v == "" {
+		return false, nil
+	}
+	rec, ok, err := store.GetTopic(tx, m.UserTopic())
+	return !ok || strconv.FormatUint(rec.UID, 10) != v, err
 }
