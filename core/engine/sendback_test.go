@@ -122,9 +122,11 @@ func TestSendBackDelayLevels(t *testing.T) {
 }
 
 // TestSendBackWithoutStoredOriginal falls back to the delivered message when the
-// original is gone from the commit log.
+// original is gone from the commit log (its topic still exists: a message
+// of a deleted topic is dropped instead, TestRetriesOfADeletedTopicAreNotDelivered).
 func TestSendBackWithoutStoredOriginal(t *testing.T) {
 	e := openTest(t, Options{DelayLevels: ladderLevels})
+	mustTopic(t, e, "t", 1)
 	m := &core.Message{ID: "orig-1", Topic: "t", CommitLogOffset: 1 << 40, Body: []byte("b"), Tags: "x", ReconsumeTimes: 5}
 	if err := e.SendMessageBack(t.Context(), "g", m, 0, 5); err != nil {
 		t.Fatal(err)
