@@ -260,7 +260,7 @@ func TestLateAckAfterDropIsKept(t *testing.T) {
 	mu.Lock()
 	old := append([]*Delivery(nil), held...)
 	mu.Unlock()
-	cfg.Subscriptions[0].Filter = "a"
+	cfg.Subscriptions = []core.Subscription{{Topic: "t", Filter: "a"}} // a new slice: the consumer holds the old one
 	c.UpdateConfig(cfg)
 	checkFor(t, 5*time.Second, 5*time.Millisecond, func() error {
 		if !old[0].Dropped() {

@@ -214,7 +214,8 @@ func TestDelayedBatchIsAtomicAndMixed(t *testing.T) {
 	e := openTest(t, Options{DelayLevels: shortLevels[:2]})
 	mustTopic(t, e, "t", 1)
 	res := mustPut(t, e, "t", text("now"), core.PutMessage{Body: []byte("lvl"), DelayLevel: 1},
-		core.PutMessage{Body: []byte("tmr"), DeliverAt: time.Now().Add(150 * time.Millisecond)})
+		// 500 ms after the level's 100 ms: the order holds on a loaded machine.
+		core.PutMessage{Body: []byte("tmr"), DeliverAt: time.Now().Add(600 * time.Millisecond)})
 	if res[0].QueueOffset != 0 || !res[0].DeliverAt.IsZero() || res[1].QueueID != -1 || res[2].QueueID != -1 || res[2].DeliverAt.IsZero() {
 		t.Fatalf("results %+v", res)
 	}
