@@ -45,17 +45,18 @@ type problemKind struct {
 // problemKinds maps each core error code (and the few HTTP-only codes) to
 // its status and title; it is the only place that decides statuses.
 var problemKinds = map[string]problemKind{
-	core.EInvalid:     {http.StatusBadRequest, "Invalid request"},
-	codeUnauthorized:  {http.StatusUnauthorized, "Unauthorized"},
-	core.EForbidden:   {http.StatusForbidden, "Forbidden"},
-	core.ENotFound:    {http.StatusNotFound, "Not found"},
-	codeNoMethod:      {http.StatusMethodNotAllowed, "Method not allowed"},
-	core.EConflict:    {http.StatusConflict, "Conflict"},
-	core.ETooLarge:    {http.StatusRequestEntityTooLarge, "Content too large"},
-	codeMediaType:     {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	core.ETooMany:     {http.StatusTooManyRequests, "Too many requests"},
-	core.EInternal:    {http.StatusInternalServerError, "Internal error"},
-	core.EUnavailable: {http.StatusServiceUnavailable, "Service unavailable"},
+	core.EInvalid:       {http.StatusBadRequest, "Invalid request"},
+	codeUnauthorized:    {http.StatusUnauthorized, "Unauthorized"},
+	core.EForbidden:     {http.StatusForbidden, "Forbidden"},
+	core.ENotFound:      {http.StatusNotFound, "Not found"},
+	codeNoMethod:        {http.StatusMethodNotAllowed, "Method not allowed"},
+	core.EConflict:      {http.StatusConflict, "Conflict"},
+	core.ETooLarge:      {http.StatusRequestEntityTooLarge, "Content too large"},
+	core.EUnprocessable: {http.StatusUnprocessableEntity, "Unprocessable content"},
+	codeMediaType:       {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	core.ETooMany:       {http.StatusTooManyRequests, "Too many requests"},
+	core.EInternal:      {http.StatusInternalServerError, "Internal error"},
+	core.EUnavailable:   {http.StatusServiceUnavailable, "Service unavailable"},
 }
 
 // Error codes that only the HTTP layer produces.

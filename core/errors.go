@@ -17,6 +17,9 @@ const (
 	EUnavailable = "unavailable" // 503: shutting down or store unavailable
 	ETooMany     = "too_many"    // 429: too many waiting receives
 	EInternal    = "internal"    // 500
+	// 422: well-formed but not honoured as sent (an idempotency key reused
+	// with another request).
+	EUnprocessable = "unprocessable"
 )
 
 // Error is a domain error with a machine code, a message written for users

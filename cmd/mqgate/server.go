@@ -93,6 +93,7 @@ func (m *Main) Run() error {
 		Logger:      m.component("engine"),
 		DelayLevels: levels,
 		MaxDelay:    m.Config.MaxDelay,
+		DedupWindow: m.Config.DedupWindow,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
