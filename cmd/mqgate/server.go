@@ -116,6 +116,20 @@ func (m *Main) Run() error {
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics.MustRegister(storeCollectors(eng)...)
 	webhookLog := m.component("webhook")
+	webhookOpts := webhook.Options{
+		Registerer:    metrics,
+		Logger:        &webhookLog,
+		AllowLoopback: m.Config.WebhookAllowLoopback,
+		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
+		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
+		// A Retry-After of d nacks with the first level of at least d:
+		// the engine never redelivers sooner than the receiver asked.
+		DelayLevelFor: webhook.LevelAtLeast(levels),
+	}
+	checkPushURL, err := webhook.URLChecker(webhookOpts)
+	if err != nil {
+		return fmt.Errorf("webhook network guard: %w", err)
+	}
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	gw, err := gateway.New(gateway.Options{
 		Dir:    m.Config.Data,
@@ -130,16 +144,7 @@ func (m *Main) Run() error {
 		MaxWaitingPerGroup:   m.Config.MaxWaitingPerGroup,
 		MaxWaiting:           m.Config.MaxWaiting,
 		BroadcastIdleTimeout: m.Config.BroadcastIdleTimeout,
-		Webhook: webhook.Options{
-			Registerer:    metrics,
-			Logger:        &webhookLog,
-			AllowLoopback: m.Config.WebhookAllowLoopback,
-			AllowCIDRs:    m.Config.WebhookAllowCIDRs,
-			DenyCIDRs:     m.Config.WebhookDenyCIDRs,
-			// A Retry-After of d nacks with the first level of at least d:
-			// the engine never redelivers sooner than the receiver asked.
-			DelayLevelFor: webhook.LevelAtLeast(levels),
-		},
+		Webhook:              webhookOpts,
 	})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
@@ -153,7 +158,7 @@ func (m *Main) Run() error {
 	m.api = api.New(api.Options{
 		Engine:   eng,
 		Consume:  gw,
-		Groups:   &gateway.Admin{Registry: reg, Engine: eng, Service: gw},
+		Groups:   &gateway.Admin{Registry: reg, Engine: eng, Service: gw, CheckPushURL: checkPushURL},
 		Logger:   &httpLog,
 		Version:  Version(),
 		OpenAPI:  openapi.Document,
