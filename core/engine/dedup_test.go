@@ -185,3 +185,19 @@ func TestDedupRecordCodec(t *testing.T) {
 		t.Fatal("short record decoded")
 	}
 }
+
+func FuzzDecodeDedup(f *testing.F) {
+	r := dedupRecord{expires: 1, uid: 2, queueID: 3, offset: 4, storedAt: 5, id: "x"}
+	f.Add(r.encode())
+	f.Add([]byte{})
+	f.Add([]byte{1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := decodeDedup(b)
+		if !ok {
+			return
+		}
+		if again, ok := decodeDedup(got.encode()); !ok || again != got {
+			t.Fatalf("round trip of %+v gave %+v", got, again)
+		}
+	})
+}
