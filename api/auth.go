@@ -33,6 +33,9 @@ var routeAccess = map[string]access{
 	"GET /v1/topics/{topic}":    {auth.Pub, "topic"},
 	"DELETE /v1/topics/{topic}": {kind: auth.Admin},
 
+	// Messages set aside as corrupt: an operator's view.
+	"GET /v1/topics/{topic}/corrupt": {kind: auth.Admin},
+
 	// Publishing and reading back (by id, by key, browsing a queue).
 	"POST /v1/topics/{topic}/messages":            {auth.Pub, "topic"},
 	"POST /v1/topics/{topic}/messages/batch":      {auth.Pub, "topic"},

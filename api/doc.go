@@ -5,7 +5,7 @@
 // errors into application/problem+json answers.
 //
 // Layout: one resource per file (topics.go, messages.go, messages_read.go,
-// groups.go, consume.go, dlq.go, ops.go), every route registered in one
+// groups.go, consume.go, dlq.go, ops.go, corrupt.go), every route registered in one
 // block in routes.go, error mapping in problem.go, JSON decoding and
 // validation in decode.go and validate.go, middleware in middleware.go,
 // HTTP metrics in metrics.go and the scrape-time schedule / retry / DLQ

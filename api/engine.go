@@ -20,6 +20,9 @@ type Engine interface {
 	DeleteTopic(name string) error
 	// TopicStats returns a topic's per-queue offset ranges.
 	TopicStats(name string) (core.TopicStats, error)
+	// CorruptMessages lists the topic's stored messages set aside because
+	// they failed their checksum when read (ENotFound: no such topic).
+	CorruptMessages(topic string) ([]core.CorruptMessage, error)
 
 	// Put publishes messages atomically and durably; results are in order.
 	Put(ctx context.Context, topic string, msgs []core.PutMessage) ([]core.PutResult, error)

@@ -24,6 +24,7 @@ const (
 //	@Success	200			{object}	Message
 //	@Failure	400			{object}	Problem
 //	@Failure	404			{object}	Problem	"Unknown topic or message"
+//	@Failure	500			{object}	Problem	"The stored message failed its checksum (type urn:mqgate:problem:corrupt); it is set aside and listed by GET /v1/topics/{topic}/corrupt"
 //	@Failure	503			{object}	Problem
 //	@ID			getMessage
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"

@@ -44,6 +44,8 @@ type problemKind struct {
 
 // problemKinds maps each core error code (and the few HTTP-only codes) to
 // its status and title; it is the only place that decides statuses.
+// ECorrupt is a 500: the server's copy of the message is damaged, the
+// request is fine and retrying cannot help (docs/errors.md).
 var problemKinds = map[string]problemKind{
 	core.EInvalid:       {http.StatusBadRequest, "Invalid request"},
 	codeUnauthorized:    {http.StatusUnauthorized, "Unauthorized"},
@@ -56,6 +58,7 @@ var problemKinds = map[string]problemKind{
 	codeMediaType:       {http.StatusUnsupportedMediaType, "Unsupported media type"},
 	core.ETooMany:       {http.StatusTooManyRequests, "Too many requests"},
 	core.EInternal:      {http.StatusInternalServerError, "Internal error"},
+	core.ECorrupt:       {http.StatusInternalServerError, "Stored message is corrupt"},
 	core.EUnavailable:   {http.StatusServiceUnavailable, "Service unavailable"},
 }
 

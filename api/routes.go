@@ -41,6 +41,7 @@ func (s *Server) routes() http.Handler {
 		r.Put("/topics/{topic}", s.handleTopicPut)
 		r.Get("/topics/{topic}", s.handleTopicGet)
 		r.Delete("/topics/{topic}", s.handleTopicDelete)
+		r.Get("/topics/{topic}/corrupt", s.handleCorruptList) // corrupt.go
 
 		// Publishing (messages.go) and reading (messages_read.go).
 		r.Post("/topics/{topic}/messages", s.handleMessagePublish)

@@ -38,6 +38,10 @@ type TopicStats struct {
 	Messages int64 `json:"messages" example:"1200"`
 	// Queues lists each queue's offset range [minOffset, maxOffset).
 	Queues []QueueStats `json:"queues"`
+	// Corrupt counts the stored messages set aside because they failed
+	// their checksum when read (part of messages, never delivered);
+	// GET /v1/topics/{topic}/corrupt lists them.
+	Corrupt int64 `json:"corrupt" example:"0"`
 }
 
 // QueueStats is one queue's offset range.
@@ -61,7 +65,7 @@ func newTopic(t core.Topic) Topic {
 }
 
 func newTopicStats(st core.TopicStats) *TopicStats {
-	out := &TopicStats{Messages: st.Messages, Queues: make([]QueueStats, 0, len(st.Queues))}
+	out := &TopicStats{Messages: st.Messages, Corrupt: st.Corrupt, Queues: make([]QueueStats, 0, len(st.Queues))}
 	for _, q := range st.Queues {
 		out.Queues = append(out.Queues, QueueStats{QueueID: q.QueueID, MinOffset: q.MinOffset, MaxOffset: q.MaxOffset})
 	}

@@ -138,6 +138,51 @@ type ConsumeFrom struct {
 // Example: LAST_OFFSET
 type ConsumeFromPosition string
 
+// CorruptList defines model for CorruptList.
+type CorruptList struct {
+	// Messages Messages are the topic's set-aside messages in commit log order.
+	Messages *[]CorruptMessage `json:"messages,omitempty"`
+}
+
+// CorruptMessage defines model for CorruptMessage.
+type CorruptMessage struct {
+	// CommitLogOffset CommitLogOffset is the record's position in the store's commit log.
+	//
+	// Example: 98211
+	CommitLogOffset *int `json:"commitLogOffset,omitempty"`
+
+	// DetectedAt DetectedAt is when a read first met it (RFC 3339, UTC, milliseconds).
+	//
+	// Example: 2026-01-02T15:04:05.000Z
+	DetectedAt *time.Time `json:"detectedAt,omitempty"`
+
+	// MessageId MessageID is the message's id when it could still be read and the
+	// id index confirms it; absent otherwise.
+	//
+	// Example: 0a1b2c3d4e5f60718293a4b5c6
+	MessageId *string `json:"messageId,omitempty"`
+
+	// QueueId QueueID and QueueOffset place it in the topic (-1 when the record is
+	// too damaged to place; such records are counted under topic "" on
+	// /metrics instead).
+	//
+	// Example: 3
+	QueueId *int `json:"queueId,omitempty"`
+
+	// QueueOffset Example: 1500
+	QueueOffset *int `json:"queueOffset,omitempty"`
+
+	// Reason Reason says what is wrong with the record.
+	//
+	// Example: corrupt record: checksum mismatch
+	Reason *string `json:"reason,omitempty"`
+
+	// Topic Topic the message was published to.
+	//
+	// Example: orders
+	Topic *string `json:"topic,omitempty"`
+}
+
 // DLQPage defines model for DLQPage.
 type DLQPage struct {
 	// Messages Messages are dead letters oldest first, with their original id,
@@ -947,6 +992,13 @@ type TopicRequest struct {
 
 // TopicStats defines model for TopicStats.
 type TopicStats struct {
+	// Corrupt Corrupt counts the stored messages set aside because they failed
+	// their checksum when read (part of messages, never delivered);
+	// GET /v1/topics/{topic}/corrupt lists them.
+	//
+	// Example: 0
+	Corrupt *int `json:"corrupt,omitempty"`
+
 	// Messages Messages is the number of messages kept, summed over queues.
 	//
 	// Example: 1200
@@ -1302,6 +1354,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /v1/topics/{topic} (the `PutTopic` operationId).
 	PutTopic(ctx context.Context, topic string, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListCorruptMessages List a topic's corrupt messages
+	//
+	// Lists the stored messages of the topic that failed their checksum when read (by a consumer's pull, a GET, or the start-up check). Each was set aside: counted in the topic's stats (stats.corrupt) and mqgate_store_corrupt_records, never delivered. docs/operations.md says what to do about them.
+	//
+	// Corresponds with GET /v1/topics/{topic}/corrupt (the `ListCorruptMessages` operationId).
+	ListCorruptMessages(ctx context.Context, topic string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// QueryMessages Query messages by key, or browse a queue
 	//
@@ -1826,6 +1885,23 @@ func (c *Client) PutTopicWithBody(ctx context.Context, topic string, contentType
 // Corresponds with PUT /v1/topics/{topic} (the `PutTopic` operationId).
 func (c *Client) PutTopic(ctx context.Context, topic string, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutTopicRequest(c.Server, topic, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListCorruptMessages List a topic's corrupt messages
+//
+// Lists the stored messages of the topic that failed their checksum when read (by a consumer's pull, a GET, or the start-up check). Each was set aside: counted in the topic's stats (stats.corrupt) and mqgate_store_corrupt_records, never delivered. docs/operations.md says what to do about them.
+//
+// Corresponds with GET /v1/topics/{topic}/corrupt (the `ListCorruptMessages` operationId).
+func (c *Client) ListCorruptMessages(ctx context.Context, topic string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCorruptMessagesRequest(c.Server, topic)
 	if err != nil {
 		return nil, err
 	}
@@ -2752,6 +2828,40 @@ func NewPutTopicRequestWithBody(server string, topic string, contentType string,
 	return req, nil
 }
 
+// NewListCorruptMessagesRequest constructs an http.Request for the ListCorruptMessages method
+func NewListCorruptMessagesRequest(server string, topic string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "topic", topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/topics/%s/corrupt", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewQueryMessagesRequest constructs an http.Request for the QueryMessages method
 func NewQueryMessagesRequest(server string, topic string, params *QueryMessagesParams) (*http.Request, error) {
 	var err error
@@ -3282,6 +3392,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /v1/topics/{topic} (the `PutTopic` operationId).
 	PutTopicWithResponse(ctx context.Context, topic string, body PutTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PutTopicResponse, error)
+
+	// ListCorruptMessagesWithResponse List a topic's corrupt messages
+	//
+	// Lists the stored messages of the topic that failed their checksum when read (by a consumer's pull, a GET, or the start-up check). Each was set aside: counted in the topic's stats (stats.corrupt) and mqgate_store_corrupt_records, never delivered. docs/operations.md says what to do about them.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/topics/{topic}/corrupt (the `ListCorruptMessages` operationId).
+	ListCorruptMessagesWithResponse(ctx context.Context, topic string, reqEditors ...RequestEditorFn) (*ListCorruptMessagesResponse, error)
 
 	// QueryMessagesWithResponse Query messages by key, or browse a queue
 	//
@@ -4779,6 +4898,82 @@ func (r PutTopicResponse) ContentType() string {
 	return ""
 }
 
+type ListCorruptMessagesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CorruptList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCorruptMessagesResponse) GetJSON200() *CorruptList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListCorruptMessagesResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListCorruptMessagesResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListCorruptMessagesResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListCorruptMessagesResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListCorruptMessagesResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCorruptMessagesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCorruptMessagesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCorruptMessagesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCorruptMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type QueryMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5076,6 +5271,8 @@ type GetMessageResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
 }
@@ -5103,6 +5300,11 @@ func (r GetMessageResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetMessageResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetMessageResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5533,6 +5735,21 @@ func (c *ClientWithResponses) PutTopicWithResponse(ctx context.Context, topic st
 		return nil, err
 	}
 	return ParsePutTopicResponse(rsp)
+}
+
+// ListCorruptMessagesWithResponse List a topic's corrupt messages
+//
+// Lists the stored messages of the topic that failed their checksum when read (by a consumer's pull, a GET, or the start-up check). Each was set aside: counted in the topic's stats (stats.corrupt) and mqgate_store_corrupt_records, never delivered. docs/operations.md says what to do about them.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/topics/{topic}/corrupt (the `ListCorruptMessages` operationId).
+func (c *ClientWithResponses) ListCorruptMessagesWithResponse(ctx context.Context, topic string, reqEditors ...RequestEditorFn) (*ListCorruptMessagesResponse, error) {
+	rsp, err := c.ListCorruptMessages(ctx, topic, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCorruptMessagesResponse(rsp)
 }
 
 // QueryMessagesWithResponse Query messages by key, or browse a queue
@@ -6769,6 +6986,67 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 	return response, nil
 }
 
+// ParseListCorruptMessagesResponse parses an HTTP response from a ListCorruptMessagesWithResponse call
+func ParseListCorruptMessagesResponse(rsp *http.Response) (*ListCorruptMessagesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCorruptMessagesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CorruptList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseQueryMessagesResponse parses an HTTP response from a QueryMessagesWithResponse call
 func ParseQueryMessagesResponse(rsp *http.Response) (*QueryMessagesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7068,6 +7346,13 @@ func ParseGetMessageResponse(rsp *http.Response) (*GetMessageResponse, error) {
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem

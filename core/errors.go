@@ -17,6 +17,7 @@ const (
 	EUnavailable = "unavailable" // 503: shutting down or store unavailable
 	ETooMany     = "too_many"    // 429: too many waiting receives
 	EInternal    = "internal"    // 500
+	ECorrupt     = "corrupt"     // 500: a stored message failed its checksum; it is set aside
 	// 422: well-formed but not honoured as sent (an idempotency key reused
 	// with another request).
 	EUnprocessable = "unprocessable"

@@ -94,6 +94,9 @@ type QueueStats struct {
 type TopicStats struct {
 	Messages int64 // sum over queues of MaxOffset-MinOffset
 	Queues   []QueueStats
+	// Corrupt counts the topic's stored messages set aside because they
+	// failed their checksum when read (they are part of Messages).
+	Corrupt int64
 }
 
 // MessageQueue names one queue of one topic (RocketMQ MessageQueue; the

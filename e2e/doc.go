@@ -4,5 +4,7 @@
 // The kill -9 and graceful-shutdown tests signal the real process.
 //
 // It imports nothing of the project but what tests share (core for limits
-// and names); everything else goes over the wire, as a user would.
+// and names); everything else goes over the wire, as a user would. The
+// store damage tests read page types with bbolt itself, on a copy of the
+// file, to know which bytes to damage.
 package e2e

@@ -21,7 +21,9 @@ type Groups interface {
 	// flight. consumerID names a BROADCASTING consumer ("" otherwise).
 	Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error)
 	// ResetOffsets moves every queue of topic to position and returns the
-	// new offsets; a running client restarts those queues from them.
+	// new offsets; a running client restarts those queues from them. It
+	// answers after this gateway's client dropped the queues' old
+	// ProcessQueues: nothing they buffered is handed out afterwards.
 	ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]QueueOffset, error)
 }
 
@@ -222,6 +224,11 @@ func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic strin
 	set, err := a.Registry.ResetOffsets(a.Engine, group, consumerID, topic, position, ts)
 	if err != nil {
 		return nil, err
+	}
+	if e, ok := a.Service.(*Embedded); ok {
+		// Answer once this gateway's client dropped the old ProcessQueues:
+		// a receive after the answer gets none of their messages.
+		e.awaitRebalance(ctx, group, consumerID)
 	}
 	out := make([]QueueOffset, 0, len(set))
 	for id := 0; id < len(set); id++ {

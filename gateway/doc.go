@@ -24,8 +24,26 @@
 //     orderly queue unblocks. A parked receive holds no message.
 //   - leaseTable: every handed-out message has a lease; one goroutine with
 //     one timer armed to the earliest deadline (a heap) turns expiry into
-//     RECONSUME_LATER. Finished leases are remembered until their deadline
-//     so a repeated ack answers ok.
+//     RECONSUME_LATER. The lease is the consume timeout of the HTTP path
+//     (SPEC §8.11): its clock starts at receive, and receive clients run
+//     with the consumer's cleanExpireMsg off (ConsumeTimeout < 0), so a
+//     live lease is never sent back and a buffered message ages nothing.
+//     A lease leaves the table when it ends; an acked one leaves a one-bit
+//     tombstone (ackedSet, tombstone.go: a ring over the last 2^26 lease
+//     numbers, at most 8 MiB) so a repeated ack answers ok, also after the
+//     deadline. Handles of nacked, expired or voided leases answer expired.
+//   - Dropped ProcessQueues (rebalance, offset reset, filter or mode change,
+//     topic delete): their messages are never handed out again — a take
+//     skips a delivery whose Delivery.Dropped reports true, and the inbox,
+//     a consumer.DropListener, purges the queue's buffered messages and
+//     voids its leases when the consumer calls QueueDropped. Their handles
+//     answer expired and nothing is answered to the consumer: the queue's
+//     next owner delivers them again from the committed offset (an orderly
+//     batch out is released by the consumer at once). An offset reset
+//     answers only after the group's local client rebalanced (reset.go),
+//     so a receive after it gets nothing of the old ProcessQueues; a
+//     filter or mode change applies within the client's next rebalance
+//     (milliseconds after the registry's watch reports it).
 //   - Push (webhook) groups: one client per group (client id = the instance
 //     id) whose Listener is a webhook.Pusher instead of an inbox (push.go).
 //     Receive on them answers EConflict. A group moving between pull and
@@ -39,13 +57,16 @@
 // # Invariants
 //
 //   - Lock order: Embedded.mu → leaseTable.mu → inbox.mu. No consumer.Delivery
-//     method is called with any of them held: the consume service may call
-//     Consume from inside Ack / Nack.
+//     method but Dropped (an atomic load) is called with any of them held:
+//     the consume service may call Consume from inside Ack / Nack.
+//     QueueDropped takes leaseTable.mu then inbox.mu; the consumer calls it
+//     with none of its locks held.
 //   - Orderly: a queue's messages leave the inbox in order, and none while an
 //     earlier one of that queue is handed out and unanswered; a nack or expiry
 //     answers every later unanswered message of its batch too.
-//   - Every message of a delivery is answered exactly once, unless its client
-//     shuts down first (the ProcessQueue is dropped; the engine redelivers).
+//   - Every message of a delivery is answered exactly once, unless its
+//     ProcessQueue is dropped first (client shutdown included): then it is
+//     not answered at all, and the engine redelivers it.
 //
 // # Caveats
 //

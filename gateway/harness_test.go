@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,11 +91,12 @@ type answer struct {
 type feeder struct {
 	opts consumer.Options
 
-	mu       sync.Mutex
-	answers  []answer
-	started  bool
-	shutdown bool
-	updates  []core.GroupConfig
+	mu         sync.Mutex
+	answers    []answer
+	started    bool
+	shutdown   bool
+	updates    []core.GroupConfig
+	deliveries []*fakeDelivery
 }
 
 func (f *feeder) Start() error {
@@ -129,16 +131,40 @@ func (f *feeder) deliver(mq core.MessageQueue, orderly bool, from int64, n int) 
 			QueueID: mq.QueueID, QueueOffset: off, Body: []byte("x"), BodyIsText: true,
 		}
 	}
-	f.opts.Listener.(*inbox).consume(&fakeDelivery{f: f, msgs: msgs}, mq, orderly, msgs)
+	d := &fakeDelivery{f: f, mq: mq, msgs: msgs}
+	f.mu.Lock()
+	f.deliveries = append(f.deliveries, d)
+	f.mu.Unlock()
+	f.opts.Listener.(*inbox).consume(d, mq, orderly, msgs)
+}
+
+// dropQueue marks every delivery of mq so far as of a dropped
+// ProcessQueue, as the consumer's rebalance does; notify also tells the
+// listener (QueueDropped), which the consumer does right after.
+func (f *feeder) dropQueue(mq core.MessageQueue, notify bool) {
+	f.mu.Lock()
+	for _, d := range f.deliveries {
+		if d.mq == mq {
+			d.dropped.Store(true)
+		}
+	}
+	f.mu.Unlock()
+	if notify {
+		f.opts.Listener.(consumer.DropListener).QueueDropped(mq)
+	}
 }
 
 // fakeDelivery records answers as the consume service would receive them;
 // a second answer for an index is ignored (consumer.Delivery contract).
 type fakeDelivery struct {
 	f        *feeder
+	mq       core.MessageQueue
 	msgs     []*core.Message
 	answered map[int]bool
+	dropped  atomic.Bool
 }
+
+func (d *fakeDelivery) Dropped() bool { return d.dropped.Load() }
 
 func (d *fakeDelivery) Ack(i int)             { d.record(i, true, 0) }
 func (d *fakeDelivery) Nack(i int, level int) { d.record(i, false, level) }

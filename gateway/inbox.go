@@ -19,10 +19,12 @@ const (
 	stAnswered                 // Ack or Nack called (or about to be)
 )
 
-// answerer is how a batch is answered: *consumer.Delivery.
+// answerer is how a batch is answered: *consumer.Delivery. Dropped (an
+// atomic load) may be called with gateway locks held; Ack and Nack not.
 type answerer interface {
 	Ack(i int)
 	Nack(i int, delayLevel int)
+	Dropped() bool
 }
 
 // delivery is the gateway's bookkeeping for one consumer.Delivery. Fields
@@ -56,9 +58,18 @@ type queueBuf struct {
 
 // takeable reports whether take t may take this queue's head: an orderly
 // queue gives nothing while an earlier message of it is in flight, except to
-// the take that is already handing out a run of it.
+// the take that is already handing out a run of it. Messages of a dropped
+// ProcessQueue at the head are discarded first (inbox.mu held): they are
+// never handed out, whether or not QueueDropped has run yet.
 func (q *queueBuf) takeable(t uint64) bool {
+	for len(q.items) > 0 && q.items[0].dl.d.Dropped() {
+		it := q.items[0]
+		it.dl.state[it.i] = stAnswered
+		q.items[0] = item{}
+		q.items = q.items[1:]
+	}
 	if len(q.items) == 0 {
+		q.items = nil
 		return false
 	}
 	return !q.items[0].dl.orderly || q.inFlight == 0 || q.takenBy == t
@@ -97,6 +108,7 @@ type waiter struct {
 type inbox struct {
 	group    string
 	clientID string
+	leases   *leaseTable // the service's; its mu is taken before mu
 
 	mu      sync.Mutex // guards everything below; taken after leaseTable.mu
 	queues  map[core.MessageQueue]*queueBuf
@@ -107,10 +119,10 @@ type inbox struct {
 	closed  bool
 }
 
-var _ consumer.Listener = (*inbox)(nil)
+var _ consumer.DropListener = (*inbox)(nil)
 
-func newInbox(group, clientID string) *inbox {
-	return &inbox{group: group, clientID: clientID, queues: map[core.MessageQueue]*queueBuf{}}
+func newInbox(group, clientID string, leases *leaseTable) *inbox {
+	return &inbox{group: group, clientID: clientID, leases: leases, queues: map[core.MessageQueue]*queueBuf{}}
 }
 
 // Consume buffers a delivery and wakes a parked receive. It never blocks on
@@ -125,10 +137,12 @@ func (b *inbox) consume(d answerer, mq core.MessageQueue, orderly bool, msgs []*
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.closed {
-		// The client is shutting down: its ProcessQueues are dropped and
-		// their unanswered messages are pulled again by whoever owns the
-		// queue next.
+	if b.closed || d.Dropped() {
+		// The client is shutting down, or the ProcessQueue was dropped
+		// while this batch was on its way (QueueDropped may have run
+		// already): its messages are pulled again by whoever owns the
+		// queue next. Checked under mu, so a batch either is refused here
+		// or is buffered before QueueDropped purges it.
 		return
 	}
 	q := b.queues[mq]
@@ -311,7 +325,7 @@ func (b *inbox) answerLocked(dl *delivery, i int, ok bool, level int, calls []ca
 				continue
 			}
 			if l := dl.leases[j]; l != nil {
-				l.finish(outcomeVoided)
+				b.leases.endLocked(l, outcomeVoided)
 			}
 			b.finishLocked(dl, j)
 			calls = append(calls, call{d: dl.d, i: j, ok: false, level: level})
@@ -333,6 +347,48 @@ func (b *inbox) finishLocked(dl *delivery, i int) {
 	}
 	dl.state[i] = stAnswered
 	dl.leases[i] = nil
+}
+
+// voidLocked ends message i of dl without answering it: its ProcessQueue
+// was dropped (or the client is shutting down), so the answer would change
+// nothing and the message is delivered again by the queue's next owner.
+// The caller ends its lease, if any, and holds leaseTable.mu.
+func (b *inbox) voidLocked(dl *delivery, i int) {
+	if dl.state[i] == stAnswered {
+		return
+	}
+	b.finishLocked(dl, i)
+	if dl.q.inFlight == 0 && dl.q.takeable(0) {
+		b.wakeLocked()
+	}
+}
+
+// QueueDropped implements consumer.DropListener: the deliveries of mq whose
+// ProcessQueue was dropped are voided — buffered messages are removed,
+// leases end (their handles answer expired) — and nothing is answered
+// (RocketMQ: a dropped ProcessQueue's ConsumeRequest does nothing).
+// Deliveries of the queue's next ProcessQueue, if already here, stay.
+func (b *inbox) QueueDropped(mq core.MessageQueue) {
+	t := b.leases
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := b.queues[mq]
+	if q == nil {
+		return
+	}
+	q.items = slices.DeleteFunc(q.items, func(it item) bool {
+		if !it.dl.d.Dropped() {
+			return false
+		}
+		it.dl.state[it.i] = stAnswered
+		return true
+	})
+	t.voidDroppedLocked(b, mq)
+	if q.takeable(0) {
+		b.wakeLocked()
+	}
 }
 
 // close wakes every parked receive (they answer empty) and drops the

@@ -4,40 +4,35 @@ import (
 	"container/heap"
 	"sync"
 	"time"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 // outcome is how a lease ended.
 type outcome uint8
 
 const (
-	outcomeLive    outcome = iota
-	outcomeAcked           // acked: a repeated ack answers ok
-	outcomeNacked          // nacked by the caller
-	outcomeVoided          // orderly: an earlier message of the batch failed
-	outcomeExpired         // the lease ran out (RECONSUME_LATER)
+	outcomeAcked   outcome = iota + 1 // acked: a repeated ack answers ok
+	outcomeNacked                     // nacked by the caller
+	outcomeVoided                     // orderly: an earlier message of the batch failed; or its queue was dropped
+	outcomeExpired                    // the lease ran out (RECONSUME_LATER)
 )
 
-// lease is one handed-out message. A finished lease stays in the table
-// (without its message) until its deadline so that a repeated ack answers
-// ok and changes nothing; then it is forgotten and its handle answers
-// expired.
+// lease is one handed-out, unanswered message: the consume-timeout clock
+// of the HTTP path, started at receive. A lease leaves the table as soon as
+// it ends; an acked one leaves a one-bit tombstone (ackedSet) so that a
+// repeated ack answers ok and changes nothing, any other handle of it
+// answers expired.
 type lease struct {
 	seq      uint64
 	rc       receipt // what the handle names
 	deadline time.Time
 	index    int // in leaseHeap
 
-	// Until finished: where the message is.
+	// Where the message is.
 	box *inbox
 	dl  *delivery
 	i   int
-
-	outcome outcome
-}
-
-func (l *lease) finish(o outcome) {
-	l.outcome = o
-	l.box, l.dl = nil, nil
 }
 
 // leaseHeap orders leases by deadline (RocketMQ has none: its client
@@ -64,23 +59,27 @@ func (h *leaseHeap) Pop() any {
 	return l
 }
 
-// leaseTable holds every lease of the service, by sequence number and by
-// deadline. One goroutine (run) owns one timer armed to the earliest
-// deadline.
+// leaseTable holds every live lease of the service, by sequence number and
+// by deadline, and the tombstones of acked ones. One goroutine (run) owns
+// one timer armed to the earliest deadline; lease expiry is the only way a
+// message received over HTTP goes back as RECONSUME_LATER without a nack
+// (the clients run with the consumer's cleanExpireMsg off).
 type leaseTable struct {
 	epoch uint64
 	codec *handleCodec
 
-	mu   sync.Mutex // guards below; taken before any inbox.mu
-	seq  uint64
-	byID map[uint64]*lease
-	h    leaseHeap
+	mu    sync.Mutex // guards below; taken before any inbox.mu
+	seq   uint64
+	byID  map[uint64]*lease
+	h     leaseHeap
+	acked *ackedSet
 
 	kick chan struct{} // cap 1: the earliest deadline may have moved
 }
 
 func newLeaseTable(epoch uint64, codec *handleCodec) *leaseTable {
-	return &leaseTable{epoch: epoch, codec: codec, byID: map[uint64]*lease{}, kick: make(chan struct{}, 1)}
+	return &leaseTable{epoch: epoch, codec: codec, byID: map[uint64]*lease{},
+		acked: newAckedSet(defaultAckedWindow), kick: make(chan struct{}, 1)}
 }
 
 func (t *leaseTable) poke() {
@@ -90,9 +89,22 @@ func (t *leaseTable) poke() {
 	}
 }
 
+// endLocked takes l out of the table (t.mu held); an acked lease leaves
+// its tombstone.
+func (t *leaseTable) endLocked(l *lease, o outcome) {
+	if l.index >= 0 {
+		heap.Remove(&t.h, l.index)
+	}
+	delete(t.byID, l.seq)
+	if o == outcomeAcked {
+		t.acked.set(l.seq)
+	}
+	l.box, l.dl = nil, nil
+}
+
 // grant leases items taken from box until deadline. An item already
 // answered between take and grant (an orderly batch failed meanwhile) is
-// left out.
+// left out, and so is one whose ProcessQueue was dropped meanwhile.
 func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline time.Time) []Received {
 	out := make([]Received, 0, len(items))
 	t.mu.Lock()
@@ -102,8 +114,13 @@ func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline
 		if it.dl.state[it.i] != stHanded {
 			continue
 		}
+		if box.closed || it.dl.d.Dropped() {
+			box.voidLocked(it.dl, it.i)
+			continue
+		}
 		m := it.msg()
 		t.seq++
+		t.acked.grant(t.seq)
 		l := &lease{
 			seq: t.seq,
 			rc: receipt{
@@ -137,6 +154,10 @@ const (
 
 // apply runs one operation on each handle of group and returns the
 // results and the Delivery calls to make after the locks are released.
+// A handle whose lease ended answers expired, except an ack of an acked
+// one (ok, nothing changes); so does one whose ProcessQueue was dropped
+// (its lease is voided, nothing is answered: the queue's next owner
+// delivers the message again).
 func (t *leaseTable) apply(group string, handles []string, o op, level int, extendTo time.Time, now time.Time) ([]HandleResult, []call) {
 	res := make([]HandleResult, len(handles))
 	var calls []call
@@ -153,13 +174,15 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, exte
 			continue // a handle of an earlier run: its message is delivered again
 		}
 		l := t.byID[rc.Seq]
-		if l == nil || l.rc != rc {
-			continue
-		}
-		if l.outcome != outcomeLive {
-			if o == opAck && l.outcome == outcomeAcked {
+		if l == nil {
+			// Ended. The handle is signed and names this run's lease
+			// rc.Seq, so its tombstone is all there is to check.
+			if o == opAck && t.acked.has(rc.Seq) {
 				res[k].Status = HandleOK // idempotent ack
 			}
+			continue
+		}
+		if l.rc != rc {
 			continue
 		}
 		if !now.Before(l.deadline) {
@@ -167,17 +190,19 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, exte
 		}
 		box := l.box
 		box.mu.Lock()
-		if box.closed {
+		if box.closed || l.dl.d.Dropped() {
+			box.voidLocked(l.dl, l.i)
+			t.endLocked(l, outcomeVoided)
 			box.mu.Unlock()
 			continue
 		}
 		switch o {
 		case opAck:
 			calls = box.answerLocked(l.dl, l.i, true, 0, calls)
-			l.finish(outcomeAcked)
+			t.endLocked(l, outcomeAcked)
 		case opNack:
 			calls = box.answerLocked(l.dl, l.i, false, level, calls)
-			l.finish(outcomeNacked)
+			t.endLocked(l, outcomeNacked)
 		case opExtend:
 			l.deadline = extendTo
 			heap.Fix(&t.h, l.index)
@@ -194,31 +219,43 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, exte
 	return res, calls
 }
 
-// expire forgets leases whose deadline has passed; a live one counts as
-// RECONSUME_LATER (delay level 0: the engine decides). It returns the
-// Delivery calls and the next deadline (zero when the table is empty).
+// expire ends leases whose deadline has passed: each counts as
+// RECONSUME_LATER (delay level 0: the engine decides), unless its client
+// shut down or its ProcessQueue was dropped. It returns the Delivery calls
+// and the next deadline (zero when the table is empty).
 func (t *leaseTable) expire(now time.Time) ([]call, time.Time) {
 	var calls []call
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for len(t.h) > 0 && !now.Before(t.h[0].deadline) {
 		l := heap.Pop(&t.h).(*lease)
-		delete(t.byID, l.seq)
-		if l.outcome != outcomeLive {
-			continue
-		}
 		box := l.box
 		box.mu.Lock()
-		if !box.closed {
+		if box.closed || l.dl.d.Dropped() {
+			box.voidLocked(l.dl, l.i)
+		} else {
 			calls = box.answerLocked(l.dl, l.i, false, 0, calls)
 		}
 		box.mu.Unlock()
-		l.finish(outcomeExpired)
+		t.endLocked(l, outcomeExpired)
 	}
 	if len(t.h) == 0 {
 		return calls, time.Time{}
 	}
 	return calls, t.h[0].deadline
+}
+
+// voidDroppedLocked ends the leases box holds on deliveries of mq whose
+// ProcessQueue was dropped (t.mu and box.mu held). Drops are rare
+// (rebalance, offset reset, filter change, topic delete), so a scan of the
+// live leases is fine.
+func (t *leaseTable) voidDroppedLocked(box *inbox, mq core.MessageQueue) {
+	for _, l := range t.byID {
+		if l.box == box && l.dl.mq == mq && l.dl.d.Dropped() {
+			box.voidLocked(l.dl, l.i)
+			t.endLocked(l, outcomeVoided)
+		}
+	}
 }
 
 // run expires leases until stop closes, with one timer re-armed to the
@@ -243,4 +280,11 @@ func (t *leaseTable) run(stop <-chan struct{}) {
 			return
 		}
 	}
+}
+
+// live is the number of live leases.
+func (t *leaseTable) live() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID)
 }

@@ -77,10 +77,22 @@ const (
 	MaxHandles         = 100
 )
 
-// consumeTimeout is given to every client: the consume service must not
-// send a message back on its own (cleanExpireMsg) while an HTTP lease on it
-// may still be live.
-const consumeTimeout = MaxInvisible + 5*time.Minute
+// listenerOwnsTiming is the ConsumeTimeout of receive (inbox) clients:
+// negative turns the consumer's cleanExpireMsg off. The lease is the
+// consume timeout of the HTTP path: it starts at receive, extend moves it,
+// and its expiry (leaseTable) answers RECONSUME_LATER. A message in the
+// inbox has no clock: it waits until it is received or its ProcessQueue
+// is dropped, never into the retry topic.
+const listenerOwnsTiming = -1
+
+// pushConsumeTimeout is the ConsumeTimeout of webhook (push) clients: a
+// backstop only, since the pusher answers every message itself (requests
+// bounded by push.timeoutSeconds ≤ 5 min, Retry-After pauses by
+// webhook.Options.MaxRetryAfter, default 1 h). It counts from the
+// dispatch to the pusher, so a message still queued in the pusher after
+// this long (a backlog of many hours behind a slow receiver) would be sent
+// back and posted again later.
+const pushConsumeTimeout = MaxInvisible + 5*time.Minute
 
 func (o *Options) setDefaults() {
 	if o.MaxWaitingPerGroup <= 0 {

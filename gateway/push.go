@@ -105,12 +105,12 @@ func (e *Embedded) newPushClient(cfg core.GroupConfig, p *webhook.Pusher) (PushC
 		// whole delivery, so a smaller one would post one message at a
 		// time whatever push.batchSize says.
 		ConsumeMessageBatchMaxSize: batchSize(cfg),
-		// A message may wait in the pusher's queue behind a Retry-After
-		// pause (up to an hour): the consume service must not send it
-		// back on its own (cleanExpireMsg) meanwhile, or the receiver gets
-		// it twice. The pusher answers every message itself, each request
-		// bounded by push.timeoutSeconds.
-		ConsumeTimeout: consumeTimeout,
+		// The pusher answers every message itself, each request bounded
+		// by push.timeoutSeconds and each pause by MaxRetryAfter; a
+		// message may wait in its queue behind such a pause, so the
+		// consume service's own timeout (cleanExpireMsg) is only a
+		// backstop against an answer lost by a bug, far beyond both.
+		ConsumeTimeout: pushConsumeTimeout,
 	})
 	if err != nil {
 		return nil, err

@@ -138,13 +138,19 @@ func TestPushGroupLifecycle(t *testing.T) {
 	if _, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 1}); core.ErrorCode(err) != core.EConflict {
 		t.Fatalf("receive on a push group: %v, want EConflict", err)
 	}
-	st, err := e.gw.GroupStatus(context.Background(), "g")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Push == nil || st.Push.URL != a.srv.URL || st.Push.Delivered < 10 || st.Push.LastSuccessAt.IsZero() {
-		t.Fatalf("push status %+v", st.Push)
-	}
+	// The receiver counts a message before the pusher has read the answer
+	// and counted it delivered: poll.
+	var st GroupStatus
+	checkFor(t, 5*time.Second, func() error {
+		var err error
+		if st, err = e.gw.GroupStatus(context.Background(), "g"); err != nil {
+			return err
+		}
+		if st.Push == nil || st.Push.URL != a.srv.URL || st.Push.Delivered < 10 || st.Push.LastSuccessAt.IsZero() {
+			return fmt.Errorf("push status %+v", st.Push)
+		}
+		return nil
+	})
 	if len(st.Clients) != 1 || st.Clients[0].ClientID != "gw1" || len(st.Clients[0].Queues) < 2 {
 		t.Fatalf("push group clients %+v", st.Clients)
 	}
@@ -164,6 +170,21 @@ func TestPushGroupLifecycle(t *testing.T) {
 	checkFor(t, 10*time.Second, func() error {
 		if n := b.count(); n != 5 {
 			return fmt.Errorf("receiver b has %d of 5", n)
+		}
+		return nil
+	})
+
+	// Every answer is in (the sink counts a message before the pusher
+	// reads its answer): nothing pushed is left to deliver again.
+	checkFor(t, 5*time.Second, func() error {
+		offs, err := e.admin.Offsets(context.Background(), "g", "")
+		if err != nil {
+			return err
+		}
+		for _, o := range offs {
+			if o.Queue.Topic == "orders" && o.Lag != 0 {
+				return fmt.Errorf("queue %d lag %d", o.Queue.QueueID, o.Lag)
+			}
 		}
 		return nil
 	})

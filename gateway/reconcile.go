@@ -164,13 +164,17 @@ func (e *Embedded) clientLocked(rt *groupRT, consumerID string) (*clientRT, erro
 	if consumerID != "" {
 		clientID = consumerID
 	}
-	box := newInbox(rt.cfg.Name, clientID)
+	box := newInbox(rt.cfg.Name, clientID, e.leases)
 	pc, err := e.opts.NewClient(consumer.Options{
-		Group:          rt.cfg,
-		ClientID:       clientID,
-		Listener:       box,
-		Logger:         e.log,
-		ConsumeTimeout: consumeTimeout,
+		Group:    rt.cfg,
+		ClientID: clientID,
+		Listener: box,
+		Logger:   e.log,
+		// The lease is the consume timeout (SPEC §8.11): its clock starts
+		// at receive, and its expiry is the only way a received message
+		// goes back unanswered. A message waiting in the inbox ages
+		// nothing, so the consumer's cleanExpireMsg is off.
+		ConsumeTimeout: listenerOwnsTiming,
 	})
 	if err != nil {
 		return nil, err

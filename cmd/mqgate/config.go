@@ -63,6 +63,10 @@ type Config struct {
 	// call needs Authorization: Bearer <key> with the right grant, and
 	// SIGHUP reloads the file. Empty: /v1 is open (a warning is logged).
 	APIKeys string
+	// Init allows starting an empty store where the data directory shows
+	// one existed (gateway.key present, mqgate.db missing or 0 bytes);
+	// without it that start is refused (initcheck.go).
+	Init bool
 }
 
 // listFlag is a repeatable, comma-separated string flag; the first use on
@@ -151,6 +155,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
+	fs.BoolVar(&c.Init, "init", c.Init, "start an empty store even though the data dir held one before (gateway.key present, mqgate.db missing or empty)")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
 	return fs
 }

@@ -26,4 +26,7 @@
 // but it also skews comparisons with the baseline; set it to try).
 // Log lines are coalesced into few writes under load (logwriter.go);
 // profiles are served only on --pprof-addr's own listener (pprof.go).
+// Start-up refuses a data dir whose store is missing or empty beside its
+// gateway.key unless --init is given (initcheck.go); the store's own open
+// refuses a damaged file (core/store/precheck.go).
 package main

@@ -88,6 +88,9 @@ func (m *Main) Run() error {
 	if err != nil {
 		return fmt.Errorf("--delay-levels: %w", err)
 	}
+	if err := refuseLostStore(m.Config.Data, m.Config.Init); err != nil {
+		return err
+	}
 	eng, err := engine.Open(engine.Options{
 		Dir:         m.Config.Data,
 		Logger:      m.component("engine"),
@@ -311,5 +314,6 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
 		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
+		newCorruptCollector(eng), // corrupt_metrics.go
 	}
 }

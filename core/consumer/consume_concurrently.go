@@ -33,10 +33,12 @@ func (c *PushConsumer) consumeConcurrently(pr *pullRequest, msgs []*core.Message
 		st.abandon()
 		return
 	}
-	c.inflight[st] = struct{}{}
-	if !c.expiry {
-		c.expiry = true
-		c.sched.after(c.opts.ConsumeTimeout, c.cleanExpireMsg)
+	if c.opts.ConsumeTimeout > 0 { // negative: the listener owns timing
+		c.inflight[st] = struct{}{}
+		if !c.expiry {
+			c.expiry = true
+			c.sched.after(c.opts.ConsumeTimeout, c.cleanExpireMsg)
+		}
 	}
 	c.mu.Unlock()
 	c.stats.delivered.Add(int64(len(msgs)))
@@ -97,7 +99,9 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 // cleanExpireMsg sends back messages whose consumption started more than
 // ConsumeTimeout ago (RocketMQ ConsumeMessageConcurrentlyService
 // cleanExpireMsg, which scans every 15 min; here the task is scheduled
-// for the earliest deadline among deliveries still out).
+// for the earliest deadline among deliveries still out). With
+// ConsumeTimeout < 0 it never runs: the listener's own clock (the HTTP
+// gateway's lease, started at receive) is the only timeout.
 func (c *PushConsumer) cleanExpireMsg() {
 	now := time.Now()
 	var expired []*deliveryState

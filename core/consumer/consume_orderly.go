@@ -6,14 +6,38 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
+// lockRetryDelay is how long an orderly queue whose lock is not alive
+// waits before it tries to lock again and consume (RocketMQ
+// tryLockLaterAndReconsume waits 10 ms – 3 s).
+const lockRetryDelay = 200 * time.Millisecond
+
+// needsBrokerLock: CLUSTERING orderly queues are consumed under the
+// engine's per-group lock; BROADCASTING ones are not (every consumerId has
+// its own offsets, RocketMQ consumes them without lockBatchMQ), so their
+// lock is always alive.
+func needsBrokerLock(cfg core.GroupConfig) bool {
+	return cfg.ConsumeMode == core.Orderly && cfg.MessageModel != core.Broadcasting
+}
+
 // tryConsumeOrderly hands the next batch of a queue to the listener if
 // nothing of the queue is out and this client holds a live lock on it
 // (ConsumeMessageOrderlyService.ConsumeRequest.run). It never runs inside
-// a listener's answer: results re-enter through the scheduler.
+// a listener's answer: results re-enter through the scheduler. With
+// messages waiting and the lock not alive it schedules one
+// tryLockLaterAndReconsume.
 func (c *PushConsumer) tryConsumeOrderly(pr *pullRequest) {
 	pr.mu.Lock()
-	if pr.consuming || pr.pq.Dropped() || !c.lockAlive(pr) {
+	if pr.consuming || pr.pq.Dropped() {
 		pr.mu.Unlock()
+		return
+	}
+	if !c.lockAlive(pr) {
+		retry := !pr.lockRetry && pr.pq.Pending() > 0
+		pr.lockRetry = pr.lockRetry || retry
+		pr.mu.Unlock()
+		if retry {
+			c.sched.after(lockRetryDelay, func() { c.tryLockLaterAndReconsume(pr) })
+		}
 		return
 	}
 	msgs := pr.pq.TakeMessages(c.opts.ConsumeMessageBatchMaxSize)
@@ -22,9 +46,9 @@ func (c *PushConsumer) tryConsumeOrderly(pr *pullRequest) {
 		return
 	}
 	pr.consuming, pr.outstanding = true, true
-	pr.mu.Unlock()
 	d := &Delivery{Group: c.group, Queue: pr.mq, Orderly: true, Msgs: msgs}
-	c.newDelivery(pr, d)
+	pr.current = c.newDelivery(pr, d)
+	pr.mu.Unlock()
 	if !c.running() {
 		return
 	}
@@ -32,10 +56,26 @@ func (c *PushConsumer) tryConsumeOrderly(pr *pullRequest) {
 	c.opts.Listener.Consume(d)
 }
 
+// tryLockLaterAndReconsume (RocketMQ, same name) locks one queue whose lock
+// lapsed and consumes what it caches; while the lock stays dead and
+// messages wait, tryConsumeOrderly schedules it again.
+func (c *PushConsumer) tryLockLaterAndReconsume(pr *pullRequest) {
+	pr.mu.Lock()
+	pr.lockRetry = false
+	pr.mu.Unlock()
+	if pr.pq.Dropped() || !c.running() {
+		return
+	}
+	now := time.Now()
+	pr.pq.setLocked(c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, pr.mq, now), now)
+	c.tryConsumeOrderly(pr)
+}
+
 // lockAlive: RocketMQ consumes an orderly queue only while it is locked
 // and the lock was renewed within REBALANCE_LOCK_MAX_LIVE_TIME.
+// BROADCASTING queues need no lock.
 func (c *PushConsumer) lockAlive(pr *pullRequest) bool {
-	return pr.pq.Locked() && time.Since(time.Unix(0, pr.pq.lastLockTime.Load())) < c.opts.LockMaxLiveTime
+	return pr.lockFree || pr.pq.Locked() && time.Since(time.Unix(0, pr.pq.lastLockTime.Load())) < c.opts.LockMaxLiveTime
 }
 
 // processOrderlyResult (ConsumeMessageOrderlyService.processConsumeResult
@@ -62,7 +102,11 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 	}
 	c.stats.succeeded.Add(int64(k))
 	suspend := false
-	if k < n {
+	if k < n && st.released {
+		// The queue was dropped with the batch out (DropListener): the
+		// rest was not consumed; nothing failed.
+		pr.pq.MakeMessageToConsumeAgain(msgs[k:])
+	} else if k < n {
 		for j := k; j < n; j++ {
 			if !st.ok[j] {
 				c.stats.failed.Add(1)
@@ -97,7 +141,7 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 	commit := pr.pq.Commit() // what is still consuming: the finished prefix
 
 	pr.mu.Lock()
-	pr.outstanding = false
+	pr.outstanding, pr.current = false, nil
 	draining, noCommit := pr.draining, pr.noCommit
 	pr.mu.Unlock()
 	if commit >= 0 && !noCommit && (draining || !pr.pq.Dropped()) {

@@ -67,6 +67,9 @@ type PushConsumer struct {
 	draining   map[core.MessageQueue]*pullRequest // orderly, dropped with a batch out
 	inflight   map[*deliveryState]struct{}        // concurrently, for cleanExpireMsg
 	expiry     bool                               // a cleanExpireMsg task is scheduled
+	revoked    []*pullRequest                     // dropped, listener not told yet (dropped.go)
+
+	rb rebalanceCount // rebalances started and finished (RebalanceWait, dropped.go)
 
 	prefetch atomic.Int64 // per-queue message threshold in force (SetPrefetch)
 

@@ -20,6 +20,7 @@ type deliveryState struct {
 	delay     []int
 	remaining int
 	finished  bool
+	released  bool // finished by release: the queue was dropped, nothing counts
 }
 
 func (c *PushConsumer) newDelivery(pr *pullRequest, d *Delivery) *deliveryState {
@@ -29,6 +30,7 @@ func (c *PushConsumer) newDelivery(pr *pullRequest, d *Delivery) *deliveryState 
 		answered: make([]bool, n), ok: make([]bool, n), delay: make([]int, n), remaining: n,
 	}
 	d.answer = st.answer
+	d.pq = pr.pq
 	pr.inFlight.Add(int64(n))
 	return st
 }
@@ -68,6 +70,27 @@ func (st *deliveryState) expire(delayLevel int) bool {
 		st.answer(i, false, delayLevel)
 	}
 	return len(todo) > 0
+}
+
+// release finishes a delivery of a dropped queue whose listener voids
+// what it holds (DropListener): the unanswered messages count as not
+// consumed — no failure, no send-back, no suspend — and the answers already
+// given are processed (orderly: the acknowledged prefix is committed, then
+// the drop completes). It reports whether it finished the delivery (false:
+// the last answer came first and processes it).
+func (st *deliveryState) release() bool {
+	st.mu.Lock()
+	if st.finished {
+		st.mu.Unlock()
+		return false
+	}
+	n := st.remaining
+	st.finished, st.released = true, true
+	st.remaining = 0
+	st.mu.Unlock()
+	st.pr.inFlight.Add(-int64(n))
+	st.c.processConsumeResult(st)
+	return true
 }
 
 // abandon ends a delivery without processing it (shutdown, dropped

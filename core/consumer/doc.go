@@ -29,15 +29,37 @@
 //     ProcessQueue thresholds, OFFSET_ILLEGAL correction;
 //   - ProcessQueue (processqueue.go) with RocketMQ's removeMessage rule and
 //     the orderly takeMessages / commit / makeMessageToConsumeAgain;
-//   - the offset store (offsetstore.go): in memory, forward-only updates,
-//     persisted PersistInterval after the first change and on shutdown
-//     (BROADCASTING: per consumer);
+//   - the offset store (offsetstore.go): per owned queue a core.Progress —
+//     the offset below which everything is finished plus the finished
+//     offsets above it (read off the ProcessQueue when written, so an ack
+//     costs nothing extra) — written as soon as it changes, one write in
+//     flight, through the store's group commit (Coordinator.CommitProgress),
+//     and on shutdown; a queue taken on skips the finished offsets its
+//     stored position lists (BROADCASTING: per consumer);
+//   - start positions: decided once when the consumer subscribes
+//     (Coordinator.DecideStarts, persisted at once); a queue without a
+//     stored position appeared later and starts at its first offset
+//     (computePullFromWhere);
 //   - ConsumeMessageConcurrentlyService (consume_concurrently.go) and
 //     ConsumeMessageOrderlyService (consume_orderly.go), which hand
 //     Deliveries to the Listener and process the answers
 //     (processConsumeResult, sendMessageBack, cleanExpireMsg, suspend);
 //   - a scheduler (scheduler.go): one timer for every "later" (suspend,
-//     re-consume after a failed send-back, consume timeout).
+//     re-consume after a failed send-back, consume timeout, the lock retry
+//     of an orderly queue whose lock lapsed: tryLockLaterAndReconsume).
+//
+// Orderly locks: CLUSTERING orderly queues are consumed only under the
+// engine's per-group queue lock, renewed by lockAll; BROADCASTING ones
+// take no lock (each consumerId has its own offsets). A queue whose lock
+// is not alive while messages wait retries the lock later (one scheduled
+// task at a time), and lockAll resumes a queue whose lock comes alive again.
+//
+// Dropped queues: Delivery.Dropped reports a dropped ProcessQueue. A
+// Listener that also implements DropListener (the gateway) is told after
+// each drop, with no lock held, and voids what it holds of it; its orderly
+// batch still out is released at once instead of holding the queue's lock
+// until answered. ConsumeTimeout < 0 turns cleanExpireMsg off: the listener
+// owns timing (the gateway's leases).
 //
 // It must not import HTTP, the gateway or core/store; the engine and the
 // group registry are reached through the small interfaces in deps.go
@@ -53,4 +75,6 @@
 // PushConsumer.mu held (it never calls back). The Listener is never called
 // with any lock held, and never from inside a Delivery's Ack or Nack: an
 // answer that lets a queue continue goes through the scheduler.
+// DropListener.QueueDropped is called with no lock held, from the service
+// goroutine after a rebalance.
 package consumer

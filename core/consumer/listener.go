@@ -35,7 +35,17 @@ type Delivery struct {
 	Msgs    []*core.Message
 
 	answer func(i int, ok bool, delayLevel int) // set by the consume service
+	pq     *ProcessQueue                        // set by the consume service
 }
+
+// Dropped reports whether the consumer dropped the ProcessQueue this
+// delivery came from (rebalance, offset reset, filter or mode change,
+// topic delete, shutdown). Answers to a dropped delivery change nothing:
+// its messages are delivered again by the queue's next owner, from the
+// committed offset. A listener should hand nothing of it out any more
+// (RocketMQ ConsumeRequest.run checks processQueue.isDropped first).
+// Dropped takes no lock: a listener may call it holding its own.
+func (d *Delivery) Dropped() bool { return d.pq != nil && d.pq.Dropped() }
 
 // Ack answers message i with CONSUME_SUCCESS.
 func (d *Delivery) Ack(i int) { d.answer(i, true, 0) }

@@ -51,8 +51,12 @@ type Options struct {
 	// SuspendTime: orderly, how long a failed queue waits before its
 	// messages are delivered again. Default 1 s.
 	SuspendTime time.Duration
-	// ConsumeTimeout: concurrently, a delivery unanswered this long is
-	// sent back with delay level 3 (cleanExpireMsg). Default 15 min.
+	// ConsumeTimeout: concurrently, a delivery unanswered this long after
+	// it was handed to the Listener is sent back with delay level 3
+	// (cleanExpireMsg). Default 15 min. Negative: the listener owns timing
+	// and answers every message itself — the consumer never sends one back
+	// on its own (the HTTP gateway, whose leases start at receive and end
+	// in RECONSUME_LATER).
 	ConsumeTimeout time.Duration
 
 	// PullThresholdForQueue and PullThresholdSizeForQueue cap what one
@@ -96,7 +100,9 @@ func (o *Options) setDefaults() {
 	def(&o.RebalanceInterval, DefaultRebalanceInterval)
 	o.PersistInterval = max(o.PersistInterval, 0)
 	def(&o.SuspendTime, DefaultSuspendTime)
-	def(&o.ConsumeTimeout, DefaultConsumeTimeout)
+	if o.ConsumeTimeout == 0 {
+		o.ConsumeTimeout = DefaultConsumeTimeout // negative: the listener owns timing
+	}
 	def(&o.HeartbeatInterval, DefaultHeartbeatInterval)
 	def(&o.LockRenewInterval, DefaultLockRenewInterval)
 	def(&o.LockMaxLiveTime, DefaultLockMaxLiveTime)

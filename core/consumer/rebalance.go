@@ -37,11 +37,14 @@ type pullRequest struct {
 	nextOffset int64              // pull goroutine only
 	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
-	mu          sync.Mutex // orderly consume state; after PushConsumer.mu
-	consuming   bool       // a batch is out or suspended: nothing else goes out
-	outstanding bool       // a batch is out, not fully answered
-	draining    bool       // dropped while a batch was out: finish it, then unlock
-	noCommit    bool       // dropped for an offset reset: results must not commit
+	mu          sync.Mutex     // orderly consume state; after PushConsumer.mu
+	consuming   bool           // a batch is out or suspended: nothing else goes out
+	outstanding bool           // a batch is out, not fully answered
+	draining    bool           // dropped while a batch was out: finish it, then unlock
+	noCommit    bool           // dropped for an offset reset: results must not commit
+	current     *deliveryState // orderly: the batch out (release on drop)
+	lockRetry   bool           // orderly: a tryLockLaterAndReconsume is scheduled
+	lockFree    bool           // BROADCASTING orderly: no broker lock (per-consumer offsets)
 }
 
 // subscription is one topic the client pulls, with its filter.
@@ -98,6 +101,7 @@ func (c *PushConsumer) topicQueues(s subscription) (qs []core.MessageQueue, t co
 // updateProcessQueueTableInRebalance. It runs on the service goroutine
 // (and once in Start).
 func (c *PushConsumer) doRebalance() {
+	defer c.rebalanceEnd(c.rebalanceBegin()) // after the unlock below: no lock held
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.state != stateRunning {
@@ -171,19 +175,20 @@ func (c *PushConsumer) doRebalance() {
 			continue // our own previous batch is still out; it kicks us when done
 		}
 		now := time.Now()
-		if orderly && !c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, mq, now) {
+		lockFree := orderly && !needsBrokerLock(cfg)
+		if orderly && !lockFree && !c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, mq, now) {
 			continue // another client still holds it; its unlock notifies us
 		}
 		pq := NewProcessQueue()
 		pos, err := c.computePullFromWhere(cfg, mq, topics[mq.Topic].UID, pq)
 		if err != nil {
 			c.log.Warn().Err(err).Str("topic", mq.Topic).Int("queue", mq.QueueID).Msg("compute pull offset")
-			if orderly {
+			if orderly && !lockFree {
 				c.deps.Coordinator.UnlockQueue(c.group, c.opts.ClientID, mq)
 			}
 			continue
 		}
-		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, stop: make(chan struct{}), nextOffset: pos.Offset,
+		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nextOffset: pos.Offset,
 			layouts: topics[mq.Topic].Layouts, epoch: pos.Epoch}
 		pr.uid.Store(pos.TopicUID)
 		pr.pq.attachBudget(c.opts.CacheBudget)
@@ -255,6 +260,7 @@ func (c *PushConsumer) dropLocked(pr *pullRequest, forReset bool) {
 	delete(c.table, pr.mq)
 	pr.pq.SetDropped()
 	close(pr.stop)
+	c.revokeLocked(pr)
 	pr.mu.Lock()
 	pr.noCommit = forReset
 	if pr.orderly && pr.outstanding {
@@ -277,31 +283,35 @@ func (c *PushConsumer) finishDropLocked(pr *pullRequest) {
 			c.log.Error().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("persist offset of dropped queue")
 		}
 	}
-	if pr.orderly {
+	if pr.orderly && !pr.lockFree {
 		c.deps.Coordinator.UnlockQueue(c.group, c.opts.ClientID, pr.mq)
 	}
 }
 
 // lockAll renews the orderly locks of owned queues (RocketMQ
 // lockMQPeriodically); a queue whose lock is lost stops consuming, one
-// that regains it resumes.
+// whose lock is alive again — regained, or renewed after it lapsed on this
+// side (a stall over LockMaxLiveTime) — resumes consuming what is cached.
+// BROADCASTING queues hold no broker lock.
 func (c *PushConsumer) lockAll() {
 	c.mu.Lock()
 	var resume []*pullRequest
 	now := time.Now()
 	for _, pr := range c.table {
-		if !pr.orderly {
+		if !pr.orderly || pr.lockFree {
 			continue
 		}
 		ok := c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, pr.mq, now)
-		was := pr.pq.Locked()
+		was := c.lockAlive(pr)
 		pr.pq.setLocked(ok, now)
 		if ok && !was {
 			resume = append(resume, pr)
 		}
 	}
 	for _, pr := range c.draining {
-		c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, pr.mq, now)
+		if !pr.lockFree {
+			c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, pr.mq, now)
+		}
 	}
 	c.mu.Unlock()
 	for _, pr := range resume {

@@ -46,18 +46,24 @@ func (e *Engine) DLQMessages(group, cursor string, limit int) (msgs []*core.Mess
 		limit = dlqDefaultLimit
 	}
 	limit = min(limit, dlqMaxLimit)
+	var corrupt []store.CorruptRecord
 	err = e.view(func(tx *bolt.Tx) error {
+		corrupt = corrupt[:0]
 		s, err := scanDLQ(tx, group, from, func() bool { return len(msgs) == limit },
 			func(_ int64, m *core.Message) { msgs = append(msgs, m) },
-			func(off int64, err error) {
-				e.log.Error().Err(err).Str("group", group).Int64("offset", off).Msg("dlq: unreadable entry skipped")
-			})
+			func(r store.CorruptRecord) { corrupt = append(corrupt, r) })
 		if !s.done {
 			next = strconv.FormatInt(s.at, 10)
 		}
 		return err
 	})
-	return msgs, next, err
+	if err == nil {
+		err = e.setAside(corrupt) // listed under %DLQ%<group>'s corrupt messages
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return msgs, next, nil
 }
 
 // DLQDepth is how many dead letters of group are waiting (not redriven).
@@ -107,7 +113,9 @@ func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int
 			done bool
 		)
 		now := time.Now().UTC()
+		var corrupt []store.CorruptRecord
 		err := e.view(func(tx *bolt.Tx) error {
+			corrupt = corrupt[:0]
 			size := 0
 			s, err := scanDLQ(tx, group, from,
 				func() bool { return len(ops) == moveBatch || size >= moveBatchBytes },
@@ -119,10 +127,13 @@ func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int
 					size += len(cp.Body)
 					ops = append(ops, putOp{topic: core.RetryTopic(group), queueID: 0, msg: cp})
 					offs = append(offs, off)
-				}, nil)
+				}, func(r store.CorruptRecord) { corrupt = append(corrupt, r) })
 			uid, from, done = s.uid, s.at, s.done
 			return err
 		})
+		if err == nil {
+			err = e.setAside(corrupt)
+		}
 		if err != nil {
 			return n, err
 		}
@@ -154,10 +165,11 @@ type dlqScan struct {
 // (not redriven) dead letter to visit, until full reports the caller's
 // batch is full or dlqScanLimit entries were looked at, so that a long run
 // of redriven entries cannot make one call unbounded. DLQMessages and
-// Redrive both page through it. An entry whose message cannot be read goes
-// to unreadable (nil: skipped silently).
+// Redrive both page through it. An entry whose message cannot be read and
+// is not set aside yet goes to setAside, for the caller to record once the
+// read is over (engine/corrupt.go).
 func scanDLQ(tx *bolt.Tx, group string, from int64, full func() bool,
-	visit func(off int64, m *core.Message), unreadable func(off int64, err error)) (dlqScan, error) {
+	visit func(off int64, m *core.Message), setAside func(store.CorruptRecord)) (dlqScan, error) {
 	rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
 	if err != nil || !ok {
 		return dlqScan{done: true}, err
@@ -179,8 +191,8 @@ func scanDLQ(tx *bolt.Tx, group string, from int64, full func() bool,
 		}
 		m, err := store.MessageAt(tx, u.CommitLogOffset)
 		if err != nil || m == nil {
-			if unreadable != nil {
-				unreadable(off, err)
+			if !store.IsSetAside(tx, u.CommitLogOffset) {
+				setAside(store.InspectCorrupt(tx, u.CommitLogOffset, rec.UID, 0, off, err))
 			}
 			return true
 		}

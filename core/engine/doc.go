@@ -12,7 +12,8 @@
 // advances its offset (or deletes its timer entry) there, so a due message
 // is moved exactly once across crashes.
 //
-// It imports core and core/store; never HTTP, the gateway or the consumer.
+// It imports core, core/store and internal/watch; never HTTP, the gateway or
+// the consumer.
 //
 // # Topic changes and growth
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
+	"github.com/mqgate/mqgate/internal/watch"
 )
 
 // Options configures the engine. Zero values take the defaults.
@@ -76,7 +77,7 @@ type Engine struct {
 	topics   map[string]*topicEntry // user topics, for Put's queue selection
 
 	arrivals arrivals
-	watchers topicWatchers // WatchTopics (topicwatch.go)
+	watchers watch.Set // WatchTopics (topicwatch.go)
 
 	sched delayService // schedule service, timers, retry/DLQ counters (schedule.go)
 
@@ -155,7 +156,7 @@ func (e *Engine) Close() error {
 		e.wg.Wait()
 		e.closeErr = e.st.Close()
 		e.arrivals.closeAll()
-		e.watchers.closeAll()
+		e.watchers.Close()
 	})
 	return e.closeErr
 }

@@ -52,7 +52,9 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 		max = 1
 	}
 	var res core.GetResult
+	var corrupt []store.CorruptRecord // met for the first time: set aside below
 	err := e.view(func(tx *bolt.Tx) error {
+		corrupt = corrupt[:0]
 		rec, ok, err := queueIn(tx, mq)
 		if err != nil || !ok {
 			return err
@@ -78,8 +80,11 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 			}
 			m, err := store.MessageAt(tx, u.CommitLogOffset)
 			if err != nil || m == nil {
-				e.log.Error().Err(err).Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", off).
-					Msg("consume queue unit points at an unreadable message; skipped")
+				// Never skipped silently: set aside (counted, listed) before
+				// this read answers with a position past it.
+				if !store.IsSetAside(tx, u.CommitLogOffset) {
+					corrupt = append(corrupt, store.InspectCorrupt(tx, u.CommitLogOffset, rec.UID, mq.QueueID, off, err))
+				}
 				return true
 			}
 			if !filter.MatchTags(m.Tags) {
@@ -92,6 +97,9 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 		res.NextOffset = next
 		return err
 	})
+	if err == nil {
+		err = e.setAside(corrupt)
+	}
 	if err != nil {
 		return core.GetResult{}, err
 	}

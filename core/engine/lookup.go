@@ -17,6 +17,7 @@ const maxByKey = 1000
 // assigned at publish time, which finds the original message.
 func (e *Engine) Message(topic, id string) (*core.Message, error) {
 	var m *core.Message
+	var bad *store.CorruptRecord // the record fails its checksum
 	err := e.view(func(tx *bolt.Tx) (err error) {
 		rec, err := topicExists(tx, topic)
 		if err != nil {
@@ -26,7 +27,16 @@ func (e *Engine) Message(topic, id string) (*core.Message, error) {
 		if !ok {
 			return nil
 		}
-		if m, err = store.MessageAt(tx, cl); err != nil || m == nil {
+		m, err = store.MessageAt(tx, cl)
+		if isCorrupt(err) {
+			r := store.InspectCorrupt(tx, cl, 0, -1, -1, err)
+			if r.UID != 0 && r.UID != rec.UID {
+				return nil // placed in another topic: not this topic's message
+			}
+			bad = &r
+			return nil
+		}
+		if err != nil || m == nil {
 			return err
 		}
 		if mine, err := ofIncarnation(tx, m, rec); err != nil || !mine {
@@ -37,6 +47,14 @@ func (e *Engine) Message(topic, id string) (*core.Message, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	if bad != nil {
+		if bad.UID != 0 { // placed: set aside, as a pull would
+			if err := e.setAside([]store.CorruptRecord{*bad}); err != nil {
+				return nil, err
+			}
+		}
+		return nil, corruptError(topic, id, *bad)
 	}
 	if m == nil || (m.Topic != topic && m.UserTopic() != topic && m.SysProps[core.PropRealTopic] != topic) {
 		return nil, core.Errorf(core.ENotFound, "message %q not found in topic %q", id, topic)
@@ -58,6 +76,10 @@ func (e *Engine) MessagesByKey(topic, key string, limit int) ([]*core.Message, e
 		}
 		for _, cl := range store.OffsetsOfKey(tx, topic, key, limit) {
 			m, err := store.MessageAt(tx, cl)
+			if isCorrupt(err) {
+				return core.Errorf(core.ECorrupt, "a message of topic %q with key %q is corrupt (%s); GET /v1/topics/%s/corrupt lists the set-aside ones",
+					topic, key, store.InspectCorrupt(tx, cl, 0, -1, -1, err).Reason, topic)
+			}
 			if err != nil {
 				return err
 			}

@@ -84,6 +84,7 @@ type moveBatchRead struct {
 	start, end int64
 	ops        []putOp
 	next       int64
+	corrupt    []store.CorruptRecord // unreadable units met, to set aside
 }
 
 func (t *levelTask) read(single bool) (b moveBatchRead, err error) {
@@ -122,8 +123,9 @@ func (t *levelTask) read(single bool) (b moveBatchRead, err error) {
 			m, err := store.MessageAt(tx, u.CommitLogOffset)
 			if err != nil || m == nil {
 				t.e.sched.skip.Add(1)
-				t.e.log.Error().Err(err).Int("level", t.qid+1).Int64("offset", o).
-					Msg("schedule: unit points at an unreadable message; skipped")
+				if !store.IsSetAside(tx, u.CommitLogOffset) { // set aside below (corrupt.go), not skipped silently
+					b.corrupt = append(b.corrupt, store.InspectCorrupt(tx, u.CommitLogOffset, rec.UID, t.qid, o, err))
+				}
 				return true
 			}
 			op, ok := realTarget(m)
@@ -137,6 +139,9 @@ func (t *levelTask) read(single bool) (b moveBatchRead, err error) {
 			return true
 		})
 	})
+	if err == nil {
+		err = t.e.setAside(b.corrupt)
+	}
 	return b, err
 }
 

@@ -102,7 +102,7 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 		e.arrivals.ensure(core.MessageQueue{Topic: rec.Name, QueueID: q})
 	}
 	if created || rec.Queues != prev {
-		e.watchers.notify(rec.Name)
+		e.watchers.Notify(rec.Name)
 	}
 	return rec.Topic(), created, nil
 }
@@ -189,7 +189,7 @@ func (e *Engine) removeTopic(name string, mustExist bool) error {
 		e.topicsMu.Unlock()
 		e.arrivals.drop(name)
 		if found {
-			e.watchers.notify(name)
+			e.watchers.Notify(name)
 		}
 	}
 	e.adminMu.Unlock()
@@ -226,7 +226,8 @@ func (e *Engine) TopicStats(name string) (core.TopicStats, error) {
 			stats.Queues[q] = core.QueueStats{QueueID: q, MinOffset: min, MaxOffset: max}
 			stats.Messages += max - min
 		}
-		return nil
+		stats.Corrupt, err = corruptCount(tx, rec.UID)
+		return err
 	})
 	return stats, err
 }

@@ -4,10 +4,21 @@
 //
 // It owns:
 //   - group configs, validated and defaulted, in the bucket "groups.config";
-//   - committed consumer offsets in "groups.offsets": one nested bucket per
-//     group, keyed by (consumerID, topic, queueID); consumerID is "" for
+//   - committed consumer positions in "groups.offsets": one nested bucket
+//     per group, keyed by (consumerID, topic, queueID); consumerID is "" for
 //     CLUSTERING groups (RemoteBrokerOffsetStore) and the client id for
-//     BROADCASTING ones (LocalFileOffsetStore, kept here instead of a file);
+//     BROADCASTING ones (LocalFileOffsetStore, kept here instead of a
+//     file). A value is a core.Progress (progress.go): the offset, the
+//     finished ranges above it, the reset epoch and the topic incarnation.
+//     Writes merge (offsets only move forward, finished ranges accumulate)
+//     and are dropped when the group incarnation, the epoch or the topic
+//     incarnation says they are stale (offsets.go), so nothing of a deleted
+//     group, topic or a superseded reset is written back;
+//   - the start decisions in "groups.starts" (starts.go): which topics a
+//     consumer's start positions were decided for, so a queue without a
+//     position is known to have appeared later;
+//   - SettleHook: the settlement of a message sent back, run in the
+//     engine's transaction that stores the copy;
 //   - offset resets (first / last / timestamp), which it announces to the
 //     running consumers so their in-memory offsets cannot overwrite them;
 //   - in memory: the client registry (heartbeats, expiry by one timer
@@ -15,13 +26,15 @@
 //     after LockTTL unless renewed) and the watchers told when a group's
 //     config or live clients change (notifyConsumerIdsChanged).
 //
-// It imports core and bbolt only: never core/engine (the engine is reached
+// It imports core, internal/watch and bbolt only: never core/engine (the engine is reached
 // through the small OffsetSearcher interface), never core/consumer, never
 // HTTP.
 //
 // Invariants and lock order: Registry.mu guards the in-memory maps and
-// serialises offset writes with offset resets; it is taken before any bbolt
-// transaction and never while a watcher's lock is held. A watcher's own
+// serialises offset resets and config writes; it is taken before any bbolt
+// transaction and never while a watcher's lock is held. Consumer position
+// writes (CommitProgress) hold no registry lock: the epoch check inside
+// their transaction is what orders them after a reset. A watcher's own
 // mutex is a leaf. Watch channels coalesce: a slow reader sees each changed
 // group name at least once after the change, never a backlog.
 package groups

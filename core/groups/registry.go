@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/internal/watch"
 )
 
 // Defaults of Options.
@@ -55,7 +56,7 @@ type Registry struct {
 	clients  map[string]map[string]time.Time // group → client id → expiry
 	locks    map[string]map[core.MessageQueue]lockEntry
 	resets   map[resetKey]int64 // offset resets not yet taken by a consumer
-	watchers map[*watcher]struct{}
+	watchers watch.Set
 	closed   bool
 
 	kick chan struct{} // the earliest client deadline may have moved
@@ -90,16 +91,15 @@ func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("groups: create buckets: %w", err)
 	}
 	r := &Registry{
-		db:       db,
-		opts:     opts,
-		log:      opts.Logger,
-		clients:  map[string]map[string]time.Time{},
-		locks:    map[string]map[core.MessageQueue]lockEntry{},
-		resets:   map[resetKey]int64{},
-		watchers: map[*watcher]struct{}{},
-		kick:     make(chan struct{}, 1),
-		stop:     make(chan struct{}),
-		done:     make(chan struct{}),
+		db:      db,
+		opts:    opts,
+		log:     opts.Logger,
+		clients: map[string]map[string]time.Time{},
+		locks:   map[string]map[core.MessageQueue]lockEntry{},
+		resets:  map[resetKey]int64{},
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
 	}
 	go r.expireLoop()
 	return r, nil
@@ -122,13 +122,9 @@ func (r *Registry) Close() error {
 		return nil
 	}
 	r.closed = true
-	ws := r.watchers
-	r.watchers = map[*watcher]struct{}{}
 	r.mu.Unlock()
 	close(r.stop)
 	<-r.done
-	for w := range ws {
-		w.close()
-	}
+	r.watchers.Close()
 	return nil
 }

@@ -32,6 +32,11 @@ func removeMessage(tx *bolt.Tx, clOffset int64) error {
 			}
 		}
 	}
+	if b := tx.Bucket(bucketCorrupt); b != nil {
+		if err := b.Delete(key); err != nil { // its set-aside entry goes with it
+			return err
+		}
+	}
 	return cl.Delete(key)
 }
 

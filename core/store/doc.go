@@ -16,6 +16,7 @@
 //	mq.ids        message id -> commit log offset
 //	mq.keys       len+topic, len+key, commit log offset -> empty
 //	mq.trash      uid -> name of a deleted topic whose messages remain
+//	mq.corrupt    commit log offset -> a record set aside as corrupt (corrupt.go)
 //
 // Other packages keep their own buckets in the same file (core/groups);
 // they must not touch the mq. buckets, and the self check ignores theirs.
@@ -32,6 +33,17 @@
 //     whole, under a fresh uid for any new topic of the same name).
 //   - Commit log offsets come from the bucket's sequence and are never
 //     reused, even after every record is removed.
+//
+// # Integrity
+//
+// Open reads the file with plain reads before bbolt maps it (precheck.go:
+// meta pages, size, every page of every bucket's tree, the freelist) and
+// refuses damage with a *DamageError, leaving the file unchanged. The self
+// check (check.go) then reads mqgate's own structures, still without
+// writing. A commit log record that fails its checksum is not damage to
+// refuse the file for: the reader that meets it (the self check, a pull, a
+// GET) sets it aside in mq.corrupt and moves past it, so it is counted and
+// listed, never skipped silently.
 //
 // # Caveats
 //

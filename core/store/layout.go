@@ -17,6 +17,7 @@ var (
 	bucketIDs       = []byte("mq.ids")       // message id -> commit log offset(8)
 	bucketKeys      = []byte("mq.keys")      // len(topic)(1) topic len(key)(2) key clOffset(8) -> empty
 	bucketTrash     = []byte("mq.trash")     // uid(8) -> name of a deleted topic still being emptied
+	// bucketCorrupt (corrupt.go): commit log offset(8) -> a record set aside as corrupt
 )
 
 var keyFormat = []byte("format")

@@ -86,19 +86,41 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
+	// The pre-check reads the file with plain reads before bbolt maps it
+	// (precheck.go): a truncated or mangled file is refused here, unchanged,
+	// instead of faulting the mapping or being written to.
+	pre, err := PreCheck(path)
+	if err != nil {
+		return nil, err
+	}
+	if pre.Warning != "" {
+		log.Warn().Str("file", path).Msg(pre.Warning)
+	}
 	db, err := openBolt(path)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{db: db, path: path, log: log, opts: opts,
 		reqs: make(chan *Request, 4096), done: make(chan struct{})}
-	if err := guard(s.init); err != nil {
+	// The self check reads only: a file it refuses is left as it was. The
+	// records it finds failing their checksum are set aside by init, in
+	// the same first write.
+	var setAside []CorruptRecord
+	if !pre.Empty {
+		if err := guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("refusing to open %s: %w. The file was not modified. "+
+				"Restore it from a backup, or salvage what is still readable (docs/operations.md, \"Salvaging a damaged store\")", path, err)
+		}
+	}
+	if err := guard(func() error { return s.init(setAside) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
-	if err := guard(s.check); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
+	for _, r := range setAside {
+		log.Error().Str("file", path).Uint64("topicUid", r.UID).Int("queue", r.QueueID).Int64("queueOffset", r.QueueOffset).
+			Int64("commitLogOffset", r.CommitLogOffset).Str("msgId", r.MessageID).Str("reason", r.Reason).
+			Msg("stored message fails its checksum: set aside as corrupt (GET /v1/topics/{topic}/corrupt lists it)")
 	}
 	go s.writeLoop()
 	return s, nil
@@ -148,11 +170,17 @@ func guard(fn func() error) (err error) {
 	return fn()
 }
 
-// init creates missing buckets and checks the format version.
-func (s *Store) init() error {
+// init creates missing buckets, checks the format version and records the
+// records the self check set aside.
+func (s *Store) init(setAside []CorruptRecord) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketCommitLog, bucketCQ, bucketQueues, bucketTopics, bucketIDs, bucketKeys, bucketTrash} {
+		for _, name := range [][]byte{bucketMeta, bucketCommitLog, bucketCQ, bucketQueues, bucketTopics, bucketIDs, bucketKeys, bucketTrash, bucketCorrupt} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		for _, r := range setAside {
+			if _, err := RecordCorrupt(tx, r); err != nil {
 				return err
 			}
 		}
