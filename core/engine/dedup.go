@@ -248,6 +248,16 @@ const dedupSweepChunk = 1000
 // newer expiry and is kept.
 func (e *Engine) sweepDedup(now time.Time) (removed int, err error) {
 	nowMs := uint64(now.UnixMilli())
+	// Look first: an idle server (nothing expired) takes no write
+	// transaction, so no fsync.
+	due := false
+	if err := e.view(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bucketDedupExp).Cursor().First()
+		due = len(k) >= 8 && binary.BigEndian.Uint64(k) <= nowMs
+		return nil
+	}); err != nil || !due {
+		return 0, err
+	}
 	for more := true; more; {
 		select {
 		case <-e.closing:
