@@ -102,8 +102,9 @@ func TestIdempotentPublishAcrossKill9(t *testing.T) {
 	var answered atomic.Int64
 	halfway := make(chan struct{})
 	var once sync.Once
+	var killWG sync.WaitGroup
 	for range workers {
-		wg.Go(func() {
+		killWG.Go(func() {
 			for i := int(next.Add(1)) - 1; i < total; i = int(next.Add(1)) - 1 {
 				r, res, err := publishIdem(s, "idem", key(i), body(i))
 				if err != nil || r.Status != 201 {
@@ -116,9 +117,14 @@ func TestIdempotentPublishAcrossKill9(t *testing.T) {
 			}
 		})
 	}
-	<-halfway
+	allSent := make(chan struct{})
+	go func() { killWG.Wait(); close(allSent) }()
+	select {
+	case <-halfway:
+	case <-allSent: // every publish answered before half were: kill anyway
+	}
 	s.kill()
-	wg.Wait()
+	<-allSent
 	t.Logf("%d of %d publishes answered before the kill", answered.Load(), acrossKill)
 
 	s = startServer(t, dir)
