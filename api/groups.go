@@ -6,6 +6,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
 )
 
@@ -205,6 +206,9 @@ func newGroup(g core.Group) Group {
 	}
 	if p := g.Push; p != nil {
 		out.Push = &PushView{URL: p.URL, MaxInFlight: p.MaxInFlight, TimeoutSeconds: p.TimeoutSeconds, HasSecret: p.Secret != "", BatchSize: p.BatchSize}
+		if out.Push.BatchSize == 0 { // stored before the default was applied at PUT
+			out.Push.BatchSize = webhook.DefaultBatchSize
+		}
 	}
 	return out
 }

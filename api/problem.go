@@ -47,18 +47,19 @@ type problemKind struct {
 // ECorrupt is a 500: the server's copy of the message is damaged, the
 // request is fine and retrying cannot help (docs/errors.md).
 var problemKinds = map[string]problemKind{
-	core.EInvalid:     {http.StatusBadRequest, "Invalid request"},
-	codeUnauthorized:  {http.StatusUnauthorized, "Unauthorized"},
-	core.EForbidden:   {http.StatusForbidden, "Forbidden"},
-	core.ENotFound:    {http.StatusNotFound, "Not found"},
-	codeNoMethod:      {http.StatusMethodNotAllowed, "Method not allowed"},
-	core.EConflict:    {http.StatusConflict, "Conflict"},
-	core.ETooLarge:    {http.StatusRequestEntityTooLarge, "Content too large"},
-	codeMediaType:     {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	core.ETooMany:     {http.StatusTooManyRequests, "Too many requests"},
-	core.EInternal:    {http.StatusInternalServerError, "Internal error"},
-	core.ECorrupt:     {http.StatusInternalServerError, "Stored message is corrupt"},
-	core.EUnavailable: {http.StatusServiceUnavailable, "Service unavailable"},
+	core.EInvalid:       {http.StatusBadRequest, "Invalid request"},
+	codeUnauthorized:    {http.StatusUnauthorized, "Unauthorized"},
+	core.EForbidden:     {http.StatusForbidden, "Forbidden"},
+	core.ENotFound:      {http.StatusNotFound, "Not found"},
+	codeNoMethod:        {http.StatusMethodNotAllowed, "Method not allowed"},
+	core.EConflict:      {http.StatusConflict, "Conflict"},
+	core.ETooLarge:      {http.StatusRequestEntityTooLarge, "Content too large"},
+	core.EUnprocessable: {http.StatusUnprocessableEntity, "Unprocessable content"},
+	codeMediaType:       {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	core.ETooMany:       {http.StatusTooManyRequests, "Too many requests"},
+	core.EInternal:      {http.StatusInternalServerError, "Internal error"},
+	core.ECorrupt:       {http.StatusInternalServerError, "Stored message is corrupt"},
+	core.EUnavailable:   {http.StatusServiceUnavailable, "Service unavailable"},
 }
 
 // Error codes that only the HTTP layer produces.

@@ -578,6 +578,15 @@ type PublishRequest struct {
 	// `bodyBase64`. At most 4 MiB once decoded.
 	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
 
+	// DeduplicationId DeduplicationID makes a batch entry idempotent (1..128 printable
+	// ASCII characters): within the server's dedup window a repeat on the
+	// same topic with the same id stores nothing and answers the original
+	// result; with a different message it answers 422. Batch entries only:
+	// a single publish takes the Idempotency-Key header instead.
+	//
+	// Example: order-17-created
+	DeduplicationId *string `json:"deduplicationId,omitempty"`
+
 	// DelayLevel DelayLevel delays delivery by a RocketMQ delay level of the
 	// server's --delay-levels, by default 1..18 = 1s 5s 10s 30s 1m 2m 3m
 	// 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level above the last means
@@ -635,6 +644,11 @@ type PublishResult struct {
 	//
 	// Example: 42
 	QueueOffset *int `json:"queueOffset,omitempty"`
+
+	// Replayed Replayed is true when this is the original result of an earlier
+	// publish with the same Idempotency-Key (or deduplicationId): nothing
+	// new was stored.
+	Replayed *bool `json:"replayed,omitempty"`
 
 	// Topic Topic the message was published to.
 	//
@@ -1027,6 +1041,12 @@ type QueryMessagesParams struct {
 	Filter *string `form:"filter,omitempty" json:"filter,omitempty"`
 }
 
+// PublishMessageParams defines parameters for PublishMessage.
+type PublishMessageParams struct {
+	// IdempotencyKey 1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+}
+
 // PutGroupJSONRequestBody defines body for PutGroup for application/json ContentType.
 type PutGroupJSONRequestBody = GroupRequest
 
@@ -1356,7 +1376,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-	PublishMessageWithBody(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PublishMessageWithBody(ctx context.Context, topic string, params *PublishMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PublishMessage Publish a message
 	//
@@ -1365,7 +1385,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-	PublishMessage(ctx context.Context, topic string, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PublishMessage(ctx context.Context, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PublishBatchWithBody Publish a batch of messages
 	//
@@ -1916,8 +1936,8 @@ func (c *Client) QueryMessages(ctx context.Context, topic string, params *QueryM
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-func (c *Client) PublishMessageWithBody(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPublishMessageRequestWithBody(c.Server, topic, contentType, body)
+func (c *Client) PublishMessageWithBody(ctx context.Context, topic string, params *PublishMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishMessageRequestWithBody(c.Server, topic, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -1935,8 +1955,8 @@ func (c *Client) PublishMessageWithBody(ctx context.Context, topic string, conte
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-func (c *Client) PublishMessage(ctx context.Context, topic string, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPublishMessageRequest(c.Server, topic, body)
+func (c *Client) PublishMessage(ctx context.Context, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishMessageRequest(c.Server, topic, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2952,18 +2972,18 @@ func NewQueryMessagesRequest(server string, topic string, params *QueryMessagesP
 }
 
 // NewPublishMessageRequest calls the generic PublishMessage builder with application/json body
-func NewPublishMessageRequest(server string, topic string, body PublishMessageJSONRequestBody) (*http.Request, error) {
+func NewPublishMessageRequest(server string, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPublishMessageRequestWithBody(server, topic, "application/json", bodyReader)
+	return NewPublishMessageRequestWithBody(server, topic, params, "application/json", bodyReader)
 }
 
 // NewPublishMessageRequestWithBody constructs an http.Request for the PublishMessage method, with any body, and a specified content type
-func NewPublishMessageRequestWithBody(server string, topic string, contentType string, body io.Reader) (*http.Request, error) {
+func NewPublishMessageRequestWithBody(server string, topic string, params *PublishMessageParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -2994,6 +3014,21 @@ func NewPublishMessageRequestWithBody(server string, topic string, contentType s
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -3383,7 +3418,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-	PublishMessageWithBodyWithResponse(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error)
+	PublishMessageWithBodyWithResponse(ctx context.Context, topic string, params *PublishMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error)
 
 	// PublishMessageWithResponse Publish a message
 	//
@@ -3392,7 +3427,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-	PublishMessageWithResponse(ctx context.Context, topic string, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error)
+	PublishMessageWithResponse(ctx context.Context, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error)
 
 	// PublishBatchWithBodyWithResponse Publish a batch of messages
 	//
@@ -5015,6 +5050,11 @@ func (r QueryMessagesResponse) ContentType() string {
 	return ""
 }
 
+// PublishMessageResponse201Headers the declared response headers of an HTTP 201 response for PublishMessage
+type PublishMessageResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PublishMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5032,8 +5072,12 @@ type PublishMessageResponse struct {
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PublishMessageResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5071,6 +5115,11 @@ func (r PublishMessageResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
 }
 
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON503() *Problem {
 	return r.ApplicationproblemJSON503
@@ -5105,6 +5154,11 @@ func (r PublishMessageResponse) ContentType() string {
 	return ""
 }
 
+// PublishBatchResponse201Headers the declared response headers of an HTTP 201 response for PublishBatch
+type PublishBatchResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
 type PublishBatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5122,8 +5176,12 @@ type PublishBatchResponse struct {
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PublishBatchResponse201Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5159,6 +5217,11 @@ func (r PublishBatchResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5711,8 +5774,8 @@ func (c *ClientWithResponses) QueryMessagesWithResponse(ctx context.Context, top
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-func (c *ClientWithResponses) PublishMessageWithBodyWithResponse(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error) {
-	rsp, err := c.PublishMessageWithBody(ctx, topic, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PublishMessageWithBodyWithResponse(ctx context.Context, topic string, params *PublishMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error) {
+	rsp, err := c.PublishMessageWithBody(ctx, topic, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5726,8 +5789,8 @@ func (c *ClientWithResponses) PublishMessageWithBodyWithResponse(ctx context.Con
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-func (c *ClientWithResponses) PublishMessageWithResponse(ctx context.Context, topic string, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error) {
-	rsp, err := c.PublishMessage(ctx, topic, body, reqEditors...)
+func (c *ClientWithResponses) PublishMessageWithResponse(ctx context.Context, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error) {
+	rsp, err := c.PublishMessage(ctx, topic, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7108,6 +7171,13 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7115,6 +7185,19 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PublishMessageResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil
@@ -7183,6 +7266,13 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7190,6 +7280,19 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PublishBatchResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
 	}
 
 	return response, nil

@@ -40,6 +40,15 @@ type PutMessage struct {
 	// At most one of DelayLevel (1..N levels) and DeliverAt is set.
 	DelayLevel int
 	DeliverAt  time.Time
+
+	// DedupID, when set, makes the publish idempotent (Idempotency-Key,
+	// a batch entry's deduplicationId): within the engine's dedup window a
+	// repeat with the same id on the same topic stores nothing and answers
+	// the original result with Replayed set.
+	DedupID string
+	// DedupHash fingerprints the request that carried DedupID; a repeat
+	// with the same id and another hash is refused (EUnprocessable).
+	DedupHash [32]byte
 }
 
 // PutResult is where a published message went.
@@ -52,6 +61,9 @@ type PutResult struct {
 	// DeliverAt is set for a delayed message, which has no position in its
 	// topic yet (QueueID and QueueOffset are -1).
 	DeliverAt time.Time
+	// Replayed says the message was published before under the same
+	// DedupID: this is the original result and nothing new was stored.
+	Replayed bool
 }
 
 // Message is a stored message as read back from a queue.

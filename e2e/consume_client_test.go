@@ -75,7 +75,7 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 	}
 	ids := map[string]bool{}
 	for i, p := range pubs {
-		pr, err := c.PublishMessageWithResponse(ctx, "orders", p)
+		pr, err := c.PublishMessageWithResponse(ctx, "orders", nil, p)
 		if err != nil {
 			t.Fatal(err)
 		}

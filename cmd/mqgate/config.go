@@ -35,6 +35,10 @@ type Config struct {
 	DelayLevels string
 	// MaxDelay bounds delaySeconds and deliverAt of timer messages.
 	MaxDelay time.Duration
+	// DedupWindow is how long an Idempotency-Key (or a batch entry's
+	// deduplicationId) is remembered per topic; the records live in the
+	// data file, so a restart keeps them.
+	DedupWindow time.Duration
 	// CacheBudgetMiB caps the message bytes prefetched by all consumer
 	// groups together (SPEC §5), shared fairly among them.
 	CacheBudgetMiB int
@@ -111,6 +115,7 @@ func DefaultConfig() Config {
 		ShutdownTimeout:      30 * time.Second,
 		DelayLevels:          defaultDelayLevels,
 		MaxDelay:             40 * 24 * time.Hour,
+		DedupWindow:          engine.DefaultDedupWindow,
 		CacheBudgetMiB:       256,
 		MaxWaitingPerGroup:   256,
 		MaxWaiting:           4096,
@@ -140,6 +145,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown")
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
+	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
 	fs.IntVar(&c.MaxWaitingPerGroup, "max-waiting-per-group", c.MaxWaitingPerGroup, "long-poll receives parked on one group before 429")
 	fs.IntVar(&c.MaxWaiting, "max-waiting", c.MaxWaiting, "long-poll receives parked in all before 429")
@@ -211,6 +217,9 @@ func (c Config) validate() error {
 	}
 	if c.BroadcastIdleTimeout <= 0 {
 		errs = append(errs, errors.New("--broadcast-idle-timeout must be positive"))
+	}
+	if c.DedupWindow <= 0 {
+		errs = append(errs, errors.New("--dedup-window must be positive"))
 	}
 	if c.MaxDelay <= 0 {
 		errs = append(errs, errors.New("--max-delay must be positive"))

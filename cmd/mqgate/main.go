@@ -11,19 +11,24 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+
+	"github.com/mqgate/mqgate/internal/cli"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `mqgate — HTTP/REST gateway over an embedded RocketMQ-style message engine
+var usage = `mqgate — HTTP/REST gateway over an embedded RocketMQ-style message engine
 
-Usage:
+Server:
   mqgate serve [flags]        run the server (mqgate serve -h for flags)
   mqgate healthcheck [flags]  exit 0 when the local server answers /healthz
   mqgate version              print the version
-`
+
+Client (over the HTTP API; --url / MQGATE_URL, --key / MQGATE_KEY, -o table|json;
+mqgate COMMAND -h for flags; exit codes in docs/cli.md):
+` + cli.Help()
 
 // run dispatches a subcommand and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -43,8 +48,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
+	if cli.IsCommand(args[0]) {
+		// SIGINT ends the command cleanly (sub stops between batches).
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return cli.Run(ctx, args[0], args[1:], os.Stdin, stdout, stderr)
+	}
 	fmt.Fprintf(stderr, "mqgate: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return cli.ExitUsage
 }
 
 // serve runs the server until SIGINT or SIGTERM, then shuts down

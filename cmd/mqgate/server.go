@@ -96,6 +96,7 @@ func (m *Main) Run() error {
 		Logger:      m.component("engine"),
 		DelayLevels: levels,
 		MaxDelay:    m.Config.MaxDelay,
+		DedupWindow: m.Config.DedupWindow,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
@@ -118,6 +119,20 @@ func (m *Main) Run() error {
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics.MustRegister(storeCollectors(eng)...)
 	webhookLog := m.component("webhook")
+	webhookOpts := webhook.Options{
+		Registerer:    metrics,
+		Logger:        &webhookLog,
+		AllowLoopback: m.Config.WebhookAllowLoopback,
+		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
+		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
+		// A Retry-After of d nacks with the first level of at least d:
+		// the engine never redelivers sooner than the receiver asked.
+		DelayLevelFor: webhook.LevelAtLeast(levels),
+	}
+	checkPushURL, err := webhook.URLChecker(webhookOpts)
+	if err != nil {
+		return fmt.Errorf("webhook network guard: %w", err)
+	}
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	gw, err := gateway.New(gateway.Options{
 		Dir:    m.Config.Data,
@@ -132,16 +147,7 @@ func (m *Main) Run() error {
 		MaxWaitingPerGroup:   m.Config.MaxWaitingPerGroup,
 		MaxWaiting:           m.Config.MaxWaiting,
 		BroadcastIdleTimeout: m.Config.BroadcastIdleTimeout,
-		Webhook: webhook.Options{
-			Registerer:    metrics,
-			Logger:        &webhookLog,
-			AllowLoopback: m.Config.WebhookAllowLoopback,
-			AllowCIDRs:    m.Config.WebhookAllowCIDRs,
-			DenyCIDRs:     m.Config.WebhookDenyCIDRs,
-			// A Retry-After of d nacks with the first level of at least d:
-			// the engine never redelivers sooner than the receiver asked.
-			DelayLevelFor: webhook.LevelAtLeast(levels),
-		},
+		Webhook:              webhookOpts,
 	})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
@@ -155,7 +161,7 @@ func (m *Main) Run() error {
 	m.api = api.New(api.Options{
 		Engine:   eng,
 		Consume:  gw,
-		Groups:   &gateway.Admin{Registry: reg, Engine: eng, Service: gw},
+		Groups:   &gateway.Admin{Registry: reg, Engine: eng, Service: gw, CheckPushURL: checkPushURL},
 		Logger:   &httpLog,
 		Version:  Version(),
 		OpenAPI:  openapi.Document,

@@ -31,7 +31,8 @@ func (e *Engine) cleanLoop() {
 }
 
 // clean runs one pass: trim every queue's head of
-// messages older than its topic's retention, in small transactions so
+// messages older than its topic's retention, then drop expired idempotency
+// records (dedup.go), in small transactions so
 // publishers wait at most one chunk. The schedule topic is never trimmed:
 // its messages are not due yet.
 func (e *Engine) clean() error {
@@ -75,6 +76,11 @@ func (e *Engine) clean() error {
 	}
 	if removed > 0 {
 		e.log.Info().Int("messages", removed).Msg("retention removed expired messages")
+	}
+	if n, err := e.sweepDedup(time.Now()); err != nil {
+		return err
+	} else if n > 0 {
+		e.log.Debug().Int("keys", n).Msg("expired idempotency keys removed")
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -35,6 +36,20 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	if err := validatePut(msgs); err != nil {
 		return nil, err
 	}
+	for attempt := 1; ; attempt++ {
+		out, err := e.put(ctx, ent, topic, msgs)
+		if !errors.Is(err, errDedupRace) {
+			return out, err
+		}
+		if attempt == maxDedupAttempts {
+			return nil, core.Errorf(core.EConflict, "an idempotent publish with the same key is in progress; retry")
+		}
+	}
+}
+
+// put is one attempt of Put: it answers the messages whose DedupID is
+// already recorded (dedup.go) and stores the others.
+func (e *Engine) put(ctx context.Context, ent *topicEntry, topic string, all []core.PutMessage) ([]core.PutResult, error) {
 	// Choose queues and commit under the layout read lock, so a growth
 	// fences exactly the publishes that chose with the old count.
 	ent.layout.RLock()
@@ -44,8 +59,46 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	e.topicsMu.RUnlock()
 
 	now := time.Now().UTC()
+	dp, err := e.planDedup(topic, uid, all, now)
+	if err != nil {
+		return nil, err
+	}
+	msgs := all
+	if dp.touched {
+		msgs = make([]core.PutMessage, len(dp.fresh))
+		for i, j := range dp.fresh {
+			msgs[i] = all[j]
+		}
+	}
+	var stored []core.PutResult
+	if len(msgs) > 0 {
+		if stored, err = e.putNew(ctx, topic, queues, uid, ent, msgs, dp.touched, now); err != nil {
+			return nil, err
+		}
+	}
+	if !dp.touched {
+		return stored, nil
+	}
+	out := make([]core.PutResult, len(all))
+	for i, j := range dp.fresh {
+		out[j] = stored[i]
+	}
+	for i, r := range dp.replay {
+		out[i] = r
+	}
+	for i, j := range dp.alias { // j < i, answered above
+		out[i] = out[j]
+		out[i].Replayed = true
+	}
+	return out, nil
+}
+
+// putNew commits msgs, recording their DedupIDs when dedup is set.
+func (e *Engine) putNew(ctx context.Context, topic string, queues int, uid uint64, ent *topicEntry,
+	msgs []core.PutMessage, dedup bool, now time.Time) ([]core.PutResult, error) {
 	rr := -1
 	ops := make([]putOp, len(msgs))
+	ids := make([]string, len(msgs))
 	for i := range msgs {
 		pm := &msgs[i]
 		var q int
@@ -57,8 +110,9 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 			}
 			q = rr
 		}
+		ids[i] = newID(now)
 		ops[i] = putOp{topic: topic, queueID: q, expectUID: uid, msg: &core.Message{
-			ID:          newID(now),
+			ID:          ids[i],
 			Body:        pm.Body,
 			BodyIsText:  pm.BodyIsText,
 			Tags:        pm.Tags,
@@ -72,7 +126,11 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	if err != nil {
 		return nil, err
 	}
-	if err := e.commit(ctx, plan.ops, plan.hook); err != nil {
+	hook := plan.hook
+	if dedup {
+		hook = chainHooks(hook, e.dedupHook(topic, uid, msgs, ids, plan.due, now))
+	}
+	if err := e.commit(ctx, plan.ops, hook); err != nil {
 		return nil, err
 	}
 	e.delaysCommitted(plan)

@@ -69,6 +69,26 @@ func StoredAtAt(tx *bolt.Tx, clOffset int64) (int64, bool, error) {
 	return ms, err == nil, err
 }
 
+// PositionOfID reads where the message with id was placed (queue id,
+// queue offset, storedAt unix ms) from its record's fixed header, without
+// decoding the rest. Inside the writer's transaction it sees the request's
+// own appends, so a Hook can record a publish's result (the engine's
+// idempotency records).
+func PositionOfID(tx *bolt.Tx, id string) (qid int, qoff, storedAt int64, ok bool, err error) {
+	cl, found := OffsetOfID(tx, id)
+	if !found {
+		return 0, 0, 0, false, nil
+	}
+	rec := tx.Bucket(bucketCommitLog).Get(u64(cl))
+	if rec == nil {
+		return 0, 0, 0, false, nil
+	}
+	if storedAt, err = StoredAtOf(rec); err != nil {
+		return 0, 0, 0, false, err
+	}
+	return int(int32(binary.BigEndian.Uint32(rec[offQueueID:]))), int64(binary.BigEndian.Uint64(rec[offQOffset:])), storedAt, true, nil
+}
+
 // OffsetOfID looks a message id up in the id index.
 func OffsetOfID(tx *bolt.Tx, id string) (int64, bool) {
 	v := tx.Bucket(bucketIDs).Get([]byte(id))
