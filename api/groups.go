@@ -33,7 +33,7 @@ type GroupRequest struct {
 // SubscriptionBody is one subscribed topic.
 type SubscriptionBody struct {
 	// Topic is a user topic.
-	Topic string `json:"topic" validate:"required" example:"orders"`
+	Topic string `json:"topic" validate:"required,name" example:"orders"`
 	// Filter is `*` (default) or tags joined by `||`.
 	Filter string `json:"filter,omitempty" example:"created || paid"`
 }
@@ -41,8 +41,18 @@ type SubscriptionBody struct {
 // ConsumeFrom is the start position of a new group.
 type ConsumeFrom struct {
 	// Position: LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
-	Position string `json:"position" validate:"omitempty,oneof=LAST_OFFSET FIRST_OFFSET TIMESTAMP" enums:"LAST_OFFSET,FIRST_OFFSET,TIMESTAMP" example:"LAST_OFFSET"`
-	// Timestamp is required with TIMESTAMP (RFC 3339).
+	Position string `json:"position,omitempty" validate:"omitempty,oneof=LAST_OFFSET FIRST_OFFSET TIMESTAMP" enums:"LAST_OFFSET,FIRST_OFFSET,TIMESTAMP" example:"LAST_OFFSET"`
+	// Timestamp is required with TIMESTAMP (RFC 3339); null or absent
+	// otherwise.
+	Timestamp *time.Time `json:"timestamp" format:"date-time"`
+}
+
+// ConsumeFromView is a group's start position as GET shows it: the
+// timestamp is null unless the position is TIMESTAMP.
+type ConsumeFromView struct {
+	// Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+	Position string `json:"position" enums:"LAST_OFFSET,FIRST_OFFSET,TIMESTAMP" example:"LAST_OFFSET"`
+	// Timestamp is the start time of a TIMESTAMP group, else null.
 	Timestamp *time.Time `json:"timestamp" format:"date-time"`
 }
 
@@ -66,9 +76,9 @@ type PushBody struct {
 type Group struct {
 	Name              string             `json:"name" example:"orders-billing"`
 	Subscriptions     []SubscriptionBody `json:"subscriptions"`
-	MessageModel      string             `json:"messageModel" example:"CLUSTERING"`
-	ConsumeMode       string             `json:"consumeMode" example:"CONCURRENTLY"`
-	ConsumeFrom       ConsumeFrom        `json:"consumeFrom"`
+	MessageModel      string             `json:"messageModel" enums:"CLUSTERING,BROADCASTING" example:"CLUSTERING"`
+	ConsumeMode       string             `json:"consumeMode" enums:"CONCURRENTLY,ORDERLY" example:"CONCURRENTLY"`
+	ConsumeFrom       ConsumeFromView    `json:"consumeFrom"`
 	MaxReconsumeTimes int                `json:"maxReconsumeTimes" example:"16"`
 	InvisibleSeconds  int                `json:"invisibleSeconds" example:"60"`
 	Push              *PushView          `json:"push,omitempty"`
@@ -139,7 +149,7 @@ type QueueOffset struct {
 // OffsetResetRequest is the body of POST /v1/groups/{group}/offsets/reset.
 type OffsetResetRequest struct {
 	// Topic is a subscribed topic (or the group's retry topic).
-	Topic string `json:"topic" validate:"required" example:"orders"`
+	Topic string `json:"topic" validate:"required,resettopic" example:"orders"`
 	// Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
 	Position string `json:"position" validate:"required,oneof=LAST_OFFSET FIRST_OFFSET TIMESTAMP" enums:"LAST_OFFSET,FIRST_OFFSET,TIMESTAMP" example:"TIMESTAMP"`
 	// Timestamp is required with TIMESTAMP.
@@ -190,7 +200,7 @@ func newGroup(g core.Group) Group {
 		Subscriptions:     make([]SubscriptionBody, 0, len(g.Subscriptions)),
 		MessageModel:      string(g.MessageModel),
 		ConsumeMode:       string(g.ConsumeMode),
-		ConsumeFrom:       ConsumeFrom{Position: string(g.ConsumeFrom)},
+		ConsumeFrom:       ConsumeFromView{Position: string(g.ConsumeFrom)},
 		MaxReconsumeTimes: g.MaxReconsumeTimes,
 		InvisibleSeconds:  g.InvisibleSeconds,
 		CreatedAt:         formatTime(g.CreatedAt),

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -175,7 +176,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 }
 
 // requireJSON answers 415 to a POST, PUT or PATCH whose non-empty body is
-// not declared as JSON. An empty body passes (PUT /v1/topics/{topic}
+// not declared as JSON, or that has a Content-Encoding other than identity. An empty body passes (PUT /v1/topics/{topic}
 // takes an optional one); the handler decides whether it needs one.
 func requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -183,6 +184,13 @@ func requireJSON(next http.Handler) http.Handler {
 		case http.MethodPost, http.MethodPut, http.MethodPatch:
 			if r.ContentLength != 0 && !isJSONContentType(r.Header.Get("Content-Type")) {
 				sendProblem(w, r, newProblem(codeMediaType, "the request body must be application/json"))
+				return
+			}
+			// No compressed bodies: a gzip body is not "malformed JSON",
+			// it is a coding this server does not take (RFC 9110 §15.5.16).
+			if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+				w.Header().Set("Accept-Encoding", "identity")
+				sendProblem(w, r, newProblem(codeMediaType, "Content-Encoding "+ce+" is not supported; send the body uncompressed"))
 				return
 			}
 		}

@@ -7,8 +7,8 @@ import (
 
 // Health is the answer of /healthz and /readyz.
 type Health struct {
-	// Status is "ok", or "shutting down" on a 503 from /readyz.
-	Status string `json:"status" example:"ok"`
+	// Status is "ok" (a 503 from /readyz is a Problem).
+	Status string `json:"status" enums:"ok" example:"ok"`
 	// Version of the running binary.
 	Version string `json:"version,omitempty" example:"v0.1.0"`
 }

@@ -53,6 +53,7 @@ var problemKinds = map[string]problemKind{
 	core.EConflict:    {http.StatusConflict, "Conflict"},
 	core.ETooLarge:    {http.StatusRequestEntityTooLarge, "Content too large"},
 	codeMediaType:     {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	codeTimeout:       {http.StatusRequestTimeout, "Request timeout"},
 	core.ETooMany:     {http.StatusTooManyRequests, "Too many requests"},
 	core.EInternal:    {http.StatusInternalServerError, "Internal error"},
 	core.EUnavailable: {http.StatusServiceUnavailable, "Service unavailable"},
@@ -63,7 +64,12 @@ const (
 	codeUnauthorized = "unauthorized"
 	codeNoMethod     = "method_not_allowed"
 	codeMediaType    = "unsupported_media_type"
+	codeTimeout      = "request_timeout"
 )
+
+// errBodyTimeout answers a request whose body did not arrive within the
+// body read deadline (Options.BodyReadTimeout): 408.
+var errBodyTimeout = core.Errorf(codeTimeout, "the request body did not arrive in time")
 
 // invalidError is a 400 carrying every offending field at once, so a
 // client fixes its request in one round.
@@ -141,6 +147,10 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	sendProblem(w, r, p)
 }
 
+// retryAfterSeconds is the Retry-After of a 429 or 503: long polls and a
+// store that cannot commit are both worth retrying after a short pause.
+const retryAfterSeconds = "1"
+
 // sendProblem writes p; it is also used by middleware that has no Server.
 func sendProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	p.Instance = r.URL.Path
@@ -148,6 +158,9 @@ func sendProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if (p.Status == http.StatusTooManyRequests || p.Status == http.StatusServiceUnavailable) && h.Get("Retry-After") == "" {
+		h.Set("Retry-After", retryAfterSeconds) // RFC 9110 §10.2.3: when to try again
+	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }

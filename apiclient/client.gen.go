@@ -38,18 +38,75 @@ func (e ConsumeFromPosition) Valid() bool {
 	}
 }
 
+// Defines values for ConsumeFromViewPosition.
+const (
+	ConsumeFromViewPositionFIRSTOFFSET ConsumeFromViewPosition = "FIRST_OFFSET"
+	ConsumeFromViewPositionLASTOFFSET  ConsumeFromViewPosition = "LAST_OFFSET"
+	ConsumeFromViewPositionTIMESTAMP   ConsumeFromViewPosition = "TIMESTAMP"
+)
+
+// Valid indicates whether the value is a known member of the ConsumeFromViewPosition enum.
+func (e ConsumeFromViewPosition) Valid() bool {
+	switch e {
+	case ConsumeFromViewPositionFIRSTOFFSET:
+		return true
+	case ConsumeFromViewPositionLASTOFFSET:
+		return true
+	case ConsumeFromViewPositionTIMESTAMP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupConsumeMode.
+const (
+	GroupConsumeModeCONCURRENTLY GroupConsumeMode = "CONCURRENTLY"
+	GroupConsumeModeORDERLY      GroupConsumeMode = "ORDERLY"
+)
+
+// Valid indicates whether the value is a known member of the GroupConsumeMode enum.
+func (e GroupConsumeMode) Valid() bool {
+	switch e {
+	case GroupConsumeModeCONCURRENTLY:
+		return true
+	case GroupConsumeModeORDERLY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupMessageModel.
+const (
+	GroupMessageModelBROADCASTING GroupMessageModel = "BROADCASTING"
+	GroupMessageModelCLUSTERING   GroupMessageModel = "CLUSTERING"
+)
+
+// Valid indicates whether the value is a known member of the GroupMessageModel enum.
+func (e GroupMessageModel) Valid() bool {
+	switch e {
+	case GroupMessageModelBROADCASTING:
+		return true
+	case GroupMessageModelCLUSTERING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GroupRequestConsumeMode.
 const (
-	CONCURRENTLY GroupRequestConsumeMode = "CONCURRENTLY"
-	ORDERLY      GroupRequestConsumeMode = "ORDERLY"
+	GroupRequestConsumeModeCONCURRENTLY GroupRequestConsumeMode = "CONCURRENTLY"
+	GroupRequestConsumeModeORDERLY      GroupRequestConsumeMode = "ORDERLY"
 )
 
 // Valid indicates whether the value is a known member of the GroupRequestConsumeMode enum.
 func (e GroupRequestConsumeMode) Valid() bool {
 	switch e {
-	case CONCURRENTLY:
+	case GroupRequestConsumeModeCONCURRENTLY:
 		return true
-	case ORDERLY:
+	case GroupRequestConsumeModeORDERLY:
 		return true
 	default:
 		return false
@@ -58,16 +115,16 @@ func (e GroupRequestConsumeMode) Valid() bool {
 
 // Defines values for GroupRequestMessageModel.
 const (
-	BROADCASTING GroupRequestMessageModel = "BROADCASTING"
-	CLUSTERING   GroupRequestMessageModel = "CLUSTERING"
+	GroupRequestMessageModelBROADCASTING GroupRequestMessageModel = "BROADCASTING"
+	GroupRequestMessageModelCLUSTERING   GroupRequestMessageModel = "CLUSTERING"
 )
 
 // Valid indicates whether the value is a known member of the GroupRequestMessageModel enum.
 func (e GroupRequestMessageModel) Valid() bool {
 	switch e {
-	case BROADCASTING:
+	case GroupRequestMessageModelBROADCASTING:
 		return true
-	case CLUSTERING:
+	case GroupRequestMessageModelCLUSTERING:
 		return true
 	default:
 		return false
@@ -76,19 +133,34 @@ func (e GroupRequestMessageModel) Valid() bool {
 
 // Defines values for HandleResultStatus.
 const (
-	Expired HandleResultStatus = "expired"
-	Invalid HandleResultStatus = "invalid"
-	Ok      HandleResultStatus = "ok"
+	HandleResultStatusExpired HandleResultStatus = "expired"
+	HandleResultStatusInvalid HandleResultStatus = "invalid"
+	HandleResultStatusOk      HandleResultStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the HandleResultStatus enum.
 func (e HandleResultStatus) Valid() bool {
 	switch e {
-	case Expired:
+	case HandleResultStatusExpired:
 		return true
-	case Invalid:
+	case HandleResultStatusInvalid:
 		return true
-	case Ok:
+	case HandleResultStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HealthStatus.
+const (
+	HealthStatusOk HealthStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the HealthStatus enum.
+func (e HealthStatus) Valid() bool {
+	switch e {
+	case HealthStatusOk:
 		return true
 	default:
 		return false
@@ -118,7 +190,8 @@ func (e OffsetResetRequestPosition) Valid() bool {
 
 // AckRequest defines model for AckRequest.
 type AckRequest struct {
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
@@ -129,7 +202,8 @@ type ConsumeFrom struct {
 	// Example: LAST_OFFSET
 	Position *ConsumeFromPosition `json:"position,omitempty"`
 
-	// Timestamp Timestamp is required with TIMESTAMP (RFC 3339).
+	// Timestamp Timestamp is required with TIMESTAMP (RFC 3339); null or absent
+	// otherwise.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
 
@@ -138,6 +212,22 @@ type ConsumeFrom struct {
 // Example: LAST_OFFSET
 type ConsumeFromPosition string
 
+// ConsumeFromView defines model for ConsumeFromView.
+type ConsumeFromView struct {
+	// Position Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+	//
+	// Example: LAST_OFFSET
+	Position ConsumeFromViewPosition `json:"position"`
+
+	// Timestamp Timestamp is the start time of a TIMESTAMP group, else null.
+	Timestamp *time.Time `json:"timestamp"`
+}
+
+// ConsumeFromViewPosition Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+//
+// Example: LAST_OFFSET
+type ConsumeFromViewPosition string
+
 // DLQPage defines model for DLQPage.
 type DLQPage struct {
 	// Messages Messages are dead letters oldest first, with their original id,
@@ -145,7 +235,7 @@ type DLQPage struct {
 	// failed delivery's count (maxReconsumeTimes after exhausted retries).
 	// There is no queue position and no receipt handle: dead letters are
 	// not consumed.
-	Messages *[]Message `json:"messages,omitempty"`
+	Messages []Message `json:"messages"`
 
 	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
 	// the last page.
@@ -161,7 +251,8 @@ type ExtendRequest struct {
 	// Example: 120
 	InvisibleSeconds int `json:"invisibleSeconds"`
 
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
@@ -171,49 +262,52 @@ type FieldProblem struct {
 	// name of the query or path parameter.
 	//
 	// Example: maxMessages
-	Field *string `json:"field,omitempty"`
+	Field string `json:"field"`
 
 	// Message Message says what is wrong with it.
 	//
 	// Example: must be ≤ 32
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 }
 
 // Group defines model for Group.
 type Group struct {
-	ConsumeFrom *ConsumeFrom `json:"consumeFrom,omitempty"`
+	ConsumeFrom ConsumeFromView `json:"consumeFrom"`
 
 	// ConsumeMode Example: CONCURRENTLY
-	ConsumeMode *string    `json:"consumeMode,omitempty"`
-	CreatedAt   *time.Time `json:"createdAt,omitempty"`
+	ConsumeMode GroupConsumeMode `json:"consumeMode"`
+	CreatedAt   time.Time        `json:"createdAt"`
 
 	// InvisibleSeconds Example: 60
-	InvisibleSeconds *int `json:"invisibleSeconds,omitempty"`
+	InvisibleSeconds int `json:"invisibleSeconds"`
 
 	// MaxReconsumeTimes Example: 16
-	MaxReconsumeTimes *int `json:"maxReconsumeTimes,omitempty"`
+	MaxReconsumeTimes int `json:"maxReconsumeTimes"`
 
 	// MessageModel Example: CLUSTERING
-	MessageModel *string `json:"messageModel,omitempty"`
+	MessageModel GroupMessageModel `json:"messageModel"`
 
 	// Name Example: orders-billing
-	Name *string   `json:"name,omitempty"`
-	Push *PushView `json:"push,omitempty"`
-
-	// Status Status is present on GET /v1/groups/{group}.
-	Status        *GroupStatus        `json:"status,omitempty"`
-	Subscriptions *[]SubscriptionBody `json:"subscriptions,omitempty"`
-	UpdatedAt     *time.Time          `json:"updatedAt,omitempty"`
+	Name          string             `json:"name"`
+	Push          *PushView          `json:"push,omitempty"`
+	Status        *GroupStatus       `json:"status,omitempty"`
+	Subscriptions []SubscriptionBody `json:"subscriptions"`
+	UpdatedAt     time.Time          `json:"updatedAt"`
 }
+
+// GroupConsumeMode Example: CONCURRENTLY
+type GroupConsumeMode string
+
+// GroupMessageModel Example: CLUSTERING
+type GroupMessageModel string
 
 // GroupList defines model for GroupList.
 type GroupList struct {
-	Groups *[]Group `json:"groups,omitempty"`
+	Groups []Group `json:"groups"`
 }
 
 // GroupRequest defines model for GroupRequest.
 type GroupRequest struct {
-	// ConsumeFrom ConsumeFrom is where a queue with no committed offset starts.
 	ConsumeFrom *ConsumeFrom `json:"consumeFrom,omitempty"`
 
 	// ConsumeMode ConsumeMode: CONCURRENTLY (default) or ORDERLY (per queue, in order).
@@ -237,9 +331,7 @@ type GroupRequest struct {
 	//
 	// Example: CLUSTERING
 	MessageModel *GroupRequestMessageModel `json:"messageModel,omitempty"`
-
-	// Push Push makes this a webhook group (it then answers 409 to receive).
-	Push *PushBody `json:"push,omitempty"`
+	Push         *PushBody                 `json:"push,omitempty"`
 
 	// Subscriptions Subscriptions are the topics the group consumes, each with a tag filter.
 	Subscriptions []SubscriptionBody `json:"subscriptions"`
@@ -261,53 +353,50 @@ type GroupStatus struct {
 	// Buffered Buffered counts messages pulled and waiting for a receive.
 	//
 	// Example: 12
-	Buffered *int `json:"buffered,omitempty"`
+	Buffered int `json:"buffered"`
 
 	// Consumers Consumers are the live client ids (the gateway for CLUSTERING, each
 	// consumerId for BROADCASTING).
-	Consumers *[]string `json:"consumers,omitempty"`
+	Consumers []string `json:"consumers"`
 
 	// DlqDepth DLQDepth counts the group's dead letters not yet redriven.
 	//
 	// Example: 0
-	DlqDepth *int `json:"dlqDepth,omitempty"`
+	DlqDepth int `json:"dlqDepth"`
 
 	// InFlight InFlight counts messages received and not yet acked, nacked or expired.
 	//
 	// Example: 3
-	InFlight *int `json:"inFlight,omitempty"`
-
-	// Push Push is the webhook delivery of a push group (absent for pull
-	// groups, and while this gateway has not started pushing it yet).
-	Push *PushStatus `json:"push,omitempty"`
+	InFlight int         `json:"inFlight"`
+	Push     *PushStatus `json:"push,omitempty"`
 
 	// QueuesOwned QueuesOwned counts the queues this gateway's clients own.
 	//
 	// Example: 8
-	QueuesOwned *int `json:"queuesOwned,omitempty"`
+	QueuesOwned int `json:"queuesOwned"`
 
 	// RetryDepth RetryDepth is the lag of the group's retry queue (%RETRY%group).
 	//
 	// Example: 0
-	RetryDepth *int `json:"retryDepth,omitempty"`
+	RetryDepth int `json:"retryDepth"`
 
 	// Waiting Waiting counts long polls parked on the group.
 	//
 	// Example: 2
-	Waiting *int `json:"waiting,omitempty"`
+	Waiting int `json:"waiting"`
 }
 
 // HandleResult defines model for HandleResult.
 type HandleResult struct {
 	// InvisibleUntil InvisibleUntil is the new lease end (extend).
 	InvisibleUntil *time.Time `json:"invisibleUntil,omitempty"`
-	ReceiptHandle  *string    `json:"receiptHandle,omitempty"`
+	ReceiptHandle  string     `json:"receiptHandle"`
 
 	// Status Status: ok, expired (the lease ended or the handle is from an
 	// earlier delivery) or invalid (malformed or forged).
 	//
 	// Example: ok
-	Status *HandleResultStatus `json:"status,omitempty"`
+	Status HandleResultStatus `json:"status"`
 }
 
 // HandleResultStatus Status: ok, expired (the lease ended or the handle is from an
@@ -318,21 +407,26 @@ type HandleResultStatus string
 
 // HandleResults defines model for HandleResults.
 type HandleResults struct {
-	Results *[]HandleResult `json:"results,omitempty"`
+	Results []HandleResult `json:"results"`
 }
 
 // Health defines model for Health.
 type Health struct {
-	// Status Status is "ok", or "shutting down" on a 503 from /readyz.
+	// Status Status is "ok" (a 503 from /readyz is a Problem).
 	//
 	// Example: ok
-	Status *string `json:"status,omitempty"`
+	Status HealthStatus `json:"status"`
 
 	// Version Version of the running binary.
 	//
 	// Example: v0.1.0
 	Version *string `json:"version,omitempty"`
 }
+
+// HealthStatus Status is "ok" (a 503 from /readyz is a Problem).
+//
+// Example: ok
+type HealthStatus string
 
 // Message defines model for Message.
 type Message struct {
@@ -350,7 +444,7 @@ type Message struct {
 	// BornAt BornAt is when the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	BornAt *time.Time `json:"bornAt,omitempty"`
+	BornAt time.Time `json:"bornAt"`
 
 	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
@@ -366,7 +460,7 @@ type Message struct {
 	// MessageId MessageID is the id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// Properties Properties are the user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
@@ -385,7 +479,7 @@ type Message struct {
 	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
 	//
 	// Example: 0
-	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+	ReconsumeTimes int `json:"reconsumeTimes"`
 
 	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
 	//
@@ -395,7 +489,7 @@ type Message struct {
 	// StoredAt StoredAt is when the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
-	StoredAt *time.Time `json:"storedAt,omitempty"`
+	StoredAt time.Time `json:"storedAt"`
 
 	// Tags Tags is the message's tag, matched by subscription filters.
 	//
@@ -405,7 +499,7 @@ type Message struct {
 	// Topic Topic is the topic the message was published to (also for retries).
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // MessageList defines model for MessageList.
@@ -416,7 +510,7 @@ type MessageList struct {
 	MaxOffset *int `json:"maxOffset,omitempty"`
 
 	// Messages Messages found, in queue order for a browse.
-	Messages *[]Message `json:"messages,omitempty"`
+	Messages []Message `json:"messages"`
 
 	// MinOffset MinOffset is the queue's oldest kept offset (browse only).
 	//
@@ -439,13 +533,14 @@ type NackRequest struct {
 	// Example: 0
 	DelayLevel *int `json:"delayLevel,omitempty"`
 
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
 // OffsetList defines model for OffsetList.
 type OffsetList struct {
-	Offsets *[]QueueOffset `json:"offsets,omitempty"`
+	Offsets []QueueOffset `json:"offsets"`
 }
 
 // OffsetResetRequest defines model for OffsetResetRequest.
@@ -497,17 +592,17 @@ type Problem struct {
 	// Status Status is the HTTP status code of this answer.
 	//
 	// Example: 400
-	Status *int `json:"status,omitempty"`
+	Status int `json:"status"`
 
 	// Title Title is a short, fixed summary of the kind of problem.
 	//
 	// Example: Invalid request
-	Title *string `json:"title,omitempty"`
+	Title string `json:"title"`
 
 	// Type Type is a URI naming the kind of problem (urn:mqgate:problem:<code>).
 	//
 	// Example: urn:mqgate:problem:invalid
-	Type *string `json:"type,omitempty"`
+	Type string `json:"type"`
 }
 
 // PublishBatchRequest defines model for PublishBatchRequest.
@@ -519,10 +614,10 @@ type PublishBatchRequest struct {
 // PublishBatchResult defines model for PublishBatchResult.
 type PublishBatchResult struct {
 	// Results Results are in the order of the request's messages.
-	Results *[]PublishResult `json:"results,omitempty"`
+	Results []PublishResult `json:"results"`
 }
 
-// PublishRequest defines model for PublishRequest.
+// PublishRequest At most one of delayLevel, delaySeconds, deliverAt.
 type PublishRequest struct {
 	// Body Body is a UTF-8 text body; it is returned as `body`.
 	//
@@ -549,13 +644,11 @@ type PublishRequest struct {
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
 	// Keys Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
-	// (binding:"optional" tells swag the field is optional: its validate
-	// tag's "required" is about each element, after dive.)
 	//
 	// Example: ["order-17"]
 	Keys *[]string `json:"keys,omitempty"`
 
-	// Properties Properties are user properties, returned as given.
+	// Properties Properties are user properties, returned as given. Property names: not empty, at most 128 characters.
 	Properties *map[string]string `json:"properties,omitempty"`
 
 	// ShardingKey ShardingKey picks the queue by hash: messages with the same key go
@@ -567,8 +660,15 @@ type PublishRequest struct {
 	// Tags Tags is one tag that subscription filters match (`TagA || TagB`).
 	//
 	// Example: created
-	Tags *string `json:"tags,omitempty"`
+	Tags  *string `json:"tags,omitempty"`
+	union json.RawMessage
 }
+
+// PublishRequest0 defines model for PublishRequest.0.
+type PublishRequest0 = interface{}
+
+// PublishRequest1 defines model for PublishRequest.1.
+type PublishRequest1 = interface{}
 
 // PublishResult defines model for PublishResult.
 type PublishResult struct {
@@ -579,7 +679,7 @@ type PublishResult struct {
 	// MessageId MessageID is the new message's id.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// QueueId QueueID is the queue it went to; absent for a delayed message.
 	//
@@ -594,7 +694,7 @@ type PublishResult struct {
 	// Topic Topic the message was published to.
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // PushBody defines model for PushBody.
@@ -631,25 +731,25 @@ type PushStatus struct {
 	// ConsecutiveFailures ConsecutiveFailures counts failed requests since the last 2xx.
 	//
 	// Example: 0
-	ConsecutiveFailures *int `json:"consecutiveFailures,omitempty"`
+	ConsecutiveFailures int `json:"consecutiveFailures"`
 
 	// Delivered Delivered counts messages answered with a 2xx, Failed messages sent
 	// back for a retry, since this gateway started pushing the group.
 	//
 	// Example: 1200
-	Delivered *int `json:"delivered,omitempty"`
+	Delivered int `json:"delivered"`
 
 	// Failed Example: 4
-	Failed *int `json:"failed,omitempty"`
+	Failed int `json:"failed"`
 
 	// InFlight InFlight counts POSTs waiting for an answer (at most
 	// push.maxInFlight); InFlightMessages the messages they carry.
 	//
 	// Example: 3
-	InFlight *int `json:"inFlight,omitempty"`
+	InFlight int `json:"inFlight"`
 
 	// InFlightMessages Example: 3
-	InFlightMessages *int `json:"inFlightMessages,omitempty"`
+	InFlightMessages int `json:"inFlightMessages"`
 
 	// LastError LastError describes the last failure (status code, timeout,
 	// connection or network-guard error).
@@ -669,24 +769,24 @@ type PushStatus struct {
 	// Retry-After pause to end.
 	//
 	// Example: 0
-	Queued *int `json:"queued,omitempty"`
+	Queued int `json:"queued"`
 
 	// Url URL is where this gateway pushes right now (it follows a changed
 	// push.url within moments of the PUT).
 	//
 	// Example: https://hooks.example/orders
-	Url *string `json:"url,omitempty"`
+	Url string `json:"url"`
 }
 
 // PushView defines model for PushView.
 type PushView struct {
-	BatchSize *int `json:"batchSize,omitempty"`
+	BatchSize int `json:"batchSize"`
 
 	// HasSecret HasSecret tells whether requests are signed.
-	HasSecret      *bool   `json:"hasSecret,omitempty"`
-	MaxInFlight    *int    `json:"maxInFlight,omitempty"`
-	TimeoutSeconds *int    `json:"timeoutSeconds,omitempty"`
-	Url            *string `json:"url,omitempty"`
+	HasSecret      bool   `json:"hasSecret"`
+	MaxInFlight    int    `json:"maxInFlight"`
+	TimeoutSeconds int    `json:"timeoutSeconds"`
+	Url            string `json:"url"`
 }
 
 // QueueOffset defines model for QueueOffset.
@@ -694,33 +794,33 @@ type QueueOffset struct {
 	// Buffered Buffered counts pulled messages not yet received.
 	//
 	// Example: 8
-	Buffered *int `json:"buffered,omitempty"`
+	Buffered int `json:"buffered"`
 
 	// CommittedOffset CommittedOffset is the next offset the group will consume.
 	//
 	// Example: 140
-	CommittedOffset *int `json:"committedOffset,omitempty"`
+	CommittedOffset int `json:"committedOffset"`
 
 	// InFlight InFlight counts received, unanswered messages of the queue.
 	//
 	// Example: 2
-	InFlight *int `json:"inFlight,omitempty"`
+	InFlight int `json:"inFlight"`
 
 	// Lag Lag is maxOffset - committedOffset.
 	//
 	// Example: 10
-	Lag *int `json:"lag,omitempty"`
+	Lag int `json:"lag"`
 
 	// MaxOffset MaxOffset is the offset the next message will get.
 	//
 	// Example: 150
-	MaxOffset *int `json:"maxOffset,omitempty"`
+	MaxOffset int `json:"maxOffset"`
 
 	// QueueId Example: 0
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 
 	// Topic Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // QueueStats defines model for QueueStats.
@@ -728,17 +828,17 @@ type QueueStats struct {
 	// MaxOffset MaxOffset is the offset the next message will get.
 	//
 	// Example: 150
-	MaxOffset *int `json:"maxOffset,omitempty"`
+	MaxOffset int `json:"maxOffset"`
 
 	// MinOffset MinOffset is the offset of the oldest message still kept.
 	//
 	// Example: 0
-	MinOffset *int `json:"minOffset,omitempty"`
+	MinOffset int `json:"minOffset"`
 
 	// QueueId QueueID is the queue's index, 0..queues-1.
 	//
 	// Example: 0
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 }
 
 // ReceiveRequest defines model for ReceiveRequest.
@@ -767,7 +867,7 @@ type ReceiveRequest struct {
 
 // ReceiveResponse defines model for ReceiveResponse.
 type ReceiveResponse struct {
-	Messages *[]ReceivedMessage `json:"messages,omitempty"`
+	Messages []ReceivedMessage `json:"messages"`
 }
 
 // ReceivedMessage defines model for ReceivedMessage.
@@ -786,7 +886,7 @@ type ReceivedMessage struct {
 	// BornAt BornAt is when the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	BornAt *time.Time `json:"bornAt,omitempty"`
+	BornAt time.Time `json:"bornAt"`
 
 	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
@@ -797,7 +897,7 @@ type ReceivedMessage struct {
 	// InvisibleUntil InvisibleUntil is when the lease ends and the message is delivered again.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
-	InvisibleUntil *time.Time `json:"invisibleUntil,omitempty"`
+	InvisibleUntil time.Time `json:"invisibleUntil"`
 
 	// Keys Keys are the message's lookup keys.
 	//
@@ -807,7 +907,7 @@ type ReceivedMessage struct {
 	// MessageId MessageID is the id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// Properties Properties are the user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
@@ -826,12 +926,12 @@ type ReceivedMessage struct {
 	// ReceiptHandle ReceiptHandle names this delivery in ack, nack and extend.
 	//
 	// Example: AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYg
-	ReceiptHandle *string `json:"receiptHandle,omitempty"`
+	ReceiptHandle string `json:"receiptHandle"`
 
 	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
 	//
 	// Example: 0
-	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+	ReconsumeTimes int `json:"reconsumeTimes"`
 
 	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
 	//
@@ -841,7 +941,7 @@ type ReceivedMessage struct {
 	// StoredAt StoredAt is when the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
-	StoredAt *time.Time `json:"storedAt,omitempty"`
+	StoredAt time.Time `json:"storedAt"`
 
 	// Tags Tags is the message's tag, matched by subscription filters.
 	//
@@ -851,7 +951,7 @@ type ReceivedMessage struct {
 	// Topic Topic is the topic the message was published to (also for retries).
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // RedriveRequest defines model for RedriveRequest.
@@ -868,7 +968,7 @@ type RedriveResult struct {
 	// Redriven Redriven counts the dead letters sent back to the group.
 	//
 	// Example: 3
-	Redriven *int `json:"redriven,omitempty"`
+	Redriven int `json:"redriven"`
 }
 
 // SubscriptionBody defines model for SubscriptionBody.
@@ -889,31 +989,29 @@ type Topic struct {
 	// CreatedAt CreatedAt is when the topic was created (RFC 3339, UTC, milliseconds).
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 
 	// Name Name of the topic.
 	//
 	// Example: orders
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 
 	// Queues Queues is the number of queues.
 	//
 	// Example: 8
-	Queues *int `json:"queues,omitempty"`
+	Queues int `json:"queues"`
 
 	// RetentionHours RetentionHours is how long messages are kept.
 	//
 	// Example: 72
-	RetentionHours *int `json:"retentionHours,omitempty"`
-
-	// Stats Stats is present on GET /v1/topics/{topic}.
-	Stats *TopicStats `json:"stats,omitempty"`
+	RetentionHours int         `json:"retentionHours"`
+	Stats          *TopicStats `json:"stats,omitempty"`
 }
 
 // TopicList defines model for TopicList.
 type TopicList struct {
 	// Topics Topics are the user topics, by name.
-	Topics *[]Topic `json:"topics,omitempty"`
+	Topics []Topic `json:"topics"`
 }
 
 // TopicRequest defines model for TopicRequest.
@@ -936,10 +1034,10 @@ type TopicStats struct {
 	// Messages Messages is the number of messages kept, summed over queues.
 	//
 	// Example: 1200
-	Messages *int `json:"messages,omitempty"`
+	Messages int `json:"messages"`
 
 	// Queues Queues lists each queue's offset range [minOffset, maxOffset).
-	Queues *[]QueueStats `json:"queues,omitempty"`
+	Queues []QueueStats `json:"queues"`
 }
 
 // ListDeadLettersParams defines parameters for ListDeadLetters.
@@ -1004,6 +1102,214 @@ type PublishMessageJSONRequestBody = PublishRequest
 
 // PublishBatchJSONRequestBody defines body for PublishBatch for application/json ContentType.
 type PublishBatchJSONRequestBody = PublishBatchRequest
+
+// AsPublishRequest0 returns the union data inside the PublishRequest as a PublishRequest0
+func (t PublishRequest) AsPublishRequest0() (PublishRequest0, error) {
+	var body PublishRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPublishRequest0 overwrites any union data inside the PublishRequest as the provided PublishRequest0
+func (t *PublishRequest) FromPublishRequest0(v PublishRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePublishRequest0 performs a merge with any union data inside the PublishRequest, using the provided PublishRequest0
+func (t *PublishRequest) MergePublishRequest0(v PublishRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPublishRequest1 returns the union data inside the PublishRequest as a PublishRequest1
+func (t PublishRequest) AsPublishRequest1() (PublishRequest1, error) {
+	var body PublishRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPublishRequest1 overwrites any union data inside the PublishRequest as the provided PublishRequest1
+func (t *PublishRequest) FromPublishRequest1(v PublishRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePublishRequest1 performs a merge with any union data inside the PublishRequest, using the provided PublishRequest1
+func (t *PublishRequest) MergePublishRequest1(v PublishRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PublishRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Body != nil {
+		object["body"], err = json.Marshal(t.Body)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'body': %w", err)
+		}
+	}
+
+	if t.BodyBase64 != nil {
+		object["bodyBase64"], err = json.Marshal(t.BodyBase64)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'bodyBase64': %w", err)
+		}
+	}
+
+	if t.DelayLevel != nil {
+		object["delayLevel"], err = json.Marshal(t.DelayLevel)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'delayLevel': %w", err)
+		}
+	}
+
+	if t.DelaySeconds != nil {
+		object["delaySeconds"], err = json.Marshal(t.DelaySeconds)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'delaySeconds': %w", err)
+		}
+	}
+
+	if t.DeliverAt != nil {
+		object["deliverAt"], err = json.Marshal(t.DeliverAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'deliverAt': %w", err)
+		}
+	}
+
+	if t.Keys != nil {
+		object["keys"], err = json.Marshal(t.Keys)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'keys': %w", err)
+		}
+	}
+
+	if t.Properties != nil {
+		object["properties"], err = json.Marshal(t.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'properties': %w", err)
+		}
+	}
+
+	if t.ShardingKey != nil {
+		object["shardingKey"], err = json.Marshal(t.ShardingKey)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'shardingKey': %w", err)
+		}
+	}
+
+	if t.Tags != nil {
+		object["tags"], err = json.Marshal(t.Tags)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *PublishRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["body"]; found {
+		err = json.Unmarshal(raw, &t.Body)
+		if err != nil {
+			return fmt.Errorf("error reading 'body': %w", err)
+		}
+	}
+
+	if raw, found := object["bodyBase64"]; found {
+		err = json.Unmarshal(raw, &t.BodyBase64)
+		if err != nil {
+			return fmt.Errorf("error reading 'bodyBase64': %w", err)
+		}
+	}
+
+	if raw, found := object["delayLevel"]; found {
+		err = json.Unmarshal(raw, &t.DelayLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'delayLevel': %w", err)
+		}
+	}
+
+	if raw, found := object["delaySeconds"]; found {
+		err = json.Unmarshal(raw, &t.DelaySeconds)
+		if err != nil {
+			return fmt.Errorf("error reading 'delaySeconds': %w", err)
+		}
+	}
+
+	if raw, found := object["deliverAt"]; found {
+		err = json.Unmarshal(raw, &t.DeliverAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'deliverAt': %w", err)
+		}
+	}
+
+	if raw, found := object["keys"]; found {
+		err = json.Unmarshal(raw, &t.Keys)
+		if err != nil {
+			return fmt.Errorf("error reading 'keys': %w", err)
+		}
+	}
+
+	if raw, found := object["properties"]; found {
+		err = json.Unmarshal(raw, &t.Properties)
+		if err != nil {
+			return fmt.Errorf("error reading 'properties': %w", err)
+		}
+	}
+
+	if raw, found := object["shardingKey"]; found {
+		err = json.Unmarshal(raw, &t.ShardingKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'shardingKey': %w", err)
+		}
+	}
+
+	if raw, found := object["tags"]; found {
+		err = json.Unmarshal(raw, &t.Tags)
+		if err != nil {
+			return fmt.Errorf("error reading 'tags': %w", err)
+		}
+	}
+
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -3304,6 +3610,13 @@ type ClientWithResponsesInterface interface {
 type GetDocsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetDocsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -3340,11 +3653,18 @@ type HealthzResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r HealthzResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r HealthzResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -3383,6 +3703,8 @@ type GetOpenAPIResponse struct {
 	JSON200 *map[string]interface{}
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3393,6 +3715,11 @@ func (r GetOpenAPIResponse) GetJSON200() *map[string]interface{} {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetOpenAPIResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetOpenAPIResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -3424,18 +3751,32 @@ func (r GetOpenAPIResponse) ContentType() string {
 	return ""
 }
 
+// ReadyzResponse503Headers the declared response headers of an HTTP 503 response for Readyz
+type ReadyzResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadyzResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ReadyzResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReadyzResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3472,6 +3813,11 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// ListGroupsResponse503Headers the declared response headers of an HTTP 503 response for ListGroups
+type ListGroupsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListGroupsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3481,8 +3827,12 @@ type ListGroupsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGroupsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3498,6 +3848,11 @@ func (r ListGroupsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListGroupsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListGroupsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3534,6 +3889,11 @@ func (r ListGroupsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteGroupResponse503Headers the declared response headers of an HTTP 503 response for DeleteGroup
+type DeleteGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3545,8 +3905,12 @@ type DeleteGroupResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteGroupResponse503Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -3567,6 +3931,11 @@ func (r DeleteGroupResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteGroupResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3603,6 +3972,11 @@ func (r DeleteGroupResponse) ContentType() string {
 	return ""
 }
 
+// GetGroupResponse503Headers the declared response headers of an HTTP 503 response for GetGroup
+type GetGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3616,8 +3990,12 @@ type GetGroupResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGroupResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3643,6 +4021,11 @@ func (r GetGroupResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetGroupResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3679,6 +4062,11 @@ func (r GetGroupResponse) ContentType() string {
 	return ""
 }
 
+// PutGroupResponse503Headers the declared response headers of an HTTP 503 response for PutGroup
+type PutGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3692,12 +4080,18 @@ type PutGroupResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutGroupResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3725,6 +4119,11 @@ func (r PutGroupResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PutGroupResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PutGroupResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -3733,6 +4132,11 @@ func (r PutGroupResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PutGroupResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3769,6 +4173,11 @@ func (r PutGroupResponse) ContentType() string {
 	return ""
 }
 
+// AckMessagesResponse503Headers the declared response headers of an HTTP 503 response for AckMessages
+type AckMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AckMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3782,10 +4191,18 @@ type AckMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AckMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3813,9 +4230,24 @@ func (r AckMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r AckMessagesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3852,6 +4284,11 @@ func (r AckMessagesResponse) ContentType() string {
 	return ""
 }
 
+// ListDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for ListDeadLetters
+type ListDeadLettersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListDeadLettersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3865,8 +4302,12 @@ type ListDeadLettersResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDeadLettersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3892,6 +4333,11 @@ func (r ListDeadLettersResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListDeadLettersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3928,6 +4374,11 @@ func (r ListDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// RedriveDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for RedriveDeadLetters
+type RedriveDeadLettersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RedriveDeadLettersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3941,12 +4392,20 @@ type RedriveDeadLettersResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedriveDeadLettersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3974,14 +4433,29 @@ func (r RedriveDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r RedriveDeadLettersResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r RedriveDeadLettersResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4018,6 +4492,11 @@ func (r RedriveDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// ExtendLeasesResponse503Headers the declared response headers of an HTTP 503 response for ExtendLeases
+type ExtendLeasesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ExtendLeasesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4031,10 +4510,18 @@ type ExtendLeasesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExtendLeasesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4062,9 +4549,24 @@ func (r ExtendLeasesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r ExtendLeasesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4101,6 +4603,11 @@ func (r ExtendLeasesResponse) ContentType() string {
 	return ""
 }
 
+// NackMessagesResponse503Headers the declared response headers of an HTTP 503 response for NackMessages
+type NackMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type NackMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4114,10 +4621,18 @@ type NackMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *NackMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4145,9 +4660,24 @@ func (r NackMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r NackMessagesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4184,6 +4714,11 @@ func (r NackMessagesResponse) ContentType() string {
 	return ""
 }
 
+// GetGroupOffsetsResponse503Headers the declared response headers of an HTTP 503 response for GetGroupOffsets
+type GetGroupOffsetsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetGroupOffsetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4197,8 +4732,12 @@ type GetGroupOffsetsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGroupOffsetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4224,6 +4763,11 @@ func (r GetGroupOffsetsResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetGroupOffsetsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetGroupOffsetsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4260,6 +4804,11 @@ func (r GetGroupOffsetsResponse) ContentType() string {
 	return ""
 }
 
+// ResetGroupOffsetsResponse503Headers the declared response headers of an HTTP 503 response for ResetGroupOffsets
+type ResetGroupOffsetsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ResetGroupOffsetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4273,10 +4822,18 @@ type ResetGroupOffsetsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResetGroupOffsetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4304,9 +4861,24 @@ func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4343,6 +4915,16 @@ func (r ResetGroupOffsetsResponse) ContentType() string {
 	return ""
 }
 
+// ReceiveMessagesResponse429Headers the declared response headers of an HTTP 429 response for ReceiveMessages
+type ReceiveMessagesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ReceiveMessagesResponse503Headers the declared response headers of an HTTP 503 response for ReceiveMessages
+type ReceiveMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ReceiveMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4356,14 +4938,24 @@ type ReceiveMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReceiveMessagesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReceiveMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4391,9 +4983,19 @@ func (r ReceiveMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ReceiveMessagesResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -4404,6 +5006,11 @@ func (r ReceiveMessagesResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r ReceiveMessagesResponse) GetApplicationproblemJSON429() *Problem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4440,6 +5047,11 @@ func (r ReceiveMessagesResponse) ContentType() string {
 	return ""
 }
 
+// ListTopicsResponse503Headers the declared response headers of an HTTP 503 response for ListTopics
+type ListTopicsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListTopicsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4449,8 +5061,12 @@ type ListTopicsResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTopicsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4466,6 +5082,11 @@ func (r ListTopicsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListTopicsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4502,6 +5123,11 @@ func (r ListTopicsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteTopicResponse503Headers the declared response headers of an HTTP 503 response for DeleteTopic
+type DeleteTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4513,8 +5139,12 @@ type DeleteTopicResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteTopicResponse503Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -4535,6 +5165,11 @@ func (r DeleteTopicResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteTopicResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4571,6 +5206,11 @@ func (r DeleteTopicResponse) ContentType() string {
 	return ""
 }
 
+// GetTopicResponse503Headers the declared response headers of an HTTP 503 response for GetTopic
+type GetTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4584,8 +5224,12 @@ type GetTopicResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTopicResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4611,6 +5255,11 @@ func (r GetTopicResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetTopicResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4647,6 +5296,11 @@ func (r GetTopicResponse) ContentType() string {
 	return ""
 }
 
+// PutTopicResponse503Headers the declared response headers of an HTTP 503 response for PutTopic
+type PutTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4660,14 +5314,20 @@ type PutTopicResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutTopicResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4695,6 +5355,11 @@ func (r PutTopicResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r PutTopicResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
@@ -4708,6 +5373,11 @@ func (r PutTopicResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PutTopicResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4744,6 +5414,11 @@ func (r PutTopicResponse) ContentType() string {
 	return ""
 }
 
+// QueryMessagesResponse503Headers the declared response headers of an HTTP 503 response for QueryMessages
+type QueryMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type QueryMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4757,8 +5432,12 @@ type QueryMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *QueryMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4784,6 +5463,11 @@ func (r QueryMessagesResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r QueryMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r QueryMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4820,6 +5504,11 @@ func (r QueryMessagesResponse) ContentType() string {
 	return ""
 }
 
+// PublishMessageResponse503Headers the declared response headers of an HTTP 503 response for PublishMessage
+type PublishMessageResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PublishMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4833,12 +5522,18 @@ type PublishMessageResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PublishMessageResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4866,6 +5561,11 @@ func (r PublishMessageResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -4874,6 +5574,11 @@ func (r PublishMessageResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4910,6 +5615,11 @@ func (r PublishMessageResponse) ContentType() string {
 	return ""
 }
 
+// PublishBatchResponse503Headers the declared response headers of an HTTP 503 response for PublishBatch
+type PublishBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PublishBatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4923,12 +5633,18 @@ type PublishBatchResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PublishBatchResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -4956,6 +5672,11 @@ func (r PublishBatchResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -4964,6 +5685,11 @@ func (r PublishBatchResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5000,6 +5726,11 @@ func (r PublishBatchResponse) ContentType() string {
 	return ""
 }
 
+// GetMessageResponse503Headers the declared response headers of an HTTP 503 response for GetMessage
+type GetMessageResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5013,8 +5744,12 @@ type GetMessageResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMessageResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5040,6 +5775,11 @@ func (r GetMessageResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetMessageResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetMessageResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5573,6 +6313,16 @@ func ParseGetDocsResponse(rsp *http.Response) (*GetDocsResponse, error) {
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
 	return response, nil
 }
 
@@ -5596,6 +6346,13 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	}
 
@@ -5630,6 +6387,13 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	}
 
 	return response, nil
@@ -5656,6 +6420,13 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5663,6 +6434,19 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ReadyzResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5703,6 +6487,13 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5710,6 +6501,19 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListGroupsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5760,6 +6564,13 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5767,6 +6578,19 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5821,6 +6645,13 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5828,6 +6659,19 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5882,6 +6726,13 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5896,6 +6747,13 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5903,6 +6761,19 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PutGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5957,12 +6828,33 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -5971,6 +6863,19 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers AckMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6025,6 +6930,13 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6032,6 +6944,19 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6086,12 +7011,26 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -6100,6 +7039,13 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6107,6 +7053,19 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers RedriveDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6161,12 +7120,33 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -6175,6 +7155,19 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ExtendLeasesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6229,12 +7222,33 @@ func ParseNackMessagesResponse(rsp *http.Response) (*NackMessagesResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -6243,6 +7257,19 @@ func ParseNackMessagesResponse(rsp *http.Response) (*NackMessagesResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers NackMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6297,6 +7324,13 @@ func ParseGetGroupOffsetsResponse(rsp *http.Response) (*GetGroupOffsetsResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6304,6 +7338,19 @@ func ParseGetGroupOffsetsResponse(rsp *http.Response) (*GetGroupOffsetsResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetGroupOffsetsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6358,12 +7405,33 @@ func ParseResetGroupOffsetsResponse(rsp *http.Response) (*ResetGroupOffsetsRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -6372,6 +7440,19 @@ func ParseResetGroupOffsetsResponse(rsp *http.Response) (*ResetGroupOffsetsRespo
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResetGroupOffsetsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6426,12 +7507,26 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -6447,6 +7542,13 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6454,6 +7556,29 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ReceiveMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReceiveMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6494,6 +7619,13 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6501,6 +7633,19 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListTopicsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6551,6 +7696,13 @@ func ParseDeleteTopicResponse(rsp *http.Response) (*DeleteTopicResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6558,6 +7710,19 @@ func ParseDeleteTopicResponse(rsp *http.Response) (*DeleteTopicResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6612,6 +7777,13 @@ func ParseGetTopicResponse(rsp *http.Response) (*GetTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6619,6 +7791,19 @@ func ParseGetTopicResponse(rsp *http.Response) (*GetTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6673,6 +7858,13 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6694,6 +7886,13 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6701,6 +7900,19 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PutTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6755,6 +7967,13 @@ func ParseQueryMessagesResponse(rsp *http.Response) (*QueryMessagesResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6762,6 +7981,19 @@ func ParseQueryMessagesResponse(rsp *http.Response) (*QueryMessagesResponse, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers QueryMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6816,6 +8048,13 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6830,6 +8069,13 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6837,6 +8083,19 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PublishMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6891,6 +8150,13 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6905,6 +8171,13 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6912,6 +8185,19 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PublishBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6966,6 +8252,13 @@ func ParseGetMessageResponse(rsp *http.Response) (*GetMessageResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6973,6 +8266,19 @@ func ParseGetMessageResponse(rsp *http.Response) (*GetMessageResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
