@@ -19,7 +19,7 @@ type ReceiveRequest struct {
 	// InvisibleSeconds is the lease of each returned message (default: the group's).
 	InvisibleSeconds *int `json:"invisibleSeconds,omitempty" validate:"omitempty,min=1,max=43200" minimum:"1" maximum:"43200" example:"60"`
 	// ConsumerID names the consumer; required for BROADCASTING groups only.
-	ConsumerID string `json:"consumerId,omitempty" validate:"omitempty,max=127" example:"c1"`
+	ConsumerID string `json:"consumerId,omitempty" validate:"omitempty,name" example:"c1"`
 }
 
 // ReceivedMessage is a leased message: Message plus its receipt handle.

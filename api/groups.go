@@ -155,7 +155,7 @@ type OffsetResetRequest struct {
 	// Timestamp is required with TIMESTAMP.
 	Timestamp *time.Time `json:"timestamp,omitempty" format:"date-time"`
 	// ConsumerID names the consumer of a BROADCASTING group.
-	ConsumerID string `json:"consumerId,omitempty" example:"c1"`
+	ConsumerID string `json:"consumerId,omitempty" validate:"omitempty,name" example:"c1"`
 }
 
 func groupParam(r *http.Request) (string, error) {
@@ -417,7 +417,12 @@ func (s *Server) handleGroupOffsets(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	offs, err := s.groups.Offsets(r.Context(), name, r.URL.Query().Get("consumerId"))
+	consumer := r.URL.Query().Get("consumerId")
+	if consumer != "" && !core.ValidName(consumer) {
+		s.writeProblem(w, r, core.FieldError("consumerId", "must match "+NamePattern))
+		return
+	}
+	offs, err := s.groups.Offsets(r.Context(), name, consumer)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

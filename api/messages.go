@@ -16,10 +16,10 @@ import (
 // element, after dive.
 type PublishRequest struct {
 	// Body is a UTF-8 text body; it is returned as `body`.
-	Body *string `json:"body,omitempty" example:"order 17 created"`
+	Body *string `json:"body,omitempty" validate:"omitempty,min=1" example:"order 17 created"`
 	// BodyBase64 is a binary body in standard base64; it is returned as
 	// `bodyBase64`. At most 4 MiB once decoded.
-	BodyBase64 *string `json:"bodyBase64,omitempty" format:"byte"`
+	BodyBase64 *string `json:"bodyBase64,omitempty" validate:"omitempty,min=4,base64" format:"byte"`
 	// Tags is one tag that subscription filters match (`TagA || TagB`).
 	Tags string `json:"tags,omitempty" validate:"max=128,excludes=0x7C0x7C" maxLength:"128" example:"created"`
 	// Keys are indexed for GET /v1/topics/{topic}/messages?key=K.

@@ -159,6 +159,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			}
 			elapsed := time.Since(start)
 			s.metrics.observeRequest(r.Method, route, status, elapsed)
+			if s.noAccess && status < 500 {
+				return // --access-log=false: only failures are logged
+			}
 			ev := s.log.Info()
 			if status >= 500 {
 				ev = s.log.Warn()

@@ -90,6 +90,11 @@ func (e *invalidError) Error() string {
 type fieldErrors []FieldProblem
 
 func (fe *fieldErrors) add(field, msg string) {
+	for _, f := range *fe {
+		if f.Field == field {
+			return // the first problem with a field is the one to fix
+		}
+	}
 	*fe = append(*fe, FieldProblem{Field: field, Message: msg})
 }
 

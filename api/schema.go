@@ -63,6 +63,7 @@ const (
 // pattern; newValidator registers them and openapi/gen writes the
 // pattern into the document.
 var PatternTags = map[string]string{
+	"base64":     `^([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$`,
 	"name":       NamePattern,
 	"resettopic": ResetTopicPattern,
 }
@@ -70,13 +71,37 @@ var PatternTags = map[string]string{
 // registerPatterns adds PatternTags to v.
 func registerPatterns(v *validator.Validate) {
 	for tag, pat := range PatternTags {
-		re := regexp.MustCompile(pat)
+		check := regexp.MustCompile(pat).MatchString
+		if tag == "base64" {
+			check = isStdBase64 // the same language without a regexp over megabytes
+		}
 		if err := v.RegisterValidation(tag, func(fl validator.FieldLevel) bool {
-			return re.MatchString(fl.Field().String())
+			return check(fl.Field().String())
 		}); err != nil {
 			panic(err)
 		}
 	}
+}
+
+// isStdBase64 reports whether s is padded standard base64 (RFC 4648 §4):
+// PatternTags["base64"], checked in one pass.
+func isStdBase64(s string) bool {
+	if len(s)%4 != 0 {
+		return false
+	}
+	pad := 0
+	if strings.HasSuffix(s, "==") {
+		pad = 2
+	} else if strings.HasSuffix(s, "=") {
+		pad = 1
+	}
+	for i := 0; i < len(s)-pad; i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // PathParamPattern is the pattern of a path parameter of an operation
@@ -102,6 +127,16 @@ func PathParamPattern(method, param string) string {
 var ParamLimits = map[string][2]int{
 	"messageId": {1, core.MaxIDLength},
 	"key":       {1, maxKeyLength},
+}
+
+// ParamPatterns are the patterns of query parameters the handlers parse
+// by hand.
+var ParamPatterns = map[string]string{
+	// cursor: the nextCursor of a DLQ page, a decimal position.
+	"cursor": `^[0-9]{0,18}$`, // empty: the first page
+	// consumerId (GET offsets): a BROADCASTING consumer's name; empty is
+	// the same as absent.
+	"consumerId": `^[A-Za-z0-9_-]{0,127}$`,
 }
 
 // maxKeyLength bounds a message key (PublishRequest.keys, ?key=).

@@ -35,6 +35,9 @@ type Options struct {
 	// OpenAPI is the OpenAPI 3 document served at /openapi.json and read
 	// by /docs. Default: none (404).
 	OpenAPI []byte
+	// NoAccessLog turns off the per-request log line (info level; a 5xx
+	// is still logged, at warn). Default: every request is logged.
+	NoAccessLog bool
 	// Keys, when set, guards every /v1 route with API keys (auth.go):
 	// 401 without a known bearer key, 403 without the route's grant.
 	// Default: none, /v1 is open to anyone who can reach it.
@@ -54,6 +57,7 @@ type Server struct {
 	validate *validator.Validate
 	handler  http.Handler
 	keys     *auth.Keyring // nil: /v1 is open
+	noAccess bool          // Options.NoAccessLog
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -72,6 +76,7 @@ func New(opts Options) *Server {
 		registry: opts.Registry,
 		validate: newValidator(),
 		keys:     opts.Keys,
+		noAccess: opts.NoAccessLog,
 	}
 	if opts.Logger != nil {
 		s.log = *opts.Logger

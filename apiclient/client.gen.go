@@ -617,7 +617,7 @@ type PublishBatchResult struct {
 	Results []PublishResult `json:"results"`
 }
 
-// PublishRequest At most one of delayLevel, delaySeconds, deliverAt.
+// PublishRequest Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt.
 type PublishRequest struct {
 	// Body Body is a UTF-8 text body; it is returned as `body`.
 	//
@@ -700,12 +700,12 @@ type PublishResult struct {
 // PushBody defines model for PushBody.
 type PushBody struct {
 	// BatchSize BatchSize is how many messages one POST carries (ORDERLY: in queue
-	// order). Default 1.
+	// order). Default 1. 0 or absent: the default.
 	//
 	// Example: 1
 	BatchSize *int `json:"batchSize,omitempty"`
 
-	// MaxInFlight MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16.
+	// MaxInFlight MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16. 0 or absent: the default.
 	//
 	// Example: 16
 	MaxInFlight *int `json:"maxInFlight,omitempty"`
@@ -715,7 +715,7 @@ type PushBody struct {
 	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 	Secret *string `json:"secret,omitempty"`
 
-	// TimeoutSeconds TimeoutSeconds bounds one request. Default 15.
+	// TimeoutSeconds TimeoutSeconds bounds one request. Default 15. 0 or absent: the default.
 	//
 	// Example: 15
 	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
@@ -1634,6 +1634,8 @@ type ClientInterface interface {
 
 	// GetMessage Get a message by id
 	//
+	// A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
+	//
 	// Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 	GetMessage(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
@@ -2216,6 +2218,8 @@ func (c *Client) PublishBatch(ctx context.Context, topic string, body PublishBat
 }
 
 // GetMessage Get a message by id
+//
+// A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
 //
 // Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 func (c *Client) GetMessage(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3600,6 +3604,8 @@ type ClientWithResponsesInterface interface {
 	PublishBatchWithResponse(ctx context.Context, topic string, body PublishBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishBatchResponse, error)
 
 	// GetMessageWithResponse Get a message by id
+	//
+	// A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6288,6 +6294,8 @@ func (c *ClientWithResponses) PublishBatchWithResponse(ctx context.Context, topi
 }
 
 // GetMessageWithResponse Get a message by id
+//
+// A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //

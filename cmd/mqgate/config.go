@@ -55,6 +55,10 @@ type Config struct {
 	// listener of its own (never the API's). Off by default: profiles
 	// expose internals, so bind it to loopback or an admin network.
 	PprofAddr string
+	// AccessLog logs one info line per request (method, path, status,
+	// bytes, duration, request id). On by default; off, only 5xx answers
+	// are logged (at warn).
+	AccessLog bool
 	// APIKeys is a JSON key file (docs/security.md); when set, every /v1
 	// call needs Authorization: Bearer <key> with the right grant, and
 	// SIGHUP reloads the file. Empty: /v1 is open (a warning is logged).
@@ -111,6 +115,7 @@ func DefaultConfig() Config {
 		MaxWaitingPerGroup:   256,
 		MaxWaiting:           4096,
 		BroadcastIdleTimeout: 5 * time.Minute,
+		AccessLog:            true,
 	}
 }
 
@@ -144,6 +149,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.Var(&listFlag{dst: &c.WebhookAllowCIDRs}, "webhook-allow-cidr", "network or address webhooks may reach even if denied; repeatable")
 	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty")
+	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request at info level; false logs only 5xx answers")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
 	return fs

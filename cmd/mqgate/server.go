@@ -158,6 +158,8 @@ func (m *Main) Run() error {
 		OpenAPI:  openapi.Document,
 		Keys:     keyring,
 		Registry: metrics,
+
+		NoAccessLog: !m.Config.AccessLog,
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},

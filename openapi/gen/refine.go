@@ -38,11 +38,17 @@ func refine(doc *openapi3.T) error {
 		if !ok {
 			return fmt.Errorf("field group on unknown schema %s", g.Type)
 		}
+		// Each group is one allOf entry: the rules compose, and generators
+		// (Schemathesis) handle a oneOf inside allOf where they give up on
+		// a oneOf beside properties.
 		s := ref.Value
 		if len(g.ExactlyOne) > 0 {
+			var one openapi3.SchemaRefs
 			for _, name := range g.ExactlyOne {
-				s.OneOf = append(s.OneOf, openapi3.NewSchemaRef("", &openapi3.Schema{Required: []string{name}}))
+				one = append(one, openapi3.NewSchemaRef("", &openapi3.Schema{Required: []string{name}}))
 			}
+			s.AllOf = append(s.AllOf, openapi3.NewSchemaRef("", &openapi3.Schema{OneOf: one}))
+			s.Description = strings.TrimSpace(s.Description + " Exactly one of " + strings.Join(g.ExactlyOne, ", ") + ".")
 		}
 		if len(g.AtMostOne) > 0 {
 			var pairs openapi3.SchemaRefs
@@ -51,7 +57,7 @@ func refine(doc *openapi3.T) error {
 					pairs = append(pairs, openapi3.NewSchemaRef("", &openapi3.Schema{Required: []string{a, b}}))
 				}
 			}
-			s.Not = openapi3.NewSchemaRef("", &openapi3.Schema{AnyOf: pairs})
+			s.AllOf = append(s.AllOf, openapi3.NewSchemaRef("", &openapi3.Schema{Not: openapi3.NewSchemaRef("", &openapi3.Schema{AnyOf: pairs})}))
 			s.Description = strings.TrimSpace(s.Description + " At most one of " + strings.Join(g.AtMostOne, ", ") + ".")
 		}
 	}
@@ -81,6 +87,9 @@ func refine(doc *openapi3.T) error {
 						ps.Pattern = pat
 						hasPattern = true
 					}
+				}
+				if pat, ok := api.ParamPatterns[p.Value.Name]; ok {
+					ps.Pattern = pat
 				}
 				if lim, ok := api.ParamLimits[p.Value.Name]; ok {
 					ps.MinLength = uint64(lim[0])
@@ -121,8 +130,51 @@ func refine(doc *openapi3.T) error {
 			}
 		}
 	}
+	addLinks(doc)
 	unwrapAllOf(doc)
 	return nil
+}
+
+// addLinks says how the resources flow (OpenAPI links, which stateful
+// testers such as Schemathesis follow): a created or updated topic or
+// group is the {topic} / {group} of every operation under it, and a
+// published message's id is the {messageId} of GET by id.
+func addLinks(doc *openapi3.T) {
+	type target struct{ id, path string }
+	var ops []target
+	for path, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			ops = append(ops, target{op.OperationID, path})
+		}
+	}
+	sort.Slice(ops, func(i, j int) bool { return ops[i].id < ops[j].id })
+	link := func(op *openapi3.Operation, codes []string, name string, l *openapi3.Link) {
+		for _, code := range codes {
+			if r := op.Responses.Value(code); r != nil && r.Value != nil {
+				if r.Value.Links == nil {
+					r.Value.Links = openapi3.Links{}
+				}
+				r.Value.Links[name] = &openapi3.LinkRef{Value: l}
+			}
+		}
+	}
+	for _, src := range []struct{ path, param string }{{"/v1/topics/{topic}", "topic"}, {"/v1/groups/{group}", "group"}} {
+		put := doc.Paths.Value(src.path).Put
+		for _, t := range ops {
+			if t.id == put.OperationID || !strings.HasPrefix(t.path, src.path) {
+				continue
+			}
+			link(put, []string{"200", "201"}, t.id, &openapi3.Link{
+				OperationID: t.id,
+				Parameters:  map[string]any{src.param: "$request.path." + src.param},
+			})
+		}
+	}
+	publish := doc.Paths.Value("/v1/topics/{topic}/messages").Post
+	link(publish, []string{"201"}, "getMessage", &openapi3.Link{
+		OperationID: "getMessage",
+		Parameters:  map[string]any{"topic": "$request.path.topic", "messageId": "$response.body#/messageId"},
+	})
 }
 
 // unwrapAllOf replaces a property that is only allOf: [$ref] (swag's way
@@ -228,6 +280,7 @@ func applyRules(prop *openapi3.Schema, t reflect.Type, tag string) error {
 	if tag == "" {
 		return nil
 	}
+	origKind := t.Kind()
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -241,6 +294,15 @@ func applyRules(prop *openapi3.Schema, t reflect.Type, tag string) error {
 		if err := applyRule(prop, t, r); err != nil {
 			return err
 		}
+	}
+	// omitempty on a plain number: 0 means "absent, take the default",
+	// so 0 is accepted too. Only a range starting at 1 stays one range.
+	if isNumber(t) && slices.Contains(own, "omitempty") && origKind != reflect.Pointer && prop.Min != nil && *prop.Min > 0 {
+		if *prop.Min != 1 {
+			return fmt.Errorf("omitempty with min=%v on a non-pointer number cannot be said in OpenAPI: make it a pointer", *prop.Min)
+		}
+		prop.Min = ptr(0.0)
+		prop.Description = strings.TrimSpace(prop.Description + " 0 or absent: the default.")
 	}
 	if i < 0 {
 		return nil
@@ -261,6 +323,15 @@ func applyRules(prop *openapi3.Schema, t reflect.Type, tag string) error {
 		return fmt.Errorf("dive on a member without items")
 	}
 	return applyRules(propSchema(prop.Items), t.Elem(), strings.Join(elem, ","))
+}
+
+func isNumber(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return true
+	}
+	return false
 }
 
 func describeKeyRules(rules []string) string {
