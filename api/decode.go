@@ -67,6 +67,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, al
 	if n := r.ContentLength; n > 0 && n < limit {
 		buf.Grow(int(n) + bytes.MinRead) // one read, and room to see EOF
 	}
+	// The body read deadline: a body that stops arriving answers 408 in
+	// bounded time; cleared once read, so a long poll's wait is not cut.
+	if st, ok := r.Context().Value(requestKey).(*requestState); ok && st.bodyTimeout > 0 && r.ContentLength != 0 {
+		rc := http.NewResponseController(w)
+		if rc.SetReadDeadline(time.Now().Add(st.bodyTimeout)) == nil {
+			defer rc.SetReadDeadline(time.Time{})
+		}
+	}
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
 		return bodyReadError(err)
 	}

@@ -30,6 +30,8 @@ type requestState struct {
 	rec statusRecorder
 	id  string
 	key string // the API key's name once authorize accepted it ("" when keys are off)
+	// bodyTimeout bounds reading the request body (Options.BodyReadTimeout).
+	bodyTimeout time.Duration
 }
 
 // requestIDFrom returns the request id set by instrument, or "".
@@ -125,7 +127,7 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{rec: statusRecorder{ResponseWriter: w}}
+		st := &requestState{rec: statusRecorder{ResponseWriter: w}, bodyTimeout: s.bodyTimeout}
 		st.id = r.Header.Get("X-Request-Id")
 		if !validRequestID(st.id) {
 			st.id = newRequestID()

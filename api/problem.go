@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/mqgate/mqgate/core"
 )
@@ -118,7 +119,15 @@ func problemFor(err error) Problem {
 	var de *core.Error
 	if errors.As(err, &de) {
 		if _, ok := problemKinds[de.Code]; ok && de.Code != core.EInternal {
-			p := newProblem(de.Code, de.Message)
+			msg := de.Message
+			if de.Code == core.EUnavailable {
+				// "the store could not commit: write /data/mqgate.db: no
+				// space left on device": the cause is for the log, never
+				// for clients (no file paths).
+				msg, _, _ = strings.Cut(msg, ": ")
+				msg += "; retry later"
+			}
+			p := newProblem(de.Code, msg)
 			if de.Field != "" {
 				p.Detail = "the request has invalid fields"
 				p.Errors = []FieldProblem{{Field: de.Field, Message: de.Message}}
@@ -145,9 +154,16 @@ func newProblem(code, detail string) Problem {
 // with the request id (the log line is the only place their text goes).
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemFor(err)
-	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable {
+	switch {
+	case p.Status == http.StatusServiceUnavailable:
+		// The cause (which may name files) goes to the log only.
+		log := loggerFrom(r.Context(), s.log)
+		log.Warn().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("unavailable")
+	case p.Status >= 500:
 		log := loggerFrom(r.Context(), s.log)
 		log.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("internal error")
+	case p.Status == http.StatusRequestTimeout:
+		w.Header().Set("Connection", "close") // the rest of the body may still come
 	}
 	sendProblem(w, r, p)
 }

@@ -27,7 +27,9 @@ func (s *Server) routes() http.Handler {
 
 	// Operations.
 	r.Get("/healthz", s.handleHealthz)
+	r.Head("/healthz", s.handleHealthzHead)
 	r.Get("/readyz", s.handleReadyz)
+	r.Head("/readyz", s.handleReadyzHead)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	r.Get("/openapi.json", s.handleOpenAPI)
 	r.Get("/docs", s.handleDocs)

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,6 +36,14 @@ type Options struct {
 	// OpenAPI is the OpenAPI 3 document served at /openapi.json and read
 	// by /docs. Default: none (404).
 	OpenAPI []byte
+	// Ready, when set, is asked by /readyz: an error turns it 503 (e.g.
+	// the store cannot commit). Default: ready until shutdown.
+	Ready func() error
+	// BodyReadTimeout bounds how long reading a request body may take
+	// from the moment the handler starts reading it; a body that has not
+	// fully arrived by then (a slow client, a Content-Length larger than
+	// what is sent) answers 408. Default 30 s.
+	BodyReadTimeout time.Duration
 	// NoAccessLog turns off the per-request log line (info level; a 5xx
 	// is still logged, at warn). Default: every request is logged.
 	NoAccessLog bool
@@ -43,6 +52,9 @@ type Options struct {
 	// Default: none, /v1 is open to anyone who can reach it.
 	Keys *auth.Keyring
 }
+
+// DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // Server is the HTTP API as an http.Handler.
 type Server struct {
@@ -58,6 +70,9 @@ type Server struct {
 	handler  http.Handler
 	keys     *auth.Keyring // nil: /v1 is open
 	noAccess bool          // Options.NoAccessLog
+	ready    func() error  // Options.Ready; nil: always ready
+
+	bodyTimeout time.Duration // Options.BodyReadTimeout
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -77,6 +92,12 @@ func New(opts Options) *Server {
 		validate: newValidator(),
 		keys:     opts.Keys,
 		noAccess: opts.NoAccessLog,
+		ready:    opts.Ready,
+
+		bodyTimeout: opts.BodyReadTimeout,
+	}
+	if s.bodyTimeout <= 0 {
+		s.bodyTimeout = DefaultBodyReadTimeout
 	}
 	if opts.Logger != nil {
 		s.log = *opts.Logger

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/core/engine"
 )
 
@@ -55,6 +56,10 @@ type Config struct {
 	// listener of its own (never the API's). Off by default: profiles
 	// expose internals, so bind it to loopback or an admin network.
 	PprofAddr string
+	// BodyReadTimeout bounds reading one request body; a body that has
+	// not arrived by then answers 408 (a slow client, or a Content-Length
+	// larger than what is sent).
+	BodyReadTimeout time.Duration
 	// AccessLog logs one info line per request (method, path, status,
 	// bytes, duration, request id). On by default; off, only 5xx answers
 	// are logged (at warn).
@@ -116,6 +121,7 @@ func DefaultConfig() Config {
 		MaxWaiting:           4096,
 		BroadcastIdleTimeout: 5 * time.Minute,
 		AccessLog:            true,
+		BodyReadTimeout:      api.DefaultBodyReadTimeout,
 	}
 }
 
@@ -149,6 +155,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.Var(&listFlag{dst: &c.WebhookAllowCIDRs}, "webhook-allow-cidr", "network or address webhooks may reach even if denied; repeatable")
 	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty")
+	fs.DurationVar(&c.BodyReadTimeout, "body-read-timeout", c.BodyReadTimeout, "time a request body may take to arrive before 408")
 	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request at info level; false logs only 5xx answers")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
@@ -215,6 +222,9 @@ func (c Config) validate() error {
 	}
 	if c.MaxDelay <= 0 {
 		errs = append(errs, errors.New("--max-delay must be positive"))
+	}
+	if c.BodyReadTimeout <= 0 {
+		errs = append(errs, errors.New("--body-read-timeout must be positive"))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))

@@ -159,7 +159,16 @@ func (m *Main) Run() error {
 		Keys:     keyring,
 		Registry: metrics,
 
-		NoAccessLog: !m.Config.AccessLog,
+		NoAccessLog:     !m.Config.AccessLog,
+		BodyReadTimeout: m.Config.BodyReadTimeout,
+		// /readyz is 503 while the store's group commit fails (disk full):
+		// a load balancer stops sending writes that would fail anyway.
+		Ready: func() error {
+			if eng.WriterStats().Failing {
+				return errors.New("the store cannot commit (disk full or I/O error); retry later")
+			}
+			return nil
+		},
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},
@@ -177,10 +186,12 @@ func (m *Main) Run() error {
 		// wait up to 30 s (they set their own deadline per request with
 		// http.ResponseController).
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          newStdLogger(httpLog),
+		// A backstop only: the handler bounds the body itself
+		// (--body-read-timeout, answered 408 as problem+json).
+		ReadTimeout:    10*time.Second + 2*m.Config.BodyReadTimeout,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       newStdLogger(httpLog),
 	}
 	m.served = make(chan error, 1)
 	go func() {
