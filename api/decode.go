@@ -70,9 +70,8 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, al
 	// The body read deadline: a body that stops arriving answers 408 in
 	// bounded time; cleared once read, so a long poll's wait is not cut.
 	if st, ok := r.Context().Value(requestKey).(*requestState); ok && st.bodyTimeout > 0 && r.ContentLength != 0 {
-		rc := http.NewResponseController(w)
-		if rc.SetReadDeadline(time.Now().Add(st.bodyTimeout)) == nil {
-			defer rc.SetReadDeadline(time.Time{})
+		if setReadDeadline(w, time.Now().Add(st.bodyTimeout)) {
+			defer setReadDeadline(w, time.Time{})
 		}
 	}
 	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
@@ -110,6 +109,24 @@ func decodeBytes(b []byte, dst any, allowEmpty bool) error {
 }
 
 var nullLiteral = []byte("null")
+
+// setReadDeadline is http.ResponseController's SetReadDeadline without
+// its allocation on the publish path: it unwraps w (statusRecorder and any
+// other middleware writer) down to net/http's writer, HTTP/1 or HTTP/2,
+// and sets the connection's read deadline. It reports false when no
+// writer on the way supports deadlines (httptest.ResponseRecorder).
+func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
+	for {
+		switch x := w.(type) {
+		case interface{ SetReadDeadline(time.Time) error }:
+			return x.SetReadDeadline(t) == nil
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = x.Unwrap()
+		default:
+			return false
+		}
+	}
+}
 
 // bodyReadError turns a failed body read into the answer: 413 over the
 // limit, 408 when the body read deadline passed, 400 when the body ended

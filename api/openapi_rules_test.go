@@ -276,6 +276,17 @@ func TestOpenAPIFieldGroups(t *testing.T) {
 	}
 }
 
+// TestOpenAPIEmptyBody: the handler refuses an empty text body (not a
+// validate tag, see PublishRequest.Body) and the document says minLength 1.
+func TestOpenAPIEmptyBody(t *testing.T) {
+	doc := loadDoc(t)
+	p := schemaNamed(t, doc, "PublishRequest")["properties"].(map[string]any)["body"].(map[string]any)
+	wantKeyword(t, "PublishRequest.body", p, "minLength", 1)
+	if got := publishErrors(t, New(Options{}), `{"body":""}`); !strings.Contains(got, "must not be empty") {
+		t.Fatalf(`{"body":""}: %q`, got)
+	}
+}
+
 func sample(field string) string {
 	if field == "deliverAt" {
 		return `"2030-01-02T15:04:05Z"`
