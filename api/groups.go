@@ -123,6 +123,9 @@ type GroupStatus struct {
 // GroupList is the answer of GET /v1/groups.
 type GroupList struct {
 	Groups []Group `json:"groups"`
+	// NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	NextCursor string `json:"nextCursor,omitempty" example:"orders-billing"`
 }
 
 // OffsetList is the answer of the offsets endpoints.
@@ -276,10 +279,14 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 
 // handleGroupList lists the consumer groups.
 //
-//	@Summary	List consumer groups
+//	@Summary		List consumer groups
+//	@Description	Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
 //	@Tags		groups
 //	@Produce	json
+//	@Param		limit	query		int		false	"Most groups to return (default 1000)"	minimum(1)	maximum(1000)
+//	@Param		cursor	query		string	false	"nextCursor of the previous page"
 //	@Success	200	{object}	GroupList
+//	@Failure	400	{object}	Problem	"Bad limit or cursor"
 //	@Failure	503	{object}	Problem
 //	@ID			listGroups
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -287,16 +294,25 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router		/v1/groups [get]
 func (s *Server) handleGroupList(w http.ResponseWriter, r *http.Request) {
+	limit, cursor, err := pageParams(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
 	gs, err := s.groups.GroupList(r.Context())
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out := GroupList{Groups: make([]Group, 0, len(gs))}
+	mine := gs[:0]
 	for _, g := range gs {
-		if !visible(r.Context(), auth.Sub, g.Name) { // API keys: the groups it may consume through
-			continue
+		if visible(r.Context(), auth.Sub, g.Name) { // API keys: the groups it may consume through
+			mine = append(mine, g)
 		}
+	}
+	pg, next := page(mine, func(g core.Group) string { return g.Name }, limit, cursor)
+	out := GroupList{Groups: make([]Group, 0, len(pg)), NextCursor: next}
+	for _, g := range pg {
 		out.Groups = append(out.Groups, newGroup(g))
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -130,10 +130,13 @@ var ParamLimits = map[string][2]int{
 }
 
 // ParamPatterns are the patterns of query parameters the handlers parse
-// by hand.
+// by hand, by name or by operationId.name (which wins).
 var ParamPatterns = map[string]string{
-	// cursor: the nextCursor of a DLQ page, a decimal position.
-	"cursor": `^[0-9]{0,18}$`, // empty: the first page
+	// cursor: the nextCursor of a DLQ page, a decimal position; of a
+	// topic or group list, a name. Empty: the first page.
+	"listDeadLetters.cursor": `^[0-9]{0,18}$`,
+	"listTopics.cursor":      `^[A-Za-z0-9_-]{0,127}$`,
+	"listGroups.cursor":      `^[A-Za-z0-9_-]{0,127}$`,
 	// consumerId (GET offsets): a BROADCASTING consumer's name; empty is
 	// the same as absent.
 	"consumerId": `^[A-Za-z0-9_-]{0,127}$`,

@@ -304,6 +304,12 @@ type GroupMessageModel string
 // GroupList defines model for GroupList.
 type GroupList struct {
 	Groups []Group `json:"groups"`
+
+	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	//
+	// Example: orders-billing
+	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // GroupRequest defines model for GroupRequest.
@@ -1010,6 +1016,12 @@ type Topic struct {
 
 // TopicList defines model for TopicList.
 type TopicList struct {
+	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	//
+	// Example: orders
+	NextCursor *string `json:"nextCursor,omitempty"`
+
 	// Topics Topics are the user topics, by name.
 	Topics []Topic `json:"topics"`
 }
@@ -1040,6 +1052,15 @@ type TopicStats struct {
 	Queues []QueueStats `json:"queues"`
 }
 
+// ListGroupsParams defines parameters for ListGroups.
+type ListGroupsParams struct {
+	// Limit Most groups to return (default 1000)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListDeadLettersParams defines parameters for ListDeadLetters.
 type ListDeadLettersParams struct {
 	// Limit Most messages to return (default 32)
@@ -1053,6 +1074,15 @@ type ListDeadLettersParams struct {
 type GetGroupOffsetsParams struct {
 	// ConsumerId Consumer (BROADCASTING groups only, required there)
 	ConsumerId *string `form:"consumerId,omitempty" json:"consumerId,omitempty"`
+}
+
+// ListTopicsParams defines parameters for ListTopics.
+type ListTopicsParams struct {
+	// Limit Most topics to return (default 1000)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // QueryMessagesParams defines parameters for QueryMessages.
@@ -1417,8 +1447,10 @@ type ClientInterface interface {
 
 	// ListGroups List consumer groups
 	//
+	// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Corresponds with GET /v1/groups (the `ListGroups` operationId).
-	ListGroups(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListGroups(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteGroup Delete a consumer group
 	//
@@ -1566,8 +1598,10 @@ type ClientInterface interface {
 
 	// ListTopics List topics
 	//
+	// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Corresponds with GET /v1/topics (the `ListTopics` operationId).
-	ListTopics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListTopics(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTopic Delete a topic
 	//
@@ -1742,9 +1776,11 @@ func (c *Client) ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) 
 
 // ListGroups List consumer groups
 //
+// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Corresponds with GET /v1/groups (the `ListGroups` operationId).
-func (c *Client) ListGroups(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListGroupsRequest(c.Server)
+func (c *Client) ListGroups(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListGroupsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2081,9 +2117,11 @@ func (c *Client) ReceiveMessages(ctx context.Context, group string, body Receive
 
 // ListTopics List topics
 //
+// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Corresponds with GET /v1/topics (the `ListTopics` operationId).
-func (c *Client) ListTopics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListTopicsRequest(c.Server)
+func (c *Client) ListTopics(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTopicsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2437,7 +2475,7 @@ func NewReadyzHeadRequest(server string) (*http.Request, error) {
 }
 
 // NewListGroupsRequest constructs an http.Request for the ListGroups method
-func NewListGroupsRequest(server string) (*http.Request, error) {
+func NewListGroupsRequest(server string, params *ListGroupsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2453,6 +2491,45 @@ func NewListGroupsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -2995,7 +3072,7 @@ func NewReceiveMessagesRequestWithBody(server string, group string, contentType 
 }
 
 // NewListTopicsRequest constructs an http.Request for the ListTopics method
-func NewListTopicsRequest(server string) (*http.Request, error) {
+func NewListTopicsRequest(server string, params *ListTopicsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3011,6 +3088,45 @@ func NewListTopicsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3468,10 +3584,12 @@ type ClientWithResponsesInterface interface {
 
 	// ListGroupsWithResponse List consumer groups
 	//
+	// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/groups (the `ListGroups` operationId).
-	ListGroupsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error)
+	ListGroupsWithResponse(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error)
 
 	// DeleteGroupWithResponse Delete a consumer group
 	//
@@ -3627,10 +3745,12 @@ type ClientWithResponsesInterface interface {
 
 	// ListTopicsWithResponse List topics
 	//
+	// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/topics (the `ListTopics` operationId).
-	ListTopicsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error)
+	ListTopicsWithResponse(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error)
 
 	// DeleteTopicWithResponse Delete a topic
 	//
@@ -4026,6 +4146,8 @@ type ListGroupsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GroupList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -4041,6 +4163,11 @@ type ListGroupsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListGroupsResponse) GetJSON200() *GroupList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListGroupsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -5260,6 +5387,8 @@ type ListTopicsResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TopicList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
@@ -5275,6 +5404,11 @@ type ListTopicsResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListTopicsResponse) GetJSON200() *TopicList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -6099,11 +6233,13 @@ func (c *ClientWithResponses) ReadyzHeadWithResponse(ctx context.Context, reqEdi
 
 // ListGroupsWithResponse List consumer groups
 //
+// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/groups (the `ListGroups` operationId).
-func (c *ClientWithResponses) ListGroupsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error) {
-	rsp, err := c.ListGroups(ctx, reqEditors...)
+func (c *ClientWithResponses) ListGroupsWithResponse(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error) {
+	rsp, err := c.ListGroups(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -6372,11 +6508,13 @@ func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, g
 
 // ListTopicsWithResponse List topics
 //
+// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/topics (the `ListTopics` operationId).
-func (c *ClientWithResponses) ListTopicsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error) {
-	rsp, err := c.ListTopics(ctx, reqEditors...)
+func (c *ClientWithResponses) ListTopicsWithResponse(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error) {
+	rsp, err := c.ListTopics(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -6777,6 +6915,13 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem
@@ -7909,6 +8054,13 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem

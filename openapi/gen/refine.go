@@ -91,6 +91,9 @@ func refine(doc *openapi3.T) error {
 				if pat, ok := api.ParamPatterns[p.Value.Name]; ok {
 					ps.Pattern = pat
 				}
+				if pat, ok := api.ParamPatterns[op.OperationID+"."+p.Value.Name]; ok {
+					ps.Pattern = pat
+				}
 				if lim, ok := api.ParamLimits[p.Value.Name]; ok {
 					ps.MinLength = uint64(lim[0])
 					ps.MaxLength = ptr(uint64(lim[1]))
