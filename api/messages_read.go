@@ -16,8 +16,7 @@ const (
 
 // handleMessageGet returns one message by id.
 //
-//	@Summary		Get a message by id
-//	@Description	A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
+//	@Summary	Get a message by id
 //	@Tags		messages
 //	@Produce	json
 //	@Param		topic		path		string	true	"Topic name"

@@ -1678,8 +1678,6 @@ type ClientInterface interface {
 
 	// GetMessage Get a message by id
 	//
-	// A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
-	//
 	// Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 	GetMessage(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
@@ -2296,8 +2294,6 @@ func (c *Client) PublishBatch(ctx context.Context, topic string, body PublishBat
 }
 
 // GetMessage Get a message by id
-//
-// A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
 //
 // Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 func (c *Client) GetMessage(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3832,8 +3828,6 @@ type ClientWithResponsesInterface interface {
 	PublishBatchWithResponse(ctx context.Context, topic string, body PublishBatchJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishBatchResponse, error)
 
 	// GetMessageWithResponse Get a message by id
-	//
-	// A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -6655,8 +6649,6 @@ func (c *ClientWithResponses) PublishBatchWithResponse(ctx context.Context, topi
 }
 
 // GetMessageWithResponse Get a message by id
-//
-// A delayed message is found once it is due: until then it waits in SCHEDULE_TOPIC_XXXX and this answers 404.
 //
 // Returns a wrapper object for the known response body format(s).
 //
