@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +82,22 @@ func (m *Main) Run() error {
 		}
 		keyring = kr
 	}
+	var tlsConfig *tls.Config
+	if m.Config.TLSCert != "" || m.Config.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(m.Config.TLSCert, m.Config.TLSKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert / --tls-key: %w", err)
+		}
+		// HTTP/2 is offered over TLS (net/http's ALPN); TLS 1.2 at least.
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	// Listen before anything touches the data directory: a taken port
+	// fails the start without creating or locking data files.
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
+	}
+	m.ln = ln
 	if err := os.MkdirAll(m.Config.Data, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -114,7 +131,7 @@ func (m *Main) Run() error {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics.MustRegister(storeCollectors(eng)...)
-	webhookLog := m.component("webhook")
+	webhookLog := m.Logger // each pusher adds component=webhook (and group) itself
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	gw, err := gateway.New(gateway.Options{
 		Dir:    m.Config.Data,
@@ -174,11 +191,6 @@ func (m *Main) Run() error {
 		},
 	})
 
-	ln, err := net.Listen("tcp", m.Config.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
-	}
-	m.ln = ln
 	m.http = &http.Server{
 		Handler: m.api,
 		// Slow clients cannot hold a connection forever sending headers
@@ -192,11 +204,16 @@ func (m *Main) Run() error {
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       newStdLogger(httpLog),
+		TLSConfig:      tlsConfig,
 	}
 	m.served = make(chan error, 1)
 	go func() {
 		defer close(m.served)
-		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := m.http.Serve
+		if tlsConfig != nil {
+			serve = func(ln net.Listener) error { return m.http.ServeTLS(ln, "", "") }
+		}
+		if err := serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.served <- err
 		}
 	}()
@@ -215,7 +232,7 @@ func (m *Main) Run() error {
 	} else {
 		m.Logger.Warn().Msg("no --api-keys: /v1 is open to anyone who can reach this address")
 	}
-	m.Logger.Info().Str("addr", ln.Addr().String()).Str("data", m.Config.Data).
+	m.Logger.Info().Str("addr", ln.Addr().String()).Bool("tls", tlsConfig != nil).Str("data", m.Config.Data).
 		Str("version", Version()).Msg("listening")
 	if m.logw != nil {
 		m.logw.flush() // scripts and tests wait for this line: no batching delay
