@@ -108,6 +108,7 @@ func New(opts Options) *Server {
 	}
 	s.metrics = newMetrics(s.registry)
 	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.engine, s.groups))
+	s.registry.MustRegister(newLagCollector(s.engine, s.groups))
 	s.handler = s.routes()
 	return s
 }
