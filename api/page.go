@@ -27,8 +27,8 @@ func pageParams(r *http.Request) (limit int, cursor string, err error) {
 	q := r.URL.Query()
 	limit = defaultListLimit
 	var fe fieldErrors
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
+	if _, ok := q["limit"]; ok { // given empty is not "absent": it is not a number
+		n, err := strconv.Atoi(q.Get("limit"))
 		if err != nil || n < 1 || n > maxListLimit {
 			fe.add("limit", "must be an integer in 1.."+strconv.Itoa(maxListLimit))
 		}

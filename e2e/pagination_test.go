@@ -77,6 +77,7 @@ func TestListPagination(t *testing.T) {
 			t.Fatalf("%s without parameters: %s", c.path, r.Body)
 		}
 		wantProblem(t, s.do(t, "GET", c.path+"?limit=0", nil), http.StatusBadRequest, "limit")
+		wantProblem(t, s.do(t, "GET", c.path+"?limit=", nil), http.StatusBadRequest, "limit")
 		wantProblem(t, s.do(t, "GET", c.path+"?limit=1001", nil), http.StatusBadRequest, "limit")
 		wantProblem(t, s.do(t, "GET", c.path+"?cursor=not.a.name", nil), http.StatusBadRequest, "cursor")
 	}
