@@ -10,18 +10,21 @@ import (
 )
 
 // PublishRequest is one message to publish. Exactly one of body and
-// bodyBase64; at most one of delayLevel, delaySeconds and deliverAt.
+// bodyBase64; at most one of delayLevel, delaySeconds and deliverAt
+// (FieldGroups). binding:"optional" on keys and properties tells swag they
+// are optional: the "required" in their validate tags is about each
+// element, after dive. body's minLength is checked by toPutMessage, not a
+// validate tag (which would cost every publish an allocation);
+// openapi_rules_test.go checks the document says it.
 type PublishRequest struct {
-	// Body is a UTF-8 text body; it is returned as `body`.
-	Body *string `json:"body,omitempty" example:"order 17 created"`
+	// Body is a UTF-8 text body, not empty; it is returned as `body`.
+	Body *string `json:"body,omitempty" minLength:"1" example:"order 17 created"`
 	// BodyBase64 is a binary body in standard base64; it is returned as
 	// `bodyBase64`. At most 4 MiB once decoded.
-	BodyBase64 *string `json:"bodyBase64,omitempty" format:"byte"`
+	BodyBase64 *string `json:"bodyBase64,omitempty" validate:"omitempty,min=4,base64" format:"byte"`
 	// Tags is one tag that subscription filters match (`TagA || TagB`).
 	Tags string `json:"tags,omitempty" validate:"max=128,excludes=0x7C0x7C" maxLength:"128" example:"created"`
 	// Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
-	// (binding:"optional" tells swag the field is optional: its validate
-	// tag's "required" is about each element, after dive.)
 	Keys []string `json:"keys,omitempty" validate:"max=32,dive,required,max=128" binding:"optional" example:"order-17"`
 	// Properties are user properties, returned as given.
 	Properties map[string]string `json:"properties,omitempty" validate:"max=64,dive,keys,required,max=128,endkeys,max=4096" binding:"optional"`

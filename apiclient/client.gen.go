@@ -38,18 +38,75 @@ func (e ConsumeFromPosition) Valid() bool {
 	}
 }
 
+// Defines values for ConsumeFromViewPosition.
+const (
+	ConsumeFromViewPositionFIRSTOFFSET ConsumeFromViewPosition = "FIRST_OFFSET"
+	ConsumeFromViewPositionLASTOFFSET  ConsumeFromViewPosition = "LAST_OFFSET"
+	ConsumeFromViewPositionTIMESTAMP   ConsumeFromViewPosition = "TIMESTAMP"
+)
+
+// Valid indicates whether the value is a known member of the ConsumeFromViewPosition enum.
+func (e ConsumeFromViewPosition) Valid() bool {
+	switch e {
+	case ConsumeFromViewPositionFIRSTOFFSET:
+		return true
+	case ConsumeFromViewPositionLASTOFFSET:
+		return true
+	case ConsumeFromViewPositionTIMESTAMP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupConsumeMode.
+const (
+	GroupConsumeModeCONCURRENTLY GroupConsumeMode = "CONCURRENTLY"
+	GroupConsumeModeORDERLY      GroupConsumeMode = "ORDERLY"
+)
+
+// Valid indicates whether the value is a known member of the GroupConsumeMode enum.
+func (e GroupConsumeMode) Valid() bool {
+	switch e {
+	case GroupConsumeModeCONCURRENTLY:
+		return true
+	case GroupConsumeModeORDERLY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupMessageModel.
+const (
+	GroupMessageModelBROADCASTING GroupMessageModel = "BROADCASTING"
+	GroupMessageModelCLUSTERING   GroupMessageModel = "CLUSTERING"
+)
+
+// Valid indicates whether the value is a known member of the GroupMessageModel enum.
+func (e GroupMessageModel) Valid() bool {
+	switch e {
+	case GroupMessageModelBROADCASTING:
+		return true
+	case GroupMessageModelCLUSTERING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GroupRequestConsumeMode.
 const (
-	CONCURRENTLY GroupRequestConsumeMode = "CONCURRENTLY"
-	ORDERLY      GroupRequestConsumeMode = "ORDERLY"
+	GroupRequestConsumeModeCONCURRENTLY GroupRequestConsumeMode = "CONCURRENTLY"
+	GroupRequestConsumeModeORDERLY      GroupRequestConsumeMode = "ORDERLY"
 )
 
 // Valid indicates whether the value is a known member of the GroupRequestConsumeMode enum.
 func (e GroupRequestConsumeMode) Valid() bool {
 	switch e {
-	case CONCURRENTLY:
+	case GroupRequestConsumeModeCONCURRENTLY:
 		return true
-	case ORDERLY:
+	case GroupRequestConsumeModeORDERLY:
 		return true
 	default:
 		return false
@@ -58,16 +115,16 @@ func (e GroupRequestConsumeMode) Valid() bool {
 
 // Defines values for GroupRequestMessageModel.
 const (
-	BROADCASTING GroupRequestMessageModel = "BROADCASTING"
-	CLUSTERING   GroupRequestMessageModel = "CLUSTERING"
+	GroupRequestMessageModelBROADCASTING GroupRequestMessageModel = "BROADCASTING"
+	GroupRequestMessageModelCLUSTERING   GroupRequestMessageModel = "CLUSTERING"
 )
 
 // Valid indicates whether the value is a known member of the GroupRequestMessageModel enum.
 func (e GroupRequestMessageModel) Valid() bool {
 	switch e {
-	case BROADCASTING:
+	case GroupRequestMessageModelBROADCASTING:
 		return true
-	case CLUSTERING:
+	case GroupRequestMessageModelCLUSTERING:
 		return true
 	default:
 		return false
@@ -76,19 +133,34 @@ func (e GroupRequestMessageModel) Valid() bool {
 
 // Defines values for HandleResultStatus.
 const (
-	Expired HandleResultStatus = "expired"
-	Invalid HandleResultStatus = "invalid"
-	Ok      HandleResultStatus = "ok"
+	HandleResultStatusExpired HandleResultStatus = "expired"
+	HandleResultStatusInvalid HandleResultStatus = "invalid"
+	HandleResultStatusOk      HandleResultStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the HandleResultStatus enum.
 func (e HandleResultStatus) Valid() bool {
 	switch e {
-	case Expired:
+	case HandleResultStatusExpired:
 		return true
-	case Invalid:
+	case HandleResultStatusInvalid:
 		return true
-	case Ok:
+	case HandleResultStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HealthStatus.
+const (
+	HealthStatusOk HealthStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the HealthStatus enum.
+func (e HealthStatus) Valid() bool {
+	switch e {
+	case HealthStatusOk:
 		return true
 	default:
 		return false
@@ -118,7 +190,8 @@ func (e OffsetResetRequestPosition) Valid() bool {
 
 // AckRequest defines model for AckRequest.
 type AckRequest struct {
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
@@ -129,7 +202,8 @@ type ConsumeFrom struct {
 	// Example: LAST_OFFSET
 	Position *ConsumeFromPosition `json:"position,omitempty"`
 
-	// Timestamp Timestamp is required with TIMESTAMP (RFC 3339).
+	// Timestamp Timestamp is required with TIMESTAMP (RFC 3339); null or absent
+	// otherwise.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
 
@@ -137,6 +211,22 @@ type ConsumeFrom struct {
 //
 // Example: LAST_OFFSET
 type ConsumeFromPosition string
+
+// ConsumeFromView defines model for ConsumeFromView.
+type ConsumeFromView struct {
+	// Position Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+	//
+	// Example: LAST_OFFSET
+	Position ConsumeFromViewPosition `json:"position"`
+
+	// Timestamp Timestamp is the start time of a TIMESTAMP group, else null.
+	Timestamp *time.Time `json:"timestamp"`
+}
+
+// ConsumeFromViewPosition Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+//
+// Example: LAST_OFFSET
+type ConsumeFromViewPosition string
 
 // CorruptList defines model for CorruptList.
 type CorruptList struct {
@@ -190,7 +280,7 @@ type DLQPage struct {
 	// failed delivery's count (maxReconsumeTimes after exhausted retries).
 	// There is no queue position and no receipt handle: dead letters are
 	// not consumed.
-	Messages *[]Message `json:"messages,omitempty"`
+	Messages []Message `json:"messages"`
 
 	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
 	// the last page.
@@ -206,7 +296,8 @@ type ExtendRequest struct {
 	// Example: 120
 	InvisibleSeconds int `json:"invisibleSeconds"`
 
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
@@ -216,49 +307,58 @@ type FieldProblem struct {
 	// name of the query or path parameter.
 	//
 	// Example: maxMessages
-	Field *string `json:"field,omitempty"`
+	Field string `json:"field"`
 
 	// Message Message says what is wrong with it.
 	//
 	// Example: must be ≤ 32
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 }
 
 // Group defines model for Group.
 type Group struct {
-	ConsumeFrom *ConsumeFrom `json:"consumeFrom,omitempty"`
+	ConsumeFrom ConsumeFromView `json:"consumeFrom"`
 
 	// ConsumeMode Example: CONCURRENTLY
-	ConsumeMode *string    `json:"consumeMode,omitempty"`
-	CreatedAt   *time.Time `json:"createdAt,omitempty"`
+	ConsumeMode GroupConsumeMode `json:"consumeMode"`
+	CreatedAt   time.Time        `json:"createdAt"`
 
 	// InvisibleSeconds Example: 60
-	InvisibleSeconds *int `json:"invisibleSeconds,omitempty"`
+	InvisibleSeconds int `json:"invisibleSeconds"`
 
 	// MaxReconsumeTimes Example: 16
-	MaxReconsumeTimes *int `json:"maxReconsumeTimes,omitempty"`
+	MaxReconsumeTimes int `json:"maxReconsumeTimes"`
 
 	// MessageModel Example: CLUSTERING
-	MessageModel *string `json:"messageModel,omitempty"`
+	MessageModel GroupMessageModel `json:"messageModel"`
 
 	// Name Example: orders-billing
-	Name *string   `json:"name,omitempty"`
-	Push *PushView `json:"push,omitempty"`
-
-	// Status Status is present on GET /v1/groups/{group}.
-	Status        *GroupStatus        `json:"status,omitempty"`
-	Subscriptions *[]SubscriptionBody `json:"subscriptions,omitempty"`
-	UpdatedAt     *time.Time          `json:"updatedAt,omitempty"`
+	Name          string             `json:"name"`
+	Push          *PushView          `json:"push,omitempty"`
+	Status        *GroupStatus       `json:"status,omitempty"`
+	Subscriptions []SubscriptionBody `json:"subscriptions"`
+	UpdatedAt     time.Time          `json:"updatedAt"`
 }
+
+// GroupConsumeMode Example: CONCURRENTLY
+type GroupConsumeMode string
+
+// GroupMessageModel Example: CLUSTERING
+type GroupMessageModel string
 
 // GroupList defines model for GroupList.
 type GroupList struct {
-	Groups *[]Group `json:"groups,omitempty"`
+	Groups []Group `json:"groups"`
+
+	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	//
+	// Example: orders-billing
+	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // GroupRequest defines model for GroupRequest.
 type GroupRequest struct {
-	// ConsumeFrom ConsumeFrom is where a queue with no committed offset starts.
 	ConsumeFrom *ConsumeFrom `json:"consumeFrom,omitempty"`
 
 	// ConsumeMode ConsumeMode: CONCURRENTLY (default) or ORDERLY (per queue, in order).
@@ -282,9 +382,7 @@ type GroupRequest struct {
 	//
 	// Example: CLUSTERING
 	MessageModel *GroupRequestMessageModel `json:"messageModel,omitempty"`
-
-	// Push Push makes this a webhook group (it then answers 409 to receive).
-	Push *PushBody `json:"push,omitempty"`
+	Push         *PushBody                 `json:"push,omitempty"`
 
 	// Subscriptions Subscriptions are the topics the group consumes, each with a tag filter.
 	Subscriptions []SubscriptionBody `json:"subscriptions"`
@@ -306,53 +404,50 @@ type GroupStatus struct {
 	// Buffered Buffered counts messages pulled and waiting for a receive.
 	//
 	// Example: 12
-	Buffered *int `json:"buffered,omitempty"`
+	Buffered int `json:"buffered"`
 
 	// Consumers Consumers are the live client ids (the gateway for CLUSTERING, each
 	// consumerId for BROADCASTING).
-	Consumers *[]string `json:"consumers,omitempty"`
+	Consumers []string `json:"consumers"`
 
 	// DlqDepth DLQDepth counts the group's dead letters not yet redriven.
 	//
 	// Example: 0
-	DlqDepth *int `json:"dlqDepth,omitempty"`
+	DlqDepth int `json:"dlqDepth"`
 
 	// InFlight InFlight counts messages received and not yet acked, nacked or expired.
 	//
 	// Example: 3
-	InFlight *int `json:"inFlight,omitempty"`
-
-	// Push Push is the webhook delivery of a push group (absent for pull
-	// groups, and while this gateway has not started pushing it yet).
-	Push *PushStatus `json:"push,omitempty"`
+	InFlight int         `json:"inFlight"`
+	Push     *PushStatus `json:"push,omitempty"`
 
 	// QueuesOwned QueuesOwned counts the queues this gateway's clients own.
 	//
 	// Example: 8
-	QueuesOwned *int `json:"queuesOwned,omitempty"`
+	QueuesOwned int `json:"queuesOwned"`
 
 	// RetryDepth RetryDepth is the lag of the group's retry queue (%RETRY%group).
 	//
 	// Example: 0
-	RetryDepth *int `json:"retryDepth,omitempty"`
+	RetryDepth int `json:"retryDepth"`
 
 	// Waiting Waiting counts long polls parked on the group.
 	//
 	// Example: 2
-	Waiting *int `json:"waiting,omitempty"`
+	Waiting int `json:"waiting"`
 }
 
 // HandleResult defines model for HandleResult.
 type HandleResult struct {
 	// InvisibleUntil InvisibleUntil is the new lease end (extend).
 	InvisibleUntil *time.Time `json:"invisibleUntil,omitempty"`
-	ReceiptHandle  *string    `json:"receiptHandle,omitempty"`
+	ReceiptHandle  string     `json:"receiptHandle"`
 
 	// Status Status: ok, expired (the lease ended or the handle is from an
 	// earlier delivery) or invalid (malformed or forged).
 	//
 	// Example: ok
-	Status *HandleResultStatus `json:"status,omitempty"`
+	Status HandleResultStatus `json:"status"`
 }
 
 // HandleResultStatus Status: ok, expired (the lease ended or the handle is from an
@@ -363,21 +458,26 @@ type HandleResultStatus string
 
 // HandleResults defines model for HandleResults.
 type HandleResults struct {
-	Results *[]HandleResult `json:"results,omitempty"`
+	Results []HandleResult `json:"results"`
 }
 
 // Health defines model for Health.
 type Health struct {
-	// Status Status is "ok", or "shutting down" on a 503 from /readyz.
+	// Status Status is "ok" (a 503 from /readyz is a Problem).
 	//
 	// Example: ok
-	Status *string `json:"status,omitempty"`
+	Status HealthStatus `json:"status"`
 
 	// Version Version of the running binary.
 	//
 	// Example: v0.1.0
 	Version *string `json:"version,omitempty"`
 }
+
+// HealthStatus Status is "ok" (a 503 from /readyz is a Problem).
+//
+// Example: ok
+type HealthStatus string
 
 // Message defines model for Message.
 type Message struct {
@@ -395,7 +495,7 @@ type Message struct {
 	// BornAt BornAt is when the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	BornAt *time.Time `json:"bornAt,omitempty"`
+	BornAt time.Time `json:"bornAt"`
 
 	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
@@ -411,7 +511,7 @@ type Message struct {
 	// MessageId MessageID is the id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// Properties Properties are the user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
@@ -430,7 +530,7 @@ type Message struct {
 	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
 	//
 	// Example: 0
-	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+	ReconsumeTimes int `json:"reconsumeTimes"`
 
 	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
 	//
@@ -440,7 +540,7 @@ type Message struct {
 	// StoredAt StoredAt is when the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
-	StoredAt *time.Time `json:"storedAt,omitempty"`
+	StoredAt time.Time `json:"storedAt"`
 
 	// Tags Tags is the message's tag, matched by subscription filters.
 	//
@@ -450,7 +550,7 @@ type Message struct {
 	// Topic Topic is the topic the message was published to (also for retries).
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // MessageList defines model for MessageList.
@@ -461,7 +561,7 @@ type MessageList struct {
 	MaxOffset *int `json:"maxOffset,omitempty"`
 
 	// Messages Messages found, in queue order for a browse.
-	Messages *[]Message `json:"messages,omitempty"`
+	Messages []Message `json:"messages"`
 
 	// MinOffset MinOffset is the queue's oldest kept offset (browse only).
 	//
@@ -484,13 +584,14 @@ type NackRequest struct {
 	// Example: 0
 	DelayLevel *int `json:"delayLevel,omitempty"`
 
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
 // OffsetList defines model for OffsetList.
 type OffsetList struct {
-	Offsets *[]QueueOffset `json:"offsets,omitempty"`
+	Offsets []QueueOffset `json:"offsets"`
 }
 
 // OffsetResetRequest defines model for OffsetResetRequest.
@@ -542,17 +643,17 @@ type Problem struct {
 	// Status Status is the HTTP status code of this answer.
 	//
 	// Example: 400
-	Status *int `json:"status,omitempty"`
+	Status int `json:"status"`
 
 	// Title Title is a short, fixed summary of the kind of problem.
 	//
 	// Example: Invalid request
-	Title *string `json:"title,omitempty"`
+	Title string `json:"title"`
 
 	// Type Type is a URI naming the kind of problem (urn:mqgate:problem:<code>).
 	//
 	// Example: urn:mqgate:problem:invalid
-	Type *string `json:"type,omitempty"`
+	Type string `json:"type"`
 }
 
 // PublishBatchRequest defines model for PublishBatchRequest.
@@ -564,12 +665,12 @@ type PublishBatchRequest struct {
 // PublishBatchResult defines model for PublishBatchResult.
 type PublishBatchResult struct {
 	// Results Results are in the order of the request's messages.
-	Results *[]PublishResult `json:"results,omitempty"`
+	Results []PublishResult `json:"results"`
 }
 
-// PublishRequest defines model for PublishRequest.
+// PublishRequest Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt.
 type PublishRequest struct {
-	// Body Body is a UTF-8 text body; it is returned as `body`.
+	// Body Body is a UTF-8 text body, not empty; it is returned as `body`.
 	//
 	// Example: order 17 created
 	Body *string `json:"body,omitempty"`
@@ -603,13 +704,11 @@ type PublishRequest struct {
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
 	// Keys Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
-	// (binding:"optional" tells swag the field is optional: its validate
-	// tag's "required" is about each element, after dive.)
 	//
 	// Example: ["order-17"]
 	Keys *[]string `json:"keys,omitempty"`
 
-	// Properties Properties are user properties, returned as given.
+	// Properties Properties are user properties, returned as given. Property names: not empty, at most 128 characters.
 	Properties *map[string]string `json:"properties,omitempty"`
 
 	// ShardingKey ShardingKey picks the queue by hash: messages with the same key go
@@ -621,8 +720,15 @@ type PublishRequest struct {
 	// Tags Tags is one tag that subscription filters match (`TagA || TagB`).
 	//
 	// Example: created
-	Tags *string `json:"tags,omitempty"`
+	Tags  *string `json:"tags,omitempty"`
+	union json.RawMessage
 }
+
+// PublishRequest0 defines model for PublishRequest.0.
+type PublishRequest0 = interface{}
+
+// PublishRequest1 defines model for PublishRequest.1.
+type PublishRequest1 = interface{}
 
 // PublishResult defines model for PublishResult.
 type PublishResult struct {
@@ -633,7 +739,7 @@ type PublishResult struct {
 	// MessageId MessageID is the new message's id.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// QueueId QueueID is the queue it went to; absent for a delayed message.
 	//
@@ -653,18 +759,18 @@ type PublishResult struct {
 	// Topic Topic the message was published to.
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // PushBody defines model for PushBody.
 type PushBody struct {
 	// BatchSize BatchSize is how many messages one POST carries (ORDERLY: in queue
-	// order). Default 1.
+	// order). Default 1. 0 or absent: the default.
 	//
 	// Example: 1
 	BatchSize *int `json:"batchSize,omitempty"`
 
-	// MaxInFlight MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16.
+	// MaxInFlight MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16. 0 or absent: the default.
 	//
 	// Example: 16
 	MaxInFlight *int `json:"maxInFlight,omitempty"`
@@ -674,7 +780,7 @@ type PushBody struct {
 	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 	Secret *string `json:"secret,omitempty"`
 
-	// TimeoutSeconds TimeoutSeconds bounds one request. Default 15.
+	// TimeoutSeconds TimeoutSeconds bounds one request. Default 15. 0 or absent: the default.
 	//
 	// Example: 15
 	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
@@ -690,25 +796,25 @@ type PushStatus struct {
 	// ConsecutiveFailures ConsecutiveFailures counts failed requests since the last 2xx.
 	//
 	// Example: 0
-	ConsecutiveFailures *int `json:"consecutiveFailures,omitempty"`
+	ConsecutiveFailures int `json:"consecutiveFailures"`
 
 	// Delivered Delivered counts messages answered with a 2xx, Failed messages sent
 	// back for a retry, since this gateway started pushing the group.
 	//
 	// Example: 1200
-	Delivered *int `json:"delivered,omitempty"`
+	Delivered int `json:"delivered"`
 
 	// Failed Example: 4
-	Failed *int `json:"failed,omitempty"`
+	Failed int `json:"failed"`
 
 	// InFlight InFlight counts POSTs waiting for an answer (at most
 	// push.maxInFlight); InFlightMessages the messages they carry.
 	//
 	// Example: 3
-	InFlight *int `json:"inFlight,omitempty"`
+	InFlight int `json:"inFlight"`
 
 	// InFlightMessages Example: 3
-	InFlightMessages *int `json:"inFlightMessages,omitempty"`
+	InFlightMessages int `json:"inFlightMessages"`
 
 	// LastError LastError describes the last failure (status code, timeout,
 	// connection or network-guard error).
@@ -728,24 +834,24 @@ type PushStatus struct {
 	// Retry-After pause to end.
 	//
 	// Example: 0
-	Queued *int `json:"queued,omitempty"`
+	Queued int `json:"queued"`
 
 	// Url URL is where this gateway pushes right now (it follows a changed
 	// push.url within moments of the PUT).
 	//
 	// Example: https://hooks.example/orders
-	Url *string `json:"url,omitempty"`
+	Url string `json:"url"`
 }
 
 // PushView defines model for PushView.
 type PushView struct {
-	BatchSize *int `json:"batchSize,omitempty"`
+	BatchSize int `json:"batchSize"`
 
 	// HasSecret HasSecret tells whether requests are signed.
-	HasSecret      *bool   `json:"hasSecret,omitempty"`
-	MaxInFlight    *int    `json:"maxInFlight,omitempty"`
-	TimeoutSeconds *int    `json:"timeoutSeconds,omitempty"`
-	Url            *string `json:"url,omitempty"`
+	HasSecret      bool   `json:"hasSecret"`
+	MaxInFlight    int    `json:"maxInFlight"`
+	TimeoutSeconds int    `json:"timeoutSeconds"`
+	Url            string `json:"url"`
 }
 
 // QueueOffset defines model for QueueOffset.
@@ -753,33 +859,33 @@ type QueueOffset struct {
 	// Buffered Buffered counts pulled messages not yet received.
 	//
 	// Example: 8
-	Buffered *int `json:"buffered,omitempty"`
+	Buffered int `json:"buffered"`
 
 	// CommittedOffset CommittedOffset is the next offset the group will consume.
 	//
 	// Example: 140
-	CommittedOffset *int `json:"committedOffset,omitempty"`
+	CommittedOffset int `json:"committedOffset"`
 
 	// InFlight InFlight counts received, unanswered messages of the queue.
 	//
 	// Example: 2
-	InFlight *int `json:"inFlight,omitempty"`
+	InFlight int `json:"inFlight"`
 
 	// Lag Lag is maxOffset - committedOffset.
 	//
 	// Example: 10
-	Lag *int `json:"lag,omitempty"`
+	Lag int `json:"lag"`
 
 	// MaxOffset MaxOffset is the offset the next message will get.
 	//
 	// Example: 150
-	MaxOffset *int `json:"maxOffset,omitempty"`
+	MaxOffset int `json:"maxOffset"`
 
 	// QueueId Example: 0
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 
 	// Topic Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // QueueStats defines model for QueueStats.
@@ -787,17 +893,17 @@ type QueueStats struct {
 	// MaxOffset MaxOffset is the offset the next message will get.
 	//
 	// Example: 150
-	MaxOffset *int `json:"maxOffset,omitempty"`
+	MaxOffset int `json:"maxOffset"`
 
 	// MinOffset MinOffset is the offset of the oldest message still kept.
 	//
 	// Example: 0
-	MinOffset *int `json:"minOffset,omitempty"`
+	MinOffset int `json:"minOffset"`
 
 	// QueueId QueueID is the queue's index, 0..queues-1.
 	//
 	// Example: 0
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 }
 
 // ReceiveRequest defines model for ReceiveRequest.
@@ -826,7 +932,7 @@ type ReceiveRequest struct {
 
 // ReceiveResponse defines model for ReceiveResponse.
 type ReceiveResponse struct {
-	Messages *[]ReceivedMessage `json:"messages,omitempty"`
+	Messages []ReceivedMessage `json:"messages"`
 }
 
 // ReceivedMessage defines model for ReceivedMessage.
@@ -845,7 +951,7 @@ type ReceivedMessage struct {
 	// BornAt BornAt is when the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	BornAt *time.Time `json:"bornAt,omitempty"`
+	BornAt time.Time `json:"bornAt"`
 
 	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
@@ -856,7 +962,7 @@ type ReceivedMessage struct {
 	// InvisibleUntil InvisibleUntil is when the lease ends and the message is delivered again.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
-	InvisibleUntil *time.Time `json:"invisibleUntil,omitempty"`
+	InvisibleUntil time.Time `json:"invisibleUntil"`
 
 	// Keys Keys are the message's lookup keys.
 	//
@@ -866,7 +972,7 @@ type ReceivedMessage struct {
 	// MessageId MessageID is the id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// Properties Properties are the user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
@@ -885,12 +991,12 @@ type ReceivedMessage struct {
 	// ReceiptHandle ReceiptHandle names this delivery in ack, nack and extend.
 	//
 	// Example: AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYg
-	ReceiptHandle *string `json:"receiptHandle,omitempty"`
+	ReceiptHandle string `json:"receiptHandle"`
 
 	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
 	//
 	// Example: 0
-	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+	ReconsumeTimes int `json:"reconsumeTimes"`
 
 	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
 	//
@@ -900,7 +1006,7 @@ type ReceivedMessage struct {
 	// StoredAt StoredAt is when the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
-	StoredAt *time.Time `json:"storedAt,omitempty"`
+	StoredAt time.Time `json:"storedAt"`
 
 	// Tags Tags is the message's tag, matched by subscription filters.
 	//
@@ -910,7 +1016,7 @@ type ReceivedMessage struct {
 	// Topic Topic is the topic the message was published to (also for retries).
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // RedriveRequest defines model for RedriveRequest.
@@ -927,7 +1033,7 @@ type RedriveResult struct {
 	// Redriven Redriven counts the dead letters sent back to the group.
 	//
 	// Example: 3
-	Redriven *int `json:"redriven,omitempty"`
+	Redriven int `json:"redriven"`
 }
 
 // SubscriptionBody defines model for SubscriptionBody.
@@ -948,31 +1054,35 @@ type Topic struct {
 	// CreatedAt CreatedAt is when the topic was created (RFC 3339, UTC, milliseconds).
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 
 	// Name Name of the topic.
 	//
 	// Example: orders
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 
 	// Queues Queues is the number of queues.
 	//
 	// Example: 8
-	Queues *int `json:"queues,omitempty"`
+	Queues int `json:"queues"`
 
 	// RetentionHours RetentionHours is how long messages are kept.
 	//
 	// Example: 72
-	RetentionHours *int `json:"retentionHours,omitempty"`
-
-	// Stats Stats is present on GET /v1/topics/{topic}.
-	Stats *TopicStats `json:"stats,omitempty"`
+	RetentionHours int         `json:"retentionHours"`
+	Stats          *TopicStats `json:"stats,omitempty"`
 }
 
 // TopicList defines model for TopicList.
 type TopicList struct {
+	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	//
+	// Example: orders
+	NextCursor *string `json:"nextCursor,omitempty"`
+
 	// Topics Topics are the user topics, by name.
-	Topics *[]Topic `json:"topics,omitempty"`
+	Topics []Topic `json:"topics"`
 }
 
 // TopicRequest defines model for TopicRequest.
@@ -997,15 +1107,24 @@ type TopicStats struct {
 	// GET /v1/topics/{topic}/corrupt lists them.
 	//
 	// Example: 0
-	Corrupt *int `json:"corrupt,omitempty"`
+	Corrupt int `json:"corrupt"`
 
 	// Messages Messages is the number of messages kept, summed over queues.
 	//
 	// Example: 1200
-	Messages *int `json:"messages,omitempty"`
+	Messages int `json:"messages"`
 
 	// Queues Queues lists each queue's offset range [minOffset, maxOffset).
-	Queues *[]QueueStats `json:"queues,omitempty"`
+	Queues []QueueStats `json:"queues"`
+}
+
+// ListGroupsParams defines parameters for ListGroups.
+type ListGroupsParams struct {
+	// Limit Most groups to return (default 1000)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListDeadLettersParams defines parameters for ListDeadLetters.
@@ -1021,6 +1140,15 @@ type ListDeadLettersParams struct {
 type GetGroupOffsetsParams struct {
 	// ConsumerId Consumer (BROADCASTING groups only, required there)
 	ConsumerId *string `form:"consumerId,omitempty" json:"consumerId,omitempty"`
+}
+
+// ListTopicsParams defines parameters for ListTopics.
+type ListTopicsParams struct {
+	// Limit Most topics to return (default 1000)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // QueryMessagesParams defines parameters for QueryMessages.
@@ -1076,6 +1204,228 @@ type PublishMessageJSONRequestBody = PublishRequest
 
 // PublishBatchJSONRequestBody defines body for PublishBatch for application/json ContentType.
 type PublishBatchJSONRequestBody = PublishBatchRequest
+
+// AsPublishRequest0 returns the union data inside the PublishRequest as a PublishRequest0
+func (t PublishRequest) AsPublishRequest0() (PublishRequest0, error) {
+	var body PublishRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPublishRequest0 overwrites any union data inside the PublishRequest as the provided PublishRequest0
+func (t *PublishRequest) FromPublishRequest0(v PublishRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePublishRequest0 performs a merge with any union data inside the PublishRequest, using the provided PublishRequest0
+func (t *PublishRequest) MergePublishRequest0(v PublishRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPublishRequest1 returns the union data inside the PublishRequest as a PublishRequest1
+func (t PublishRequest) AsPublishRequest1() (PublishRequest1, error) {
+	var body PublishRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPublishRequest1 overwrites any union data inside the PublishRequest as the provided PublishRequest1
+func (t *PublishRequest) FromPublishRequest1(v PublishRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePublishRequest1 performs a merge with any union data inside the PublishRequest, using the provided PublishRequest1
+func (t *PublishRequest) MergePublishRequest1(v PublishRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PublishRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Body != nil {
+		object["body"], err = json.Marshal(t.Body)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'body': %w", err)
+		}
+	}
+
+	if t.BodyBase64 != nil {
+		object["bodyBase64"], err = json.Marshal(t.BodyBase64)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'bodyBase64': %w", err)
+		}
+	}
+
+	if t.DeduplicationId != nil {
+		object["deduplicationId"], err = json.Marshal(t.DeduplicationId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'deduplicationId': %w", err)
+		}
+	}
+
+	if t.DelayLevel != nil {
+		object["delayLevel"], err = json.Marshal(t.DelayLevel)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'delayLevel': %w", err)
+		}
+	}
+
+	if t.DelaySeconds != nil {
+		object["delaySeconds"], err = json.Marshal(t.DelaySeconds)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'delaySeconds': %w", err)
+		}
+	}
+
+	if t.DeliverAt != nil {
+		object["deliverAt"], err = json.Marshal(t.DeliverAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'deliverAt': %w", err)
+		}
+	}
+
+	if t.Keys != nil {
+		object["keys"], err = json.Marshal(t.Keys)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'keys': %w", err)
+		}
+	}
+
+	if t.Properties != nil {
+		object["properties"], err = json.Marshal(t.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'properties': %w", err)
+		}
+	}
+
+	if t.ShardingKey != nil {
+		object["shardingKey"], err = json.Marshal(t.ShardingKey)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'shardingKey': %w", err)
+		}
+	}
+
+	if t.Tags != nil {
+		object["tags"], err = json.Marshal(t.Tags)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *PublishRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["body"]; found {
+		err = json.Unmarshal(raw, &t.Body)
+		if err != nil {
+			return fmt.Errorf("error reading 'body': %w", err)
+		}
+	}
+
+	if raw, found := object["bodyBase64"]; found {
+		err = json.Unmarshal(raw, &t.BodyBase64)
+		if err != nil {
+			return fmt.Errorf("error reading 'bodyBase64': %w", err)
+		}
+	}
+
+	if raw, found := object["deduplicationId"]; found {
+		err = json.Unmarshal(raw, &t.DeduplicationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'deduplicationId': %w", err)
+		}
+	}
+
+	if raw, found := object["delayLevel"]; found {
+		err = json.Unmarshal(raw, &t.DelayLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'delayLevel': %w", err)
+		}
+	}
+
+	if raw, found := object["delaySeconds"]; found {
+		err = json.Unmarshal(raw, &t.DelaySeconds)
+		if err != nil {
+			return fmt.Errorf("error reading 'delaySeconds': %w", err)
+		}
+	}
+
+	if raw, found := object["deliverAt"]; found {
+		err = json.Unmarshal(raw, &t.DeliverAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'deliverAt': %w", err)
+		}
+	}
+
+	if raw, found := object["keys"]; found {
+		err = json.Unmarshal(raw, &t.Keys)
+		if err != nil {
+			return fmt.Errorf("error reading 'keys': %w", err)
+		}
+	}
+
+	if raw, found := object["properties"]; found {
+		err = json.Unmarshal(raw, &t.Properties)
+		if err != nil {
+			return fmt.Errorf("error reading 'properties': %w", err)
+		}
+	}
+
+	if raw, found := object["shardingKey"]; found {
+		err = json.Unmarshal(raw, &t.ShardingKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'shardingKey': %w", err)
+		}
+	}
+
+	if raw, found := object["tags"]; found {
+		err = json.Unmarshal(raw, &t.Tags)
+		if err != nil {
+			return fmt.Errorf("error reading 'tags': %w", err)
+		}
+	}
+
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1161,6 +1511,11 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// HealthzHead Liveness (headers only)
+	//
+	// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
+	HealthzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPI OpenAPI 3 document
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
@@ -1171,10 +1526,17 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReadyzHead Readiness (headers only)
+	//
+	// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
+	ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListGroups List consumer groups
 	//
+	// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Corresponds with GET /v1/groups (the `ListGroups` operationId).
-	ListGroups(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListGroups(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteGroup Delete a consumer group
 	//
@@ -1322,8 +1684,10 @@ type ClientInterface interface {
 
 	// ListTopics List topics
 	//
+	// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Corresponds with GET /v1/topics (the `ListTopics` operationId).
-	ListTopics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListTopics(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTopic Delete a topic
 	//
@@ -1441,6 +1805,21 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
+// HealthzHead Liveness (headers only)
+//
+// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
+func (c *Client) HealthzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHealthzHeadRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOpenAPI OpenAPI 3 document
 //
 // Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
@@ -1471,11 +1850,28 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
+// ReadyzHead Readiness (headers only)
+//
+// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
+func (c *Client) ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadyzHeadRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListGroups List consumer groups
 //
+// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Corresponds with GET /v1/groups (the `ListGroups` operationId).
-func (c *Client) ListGroups(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListGroupsRequest(c.Server)
+func (c *Client) ListGroups(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListGroupsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -1812,9 +2208,11 @@ func (c *Client) ReceiveMessages(ctx context.Context, group string, body Receive
 
 // ListTopics List topics
 //
+// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Corresponds with GET /v1/topics (the `ListTopics` operationId).
-func (c *Client) ListTopics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListTopicsRequest(c.Server)
+func (c *Client) ListTopics(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTopicsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2074,6 +2472,33 @@ func NewHealthzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewHealthzHeadRequest constructs an http.Request for the HealthzHead method
+func NewHealthzHeadRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIRequest constructs an http.Request for the GetOpenAPI method
 func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	var err error
@@ -2128,8 +2553,35 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewReadyzHeadRequest constructs an http.Request for the ReadyzHead method
+func NewReadyzHeadRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/readyz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListGroupsRequest constructs an http.Request for the ListGroups method
-func NewListGroupsRequest(server string) (*http.Request, error) {
+func NewListGroupsRequest(server string, params *ListGroupsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2145,6 +2597,45 @@ func NewListGroupsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -2687,7 +3178,7 @@ func NewReceiveMessagesRequestWithBody(server string, group string, contentType 
 }
 
 // NewListTopicsRequest constructs an http.Request for the ListTopics method
-func NewListTopicsRequest(server string) (*http.Request, error) {
+func NewListTopicsRequest(server string, params *ListTopicsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2703,6 +3194,45 @@ func NewListTopicsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3179,6 +3709,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
 
+	// HealthzHeadWithResponse Liveness (headers only)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
+	HealthzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzHeadResponse, error)
+
 	// GetOpenAPIWithResponse OpenAPI 3 document
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3193,12 +3730,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
+	// ReadyzHeadWithResponse Readiness (headers only)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
+	ReadyzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzHeadResponse, error)
+
 	// ListGroupsWithResponse List consumer groups
+	//
+	// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/groups (the `ListGroups` operationId).
-	ListGroupsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error)
+	ListGroupsWithResponse(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error)
 
 	// DeleteGroupWithResponse Delete a consumer group
 	//
@@ -3354,10 +3900,12 @@ type ClientWithResponsesInterface interface {
 
 	// ListTopicsWithResponse List topics
 	//
+	// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/topics (the `ListTopics` operationId).
-	ListTopicsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error)
+	ListTopicsWithResponse(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error)
 
 	// DeleteTopicWithResponse Delete a topic
 	//
@@ -3458,6 +4006,13 @@ type ClientWithResponsesInterface interface {
 type GetDocsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetDocsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -3494,11 +4049,18 @@ type HealthzResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r HealthzResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r HealthzResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -3530,6 +4092,47 @@ func (r HealthzResponse) ContentType() string {
 	return ""
 }
 
+type HealthzHeadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r HealthzHeadResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r HealthzHeadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HealthzHeadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HealthzHeadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HealthzHeadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOpenAPIResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3537,6 +4140,8 @@ type GetOpenAPIResponse struct {
 	JSON200 *map[string]interface{}
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3547,6 +4152,11 @@ func (r GetOpenAPIResponse) GetJSON200() *map[string]interface{} {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetOpenAPIResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetOpenAPIResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -3578,18 +4188,32 @@ func (r GetOpenAPIResponse) ContentType() string {
 	return ""
 }
 
+// ReadyzResponse503Headers the declared response headers of an HTTP 503 response for Readyz
+type ReadyzResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadyzResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ReadyzResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReadyzResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3626,22 +4250,86 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// ReadyzHeadResponse503Headers the declared response headers of an HTTP 503 response for ReadyzHead
+type ReadyzHeadResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ReadyzHeadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadyzHeadResponse503Headers
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReadyzHeadResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadyzHeadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadyzHeadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadyzHeadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadyzHeadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListGroupsResponse503Headers the declared response headers of an HTTP 503 response for ListGroups
+type ListGroupsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListGroupsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GroupList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGroupsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListGroupsResponse) GetJSON200() *GroupList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListGroupsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -3652,6 +4340,11 @@ func (r ListGroupsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListGroupsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListGroupsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3688,6 +4381,11 @@ func (r ListGroupsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteGroupResponse503Headers the declared response headers of an HTTP 503 response for DeleteGroup
+type DeleteGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3699,8 +4397,12 @@ type DeleteGroupResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteGroupResponse503Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -3721,6 +4423,11 @@ func (r DeleteGroupResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteGroupResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3757,6 +4464,11 @@ func (r DeleteGroupResponse) ContentType() string {
 	return ""
 }
 
+// GetGroupResponse503Headers the declared response headers of an HTTP 503 response for GetGroup
+type GetGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3770,8 +4482,12 @@ type GetGroupResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGroupResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3797,6 +4513,11 @@ func (r GetGroupResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetGroupResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3833,6 +4554,11 @@ func (r GetGroupResponse) ContentType() string {
 	return ""
 }
 
+// PutGroupResponse503Headers the declared response headers of an HTTP 503 response for PutGroup
+type PutGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3846,12 +4572,18 @@ type PutGroupResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutGroupResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3879,6 +4611,11 @@ func (r PutGroupResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PutGroupResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PutGroupResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -3887,6 +4624,11 @@ func (r PutGroupResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PutGroupResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -3923,6 +4665,11 @@ func (r PutGroupResponse) ContentType() string {
 	return ""
 }
 
+// AckMessagesResponse503Headers the declared response headers of an HTTP 503 response for AckMessages
+type AckMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AckMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -3936,10 +4683,18 @@ type AckMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AckMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -3967,9 +4722,24 @@ func (r AckMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r AckMessagesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4006,6 +4776,11 @@ func (r AckMessagesResponse) ContentType() string {
 	return ""
 }
 
+// ListDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for ListDeadLetters
+type ListDeadLettersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListDeadLettersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4019,8 +4794,12 @@ type ListDeadLettersResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDeadLettersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4046,6 +4825,11 @@ func (r ListDeadLettersResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListDeadLettersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4082,6 +4866,11 @@ func (r ListDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// RedriveDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for RedriveDeadLetters
+type RedriveDeadLettersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RedriveDeadLettersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4095,12 +4884,20 @@ type RedriveDeadLettersResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedriveDeadLettersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4128,14 +4925,29 @@ func (r RedriveDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r RedriveDeadLettersResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r RedriveDeadLettersResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4172,6 +4984,11 @@ func (r RedriveDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// ExtendLeasesResponse503Headers the declared response headers of an HTTP 503 response for ExtendLeases
+type ExtendLeasesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ExtendLeasesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4185,10 +5002,18 @@ type ExtendLeasesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExtendLeasesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4216,9 +5041,24 @@ func (r ExtendLeasesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r ExtendLeasesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4255,6 +5095,11 @@ func (r ExtendLeasesResponse) ContentType() string {
 	return ""
 }
 
+// NackMessagesResponse503Headers the declared response headers of an HTTP 503 response for NackMessages
+type NackMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type NackMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4268,10 +5113,18 @@ type NackMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *NackMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4299,9 +5152,24 @@ func (r NackMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r NackMessagesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4338,6 +5206,11 @@ func (r NackMessagesResponse) ContentType() string {
 	return ""
 }
 
+// GetGroupOffsetsResponse503Headers the declared response headers of an HTTP 503 response for GetGroupOffsets
+type GetGroupOffsetsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetGroupOffsetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4351,8 +5224,12 @@ type GetGroupOffsetsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGroupOffsetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4378,6 +5255,11 @@ func (r GetGroupOffsetsResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetGroupOffsetsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetGroupOffsetsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4414,6 +5296,11 @@ func (r GetGroupOffsetsResponse) ContentType() string {
 	return ""
 }
 
+// ResetGroupOffsetsResponse503Headers the declared response headers of an HTTP 503 response for ResetGroupOffsets
+type ResetGroupOffsetsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ResetGroupOffsetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4427,10 +5314,18 @@ type ResetGroupOffsetsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResetGroupOffsetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4458,9 +5353,24 @@ func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4497,6 +5407,16 @@ func (r ResetGroupOffsetsResponse) ContentType() string {
 	return ""
 }
 
+// ReceiveMessagesResponse429Headers the declared response headers of an HTTP 429 response for ReceiveMessages
+type ReceiveMessagesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ReceiveMessagesResponse503Headers the declared response headers of an HTTP 503 response for ReceiveMessages
+type ReceiveMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ReceiveMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4510,14 +5430,24 @@ type ReceiveMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReceiveMessagesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReceiveMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4545,9 +5475,19 @@ func (r ReceiveMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ReceiveMessagesResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -4558,6 +5498,11 @@ func (r ReceiveMessagesResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r ReceiveMessagesResponse) GetApplicationproblemJSON429() *Problem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4594,22 +5539,38 @@ func (r ReceiveMessagesResponse) ContentType() string {
 	return ""
 }
 
+// ListTopicsResponse503Headers the declared response headers of an HTTP 503 response for ListTopics
+type ListTopicsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListTopicsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TopicList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTopicsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListTopicsResponse) GetJSON200() *TopicList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -4620,6 +5581,11 @@ func (r ListTopicsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListTopicsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4656,6 +5622,11 @@ func (r ListTopicsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteTopicResponse503Headers the declared response headers of an HTTP 503 response for DeleteTopic
+type DeleteTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4667,8 +5638,12 @@ type DeleteTopicResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteTopicResponse503Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -4689,6 +5664,11 @@ func (r DeleteTopicResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteTopicResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4725,6 +5705,11 @@ func (r DeleteTopicResponse) ContentType() string {
 	return ""
 }
 
+// GetTopicResponse503Headers the declared response headers of an HTTP 503 response for GetTopic
+type GetTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4738,8 +5723,12 @@ type GetTopicResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTopicResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4765,6 +5754,11 @@ func (r GetTopicResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetTopicResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4801,6 +5795,11 @@ func (r GetTopicResponse) ContentType() string {
 	return ""
 }
 
+// PutTopicResponse503Headers the declared response headers of an HTTP 503 response for PutTopic
+type PutTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4814,14 +5813,20 @@ type PutTopicResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutTopicResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4849,6 +5854,11 @@ func (r PutTopicResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r PutTopicResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
@@ -4862,6 +5872,11 @@ func (r PutTopicResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PutTopicResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4898,6 +5913,11 @@ func (r PutTopicResponse) ContentType() string {
 	return ""
 }
 
+// ListCorruptMessagesResponse503Headers the declared response headers of an HTTP 503 response for ListCorruptMessages
+type ListCorruptMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListCorruptMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4911,8 +5931,12 @@ type ListCorruptMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCorruptMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4938,6 +5962,11 @@ func (r ListCorruptMessagesResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListCorruptMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListCorruptMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4974,6 +6003,11 @@ func (r ListCorruptMessagesResponse) ContentType() string {
 	return ""
 }
 
+// QueryMessagesResponse503Headers the declared response headers of an HTTP 503 response for QueryMessages
+type QueryMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type QueryMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4987,8 +6021,12 @@ type QueryMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *QueryMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5014,6 +6052,11 @@ func (r QueryMessagesResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r QueryMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r QueryMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5055,6 +6098,11 @@ type PublishMessageResponse201Headers struct {
 	IdempotentReplayed *string
 }
 
+// PublishMessageResponse503Headers the declared response headers of an HTTP 503 response for PublishMessage
+type PublishMessageResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PublishMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5068,16 +6116,22 @@ type PublishMessageResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PublishMessageResponse201Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PublishMessageResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5105,6 +6159,11 @@ func (r PublishMessageResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -5118,6 +6177,11 @@ func (r PublishMessageResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5159,6 +6223,11 @@ type PublishBatchResponse201Headers struct {
 	IdempotentReplayed *string
 }
 
+// PublishBatchResponse503Headers the declared response headers of an HTTP 503 response for PublishBatch
+type PublishBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PublishBatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5172,16 +6241,22 @@ type PublishBatchResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PublishBatchResponse201Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PublishBatchResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -5209,6 +6284,11 @@ func (r PublishBatchResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -5222,6 +6302,11 @@ func (r PublishBatchResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5258,6 +6343,11 @@ func (r PublishBatchResponse) ContentType() string {
 	return ""
 }
 
+// GetMessageResponse503Headers the declared response headers of an HTTP 503 response for GetMessage
+type GetMessageResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5275,6 +6365,8 @@ type GetMessageResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMessageResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5367,6 +6459,19 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 	return ParseHealthzResponse(rsp)
 }
 
+// HealthzHeadWithResponse Liveness (headers only)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
+func (c *ClientWithResponses) HealthzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzHeadResponse, error) {
+	rsp, err := c.HealthzHead(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHealthzHeadResponse(rsp)
+}
+
 // GetOpenAPIWithResponse OpenAPI 3 document
 //
 // Returns a wrapper object for the known response body format(s).
@@ -5393,13 +6498,28 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
+// ReadyzHeadWithResponse Readiness (headers only)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
+func (c *ClientWithResponses) ReadyzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzHeadResponse, error) {
+	rsp, err := c.ReadyzHead(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadyzHeadResponse(rsp)
+}
+
 // ListGroupsWithResponse List consumer groups
+//
+// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/groups (the `ListGroups` operationId).
-func (c *ClientWithResponses) ListGroupsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error) {
-	rsp, err := c.ListGroups(ctx, reqEditors...)
+func (c *ClientWithResponses) ListGroupsWithResponse(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error) {
+	rsp, err := c.ListGroups(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5668,11 +6788,13 @@ func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, g
 
 // ListTopicsWithResponse List topics
 //
+// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/topics (the `ListTopics` operationId).
-func (c *ClientWithResponses) ListTopicsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error) {
-	rsp, err := c.ListTopics(ctx, reqEditors...)
+func (c *ClientWithResponses) ListTopicsWithResponse(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error) {
+	rsp, err := c.ListTopics(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -5853,6 +6975,16 @@ func ParseGetDocsResponse(rsp *http.Response) (*GetDocsResponse, error) {
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
 	return response, nil
 }
 
@@ -5876,6 +7008,42 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseHealthzHeadResponse parses an HTTP response from a HealthzHeadWithResponse call
+func ParseHealthzHeadResponse(rsp *http.Response) (*HealthzHeadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HealthzHeadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	}
 
@@ -5910,6 +7078,13 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	}
 
 	return response, nil
@@ -5936,6 +7111,13 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5943,6 +7125,64 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ReadyzResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReadyzHeadResponse parses an HTTP response from a ReadyzHeadWithResponse call
+func ParseReadyzHeadResponse(rsp *http.Response) (*ReadyzHeadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadyzHeadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case rsp.StatusCode == 503:
+		break // No content-type
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ReadyzHeadResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -5969,6 +7209,13 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5983,6 +7230,13 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -5990,6 +7244,19 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListGroupsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6040,6 +7307,13 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6047,6 +7321,19 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6101,6 +7388,13 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6108,6 +7402,19 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6162,6 +7469,13 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6176,6 +7490,13 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6183,6 +7504,19 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PutGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6237,12 +7571,33 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -6251,6 +7606,19 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers AckMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6305,6 +7673,13 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6312,6 +7687,19 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6366,12 +7754,26 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -6380,6 +7782,13 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6387,6 +7796,19 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers RedriveDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6441,12 +7863,33 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -6455,6 +7898,19 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ExtendLeasesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6509,12 +7965,33 @@ func ParseNackMessagesResponse(rsp *http.Response) (*NackMessagesResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -6523,6 +8000,19 @@ func ParseNackMessagesResponse(rsp *http.Response) (*NackMessagesResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers NackMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6577,6 +8067,13 @@ func ParseGetGroupOffsetsResponse(rsp *http.Response) (*GetGroupOffsetsResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6584,6 +8081,19 @@ func ParseGetGroupOffsetsResponse(rsp *http.Response) (*GetGroupOffsetsResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetGroupOffsetsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6638,12 +8148,33 @@ func ParseResetGroupOffsetsResponse(rsp *http.Response) (*ResetGroupOffsetsRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -6652,6 +8183,19 @@ func ParseResetGroupOffsetsResponse(rsp *http.Response) (*ResetGroupOffsetsRespo
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResetGroupOffsetsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6706,12 +8250,26 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -6727,6 +8285,13 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6734,6 +8299,29 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ReceiveMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReceiveMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6760,6 +8348,13 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6774,6 +8369,13 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6781,6 +8383,19 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListTopicsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6831,6 +8446,13 @@ func ParseDeleteTopicResponse(rsp *http.Response) (*DeleteTopicResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6838,6 +8460,19 @@ func ParseDeleteTopicResponse(rsp *http.Response) (*DeleteTopicResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6892,6 +8527,13 @@ func ParseGetTopicResponse(rsp *http.Response) (*GetTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6899,6 +8541,19 @@ func ParseGetTopicResponse(rsp *http.Response) (*GetTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -6953,6 +8608,13 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6974,6 +8636,13 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -6981,6 +8650,19 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PutTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7035,6 +8717,13 @@ func ParseListCorruptMessagesResponse(rsp *http.Response) (*ListCorruptMessagesR
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7042,6 +8731,19 @@ func ParseListCorruptMessagesResponse(rsp *http.Response) (*ListCorruptMessagesR
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListCorruptMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7096,6 +8798,13 @@ func ParseQueryMessagesResponse(rsp *http.Response) (*QueryMessagesResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7103,6 +8812,19 @@ func ParseQueryMessagesResponse(rsp *http.Response) (*QueryMessagesResponse, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers QueryMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7157,6 +8879,13 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7178,6 +8907,13 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7198,6 +8934,16 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 			headers.IdempotentReplayed = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 503:
+		var headers PublishMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7252,6 +8998,13 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7273,6 +9026,13 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7293,6 +9053,16 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 			headers.IdempotentReplayed = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 503:
+		var headers PublishBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7361,6 +9131,19 @@ func ParseGetMessageResponse(rsp *http.Response) (*GetMessageResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

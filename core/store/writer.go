@@ -94,14 +94,21 @@ func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, erro
 type WriterStats struct {
 	Groups, Requests uint64
 	Apply, Commit    time.Duration
+	// Failing is set while the store cannot commit: the last group commit
+	// failed (disk full, I/O error); the next one that succeeds clears it.
+	Failing bool
 }
 
-type writerCounters struct{ groups, requests, applyNanos, commitNanos atomic.Uint64 }
+type writerCounters struct {
+	groups, requests, applyNanos, commitNanos atomic.Uint64
+	failing                                   atomic.Bool
+}
 
 // Stats returns the writer's counters.
 func (s *Store) Stats() WriterStats {
 	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
-		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load())}
+		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
+		Failing: s.stats.failing.Load()}
 }
 
 // maxGroup bounds the requests of one group so one transaction's dirty
@@ -151,6 +158,7 @@ func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 			pending = append(pending[:bad:bad], pending[bad+1:]...)
 			continue
 		}
+		s.stats.failing.Store(err != nil)
 		if err != nil {
 			s.log.Error().Err(err).Int("requests", len(pending)).Msg("group commit failed")
 			err = core.Errorf(core.EUnavailable, "the store could not commit: %v", err)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -236,8 +237,8 @@ func check(r response, err error) error {
 	}
 	msg := fmt.Sprintf("HTTP %d", st)
 	var p apiclient.Problem
-	if json.Unmarshal(body, &p) == nil && p.Title != nil {
-		msg += " " + *p.Title
+	if json.Unmarshal(body, &p) == nil && p.Title != "" {
+		msg += " " + p.Title
 		if p.Detail != nil {
 			msg += ": " + *p.Detail
 		}
@@ -282,25 +283,40 @@ func (e *env) show(body []byte, table func() error) error {
 	return table()
 }
 
-func str(p *string) string {
-	if p == nil {
-		return ""
+// str, num and when render a field whether the generated client makes it
+// optional (a pointer, nil shown empty) or required (a value).
+func str(v any) string { return show(v) }
+
+func num(v any) string { return show(v) }
+
+func when(v any) string {
+	switch t := v.(type) {
+	case *time.Time:
+		if t == nil {
+			return ""
+		}
+		return when(*t)
+	case time.Time:
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format(time.RFC3339)
 	}
-	return *p
+	return show(v)
 }
 
-func num(p *int) string {
-	if p == nil {
+func show(v any) string {
+	rv := reflect.ValueOf(v)
+	if !rv.IsValid() {
 		return ""
 	}
-	return fmt.Sprint(*p)
-}
-
-func when(p *time.Time) string {
-	if p == nil || p.IsZero() {
-		return ""
+	if rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return ""
+		}
+		rv = rv.Elem()
 	}
-	return p.UTC().Format(time.RFC3339)
+	return fmt.Sprint(rv.Interface())
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -37,7 +37,7 @@ func runDLQ(e *env, args []string) error {
 	return e.show(r.Body, func() error {
 		var rows [][]string
 		if r.JSON200 != nil && r.JSON200.Messages != nil {
-			for _, m := range *r.JSON200.Messages {
+			for _, m := range r.JSON200.Messages {
 				body := str(m.Body)
 				if m.BodyBase64 != nil {
 					body = fmt.Sprintf("(%d bytes)", len(*m.BodyBase64))
@@ -83,8 +83,8 @@ func runRedrive(e *env, args []string) error {
 	}
 	return e.show(r.Body, func() error {
 		n := 0
-		if r.JSON200 != nil && r.JSON200.Redriven != nil {
-			n = *r.JSON200.Redriven
+		if r.JSON200 != nil {
+			n = r.JSON200.Redriven
 		}
 		fmt.Fprintf(e.stdout, "%d dead letters redriven to %s\n", n, pos[0])
 		return nil

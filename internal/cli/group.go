@@ -41,14 +41,14 @@ func runGroup(e *env, args []string) error {
 		if err := want(pos, 1, 1, "mqgate group list"); err != nil {
 			return err
 		}
-		r, err := e.client.ListGroupsWithResponse(ctx)
+		r, err := e.client.ListGroupsWithResponse(ctx, nil)
 		if err := check(r, err); err != nil {
 			return err
 		}
 		return e.show(r.Body, func() error {
 			var rows [][]string
 			if r.JSON200 != nil && r.JSON200.Groups != nil {
-				for _, g := range *r.JSON200.Groups {
+				for _, g := range r.JSON200.Groups {
 					rows = append(rows, groupRow(g))
 				}
 			}
@@ -165,7 +165,7 @@ func runGroup(e *env, args []string) error {
 func groupRow(g apiclient.Group) []string {
 	var subs []string
 	if g.Subscriptions != nil {
-		for _, s := range *g.Subscriptions {
+		for _, s := range g.Subscriptions {
 			f := str(s.Filter)
 			if f == "" || f == "*" {
 				subs = append(subs, s.Topic)

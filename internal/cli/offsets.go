@@ -36,7 +36,7 @@ func runOffsets(e *env, args []string) error {
 func (e *env) offsetTable(l *apiclient.OffsetList) error {
 	var rows [][]string
 	if l != nil && l.Offsets != nil {
-		for _, q := range *l.Offsets {
+		for _, q := range l.Offsets {
 			rows = append(rows, []string{str(q.Topic), num(q.QueueId), num(q.CommittedOffset), num(q.MaxOffset), num(q.Lag), num(q.InFlight)})
 		}
 	}

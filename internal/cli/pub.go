@@ -130,7 +130,7 @@ func runPub(e *env, args []string) error {
 			return fmt.Errorf("after %d messages published: %w", len(all), err)
 		}
 		if r.JSON201 != nil && r.JSON201.Results != nil {
-			all = append(all, *r.JSON201.Results...)
+			all = append(all, r.JSON201.Results...)
 		}
 		pending = pending[:0]
 		return nil
@@ -156,7 +156,7 @@ func runPub(e *env, args []string) error {
 		return err
 	}
 	if e.output == "json" {
-		b, _ := json.Marshal(apiclient.PublishBatchResult{Results: &all})
+		b, _ := json.Marshal(apiclient.PublishBatchResult{Results: all})
 		return e.printJSON(b)
 	}
 	return e.publishTable(all)

@@ -75,13 +75,13 @@ func runSub(e *env, args []string) error {
 		if err := json.Unmarshal(r.Body, &raw); err != nil {
 			return fmt.Errorf("decoding receive answer: %w", err)
 		}
-		if r.JSON200 == nil || r.JSON200.Messages == nil || len(*r.JSON200.Messages) == 0 {
+		if r.JSON200 == nil || r.JSON200.Messages == nil || len(r.JSON200.Messages) == 0 {
 			if *once {
 				return nil
 			}
 			continue
 		}
-		msgs := *r.JSON200.Messages
+		msgs := r.JSON200.Messages
 		var handles []string
 		var werr error
 		for i, m := range msgs {
@@ -218,11 +218,8 @@ func (e *env) handleResults(body []byte, res *apiclient.HandleResults) error {
 	var bad []string
 	var rows [][]string
 	if res != nil && res.Results != nil {
-		for _, h := range *res.Results {
-			st := ""
-			if h.Status != nil {
-				st = string(*h.Status)
-			}
+		for _, h := range res.Results {
+			st := string(h.Status)
 			if st != "ok" {
 				bad = append(bad, st)
 			}

@@ -27,14 +27,14 @@ func runTopic(e *env, args []string) error {
 		if err := want(pos, 1, 1, "mqgate topic list"); err != nil {
 			return err
 		}
-		r, err := e.client.ListTopicsWithResponse(ctx)
+		r, err := e.client.ListTopicsWithResponse(ctx, nil)
 		if err := check(r, err); err != nil {
 			return err
 		}
 		return e.show(r.Body, func() error {
 			var rows [][]string
 			if r.JSON200 != nil && r.JSON200.Topics != nil {
-				for _, t := range *r.JSON200.Topics {
+				for _, t := range r.JSON200.Topics {
 					rows = append(rows, []string{str(t.Name), num(t.Queues), num(t.RetentionHours), when(t.CreatedAt)})
 				}
 			}
@@ -58,7 +58,7 @@ func runTopic(e *env, args []string) error {
 			}
 			fmt.Fprintln(e.stdout)
 			var rows [][]string
-			for _, q := range *t.Stats.Queues {
+			for _, q := range t.Stats.Queues {
 				rows = append(rows, []string{num(q.QueueId), num(q.MinOffset), num(q.MaxOffset)})
 			}
 			return e.table([]string{"QUEUE", "MIN_OFFSET", "MAX_OFFSET"}, rows)
