@@ -137,12 +137,18 @@ func openBolt(path string) (db *bolt.DB, err error) {
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: lockTimeout,
-		// The freelist is synced (NoFreelistSync stays false) although
-		// skipping it saves a page per commit: without it bbolt rebuilds
-		// the freelist on open by walking every page in a goroutine of its
-		// own, and a damaged page then panics the process before the self
-		// check can refuse the file with a clear message.
-		FreelistType: bolt.FreelistMapType,
+		// The freelist is not written at each commit (as etcd runs bbolt):
+		// on a large, fragmented file it spans many pages and syncing it
+		// made every commit pay for the whole file's free space. bbolt
+		// rebuilds it on open by walking the tree; that walk is safe
+		// because the pre-check (precheck.go) has already read every page
+		// of the tree with plain reads and refused a damaged one. A file
+		// written with a synced freelist opens the same way (its freelist
+		// page becomes free at the next commit), and an older mqgate opens
+		// a file written like this (its pre-check accepts the "no
+		// freelist" sentinel and bbolt writes a freelist back).
+		NoFreelistSync: !syncFreelist,
+		FreelistType:   bolt.FreelistMapType,
 		// A large virtual mapping up front: readers never wait for a
 		// remap while the file grows.
 		InitialMmapSize: 1 << 30,
@@ -159,6 +165,10 @@ func openBolt(path string) (db *bolt.DB, err error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 }
+
+// syncFreelist makes bbolt write its freelist at every commit, as mqgate
+// did before; tests set it to produce files in the old way.
+var syncFreelist = false
 
 // guard turns a panic of bbolt walking a damaged page into an error.
 func guard(fn func() error) (err error) {
