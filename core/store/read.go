@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -67,6 +68,27 @@ func StoredAtAt(tx *bolt.Tx, clOffset int64) (int64, bool, error) {
 	}
 	ms, err := StoredAtOf(rec)
 	return ms, err == nil, err
+}
+
+// QueueHead returns the store time (unix ms) of a queue's oldest message,
+// reading its consume-queue unit and the fixed header of its record only;
+// ok is false for an empty queue. A head whose record is missing or
+// unreadable reports math.MinInt64: retention removes it like an expired
+// one (TrimQueue).
+func QueueHead(tx *bolt.Tx, uid uint64, qid int) (storedAt int64, ok bool, err error) {
+	min, max, err := QueueRange(tx, uid, qid)
+	if err != nil || min == max {
+		return 0, false, err
+	}
+	u, found, err := UnitAt(tx, uid, qid, min)
+	if err != nil || !found {
+		return math.MinInt64, true, nil
+	}
+	ms, found, err := StoredAtAt(tx, u.CommitLogOffset)
+	if err != nil || !found {
+		return math.MinInt64, true, nil
+	}
+	return ms, true, nil
 }
 
 // OffsetOfID looks a message id up in the id index.
