@@ -131,6 +131,16 @@ func appendKeyIndexKey(b []byte, topic, key string, clOffset int64) []byte {
 	return binary.BigEndian.AppendUint64(appendKeyIndexPrefix(b, topic, key), uint64(clOffset))
 }
 
+// appendKeyIndexKeyBytes is appendKeyIndexKey for a topic and key read
+// from a record.
+func appendKeyIndexKeyBytes(b, topic, key []byte, clOffset int64) []byte {
+	b = append(b, byte(len(topic)))
+	b = append(b, topic...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(key)))
+	b = append(b, key...)
+	return binary.BigEndian.AppendUint64(b, uint64(clOffset))
+}
+
 // emptyValue is the value of every key-index entry (the key says it all).
 // bbolt keeps a reference to values until commit and never writes to them.
 var emptyValue = []byte{}
