@@ -39,6 +39,9 @@ type Options struct {
 	// 401 without a known bearer key, 403 without the route's grant.
 	// Default: none, /v1 is open to anyone who can reach it.
 	Keys *auth.Keyring
+	// Backup serves GET /v1/admin/backup (the engine). Without it the
+	// route answers 503.
+	Backup Backuper
 }
 
 // Server is the HTTP API as an http.Handler.
@@ -54,6 +57,7 @@ type Server struct {
 	validate *validator.Validate
 	handler  http.Handler
 	keys     *auth.Keyring // nil: /v1 is open
+	backup   Backuper      // nil: no backups
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -72,6 +76,7 @@ func New(opts Options) *Server {
 		registry: opts.Registry,
 		validate: newValidator(),
 		keys:     opts.Keys,
+		backup:   opts.Backup,
 	}
 	if opts.Logger != nil {
 		s.log = *opts.Logger

@@ -160,6 +160,7 @@ func (m *Main) Run() error {
 		Version:  Version(),
 		OpenAPI:  openapi.Document,
 		Keys:     keyring,
+		Backup:   eng,
 		Registry: metrics,
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
@@ -309,5 +310,6 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
 		newCorruptCollector(eng), // corrupt_metrics.go
+		newDiskCollector(eng),    // disk_metrics.go
 	}
 }

@@ -91,6 +91,34 @@ func QueueHead(tx *bolt.Tx, uid uint64, qid int) (storedAt int64, ok bool, err e
 	return ms, true, nil
 }
 
+// QueueBytes estimates the stored bytes of a queue's messages: exact up
+// to sample messages, else the mean record size of sample units spread
+// evenly over [min, max) times the count. Each unit is one look-up; no
+// record is read.
+func QueueBytes(tx *bolt.Tx, uid uint64, qid int, sample int) (int64, error) {
+	lo, hi, err := QueueRange(tx, uid, qid)
+	if err != nil || lo == hi {
+		return 0, err
+	}
+	n := hi - lo
+	k := min(int64(sample), n)
+	var sum, seen int64
+	for i := range k {
+		u, ok, err := UnitAt(tx, uid, qid, lo+i*n/k)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			sum += int64(u.Size)
+			seen++
+		}
+	}
+	if seen == 0 {
+		return 0, nil
+	}
+	return sum * n / seen, nil
+}
+
 // OffsetOfID looks a message id up in the id index.
 func OffsetOfID(tx *bolt.Tx, id string) (int64, bool) {
 	v := tx.Bucket(bucketIDs).Get([]byte(id))
