@@ -33,7 +33,7 @@ func compact(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mqgate compact:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "compacted %s: %d → %d bytes (pages in use before: %d bytes; %d keys in %d buckets) in %v\n",
-		res.Path, res.Before, res.After, res.Live, res.Keys, res.Buckets, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "compacted %s: %d → %d bytes (pages in use before: %d bytes; data: %d bytes in %d keys, %d buckets) in %v\n",
+		res.Path, res.Before, res.After, res.Live, res.Bytes, res.Keys, res.Buckets, time.Since(start).Round(time.Millisecond))
 	return 0
 }

@@ -44,8 +44,9 @@ type CompactResult struct {
 	// pages), what the new file holds at most (it is smaller when pages
 	// were partly filled).
 	Before, After, Live int64
-	// Keys counts the key/value pairs copied; Buckets the buckets.
-	Keys, Buckets int64
+	// Keys counts the key/value pairs copied, Bytes their keys' and
+	// values' bytes (the data itself); Buckets the buckets.
+	Keys, Bytes, Buckets int64
 }
 
 // Compact rewrites dir's store into a new file holding only its data and
@@ -209,6 +210,7 @@ func (c *copier) bucket(path [][]byte, b *bolt.Bucket) error {
 			return err
 		}
 		c.res.Keys++
+		c.res.Bytes += int64(len(k) + len(v))
 		c.bytes += len(k) + len(v)
 		if c.bytes >= compactTxBytes {
 			if err := c.commit(); err != nil {
