@@ -756,3 +756,39 @@ func BenchmarkRetentionPassNothingExpired(b *testing.B) {
 		}
 	}
 }
+
+// TestPutLimitsAreCores: the engine refuses exactly what core's limits
+// (the API's contract) refuse, counting characters, not bytes.
+func TestPutLimitsAreCores(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("é", n) } // 2 bytes each
+	props := map[string]string{}
+	for i := range core.MaxProperties + 1 {
+		props[fmt.Sprint(i)] = "v"
+	}
+	for _, c := range []struct {
+		name  string
+		m     core.PutMessage
+		field string
+	}{
+		{"tags at the limit", core.PutMessage{Tags: long(core.MaxTagsLen)}, ""},
+		{"tags over", core.PutMessage{Tags: long(core.MaxTagsLen + 1)}, "tags"},
+		{"sharding key at the limit", core.PutMessage{ShardingKey: long(core.MaxKeyLen)}, ""},
+		{"sharding key over", core.PutMessage{ShardingKey: long(core.MaxKeyLen + 1)}, "shardingKey"},
+		{"key over", core.PutMessage{Keys: []string{long(core.MaxKeyLen + 1)}}, "keys"},
+		{"too many keys", core.PutMessage{Keys: strings.Split(strings.Repeat("k,", core.MaxKeys)+"k", ",")}, "keys"},
+		{"property value at the limit", core.PutMessage{Properties: map[string]string{"p": long(core.MaxPropertyValueLen)}}, ""},
+		{"property value over", core.PutMessage{Properties: map[string]string{"p": long(core.MaxPropertyValueLen + 1)}}, "properties"},
+		{"property name over", core.PutMessage{Properties: map[string]string{long(core.MaxPropertyNameLen + 1): "v"}}, "properties"},
+		{"too many properties", core.PutMessage{Properties: props}, "properties"},
+	} {
+		c.m.Body = []byte("x")
+		err := validatePut([]core.PutMessage{c.m})
+		var ce *core.Error
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.field != "" && (!errors.As(err, &ce) || ce.Field != c.field):
+			t.Errorf("%s: %v, want an error on %s", c.name, err, c.field)
+		}
+	}
+}
