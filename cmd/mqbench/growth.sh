@@ -117,17 +117,21 @@ start a "$PORT_A" "$WORK/a"
 echo "start-up, filled store: ${STARTUP}s"
 
 # --- publish into A (filled) and B (empty), alternating ------------------
-bench() { # bench PORT BATCH -> msgs/s
-	"$BIN/mqbench" publish --url "http://127.0.0.1:$1" --batch "$2" --concurrency "$CONCURRENCY" \
-		--size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --json | jq -r '.median.msgsPerSec'
+# The machine may be shared: throughput swings with others' load, the
+# server's CPU per message much less, so both are printed.
+bench() { # bench PORT PID BATCH -> "msgs/s server-CPU-us/msg"
+	"$BIN/mqbench" publish --url "http://127.0.0.1:$1" --batch "$3" --concurrency "$CONCURRENCY" \
+		--size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --server-pid "$2" --json |
+		jq -r '.median | "\(.msgsPerSec) \(.serverCpuCores * .elapsedSec / .messages * 1e6)"'
 }
 for r in $(seq 1 "$ROUNDS"); do
 	for batch in 1 100; do
 		if ((r % 2)); then order="A B"; else order="B A"; fi
 		for s in $order; do
-			port_var="PORT_$s"
-			printf 'round %d batch %3d %s (%s): %10.0f msgs/s\n' "$r" "$batch" "$s" \
-				"$([[ $s == A ]] && echo filled || echo empty)" "$(bench "${!port_var}" "$batch")"
+			port_var="PORT_$s" pid_var="PID_${s,,}"
+			read -r v c < <(bench "${!port_var}" "${!pid_var}" "$batch")
+			printf 'round %d batch %3d %s (%s): %10.0f msgs/s  server %6.1f CPU-us/msg\n' "$r" "$batch" "$s" \
+				"$([[ $s == A ]] && echo filled || echo empty)" "$v" "$c"
 		done
 	done
 done
