@@ -80,6 +80,8 @@ start() {
 	eval "PID_$name=$pid"
 	waitlog "$name" '"message":"listening"' $((n + 1))
 	STARTUP=$(secs "$t0" "$AT")
+	STARTUP+="s ($(grep '"message":"store opened' "$WORK/$name.log" | tail -1 |
+		jq -r '"pre-check \(.precheck|floor) ms, bbolt open and freelist rebuild \(.open|floor) ms, self check \(.check|floor) ms"'))"
 }
 
 stop() { # stop NAME: SIGTERM and wait for the process
@@ -98,7 +100,7 @@ disk() { # disk LABEL PORT
 
 echo "== machine: $(nproc) cores, $(uname -r); figures are indicative when the machine is shared"
 start b "$PORT_B" "$WORK/b"
-echo "start-up, empty store: ${STARTUP}s"
+echo "start-up, empty store: ${STARTUP}"
 start a "$PORT_A" "$WORK/a"
 
 # --- fill A -----------------------------------------------------------------
@@ -114,7 +116,7 @@ echo "filled in $(since "$t0")s"
 disk "A filled" "$PORT_A"
 stop a
 start a "$PORT_A" "$WORK/a"
-echo "start-up, filled store: ${STARTUP}s"
+echo "start-up, filled store: ${STARTUP}"
 
 # --- publish into A (filled) and B (empty), alternating ------------------
 # The machine may be shared: throughput swings with others' load, the
@@ -158,6 +160,6 @@ t0=$(now)
 "$BIN/mqgate" compact --data "$WORK/a"
 echo "compacted in $(since "$t0")s; file now $(stat -c %s "$WORK/a/mqgate.db") bytes, live before $live bytes"
 start a "$PORT_A" "$WORK/a"
-echo "start-up, compacted store: ${STARTUP}s"
+echo "start-up, compacted store: ${STARTUP}"
 disk "A compacted" "$PORT_A"
 stop a

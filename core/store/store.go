@@ -86,6 +86,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
+	t0 := time.Now()
 	// The pre-check reads the file with plain reads before bbolt maps it
 	// (precheck.go): a truncated or mangled file is refused here, unchanged,
 	// instead of faulting the mapping or being written to.
@@ -96,10 +97,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if pre.Warning != "" {
 		log.Warn().Str("file", path).Msg(pre.Warning)
 	}
-	db, err := openBolt(path)
+	t1 := time.Now()
+	db, err := openBolt(path) // rebuilds the freelist: a walk of the tree
 	if err != nil {
 		return nil, err
 	}
+	t2 := time.Now()
 	s := &Store{db: db, path: path, log: log, opts: opts,
 		reqs: make(chan *Request, 4096), done: make(chan struct{})}
 	// The self check reads only: a file it refuses is left as it was. The
@@ -113,10 +116,14 @@ func Open(dir string, opts Options) (*Store, error) {
 				"Restore it from a backup, or salvage what is still readable (docs/operations.md, \"Salvaging a damaged store\")", path, err)
 		}
 	}
+	t3 := time.Now()
 	if err := guard(func() error { return s.init(setAside) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
+	log.Info().Str("file", path).Int64("bytes", pre.Size).Dur("precheck", t1.Sub(t0)).Dur("open", t2.Sub(t1)).
+		Dur("check", t3.Sub(t2)).Dur("total", time.Since(t0)).Int("freePages", db.Stats().FreePageN).
+		Msg("store opened (pre-check, bbolt open with its freelist rebuilt, self check)")
 	for _, r := range setAside {
 		log.Error().Str("file", path).Uint64("topicUid", r.UID).Int("queue", r.QueueID).Int64("queueOffset", r.QueueOffset).
 			Int64("commitLogOffset", r.CommitLogOffset).Str("msgId", r.MessageID).Str("reason", r.Reason).
