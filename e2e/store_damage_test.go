@@ -67,40 +67,27 @@ func makeDamageFixture(t *testing.T) *damageFixture {
 }
 
 // classify finds the pages' types the way bbolt sees them, on a copy.
-// Today's binary does not sync bbolt's freelist, so its files have no
-// freelist page (the freelist case damages an older file's).
 func (f *damageFixture) classify(t *testing.T) {
 	t.Helper()
-	f.pageSize, f.used, f.pages = classifyPages(t, f.db)
-	if len(f.pages["branch"]) == 0 || len(f.pages["leaf"]) == 0 || len(f.pages["freelist"]) != 0 {
-		t.Fatalf("the fixture lacks page kinds, or has a freelist page: %v", f.pages)
-	}
-}
-
-// classifyPages opens a copy of file (without writing it: a read-only
-// open would skip the freelist, a synced freelist would be written back)
-// and returns its page size, high-water bytes and pages by type.
-func classifyPages(t *testing.T, file []byte) (pageSize, used int, pages map[string][]int) {
-	t.Helper()
 	p := filepath.Join(t.TempDir(), "copy.db")
-	if err := os.WriteFile(p, file, 0o600); err != nil {
+	if err := os.WriteFile(p, f.db, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bolt.Open(p, 0o600, &bolt.Options{Timeout: time.Second, NoFreelistSync: true})
+	db, err := bolt.Open(p, 0o600, &bolt.Options{Timeout: time.Second}) // read-only would skip the freelist
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	pageSize = db.Info().PageSize
-	pages = map[string][]int{}
+	f.pageSize = db.Info().PageSize
+	f.pages = map[string][]int{}
 	err = db.View(func(tx *bolt.Tx) error {
-		used = int(tx.Size())
+		f.used = int(tx.Size())
 		for id := 2; ; {
 			info, err := tx.Page(id)
 			if err != nil || info == nil {
 				return err
 			}
-			pages[info.Type] = append(pages[info.Type], id)
+			f.pages[info.Type] = append(f.pages[info.Type], id)
 			if info.Type == "free" {
 				id++
 			} else {
@@ -111,27 +98,9 @@ func classifyPages(t *testing.T, file []byte) (pageSize, used int, pages map[str
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pageSize, used, pages
-}
-
-// oldFreelistDamage is the store written before store10 (a synced
-// freelist page, testdata) with its freelist page's flag flipped, and
-// that page's id.
-func oldFreelistDamage(t *testing.T) ([]byte, int) {
-	t.Helper()
-	dir := t.TempDir()
-	loadFixture(t, dir)
-	b, err := os.ReadFile(filepath.Join(dir, dbFile))
-	if err != nil {
-		t.Fatal(err)
+	if len(f.pages["branch"]) == 0 || len(f.pages["leaf"]) == 0 || len(f.pages["freelist"]) != 1 {
+		t.Fatalf("the fixture lacks page kinds: %v", f.pages)
 	}
-	ps, _, pages := classifyPages(t, b)
-	if len(pages["freelist"]) != 1 {
-		t.Fatalf("the older store has no freelist page: %v", pages)
-	}
-	fl := pages["freelist"][0]
-	b[fl*ps+8] ^= 0x04
-	return b, fl
 }
 
 // dataDir writes a data dir holding db (and the key unless noKey).
@@ -182,7 +151,7 @@ func TestStoreDamageMatrix(t *testing.T) {
 	ps := f.pageSize
 	branch := f.pages["branch"][0]
 	leaf := f.pages["leaf"][len(f.pages["leaf"])/2]
-	oldDamaged, freelist := oldFreelistDamage(t)
+	freelist := f.pages["freelist"][0]
 	flip := func(offs ...int) func([]byte) []byte {
 		return func(b []byte) []byte {
 			for _, o := range offs {
@@ -206,7 +175,7 @@ func TestStoreDamageMatrix(t *testing.T) {
 			binary.NativeEndian.PutUint32(b[leaf*ps+16+8:], 1<<20) // element 0's key size
 			return b
 		}, false, []string{fmt.Sprintf("page %d (leaf, in bucket", leaf), "runs past the page"}},
-		{"freelist page (of a file written before store10)", func([]byte) []byte { return bytes.Clone(oldDamaged) }, false, []string{fmt.Sprintf("page %d (the freelist) has an invalid flag", freelist)}},
+		{"freelist page", flip(freelist*ps + 8), false, []string{fmt.Sprintf("page %d (the freelist) has an invalid flag", freelist)}},
 		{"truncated below two pages", cut(ps + 1000), false, []string{"was truncated"}},
 		{"truncated mid-file", cut(f.used / 2), false, []string{fmt.Sprintf("the file is %d bytes but its meta page", f.used/2), "was truncated"}},
 		{"truncated one page short", cut(f.used - ps), false, []string{"was truncated"}},

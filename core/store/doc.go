@@ -37,8 +37,8 @@
 // # Growth
 //
 // bbolt's freelist is not written at each commit (NoFreelistSync, map
-// freelist, as etcd runs it); bbolt rebuilds it on open, after the
-// pre-check has read every page (store.go). Retention removes a message
+// freelist, as etcd runs it) but once by Close; after a crash bbolt
+// rebuilds it on open, after the pre-check has read every page (store.go). Retention removes a message
 // reading only the front of its record (recordRefs: id and keys precede
 // the properties and the body), and decides what to remove in read
 // transactions (QueueHead). Decoded topic records are memoised by their

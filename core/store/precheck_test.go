@@ -24,8 +24,9 @@ import (
 func fixture(t *testing.T) []byte { return fixtureFreelist(t, true) }
 
 // fixtureFreelist builds the fixture with the freelist synced at each
-// commit (the old setting) or not (today's: the meta page says "no
-// freelist" and bbolt rebuilds it on open).
+// commit (the old setting) or not (today's), then either closed (synced)
+// or as a crash leaves it (not synced: the meta page says "no freelist"
+// and bbolt rebuilds it on open).
 func fixtureFreelist(t *testing.T, synced bool) []byte {
 	t.Helper()
 	defer func(old bool) { syncFreelist = old }(syncFreelist)
@@ -51,6 +52,18 @@ func fixtureFreelist(t *testing.T, synced bool) []byte {
 		if _, err := s.Commit(context.Background(), ops, nil); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if !synced {
+		// What a crash leaves: the last commit's meta page says "no
+		// freelist" (a clean close writes one).
+		b, err := os.ReadFile(filepath.Join(dir, FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

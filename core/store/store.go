@@ -146,14 +146,15 @@ func openBolt(path string) (db *bolt.DB, err error) {
 		Timeout: lockTimeout,
 		// The freelist is not written at each commit (as etcd runs bbolt):
 		// on a large, fragmented file it spans many pages and syncing it
-		// made every commit pay for the whole file's free space. bbolt
-		// rebuilds it on open by walking the tree; that walk is safe
-		// because the pre-check (precheck.go) has already read every page
-		// of the tree with plain reads and refused a damaged one. A file
-		// written with a synced freelist opens the same way (its freelist
-		// page becomes free at the next commit), and an older mqgate opens
-		// a file written like this (its pre-check accepts the "no
-		// freelist" sentinel and bbolt writes a freelist back).
+		// made every commit pay for the whole file's free space. Close
+		// writes it once; after a crash bbolt rebuilds it on open by
+		// walking the tree, which is safe because the pre-check
+		// (precheck.go) has already read every page of the tree with
+		// plain reads and refused a damaged one. A file written with a
+		// synced freelist opens the same way (its freelist page becomes
+		// free at the next commit), and an older mqgate opens a file
+		// without one (its pre-check accepts the "no freelist" sentinel
+		// and bbolt writes a freelist back).
 		NoFreelistSync: !syncFreelist,
 		FreelistType:   bolt.FreelistMapType,
 		// A large virtual mapping up front: readers never wait for a
@@ -229,6 +230,16 @@ func (s *Store) Close() error {
 		close(s.reqs)
 		s.sendMu.Unlock()
 		<-s.done
+		// A clean close writes the freelist once, so the next open reads
+		// it instead of walking the whole tree to rebuild it (after a
+		// crash there is none and the open walks). The field is set
+		// under bbolt's writer lock, read by that transaction's commit.
+		if err := s.db.Update(func(*bolt.Tx) error {
+			s.db.NoFreelistSync = false
+			return nil
+		}); err != nil {
+			s.log.Warn().Err(err).Msg("freelist not written at close; the next open rebuilds it")
+		}
 		s.closeErr = s.db.Close()
 	})
 	return s.closeErr
