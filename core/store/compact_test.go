@@ -147,6 +147,11 @@ func TestCompact(t *testing.T) {
 	if res.After != fileSize(t, path) || res.After > res.Live+res.Live/10 || res.After*4 > res.Before {
 		t.Fatalf("compacted %d → %d bytes, live %d", res.Before, res.After, res.Live)
 	}
+	if pre, err := PreCheck(path); err != nil {
+		t.Fatal(err)
+	} else if b, _ := os.ReadFile(path); metaFreelist(b, pre.PageSize) == noFreelist {
+		t.Fatal("the compacted file has no freelist: its first open would walk the tree")
+	}
 	if _, err := os.Stat(path + CompactSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the temporary file is left: %v", err)
 	}
