@@ -58,6 +58,9 @@ var routeAccess = map[string]access{
 	// Dead letters: consumers may look, only admin may redrive.
 	"GET /v1/groups/{group}/dlq":          {auth.Sub, "group"},
 	"POST /v1/groups/{group}/dlq/redrive": {kind: auth.Admin},
+
+	// A copy of the whole store: admin only.
+	"GET /v1/admin/backup": {kind: auth.Admin},
 }
 
 // keyCtx holds the caller's *auth.Key once authorize has let it through.

@@ -71,6 +71,9 @@ func (s *Server) routes() http.Handler {
 			r.Get("/groups/{group}/dlq", s.handleDLQList)
 			r.Post("/groups/{group}/dlq/redrive", s.handleDLQRedrive)
 		})
+
+		// Operators (admin.go).
+		r.Get("/admin/backup", s.handleBackup)
 	})
 	return r
 }

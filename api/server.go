@@ -51,6 +51,9 @@ type Options struct {
 	// 401 without a known bearer key, 403 without the route's grant.
 	// Default: none, /v1 is open to anyone who can reach it.
 	Keys *auth.Keyring
+	// Backup serves GET /v1/admin/backup (the engine). Without it the
+	// route answers 503.
+	Backup Backuper
 }
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
@@ -73,6 +76,7 @@ type Server struct {
 	ready    func() error  // Options.Ready; nil: always ready
 
 	bodyTimeout time.Duration // Options.BodyReadTimeout
+	backup      Backuper      // nil: no backups
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -93,6 +97,8 @@ func New(opts Options) *Server {
 		keys:     opts.Keys,
 		noAccess: opts.NoAccessLog,
 		ready:    opts.Ready,
+
+		backup: opts.Backup,
 
 		bodyTimeout: opts.BodyReadTimeout,
 	}

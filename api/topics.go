@@ -42,6 +42,10 @@ type TopicStats struct {
 	// their checksum when read (part of messages, never delivered);
 	// GET /v1/topics/{topic}/corrupt lists them.
 	Corrupt int64 `json:"corrupt" example:"0"`
+	// Bytes estimates the disk the topic's messages take in the store
+	// (their records, from a sample of each queue; indexes and free pages
+	// not included). /metrics has the file's figures.
+	Bytes int64 `json:"bytes" example:"1258291"`
 }
 
 // QueueStats is one queue's offset range.
@@ -68,7 +72,7 @@ func newTopic(t core.Topic) Topic {
 }
 
 func newTopicStats(st core.TopicStats) *TopicStats {
-	out := &TopicStats{Messages: st.Messages, Corrupt: st.Corrupt, Queues: make([]QueueStats, 0, len(st.Queues))}
+	out := &TopicStats{Messages: st.Messages, Corrupt: st.Corrupt, Bytes: st.Bytes, Queues: make([]QueueStats, 0, len(st.Queues))}
 	for _, q := range st.Queues {
 		out.Queues = append(out.Queues, QueueStats{QueueID: q.QueueID, MinOffset: q.MinOffset, MaxOffset: q.MaxOffset})
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for ConsumeFromPosition.
@@ -1102,6 +1103,13 @@ type TopicRequest struct {
 
 // TopicStats defines model for TopicStats.
 type TopicStats struct {
+	// Bytes Bytes estimates the disk the topic's messages take in the store
+	// (their records, from a sample of each queue; indexes and free pages
+	// not included). /metrics has the file's figures.
+	//
+	// Example: 1258291
+	Bytes int `json:"bytes"`
+
 	// Corrupt Corrupt counts the stored messages set aside because they failed
 	// their checksum when read (part of messages, never delivered);
 	// GET /v1/topics/{topic}/corrupt lists them.
@@ -1531,6 +1539,13 @@ type ClientInterface interface {
 	// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
 	ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// BackupStore Back up the store
+	//
+	// Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
+	//
+	// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
+	BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListGroups List consumer groups
 	//
 	// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
@@ -1855,6 +1870,23 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 // Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
 func (c *Client) ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReadyzHeadRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BackupStore Back up the store
+//
+// Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
+//
+// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
+func (c *Client) BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBackupStoreRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2573,6 +2605,33 @@ func NewReadyzHeadRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewBackupStoreRequest constructs an http.Request for the BackupStore method
+func NewBackupStoreRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/backup")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -3737,6 +3796,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
 	ReadyzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzHeadResponse, error)
 
+	// BackupStoreWithResponse Back up the store
+	//
+	// Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
+	BackupStoreWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BackupStoreResponse, error)
+
 	// ListGroupsWithResponse List consumer groups
 	//
 	// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
@@ -4292,6 +4360,82 @@ func (r ReadyzHeadResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReadyzHeadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// BackupStoreResponse503Headers the declared response headers of an HTTP 503 response for BackupStore
+type BackupStoreResponse503Headers struct {
+	RetryAfter *int
+}
+
+type BackupStoreResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *openapi_types.File
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *BackupStoreResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BackupStoreResponse) GetJSON200() *openapi_types.File {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r BackupStoreResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r BackupStoreResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r BackupStoreResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r BackupStoreResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r BackupStoreResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BackupStoreResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BackupStoreResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BackupStoreResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6511,6 +6655,21 @@ func (c *ClientWithResponses) ReadyzHeadWithResponse(ctx context.Context, reqEdi
 	return ParseReadyzHeadResponse(rsp)
 }
 
+// BackupStoreWithResponse Back up the store
+//
+// Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
+func (c *ClientWithResponses) BackupStoreWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BackupStoreResponse, error) {
+	rsp, err := c.BackupStore(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBackupStoreResponse(rsp)
+}
+
 // ListGroupsWithResponse List consumer groups
 //
 // Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
@@ -7175,6 +7334,76 @@ func ParseReadyzHeadResponse(rsp *http.Response) (*ReadyzHeadResponse, error) {
 	switch {
 	case rsp.StatusCode == 503:
 		var headers ReadyzHeadResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseBackupStoreResponse parses an HTTP response from a BackupStoreWithResponse call
+func ParseBackupStoreResponse(rsp *http.Response) (*BackupStoreResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BackupStoreResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (application/octet-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers BackupStoreResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -2,11 +2,23 @@ package core
 
 import "time"
 
-// Limits on what a client may publish (SPEC §1, API.md).
+// Limits on what a client may publish (SPEC §1, API.md). This block is
+// the one definition: the engine enforces it (core/engine validatePut),
+// the store's layout is checked at compile time to hold it
+// (core/store/layout.go), and api's validate tags spell the same numbers
+// (api/limits_test.go compares them). Lengths of text are in characters
+// (Unicode code points), as the API counts them.
 const (
 	MaxMessageSize = 4 << 20 // body bytes (RocketMQ maxMessageSize)
 	MaxBatch       = 1000    // messages in one batch publish
 	MaxIDLength    = 64
+
+	MaxTagsLen          = 128  // characters of a message's tags
+	MaxKeys             = 32   // keys of one message
+	MaxKeyLen           = 128  // characters of one key, and of the sharding key
+	MaxProperties       = 64   // user properties of one message
+	MaxPropertyNameLen  = 128  // characters of a property name
+	MaxPropertyValueLen = 4096 // characters of a property value
 )
 
 // System property names (RocketMQ MessageConst). They live in
@@ -24,8 +36,8 @@ const (
 	// topic) on a retry or dead-letter copy: once that topic is deleted,
 	// its messages' pending retries are not delivered (SPEC §8.9).
 	PropRetryTopicUID = "RETRY_TOPIC_UID"
-	PropDelay        = "DELAY"
-	PropDeliverAt    = "DELIVER_AT" // unix ms of a timer message
+	PropDelay         = "DELAY"
+	PropDeliverAt     = "DELIVER_AT" // unix ms of a timer message
 )
 
 // PutMessage is one message as a client publishes it.

@@ -24,6 +24,8 @@ var usage = `mqgate — HTTP/REST gateway over an embedded RocketMQ-style messag
 Server:
   mqgate serve [flags]        run the server (mqgate serve -h for flags)
   mqgate healthcheck [flags]  exit 0 when the local server answers /healthz
+  mqgate backup [flags]       write a verified copy of the store (--url of a running server, or --data)
+  mqgate compact [flags]      shrink a stopped server's store file to its data (--data)
   mqgate version              print the version
 
 Client (over the HTTP API; --url / MQGATE_URL, --key / MQGATE_KEY, -o table|json;
@@ -41,6 +43,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "healthcheck":
 		return healthcheck(args[1:], stderr)
+	case "backup":
+		return backup(args[1:], stdout, stderr)
+	case "compact":
+		return compact(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "mqgate", Version())
 		return 0

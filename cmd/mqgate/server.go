@@ -183,6 +183,7 @@ func (m *Main) Run() error {
 		Version:  Version(),
 		OpenAPI:  openapi.Document,
 		Keys:     keyring,
+		Backup:   eng,
 		Registry: metrics,
 
 		NoAccessLog:     !m.Config.AccessLog,
@@ -344,6 +345,9 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
 		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
+		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention and deletion chunks of at most 512 messages); publishers wait for each.",
+			func(s store.WriterStats) float64 { return float64(s.Updates) }),
 		newCorruptCollector(eng), // corrupt_metrics.go
+		newDiskCollector(eng),    // disk_metrics.go
 	}
 }

@@ -191,7 +191,7 @@ func (e *Engine) update(fn func(tx *bolt.Tx) error) error {
 		return core.ErrClosed
 	default:
 	}
-	err := e.st.DB().Update(fn)
+	err := e.st.Update(fn)
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return core.ErrClosed
 	}

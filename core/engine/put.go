@@ -7,16 +7,9 @@ import (
 	"hash/fnv"
 	"maps"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/store"
-)
-
-// Limits on a message's metadata (the body has core.MaxMessageSize).
-const (
-	maxTagsLen  = 1024
-	maxKeys     = 64
-	maxPropsLen = 64 << 10 // all property names and values together
 )
 
 // Put publishes messages to a user topic, atomically, durably (synced)
@@ -170,29 +163,30 @@ func validatePut(msgs []core.PutMessage) error {
 			return core.FieldError(field("body"), "must not be empty")
 		}
 		total += len(m.Body)
-		if len(m.Tags) > maxTagsLen {
-			return core.FieldError(field("tags"), "at most %d bytes", maxTagsLen)
+		if utf8.RuneCountInString(m.Tags) > core.MaxTagsLen {
+			return core.FieldError(field("tags"), "at most %d characters", core.MaxTagsLen)
 		}
-		if len(m.ShardingKey) > store.MaxKeyLen {
-			return core.FieldError(field("shardingKey"), "at most %d bytes", store.MaxKeyLen)
+		if utf8.RuneCountInString(m.ShardingKey) > core.MaxKeyLen {
+			return core.FieldError(field("shardingKey"), "at most %d characters", core.MaxKeyLen)
 		}
-		if len(m.Keys) > maxKeys {
-			return core.FieldError(field("keys"), "at most %d keys", maxKeys)
+		if len(m.Keys) > core.MaxKeys {
+			return core.FieldError(field("keys"), "at most %d keys", core.MaxKeys)
 		}
 		for _, k := range m.Keys {
-			if k == "" || len(k) > store.MaxKeyLen {
-				return core.FieldError(field("keys"), "each key must have 1 to %d bytes", store.MaxKeyLen)
+			if k == "" || utf8.RuneCountInString(k) > core.MaxKeyLen {
+				return core.FieldError(field("keys"), "each key must have 1 to %d characters", core.MaxKeyLen)
 			}
 		}
-		props := 0
+		if len(m.Properties) > core.MaxProperties {
+			return core.FieldError(field("properties"), "at most %d properties", core.MaxProperties)
+		}
 		for k, v := range m.Properties {
-			if k == "" {
-				return core.FieldError(field("properties"), "property names must not be empty")
+			if k == "" || utf8.RuneCountInString(k) > core.MaxPropertyNameLen {
+				return core.FieldError(field("properties"), "property names must have 1 to %d characters", core.MaxPropertyNameLen)
 			}
-			props += len(k) + len(v)
-		}
-		if props > maxPropsLen {
-			return core.FieldError(field("properties"), "at most %d bytes in all", maxPropsLen)
+			if utf8.RuneCountInString(v) > core.MaxPropertyValueLen {
+				return core.FieldError(field("properties"), "property values must have at most %d characters", core.MaxPropertyValueLen)
+			}
 		}
 	}
 	if len(msgs) > 1 && total > core.MaxMessageSize {
