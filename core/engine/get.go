@@ -39,7 +39,9 @@ func queueIn(tx *bolt.Tx, mq core.MessageQueue) (rec store.TopicRecord, ok bool,
 }
 
 // GetMessages reads up to max messages of one queue from offset, applying
-// the filter (tags code, then exact tag) — RocketMQ getMessage. It works on
+// the filter (tags code, then exact tag; or a SQL92 expression over the
+// properties, so unwanted messages never leave the engine) — RocketMQ
+// getMessage. It works on
 // system topics too; a %RETRY% topic not created yet reads as empty.
 //
 // Statuses: offset == max offset → NO_NEW_MSG (NextOffset = offset); offset
@@ -87,7 +89,7 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 				}
 				return true
 			}
-			if !filter.MatchTags(m.Tags) {
+			if !filter.Match(m) { // the tag, or the SQL92 expression over properties
 				return true
 			}
 			res.Messages = append(res.Messages, m)
