@@ -26,7 +26,7 @@ type DLQPage struct {
 	// failed delivery's count (maxReconsumeTimes after exhausted retries).
 	// There is no queue position and no receipt handle: dead letters are
 	// not consumed.
-	Messages []Message `json:"messages"`
+	Messages []DeadLetter `json:"messages"`
 	// NextCursor continues the listing (pass it as `cursor`); absent on
 	// the last page.
 	NextCursor string `json:"nextCursor,omitempty" example:"32"`
@@ -97,13 +97,9 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out := DLQPage{Messages: make([]Message, 0, len(msgs)), NextCursor: next}
+	out := DLQPage{Messages: make([]DeadLetter, 0, len(msgs)), NextCursor: next}
 	for _, m := range msgs {
-		dm := newMessage(m)
-		// The position is in %DLQ%group, not in the topic shown; it would
-		// only mislead.
-		dm.QueueID, dm.QueueOffset = nil, nil
-		out.Messages = append(out.Messages, dm)
+		out.Messages = append(out.Messages, newDeadLetter(m))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
