@@ -71,13 +71,14 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 		}
 		scanned, bytes, scanCap := 0, 0, maxScanUnits+max
 		next := offset
+		purged := purgedIn(tx, mq.Topic, rec.UID, mq.QueueID) // purge.go
 		err = store.ScanQueue(tx, rec.UID, mq.QueueID, offset, func(off int64, u store.Unit) bool {
 			if scanned >= scanCap || len(res.Messages) == max || bytes >= maxGetBytes {
 				return false
 			}
 			scanned++
 			next = off + 1
-			if !filter.MatchCode(int32(u.TagsCode)) {
+			if !filter.MatchCode(int32(u.TagsCode)) || purged.has(off) {
 				return true
 			}
 			m, err := store.MessageAt(tx, u.CommitLogOffset)
