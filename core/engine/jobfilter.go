@@ -8,23 +8,7 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
-// MessageFilter selects the messages a redrive or purge job works on
-// (API.md "Redrive and purge by filter"); every set field must match.
-type MessageFilter struct {
-	// Tags is a tag expression (`a || b`, `*`; core.ParseFilter).
-	Tags string `json:"tags,omitempty"`
-	// SQL is a SQL92 expression over properties and TAGS (core/sqlfilter).
-	SQL string `json:"sql,omitempty"`
-	// Reason is a substring of the message's last failure reason
-	// (core.PropLastReason); a message without one never matches.
-	Reason string `json:"reason,omitempty"`
-	// From and To bound when the copy was stored (for a dead letter: when
-	// it was dead-lettered): From ≤ storedAt < To; zero is open.
-	From time.Time `json:"from,omitzero"`
-	To   time.Time `json:"to,omitzero"`
-}
-
-// selector is a compiled MessageFilter.
+// selector is a compiled core.MessageFilter.
 type selector struct {
 	tags     core.Filter
 	sql      core.Filter
@@ -35,7 +19,7 @@ type selector struct {
 
 // compile validates f: EInvalid errors name filter.tags, filter.sql (with
 // the position), filter.reason or filter.to.
-func (f MessageFilter) compile() (selector, error) {
+func compileFilter(f core.MessageFilter) (selector, error) {
 	var s selector
 	var err error
 	if s.tags, err = core.ParseFilter(f.Tags); err != nil {

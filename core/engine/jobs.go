@@ -15,7 +15,7 @@ import (
 // Jobs: redrive and purge by filter (API.md "Redrive and purge by
 // filter"). A job walks a queue range fixed when it starts (the queues'
 // ends then: what arrives later is not its business), selects messages
-// with a MessageFilter and, chunk by chunk, redrives or purges them at
+// with a core.MessageFilter and, chunk by chunk, redrives or purges them at
 // most RatePerSecond a second. Each chunk's moves and the job's progress
 // (queue, offset, counters) commit in one transaction, and every moved
 // entry is marked (dlq.redriven), so a job resumed after a crash never
@@ -23,50 +23,8 @@ import (
 // Close stops it between chunks (it stays RUNNING in the file) and Open
 // resumes every RUNNING job.
 
-// Job kinds.
-const (
-	JobDLQRedrive = "DLQ_REDRIVE" // dead letters back through %RETRY%<group>
-	JobDLQPurge   = "DLQ_PURGE"   // dead letters dropped (marked, never listed again)
-	JobTopicPurge = "TOPIC_PURGE" // a user topic's messages never delivered again
-)
-
-// Job states.
-const (
-	JobRunning = "RUNNING"
-	JobDone    = "DONE"
-	JobFailed  = "FAILED"
-)
-
 // bucketJobs: job id → JSON Job.
 var bucketJobs = []byte("jobs")
-
-// Job is a redrive or purge by filter as stored.
-type Job struct {
-	ID     string        `json:"id"`
-	Kind   string        `json:"kind"`
-	Group  string        `json:"group,omitempty"` // DLQ jobs
-	Topic  string        `json:"topic,omitempty"` // topic purge
-	Filter MessageFilter `json:"filter"`
-	// RatePerSecond bounds how many messages a second the job moves (0:
-	// as fast as it goes).
-	RatePerSecond int    `json:"ratePerSecond,omitempty"`
-	State         string `json:"state"`
-	// Matched counts the messages selected so far, Moved those redriven
-	// or purged (the same unless one went meanwhile).
-	Matched    int64     `json:"matched"`
-	Moved      int64     `json:"moved"`
-	Error      string    `json:"error,omitempty"`
-	StartedAt  time.Time `json:"startedAt"`
-	FinishedAt time.Time `json:"finishedAt,omitzero"`
-
-	// Progress: the queue's incarnation, the queue and offset the walk
-	// resumes at, and each queue's end when the job started.
-	UID   uint64  `json:"uid"`
-	Queue int     `json:"queue"`
-	At    int64   `json:"at"`
-	Ends  []int64 `json:"ends"`
-	Start []int64 `json:"start"`
-}
 
 // jobTable owns the job goroutines (Close waits for them).
 type jobTable struct {
@@ -75,7 +33,7 @@ type jobTable struct {
 	wg     sync.WaitGroup
 }
 
-func putJob(tx *bolt.Tx, j *Job) error {
+func putJob(tx *bolt.Tx, j *core.Job) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return err
@@ -84,13 +42,13 @@ func putJob(tx *bolt.Tx, j *Job) error {
 }
 
 // jobHook stores j (its progress) in the transaction of a chunk.
-func jobHook(j Job) store.Hook {
+func jobHook(j core.Job) store.Hook {
 	return func(tx *bolt.Tx) error { return putJob(tx, &j) }
 }
 
 // GetJob returns a job (ENotFound if unknown).
-func (e *Engine) GetJob(id string) (Job, error) {
-	var j Job
+func (e *Engine) GetJob(id string) (core.Job, error) {
+	var j core.Job
 	err := e.view(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketJobs)
 		var v []byte
@@ -111,13 +69,13 @@ func (e *Engine) GetJob(id string) (Job, error) {
 func (e *Engine) jobTarget(kind, name string) (topic string, uid uint64, start, ends []int64, err error) {
 	if !core.ValidName(name) {
 		field := "group"
-		if kind == JobTopicPurge {
+		if kind == core.JobTopicPurge {
 			field = "topic"
 		}
 		return "", 0, nil, nil, core.FieldError(field, "must match ^[A-Za-z0-9_-]{1,127}$")
 	}
 	topic = name
-	if kind != JobTopicPurge {
+	if kind != core.JobTopicPurge {
 		topic = core.DLQTopic(name)
 	}
 	err = e.view(func(tx *bolt.Tx) error {
@@ -126,7 +84,7 @@ func (e *Engine) jobTarget(kind, name string) (topic string, uid uint64, start, 
 			return err
 		}
 		if !ok {
-			if kind == JobTopicPurge {
+			if kind == core.JobTopicPurge {
 				return core.Errorf(core.ENotFound, "topic %q does not exist", name)
 			}
 			return nil
@@ -145,10 +103,10 @@ func (e *Engine) jobTarget(kind, name string) (topic string, uid uint64, start, 
 }
 
 // CountMatching is a dry run: how many waiting messages a job of kind on
-// name (a group for the DLQ kinds, a topic for JobTopicPurge) would
+// name (a group for the DLQ kinds, a topic for core.JobTopicPurge) would
 // select now.
-func (e *Engine) CountMatching(kind, name string, f MessageFilter) (int64, error) {
-	sel, err := f.compile()
+func (e *Engine) CountMatching(kind, name string, f core.MessageFilter) (int64, error) {
+	sel, err := compileFilter(f)
 	if err != nil {
 		return 0, err
 	}
@@ -159,7 +117,7 @@ func (e *Engine) CountMatching(kind, name string, f MessageFilter) (int64, error
 	if err != nil {
 		return 0, err
 	}
-	j := Job{Kind: kind, Topic: topic, UID: uid, Start: start, Ends: ends}
+	j := core.Job{Kind: kind, Topic: topic, UID: uid, Start: start, Ends: ends}
 	if len(start) > 0 {
 		j.At = start[0]
 	}
@@ -184,34 +142,34 @@ func (e *Engine) CountMatching(kind, name string, f MessageFilter) (int64, error
 
 func validKind(kind string) error {
 	switch kind {
-	case JobDLQRedrive, JobDLQPurge, JobTopicPurge:
+	case core.JobDLQRedrive, core.JobDLQPurge, core.JobTopicPurge:
 		return nil
 	}
 	return core.Errorf(core.EInvalid, "unknown job kind %q", kind)
 }
 
 // StartJob starts a redrive or purge job (kind) on name (a group for the
-// DLQ kinds, a user topic for JobTopicPurge) at ratePerSecond (0:
+// DLQ kinds, a user topic for core.JobTopicPurge) at ratePerSecond (0:
 // unbounded) and returns it RUNNING; it is stored before this returns.
-func (e *Engine) StartJob(kind, name string, f MessageFilter, ratePerSecond int) (Job, error) {
-	sel, err := f.compile()
+func (e *Engine) StartJob(kind, name string, f core.MessageFilter, ratePerSecond int) (core.Job, error) {
+	sel, err := compileFilter(f)
 	if err != nil {
-		return Job{}, err
+		return core.Job{}, err
 	}
 	if err := validKind(kind); err != nil {
-		return Job{}, err
+		return core.Job{}, err
 	}
 	if ratePerSecond < 0 {
-		return Job{}, core.FieldError("ratePerSecond", "must be positive")
+		return core.Job{}, core.FieldError("ratePerSecond", "must be positive")
 	}
 	_, uid, start, ends, err := e.jobTarget(kind, name)
 	if err != nil {
-		return Job{}, err
+		return core.Job{}, err
 	}
 	now := time.Now().UTC().Truncate(time.Millisecond)
-	j := Job{ID: newID(now), Kind: kind, Filter: f, RatePerSecond: ratePerSecond, State: JobRunning,
+	j := core.Job{ID: newID(now), Kind: kind, Filter: f, RatePerSecond: ratePerSecond, State: core.JobRunning,
 		StartedAt: now, UID: uid, Start: start, Ends: ends}
-	if kind == JobTopicPurge {
+	if kind == core.JobTopicPurge {
 		j.Topic = name
 	} else {
 		j.Group = name
@@ -220,10 +178,10 @@ func (e *Engine) StartJob(kind, name string, f MessageFilter, ratePerSecond int)
 		j.At = start[0]
 	}
 	if err := e.update(func(tx *bolt.Tx) error { return putJob(tx, &j) }); err != nil {
-		return Job{}, err
+		return core.Job{}, err
 	}
 	if err := e.spawnJob(j, sel); err != nil {
-		return Job{}, err
+		return core.Job{}, err
 	}
 	e.log.Info().Str("job", j.ID).Str("kind", kind).Str("name", name).Int("ratePerSecond", ratePerSecond).Msg("job started")
 	return j, nil
@@ -231,7 +189,7 @@ func (e *Engine) StartJob(kind, name string, f MessageFilter, ratePerSecond int)
 
 // spawnJob starts j's goroutine unless the engine is closing (then j
 // stays RUNNING in the file and resumes at the next open).
-func (e *Engine) spawnJob(j Job, sel selector) error {
+func (e *Engine) spawnJob(j core.Job, sel selector) error {
 	e.jobs.mu.Lock()
 	defer e.jobs.mu.Unlock()
 	if e.jobs.closed {
@@ -254,18 +212,18 @@ func (e *Engine) stopJobs() {
 // resumeJobs creates the jobs bucket and restarts every RUNNING job
 // (Open).
 func (e *Engine) resumeJobs() error {
-	var running []Job
+	var running []core.Job
 	err := e.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketJobs)
 		if err != nil {
 			return err
 		}
 		return b.ForEach(func(k, v []byte) error {
-			var j Job
+			var j core.Job
 			if err := json.Unmarshal(v, &j); err != nil {
 				return fmt.Errorf("engine: job %s: %w", k, err)
 			}
-			if j.State == JobRunning {
+			if j.State == core.JobRunning {
 				running = append(running, j)
 			}
 			return nil
@@ -275,7 +233,7 @@ func (e *Engine) resumeJobs() error {
 		return err
 	}
 	for _, j := range running {
-		sel, err := j.Filter.compile()
+		sel, err := compileFilter(j.Filter)
 		if err != nil {
 			e.finishJob(j, err)
 			continue

@@ -12,8 +12,8 @@ import (
 )
 
 // queueTopic is the topic a job walks.
-func (j *Job) queueTopic() string {
-	if j.Kind == JobTopicPurge {
+func queueTopic(j *core.Job) string {
+	if j.Kind == core.JobTopicPurge {
 		return j.Topic
 	}
 	return core.DLQTopic(j.Group)
@@ -21,8 +21,8 @@ func (j *Job) queueTopic() string {
 
 // markKey is the mark of a moved entry: the DLQ's redrive mark, or a
 // topic's purge mark.
-func (j *Job) markKey(qid int, off int64) []byte {
-	if j.Kind == JobTopicPurge {
+func markKey(j *core.Job, qid int, off int64) []byte {
+	if j.Kind == core.JobTopicPurge {
 		return purgedKey(j.UID, qid, off)
 	}
 	return redrivenKey(j.UID, off)
@@ -43,7 +43,7 @@ var errTargetGone = core.Errorf(core.ENotFound, "the topic or group was deleted 
 // scanJob selects up to limit unmarked messages of j's current queue from
 // j.At, scanning at most dlqScanLimit units; at the queue's end (as of
 // the job's start) it moves on to the next queue.
-func scanJob(tx *bolt.Tx, j *Job, topic string, sel selector, limit int) (jobChunk, error) {
+func scanJob(tx *bolt.Tx, j *core.Job, topic string, sel selector, limit int) (jobChunk, error) {
 	c := jobChunk{queue: j.Queue, at: j.At}
 	if j.Queue >= len(j.Ends) {
 		c.done = true
@@ -70,7 +70,7 @@ func scanJob(tx *bolt.Tx, j *Job, topic string, sel selector, limit int) (jobChu
 		}
 		scanned++
 		c.at = off + 1
-		if marks.Get(j.markKey(j.Queue, off)) != nil {
+		if marks.Get(markKey(j, j.Queue, off)) != nil {
 			return true
 		}
 		m, err := store.MessageAt(tx, u.CommitLogOffset)
@@ -95,11 +95,11 @@ func scanJob(tx *bolt.Tx, j *Job, topic string, sel selector, limit int) (jobChu
 
 // runJob is a job's goroutine: scan, wait for the rate, move, record,
 // until the range is walked, the job fails, or the engine closes.
-func (e *Engine) runJob(j Job, sel selector) {
+func (e *Engine) runJob(j core.Job, sel selector) {
 	defer e.jobs.wg.Done()
 	p := newPacer(j.RatePerSecond)
 	defer p.close()
-	topic := j.queueTopic()
+	topic := queueTopic(&j)
 	for {
 		var c jobChunk
 		err := e.view(func(tx *bolt.Tx) error {
@@ -138,11 +138,11 @@ var errConflictRetry = errors.New("engine: job chunk raced a redrive")
 
 // moveChunk redrives or purges c's messages and records j's progress in
 // the same transaction; on success j holds the new progress.
-func (e *Engine) moveChunk(j *Job, c jobChunk) (int, error) {
+func (e *Engine) moveChunk(j *core.Job, c jobChunk) (int, error) {
 	next := *j
 	next.Queue, next.At = c.queue, c.at
 	next.Matched += int64(len(c.offs))
-	if j.Kind == JobDLQRedrive && len(c.offs) > 0 {
+	if j.Kind == core.JobDLQRedrive && len(c.offs) > 0 {
 		now := time.Now().UTC()
 		ops := make([]putOp, len(c.msgs))
 		for i, m := range c.msgs {
@@ -150,7 +150,7 @@ func (e *Engine) moveChunk(j *Job, c jobChunk) (int, error) {
 		}
 		next.Moved += int64(len(c.offs))
 		e.sched.redriveMu.Lock()
-		err := e.commit(context.Background(), ops, chainHooks(jobTargetGuard(j.queueTopic(), j.UID),
+		err := e.commit(context.Background(), ops, chainHooks(jobTargetGuard(queueTopic(j), j.UID),
 			redriveHook(j.UID, c.offs), jobHook(next)))
 		e.sched.redriveMu.Unlock()
 		if core.ErrorCode(err) == core.EConflict {
@@ -166,13 +166,13 @@ func (e *Engine) moveChunk(j *Job, c jobChunk) (int, error) {
 	moved := 0
 	e.sched.redriveMu.Lock()
 	err := e.update(func(tx *bolt.Tx) error {
-		if err := jobTargetGuard(j.queueTopic(), j.UID)(tx); err != nil {
+		if err := jobTargetGuard(queueTopic(j), j.UID)(tx); err != nil {
 			return err
 		}
 		b := tx.Bucket(bucketRedriven)
 		moved = 0
 		for _, off := range c.offs {
-			k := j.markKey(j.Queue, off)
+			k := markKey(j, j.Queue, off)
 			if b.Get(k) != nil {
 				continue // taken by a concurrent redrive: not ours to count
 			}
@@ -209,10 +209,10 @@ func jobTargetGuard(topic string, uid uint64) store.Hook {
 }
 
 // finishJob records j as DONE (err nil) or FAILED.
-func (e *Engine) finishJob(j Job, err error) {
-	j.State, j.FinishedAt = JobDone, time.Now().UTC().Truncate(time.Millisecond)
+func (e *Engine) finishJob(j core.Job, err error) {
+	j.State, j.FinishedAt = core.JobDone, time.Now().UTC().Truncate(time.Millisecond)
 	if err != nil {
-		j.State, j.Error = JobFailed, err.Error()
+		j.State, j.Error = core.JobFailed, err.Error()
 	}
 	if uerr := e.update(func(tx *bolt.Tx) error { return putJob(tx, &j) }); uerr != nil {
 		e.log.Warn().Err(uerr).Str("job", j.ID).Msg("job end not recorded; it resumes at the next open")

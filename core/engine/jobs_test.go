@@ -34,7 +34,7 @@ func deadLetterReasons(t testing.TB, e *Engine, group, topic string, n int) {
 }
 
 // waitJob polls a job until it is no longer RUNNING.
-func waitJob(t testing.TB, e *Engine, id string, total time.Duration) Job {
+func waitJob(t testing.TB, e *Engine, id string, total time.Duration) core.Job {
 	t.Helper()
 	deadline := time.Now().Add(total)
 	for {
@@ -42,7 +42,7 @@ func waitJob(t testing.TB, e *Engine, id string, total time.Duration) Job {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j.State != JobRunning {
+		if j.State != core.JobRunning {
 			return j
 		}
 		if time.Now().After(deadline) {
@@ -56,8 +56,8 @@ func TestJobRedriveByFilter(t *testing.T) {
 	e := openTest(t, Options{})
 	mustTopic(t, e, "t", 1)
 	deadLetterReasons(t, e, "g", "t", 30)
-	f := MessageFilter{Tags: "odd", SQL: "i >= 10", Reason: "boom 1"}
-	n, err := e.CountMatching(JobDLQRedrive, "g", f)
+	f := core.MessageFilter{Tags: "odd", SQL: "i >= 10", Reason: "boom 1"}
+	n, err := e.CountMatching(core.JobDLQRedrive, "g", f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,12 +65,12 @@ func TestJobRedriveByFilter(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("dry run matched %d, want 3", n)
 	}
-	j, err := e.StartJob(JobDLQRedrive, "g", f, 0)
-	if err != nil || j.State != JobRunning || j.ID == "" {
+	j, err := e.StartJob(core.JobDLQRedrive, "g", f, 0)
+	if err != nil || j.State != core.JobRunning || j.ID == "" {
 		t.Fatalf("StartJob = %+v, %v", j, err)
 	}
 	j = waitJob(t, e, j.ID, 5*time.Second)
-	if j.State != JobDone || j.Matched != n || j.Moved != n || j.FinishedAt.IsZero() {
+	if j.State != core.JobDone || j.Matched != n || j.Moved != n || j.FinishedAt.IsZero() {
 		t.Fatalf("job %+v: want DONE with matched = moved = %d", j, n)
 	}
 	got := readAll(t, e, core.MessageQueue{Topic: core.RetryTopic("g")})
@@ -88,7 +88,7 @@ func TestJobRedriveByFilter(t *testing.T) {
 		t.Fatalf("depth %d, want 27", d)
 	}
 	// Nothing matches any more.
-	if n, _ := e.CountMatching(JobDLQRedrive, "g", f); n != 0 {
+	if n, _ := e.CountMatching(core.JobDLQRedrive, "g", f); n != 0 {
 		t.Fatalf("dry run after the job: %d", n)
 	}
 }
@@ -97,11 +97,11 @@ func TestJobPurgeDLQAndTopic(t *testing.T) {
 	e := openTest(t, Options{})
 	mustTopic(t, e, "t", 2)
 	deadLetterReasons(t, e, "g", "t", 20)
-	j, err := e.StartJob(JobDLQPurge, "g", MessageFilter{Tags: "even"}, 0)
+	j, err := e.StartJob(core.JobDLQPurge, "g", core.MessageFilter{Tags: "even"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j = waitJob(t, e, j.ID, 5*time.Second); j.State != JobDone || j.Moved != 10 {
+	if j = waitJob(t, e, j.ID, 5*time.Second); j.State != core.JobDone || j.Moved != 10 {
 		t.Fatalf("DLQ purge %+v", j)
 	}
 	left, _, _ := e.DLQMessages("g", "", 100)
@@ -119,11 +119,11 @@ func TestJobPurgeDLQAndTopic(t *testing.T) {
 
 	// Topic purge: the 20 messages of t (both queues), those with i < 5
 	// are never read again; the rest are.
-	j, err = e.StartJob(JobTopicPurge, "t", MessageFilter{SQL: "i < 5"}, 0)
+	j, err = e.StartJob(core.JobTopicPurge, "t", core.MessageFilter{SQL: "i < 5"}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if j = waitJob(t, e, j.ID, 5*time.Second); j.State != JobDone || j.Moved != 5 || j.Matched != 5 {
+	if j = waitJob(t, e, j.ID, 5*time.Second); j.State != core.JobDone || j.Moved != 5 || j.Matched != 5 {
 		t.Fatalf("topic purge %+v", j)
 	}
 	n := 0
@@ -138,29 +138,29 @@ func TestJobPurgeDLQAndTopic(t *testing.T) {
 	if n != 15 {
 		t.Fatalf("read %d messages after the purge, want 15", n)
 	}
-	if c, _ := e.CountMatching(JobTopicPurge, "t", MessageFilter{}); c != 15 {
+	if c, _ := e.CountMatching(core.JobTopicPurge, "t", core.MessageFilter{}); c != 15 {
 		t.Fatalf("dry run of purge-all: %d", c)
 	}
 
 	// Errors name the field.
-	_, err = e.StartJob(JobDLQRedrive, "g", MessageFilter{SQL: "a > "}, 0)
+	_, err = e.StartJob(core.JobDLQRedrive, "g", core.MessageFilter{SQL: "a > "}, 0)
 	if ce, ok := err.(*core.Error); !ok || ce.Field != "filter.sql" || ce.Message != "at 5: expected a value, found end of expression" {
 		t.Fatalf("bad sql: %#v", err)
 	}
-	_, err = e.StartJob(JobDLQRedrive, "g", MessageFilter{Tags: "a ||"}, 0)
+	_, err = e.StartJob(core.JobDLQRedrive, "g", core.MessageFilter{Tags: "a ||"}, 0)
 	wantCode(t, err, core.EInvalid)
-	_, err = e.StartJob(JobTopicPurge, "nope", MessageFilter{}, 0)
+	_, err = e.StartJob(core.JobTopicPurge, "nope", core.MessageFilter{}, 0)
 	wantCode(t, err, core.ENotFound)
 	_, err = e.GetJob("nope")
 	wantCode(t, err, core.ENotFound)
 	now := time.Now()
-	_, err = e.CountMatching(JobDLQPurge, "g", MessageFilter{From: now, To: now})
+	_, err = e.CountMatching(core.JobDLQPurge, "g", core.MessageFilter{From: now, To: now})
 	wantCode(t, err, core.EInvalid)
 	// A time window: everything was dead-lettered before now.
-	if c, _ := e.CountMatching(JobDLQPurge, "g", MessageFilter{From: now.Add(-time.Hour), To: now.Add(time.Second)}); c != 10 {
+	if c, _ := e.CountMatching(core.JobDLQPurge, "g", core.MessageFilter{From: now.Add(-time.Hour), To: now.Add(time.Second)}); c != 10 {
 		t.Fatalf("window matched %d", c)
 	}
-	if c, _ := e.CountMatching(JobDLQPurge, "g", MessageFilter{From: now.Add(time.Second)}); c != 0 {
+	if c, _ := e.CountMatching(core.JobDLQPurge, "g", core.MessageFilter{From: now.Add(time.Second)}); c != 0 {
 		t.Fatalf("future window matched %d", c)
 	}
 }
@@ -175,7 +175,7 @@ func TestJobResumesAfterClose(t *testing.T) {
 	}
 	mustTopic(t, e, "t", 1)
 	deadLetterReasons(t, e, "g", "t", 300)
-	j, err := e.StartJob(JobDLQRedrive, "g", MessageFilter{}, 500) // chunks of 50, ~0.5 s in all
+	j, err := e.StartJob(core.JobDLQRedrive, "g", core.MessageFilter{}, 500) // chunks of 50, ~0.5 s in all
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestJobResumesAfterClose(t *testing.T) {
 	mid, _ := e.GetJob(j.ID)
 	t.Logf("at reopen: %d moved", mid.Moved)
 	j = waitJob(t, e, j.ID, 10*time.Second)
-	if j.State != JobDone || j.Moved != 300 || j.Matched != 300 {
+	if j.State != core.JobDone || j.Moved != 300 || j.Matched != 300 {
 		t.Fatalf("resumed job %+v", j)
 	}
 	got := readAll(t, e, core.MessageQueue{Topic: core.RetryTopic("g")})
