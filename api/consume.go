@@ -53,6 +53,10 @@ type NackRequest struct {
 	// server's --delay-levels (1..18 by default); a level above the last
 	// means the last, as in RocketMQ.
 	DelayLevel int `json:"delayLevel" validate:"min=-1" minimum:"-1" example:"0"`
+	// Reason says why the messages failed (at most 256 characters); it is
+	// stored with the retry and dead-letter copies and shown as
+	// lastReason in the DLQ listing.
+	Reason string `json:"reason,omitempty" validate:"omitempty,max=256" maxLength:"256" example:"payment service answered 503"`
 }
 
 // ExtendRequest is the body of POST /v1/groups/{group}/extend.
@@ -200,7 +204,7 @@ func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := s.consume.Nack(r.Context(), name, req.ReceiptHandles, req.DelayLevel)
+	res, err := s.nack(r, name, req)
 	s.answerHandles(w, r, res, err)
 }
 

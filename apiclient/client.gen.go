@@ -168,6 +168,48 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for JobKind.
+const (
+	DLQPURGE   JobKind = "DLQ_PURGE"
+	DLQREDRIVE JobKind = "DLQ_REDRIVE"
+	TOPICPURGE JobKind = "TOPIC_PURGE"
+)
+
+// Valid indicates whether the value is a known member of the JobKind enum.
+func (e JobKind) Valid() bool {
+	switch e {
+	case DLQPURGE:
+		return true
+	case DLQREDRIVE:
+		return true
+	case TOPICPURGE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobState.
+const (
+	DONE    JobState = "DONE"
+	FAILED  JobState = "FAILED"
+	RUNNING JobState = "RUNNING"
+)
+
+// Valid indicates whether the value is a known member of the JobState enum.
+func (e JobState) Valid() bool {
+	switch e {
+	case DONE:
+		return true
+	case FAILED:
+		return true
+	case RUNNING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OffsetResetRequestPosition.
 const (
 	OffsetResetRequestPositionFIRSTOFFSET OffsetResetRequestPosition = "FIRST_OFFSET"
@@ -183,6 +225,24 @@ func (e OffsetResetRequestPosition) Valid() bool {
 	case OffsetResetRequestPositionLASTOFFSET:
 		return true
 	case OffsetResetRequestPositionTIMESTAMP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SubscriptionBodyFilterType.
+const (
+	SQL92 SubscriptionBodyFilterType = "SQL92"
+	TAG   SubscriptionBodyFilterType = "TAG"
+)
+
+// Valid indicates whether the value is a known member of the SubscriptionBodyFilterType enum.
+func (e SubscriptionBodyFilterType) Valid() bool {
+	switch e {
+	case SQL92:
+		return true
+	case TAG:
 		return true
 	default:
 		return false
@@ -281,13 +341,101 @@ type DLQPage struct {
 	// failed delivery's count (maxReconsumeTimes after exhausted retries).
 	// There is no queue position and no receipt handle: dead letters are
 	// not consumed.
-	Messages []Message `json:"messages"`
+	Messages []DeadLetter `json:"messages"`
 
 	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
 	// the last page.
 	//
 	// Example: 32
 	NextCursor *string `json:"nextCursor,omitempty"`
+}
+
+// DeadLetter defines model for DeadLetter.
+type DeadLetter struct {
+	// Body Body is the UTF-8 text body of a message published with `body`.
+	//
+	// Example: order 17 created
+	Body *string `json:"body,omitempty"`
+
+	// BodyBase64 BodyBase64 is the body (standard base64) of a message published with
+	// `bodyBase64`.
+	//
+	// Example: AAEC/w==
+	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
+
+	// BornAt BornAt is when the gateway accepted the message.
+	//
+	// Example: 2026-01-02T15:04:05.000Z
+	BornAt *time.Time `json:"bornAt,omitempty"`
+
+	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
+	// absent for messages that were not delayed.
+	//
+	// Example: 2026-01-02T15:05:05.000Z
+	DeliverAt *time.Time `json:"deliverAt,omitempty"`
+
+	// Keys Keys are the message's lookup keys.
+	//
+	// Example: ["order-17"]
+	Keys *[]string `json:"keys,omitempty"`
+
+	// LastReason LastReason is why the last delivery failed: the nack's reason, the
+	// webhook's status or error, or a lease timeout; absent when unknown.
+	//
+	// Example: payment service answered 503
+	LastReason *string `json:"lastReason,omitempty"`
+
+	// MessageId MessageID is the id shown to users; it stays the same across retries.
+	//
+	// Example: 0A1B2C3D4E5F60718293A4B5
+	MessageId *string `json:"messageId,omitempty"`
+
+	// Properties Properties are the user properties.
+	Properties *map[string]string `json:"properties,omitempty"`
+
+	// QueueId QueueID is the queue the message is in; absent while it is delayed.
+	//
+	// Example: 3
+	QueueId *int `json:"queueId,omitempty"`
+
+	// QueueOffset QueueOffset is the message's position in its queue; absent while it
+	// is delayed.
+	//
+	// Example: 42
+	QueueOffset *int `json:"queueOffset,omitempty"`
+
+	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
+	//
+	// Example: 0
+	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+
+	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
+	//
+	// Example: customer-9
+	ShardingKey *string `json:"shardingKey,omitempty"`
+
+	// StoredAt StoredAt is when the transaction holding this copy committed.
+	//
+	// Example: 2026-01-02T15:04:05.003Z
+	StoredAt *time.Time `json:"storedAt,omitempty"`
+
+	// Tags Tags is the message's tag, matched by subscription filters.
+	//
+	// Example: created
+	Tags *string `json:"tags,omitempty"`
+
+	// Topic Topic is the topic the message was published to (also for retries).
+	//
+	// Example: orders
+	Topic *string `json:"topic,omitempty"`
+}
+
+// DryRunResult defines model for DryRunResult.
+type DryRunResult struct {
+	// Matched Matched counts the messages the filter selects now.
+	//
+	// Example: 42
+	Matched *int `json:"matched,omitempty"`
 }
 
 // ExtendRequest defines model for ExtendRequest.
@@ -480,6 +628,83 @@ type Health struct {
 // Example: ok
 type HealthStatus string
 
+// Job defines model for Job.
+type Job struct {
+	Error *string `json:"error,omitempty"`
+
+	// FinishedAt FinishedAt is set once the job is DONE or FAILED.
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+
+	// Group Example: billing
+	Group *string `json:"group,omitempty"`
+
+	// Id Example: 06h2lg7v1kf9hhtg0rkbf6cn4o
+	Id *string `json:"id,omitempty"`
+
+	// Kind Kind: DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
+	//
+	// Example: DLQ_REDRIVE
+	Kind *JobKind `json:"kind,omitempty"`
+
+	// Matched Matched counts the messages selected so far.
+	//
+	// Example: 120
+	Matched *int `json:"matched,omitempty"`
+
+	// Moved Moved counts those redriven or purged so far.
+	//
+	// Example: 120
+	Moved *int `json:"moved,omitempty"`
+
+	// RatePerSecond Example: 500
+	RatePerSecond *int       `json:"ratePerSecond,omitempty"`
+	StartedAt     *time.Time `json:"startedAt,omitempty"`
+
+	// State State: RUNNING, DONE or FAILED (see error).
+	//
+	// Example: RUNNING
+	State *JobState `json:"state,omitempty"`
+
+	// Topic Example: orders
+	Topic *string `json:"topic,omitempty"`
+}
+
+// JobKind Kind: DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
+//
+// Example: DLQ_REDRIVE
+type JobKind string
+
+// JobState State: RUNNING, DONE or FAILED (see error).
+//
+// Example: RUNNING
+type JobState string
+
+// JobFilter defines model for JobFilter.
+type JobFilter struct {
+	// From From selects messages stored (dead letters: dead-lettered) at or
+	// after this time.
+	From *time.Time `json:"from,omitempty"`
+
+	// Reason Reason is a substring of the message's lastReason.
+	//
+	// Example: 503
+	Reason *string `json:"reason,omitempty"`
+
+	// Sql SQL is a SQL92 expression over properties and TAGS (as a
+	// subscription's with filterType SQL92).
+	//
+	// Example: region = 'eu' AND amount > 100
+	Sql *string `json:"sql,omitempty"`
+
+	// Tags Tags is a tag expression: `*` or tags joined by `||`.
+	//
+	// Example: created || paid
+	Tags *string `json:"tags,omitempty"`
+
+	// To To selects messages stored before this time.
+	To *time.Time `json:"to,omitempty"`
+}
+
 // Message defines model for Message.
 type Message struct {
 	// Body Body is the UTF-8 text body of a message published with `body`.
@@ -584,6 +809,13 @@ type NackRequest struct {
 	//
 	// Example: 0
 	DelayLevel *int `json:"delayLevel,omitempty"`
+
+	// Reason Reason says why the messages failed (at most 256 characters); it is
+	// stored with the retry and dead-letter copies and shown as
+	// lastReason in the DLQ listing.
+	//
+	// Example: payment service answered 503
+	Reason *string `json:"reason,omitempty"`
 
 	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
 	// empty or unknown one gets status invalid in the answer.
@@ -761,6 +993,21 @@ type PublishResult struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+}
+
+// PurgeRequest defines model for PurgeRequest.
+type PurgeRequest struct {
+	// DryRun DryRun only counts what the filter selects (200 {"matched"}).
+	//
+	// Example: false
+	DryRun *bool      `json:"dryRun,omitempty"`
+	Filter *JobFilter `json:"filter,omitempty"`
+
+	// RatePerSecond RatePerSecond bounds how many messages a second the job handles
+	// (default: no bound).
+	//
+	// Example: 500
+	RatePerSecond *int `json:"ratePerSecond,omitempty"`
 }
 
 // PushBody defines model for PushBody.
@@ -1022,15 +1269,33 @@ type ReceivedMessage struct {
 
 // RedriveRequest defines model for RedriveRequest.
 type RedriveRequest struct {
+	// DryRun DryRun only counts what the filter selects: 200 {"matched"}.
+	//
+	// Example: false
+	DryRun *bool      `json:"dryRun,omitempty"`
+	Filter *JobFilter `json:"filter,omitempty"`
+
 	// MessageIds MessageIDs are original message ids to redrive; empty or absent
 	// redrives every dead letter of the group.
 	//
 	// Example: ["0A1B2C3D4E5F60718293A4B5"]
 	MessageIds *[]string `json:"messageIds,omitempty"`
+
+	// RatePerSecond RatePerSecond bounds how many dead letters a second the job
+	// redrives (default: no bound). 0 or absent: the default.
+	//
+	// Example: 500
+	RatePerSecond *int `json:"ratePerSecond,omitempty"`
 }
 
 // RedriveResult defines model for RedriveResult.
 type RedriveResult struct {
+	// Matched Matched is the answer of a dry run: how many dead letters the
+	// filter selects now (redriven is then 0).
+	//
+	// Example: 3
+	Matched *int `json:"matched,omitempty"`
+
 	// Redriven Redriven counts the dead letters sent back to the group.
 	//
 	// Example: 3
@@ -1039,16 +1304,29 @@ type RedriveResult struct {
 
 // SubscriptionBody defines model for SubscriptionBody.
 type SubscriptionBody struct {
-	// Filter Filter is `*` (default) or tags joined by `||`.
+	// Filter Filter is `*` (default) or tags joined by `||`; with filterType
+	// SQL92 an expression over properties and TAGS, e.g.
+	// `a > 5 AND region IN ('eu','us') AND b IS NOT NULL` (a bad one is a
+	// 400 naming its position).
 	//
 	// Example: created || paid
 	Filter *string `json:"filter,omitempty"`
+
+	// FilterType FilterType is TAG (default) or SQL92.
+	//
+	// Example: TAG
+	FilterType *SubscriptionBodyFilterType `json:"filterType,omitempty"`
 
 	// Topic Topic is a user topic.
 	//
 	// Example: orders
 	Topic string `json:"topic"`
 }
+
+// SubscriptionBodyFilterType FilterType is TAG (default) or SQL92.
+//
+// Example: TAG
+type SubscriptionBodyFilterType string
 
 // Topic defines model for Topic.
 type Topic struct {
@@ -1189,6 +1467,9 @@ type PutGroupJSONRequestBody = GroupRequest
 // AckMessagesJSONRequestBody defines body for AckMessages for application/json ContentType.
 type AckMessagesJSONRequestBody = AckRequest
 
+// PurgeDeadLettersJSONRequestBody defines body for PurgeDeadLetters for application/json ContentType.
+type PurgeDeadLettersJSONRequestBody = PurgeRequest
+
 // RedriveDeadLettersJSONRequestBody defines body for RedriveDeadLetters for application/json ContentType.
 type RedriveDeadLettersJSONRequestBody = RedriveRequest
 
@@ -1212,6 +1493,9 @@ type PublishMessageJSONRequestBody = PublishRequest
 
 // PublishBatchJSONRequestBody defines body for PublishBatch for application/json ContentType.
 type PublishBatchJSONRequestBody = PublishBatchRequest
+
+// PurgeTopicJSONRequestBody defines body for PurgeTopic for application/json ContentType.
+type PurgeTopicJSONRequestBody = PurgeRequest
 
 // AsPublishRequest0 returns the union data inside the PublishRequest as a PublishRequest0
 func (t PublishRequest) AsPublishRequest0() (PublishRequest0, error) {
@@ -1606,9 +1890,27 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/groups/{group}/dlq (the `ListDeadLetters` operationId).
 	ListDeadLetters(ctx context.Context, group string, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PurgeDeadLettersWithBody Purge dead letters by filter
+	//
+	// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+	PurgeDeadLettersWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PurgeDeadLetters Purge dead letters by filter
+	//
+	// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+	PurgeDeadLetters(ctx context.Context, group string, body PurgeDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RedriveDeadLettersWithBody Redrive dead letters
 	//
-	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1617,7 +1919,7 @@ type ClientInterface interface {
 
 	// RedriveDeadLetters Redrive dead letters
 	//
-	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1696,6 +1998,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 	ReceiveMessages(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetJob Get a redrive or purge job
+	//
+	// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
+	//
+	// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
+	GetJob(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTopics List topics
 	//
@@ -1788,6 +2097,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 	GetMessage(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PurgeTopicWithBody Purge a topic's messages by filter
+	//
+	// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+	PurgeTopicWithBody(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PurgeTopic Purge a topic's messages by filter
+	//
+	// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+	PurgeTopic(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetDocs Interactive API docs
@@ -2037,9 +2364,47 @@ func (c *Client) ListDeadLetters(ctx context.Context, group string, params *List
 	return c.Client.Do(req)
 }
 
+// PurgeDeadLettersWithBody Purge dead letters by filter
+//
+// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+func (c *Client) PurgeDeadLettersWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeDeadLettersRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PurgeDeadLetters Purge dead letters by filter
+//
+// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+func (c *Client) PurgeDeadLetters(ctx context.Context, group string, body PurgeDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeDeadLettersRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RedriveDeadLettersWithBody Redrive dead letters
 //
-// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2058,7 +2423,7 @@ func (c *Client) RedriveDeadLettersWithBody(ctx context.Context, group string, c
 
 // RedriveDeadLetters Redrive dead letters
 //
-// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2228,6 +2593,23 @@ func (c *Client) ReceiveMessagesWithBody(ctx context.Context, group string, cont
 // Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 func (c *Client) ReceiveMessages(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReceiveMessagesRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetJob Get a redrive or purge job
+//
+// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
+//
+// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
+func (c *Client) GetJob(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetJobRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2440,6 +2822,44 @@ func (c *Client) PublishBatch(ctx context.Context, topic string, body PublishBat
 // Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 func (c *Client) GetMessage(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMessageRequest(c.Server, topic, messageId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PurgeTopicWithBody Purge a topic's messages by filter
+//
+// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+func (c *Client) PurgeTopicWithBody(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeTopicRequestWithBody(c.Server, topic, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PurgeTopic Purge a topic's messages by filter
+//
+// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+func (c *Client) PurgeTopic(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeTopicRequest(c.Server, topic, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2940,6 +3360,53 @@ func NewListDeadLettersRequest(server string, group string, params *ListDeadLett
 	return req, nil
 }
 
+// NewPurgeDeadLettersRequest calls the generic PurgeDeadLetters builder with application/json body
+func NewPurgeDeadLettersRequest(server string, group string, body PurgeDeadLettersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPurgeDeadLettersRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewPurgeDeadLettersRequestWithBody constructs an http.Request for the PurgeDeadLetters method, with any body, and a specified content type
+func NewPurgeDeadLettersRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/dlq/purge", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewRedriveDeadLettersRequest calls the generic RedriveDeadLetters builder with application/json body
 func NewRedriveDeadLettersRequest(server string, group string, body RedriveDeadLettersJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3232,6 +3699,40 @@ func NewReceiveMessagesRequestWithBody(server string, group string, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetJobRequest constructs an http.Request for the GetJob method
+func NewGetJobRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/jobs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3710,6 +4211,53 @@ func NewGetMessageRequest(server string, topic string, messageId string) (*http.
 	return req, nil
 }
 
+// NewPurgeTopicRequest calls the generic PurgeTopic builder with application/json body
+func NewPurgeTopicRequest(server string, topic string, body PurgeTopicJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPurgeTopicRequestWithBody(server, topic, "application/json", bodyReader)
+}
+
+// NewPurgeTopicRequestWithBody constructs an http.Request for the PurgeTopic method, with any body, and a specified content type
+func NewPurgeTopicRequestWithBody(server string, topic string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "topic", topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/topics/%s/purge", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -3873,9 +4421,27 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/groups/{group}/dlq (the `ListDeadLetters` operationId).
 	ListDeadLettersWithResponse(ctx context.Context, group string, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*ListDeadLettersResponse, error)
 
+	// PurgeDeadLettersWithBodyWithResponse Purge dead letters by filter
+	//
+	// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+	PurgeDeadLettersWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PurgeDeadLettersResponse, error)
+
+	// PurgeDeadLettersWithResponse Purge dead letters by filter
+	//
+	// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+	PurgeDeadLettersWithResponse(ctx context.Context, group string, body PurgeDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeDeadLettersResponse, error)
+
 	// RedriveDeadLettersWithBodyWithResponse Redrive dead letters
 	//
-	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3884,7 +4450,7 @@ type ClientWithResponsesInterface interface {
 
 	// RedriveDeadLettersWithResponse Redrive dead letters
 	//
-	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -3965,6 +4531,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 	ReceiveMessagesWithResponse(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error)
+
+	// GetJobWithResponse Get a redrive or purge job
+	//
+	// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
+	GetJobWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetJobResponse, error)
 
 	// ListTopicsWithResponse List topics
 	//
@@ -4069,6 +4644,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 	GetMessageWithResponse(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*GetMessageResponse, error)
+
+	// PurgeTopicWithBodyWithResponse Purge a topic's messages by filter
+	//
+	// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+	PurgeTopicWithBodyWithResponse(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error)
+
+	// PurgeTopicWithResponse Purge a topic's messages by filter
+	//
+	// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+	PurgeTopicWithResponse(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error)
 }
 
 type GetDocsResponse struct {
@@ -5010,6 +5603,136 @@ func (r ListDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// PurgeDeadLettersResponse202Headers the declared response headers of an HTTP 202 response for PurgeDeadLetters
+type PurgeDeadLettersResponse202Headers struct {
+	Location *string
+}
+
+// PurgeDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for PurgeDeadLetters
+type PurgeDeadLettersResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PurgeDeadLettersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DryRunResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Job
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PurgeDeadLettersResponse202Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PurgeDeadLettersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PurgeDeadLettersResponse) GetJSON200() *DryRunResult {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PurgeDeadLettersResponse) GetJSON202() *Job {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PurgeDeadLettersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PurgeDeadLettersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PurgeDeadLettersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PurgeDeadLettersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedriveDeadLettersResponse202Headers the declared response headers of an HTTP 202 response for RedriveDeadLetters
+type RedriveDeadLettersResponse202Headers struct {
+	Location *string
+}
+
 // RedriveDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for RedriveDeadLetters
 type RedriveDeadLettersResponse503Headers struct {
 	RetryAfter *int
@@ -5020,6 +5743,8 @@ type RedriveDeadLettersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *RedriveResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Job
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -5040,6 +5765,8 @@ type RedriveDeadLettersResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RedriveDeadLettersResponse202Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RedriveDeadLettersResponse503Headers
 }
@@ -5047,6 +5774,11 @@ type RedriveDeadLettersResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RedriveDeadLettersResponse) GetJSON200() *RedriveResult {
 	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RedriveDeadLettersResponse) GetJSON202() *Job {
+	return r.JSON202
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -5677,6 +6409,89 @@ func (r ReceiveMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReceiveMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetJobResponse503Headers the declared response headers of an HTTP 503 response for GetJob
+type GetJobResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Job
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetJobResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetJobResponse) GetJSON200() *Job {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetJobResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6577,6 +7392,131 @@ func (r GetMessageResponse) ContentType() string {
 	return ""
 }
 
+// PurgeTopicResponse202Headers the declared response headers of an HTTP 202 response for PurgeTopic
+type PurgeTopicResponse202Headers struct {
+	Location *string
+}
+
+// PurgeTopicResponse503Headers the declared response headers of an HTTP 503 response for PurgeTopic
+type PurgeTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PurgeTopicResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DryRunResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Job
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PurgeTopicResponse202Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PurgeTopicResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PurgeTopicResponse) GetJSON200() *DryRunResult {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PurgeTopicResponse) GetJSON202() *Job {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PurgeTopicResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PurgeTopicResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PurgeTopicResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PurgeTopicResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetDocsWithResponse Interactive API docs
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6786,9 +7726,39 @@ func (c *ClientWithResponses) ListDeadLettersWithResponse(ctx context.Context, g
 	return ParseListDeadLettersResponse(rsp)
 }
 
+// PurgeDeadLettersWithBodyWithResponse Purge dead letters by filter
+//
+// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+func (c *ClientWithResponses) PurgeDeadLettersWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PurgeDeadLettersResponse, error) {
+	rsp, err := c.PurgeDeadLettersWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeDeadLettersResponse(rsp)
+}
+
+// PurgeDeadLettersWithResponse Purge dead letters by filter
+//
+// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+func (c *ClientWithResponses) PurgeDeadLettersWithResponse(ctx context.Context, group string, body PurgeDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeDeadLettersResponse, error) {
+	rsp, err := c.PurgeDeadLetters(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeDeadLettersResponse(rsp)
+}
+
 // RedriveDeadLettersWithBodyWithResponse Redrive dead letters
 //
-// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6803,7 +7773,7 @@ func (c *ClientWithResponses) RedriveDeadLettersWithBodyWithResponse(ctx context
 
 // RedriveDeadLettersWithResponse Redrive dead letters
 //
-// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -6943,6 +7913,21 @@ func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, g
 		return nil, err
 	}
 	return ParseReceiveMessagesResponse(rsp)
+}
+
+// GetJobWithResponse Get a redrive or purge job
+//
+// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
+func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetJobResponse, error) {
+	rsp, err := c.GetJob(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetJobResponse(rsp)
 }
 
 // ListTopicsWithResponse List topics
@@ -7119,6 +8104,36 @@ func (c *ClientWithResponses) GetMessageWithResponse(ctx context.Context, topic 
 		return nil, err
 	}
 	return ParseGetMessageResponse(rsp)
+}
+
+// PurgeTopicWithBodyWithResponse Purge a topic's messages by filter
+//
+// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+func (c *ClientWithResponses) PurgeTopicWithBodyWithResponse(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error) {
+	rsp, err := c.PurgeTopicWithBody(ctx, topic, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeTopicResponse(rsp)
+}
+
+// PurgeTopicWithResponse Purge a topic's messages by filter
+//
+// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+func (c *ClientWithResponses) PurgeTopicWithResponse(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error) {
+	rsp, err := c.PurgeTopic(ctx, topic, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeTopicResponse(rsp)
 }
 
 // ParseGetDocsResponse parses an HTTP response from a GetDocsWithResponse call
@@ -7934,6 +8949,125 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 	return response, nil
 }
 
+// ParsePurgeDeadLettersResponse parses an HTTP response from a PurgeDeadLettersWithResponse call
+func ParsePurgeDeadLettersResponse(rsp *http.Response) (*PurgeDeadLettersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PurgeDeadLettersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DryRunResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers PurgeDeadLettersResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 503:
+		var headers PurgeDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRedriveDeadLettersResponse parses an HTTP response from a RedriveDeadLettersWithResponse call
 func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -7954,6 +9088,13 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
@@ -8028,6 +9169,16 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 	}
 
 	switch {
+	case rsp.StatusCode == 202:
+		var headers RedriveDeadLettersResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 503:
 		var headers RedriveDeadLettersResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -8543,6 +9694,80 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReceiveMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetJobResponse parses an HTTP response from a GetJobWithResponse call
+func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetJobResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -9365,6 +10590,125 @@ func ParseGetMessageResponse(rsp *http.Response) (*GetMessageResponse, error) {
 	switch {
 	case rsp.StatusCode == 503:
 		var headers GetMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePurgeTopicResponse parses an HTTP response from a PurgeTopicWithResponse call
+func ParsePurgeTopicResponse(rsp *http.Response) (*PurgeTopicResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PurgeTopicResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DryRunResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers PurgeTopicResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 503:
+		var headers PurgeTopicResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -79,17 +79,21 @@ func (q *queueBuf) takeable(t uint64) bool {
 // is released: the consume service may dispatch the next batch from inside
 // Ack / Nack, which calls back into Consume.
 type call struct {
-	d     answerer
-	i     int
-	ok    bool
-	level int
+	d      answerer
+	i      int
+	ok     bool
+	level  int
+	reason string // a nack's reason (nack_reason.go)
 }
 
 func runCalls(calls []call) {
 	for _, c := range calls {
-		if c.ok {
+		switch {
+		case c.ok:
 			c.d.Ack(c.i)
-		} else {
+		case c.reason != "":
+			nackReason(c.d, c.i, c.level, c.reason)
+		default:
 			c.d.Nack(c.i, c.level)
 		}
 	}

@@ -158,7 +158,7 @@ const (
 // one (ok, nothing changes); so does one whose ProcessQueue was dropped
 // (its lease is voided, nothing is answered: the queue's next owner
 // delivers the message again).
-func (t *leaseTable) apply(group string, handles []string, o op, level int, extendTo time.Time, now time.Time) ([]HandleResult, []call) {
+func (t *leaseTable) apply(group string, handles []string, o op, level int, reason string, extendTo time.Time, now time.Time) ([]HandleResult, []call) {
 	res := make([]HandleResult, len(handles))
 	var calls []call
 	moved := false
@@ -201,7 +201,9 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, exte
 			calls = box.answerLocked(l.dl, l.i, true, 0, calls)
 			t.endLocked(l, outcomeAcked)
 		case opNack:
+			n := len(calls)
 			calls = box.answerLocked(l.dl, l.i, false, level, calls)
+			withReason(calls[n:], reason)
 			t.endLocked(l, outcomeNacked)
 		case opExtend:
 			l.deadline = extendTo
@@ -234,7 +236,9 @@ func (t *leaseTable) expire(now time.Time) ([]call, time.Time) {
 		if box.closed || l.dl.d.Dropped() {
 			box.voidLocked(l.dl, l.i)
 		} else {
+			n := len(calls)
 			calls = box.answerLocked(l.dl, l.i, false, 0, calls)
+			withReason(calls[n:], leaseExpiredReason(l))
 		}
 		box.mu.Unlock()
 		t.endLocked(l, outcomeExpired)

@@ -29,6 +29,7 @@ import (
 
 // The real engine is what api's handlers run over.
 var _ api.Engine = (*engine.Engine)(nil)
+var _ api.JobEngine = (*engine.Engine)(nil) // redrive and purge jobs (api/jobs.go)
 
 // Main is one run of `mqgate serve` (wtf style: NewMain, ParseFlags, Run,
 // Close), usable from tests in-process.

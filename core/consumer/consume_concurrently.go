@@ -83,7 +83,7 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 			done = append(done, m)
 			continue
 		}
-		if err := c.sendBack(pr, m, st.delay[i], cfg.MaxReconsumeTimes); err != nil {
+		if err := c.sendBack(pr, withReason(m, st.reason(i)), st.delay[i], cfg.MaxReconsumeTimes); err != nil {
 			cp := *m
 			cp.ReconsumeTimes++
 			pr.pq.ReplaceMessage(&cp)

@@ -118,7 +118,7 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 			if cfg.MessageModel == core.Broadcasting {
 				c.stats.broadcastDropped.Add(1)
 				skip = true
-			} else if err := c.sendBack(pr, m, -1, cfg.MaxReconsumeTimes); err == nil {
+			} else if err := c.sendBack(pr, withReason(m, st.reason(k)), -1, cfg.MaxReconsumeTimes); err == nil {
 				c.stats.deadLettered.Add(1)
 				skip = true
 			}

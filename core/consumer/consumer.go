@@ -184,16 +184,16 @@ func (c *PushConsumer) Rebalance() { signal(c.kick) }
 // mode, model) live: the next rebalance, run at once, drops the queues
 // whose subscription changed and pulls the new ones.
 func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {
-	filters := map[string]string{}
+	filters := map[string]core.Filter{}
 	for _, sub := range c.subscriptions(cfg) {
-		filters[sub.topic] = sub.filter.Expr
+		filters[sub.topic] = sub.filter
 	}
 	c.mu.Lock()
 	c.cfg = cfg
 	// Before returning: a message published after UpdateConfig must be
 	// judged by the new filter, and the rebalance below runs later.
 	for _, pr := range c.table {
-		if expr, ok := filters[pr.mq.Topic]; !ok || expr != pr.filter.Expr {
+		if f, ok := filters[pr.mq.Topic]; !ok || !f.Same(pr.filter) {
 			pr.stale.Store(true)
 		}
 	}

@@ -18,6 +18,7 @@ type deliveryState struct {
 	answered  []bool
 	ok        []bool
 	delay     []int
+	reasons   []string // NackReason texts; nil until the first one
 	remaining int
 	finished  bool
 	released  bool // finished by release: the queue was dropped, nothing counts
@@ -36,13 +37,19 @@ func (c *PushConsumer) newDelivery(pr *pullRequest, d *Delivery) *deliveryState 
 }
 
 // answer records one message's result; the last one processes the batch.
-func (st *deliveryState) answer(i int, ok bool, delayLevel int) {
+func (st *deliveryState) answer(i int, ok bool, delayLevel int, reason string) {
 	st.mu.Lock()
 	if st.finished || i < 0 || i >= len(st.answered) || st.answered[i] {
 		st.mu.Unlock()
 		return
 	}
 	st.answered[i], st.ok[i], st.delay[i] = true, ok, delayLevel
+	if reason != "" && !ok {
+		if st.reasons == nil {
+			st.reasons = make([]string, len(st.answered))
+		}
+		st.reasons[i] = reason
+	}
 	st.remaining--
 	done := st.remaining == 0
 	if done {
@@ -53,6 +60,15 @@ func (st *deliveryState) answer(i int, ok bool, delayLevel int) {
 	if done {
 		st.c.processConsumeResult(st)
 	}
+}
+
+// reason is the NackReason text of message i ("" when none); read once
+// the delivery is finished.
+func (st *deliveryState) reason(i int) string {
+	if st.reasons == nil {
+		return ""
+	}
+	return st.reasons[i]
 }
 
 // expire answers every unanswered message with RECONSUME_LATER at
@@ -67,7 +83,7 @@ func (st *deliveryState) expire(delayLevel int) bool {
 	}
 	st.mu.Unlock()
 	for _, i := range todo {
-		st.answer(i, false, delayLevel)
+		st.answer(i, false, delayLevel, "consume timeout")
 	}
 	return len(todo) > 0
 }

@@ -34,8 +34,8 @@ type Delivery struct {
 	Orderly bool
 	Msgs    []*core.Message
 
-	answer func(i int, ok bool, delayLevel int) // set by the consume service
-	pq     *ProcessQueue                        // set by the consume service
+	answer func(i int, ok bool, delayLevel int, reason string) // set by the consume service
+	pq     *ProcessQueue                                       // set by the consume service
 }
 
 // Dropped reports whether the consumer dropped the ProcessQueue this
@@ -48,14 +48,21 @@ type Delivery struct {
 func (d *Delivery) Dropped() bool { return d.pq != nil && d.pq.Dropped() }
 
 // Ack answers message i with CONSUME_SUCCESS.
-func (d *Delivery) Ack(i int) { d.answer(i, true, 0) }
+func (d *Delivery) Ack(i int) { d.answer(i, true, 0, "") }
 
 // Nack answers message i with RECONSUME_LATER. delayLevel: 0 lets the
 // engine decide (3 + reconsumeTimes), -1 sends it to the DLQ now, 1..N
 // picks that delay level (RocketMQ delayLevelWhenNextConsume). Orderly:
 // the message and every later one of the batch are consumed again after
 // the suspend time (SUSPEND_CURRENT_QUEUE_A_MOMENT).
-func (d *Delivery) Nack(i int, delayLevel int) { d.answer(i, false, delayLevel) }
+func (d *Delivery) Nack(i int, delayLevel int) { d.answer(i, false, delayLevel, "") }
+
+// NackReason is Nack with the reason of the failure: stored with the
+// retry or dead-letter copy (core.PropLastReason, shown as lastReason),
+// clipped to core.MaxReasonLength characters. "" stores no reason.
+func (d *Delivery) NackReason(i int, delayLevel int, reason string) {
+	d.answer(i, false, delayLevel, core.ClipReason(reason))
+}
 
 // AckAll acks every message of the delivery.
 func (d *Delivery) AckAll() {

@@ -57,7 +57,7 @@ type subscription struct {
 func (c *PushConsumer) subscriptions(cfg core.GroupConfig) []subscription {
 	var subs []subscription
 	for _, s := range cfg.Subscriptions {
-		f, err := core.ParseFilter(s.Filter)
+		f, err := core.ParseSubscription(s)
 		if err != nil {
 			c.log.Error().Err(err).Str("topic", s.Topic).Msg("bad filter, subscription skipped")
 			continue
@@ -159,7 +159,7 @@ func (c *PushConsumer) doRebalance() {
 		_, reset := resets[mq]
 		switch {
 		case !ok && keep[mq.Topic]:
-		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly, otherIncarnation(pr, topics):
+		case !ok, reset, !f.Same(pr.filter), pr.orderly != orderly, otherIncarnation(pr, topics):
 			// A queue of a deleted (or deleted and re-created) topic is
 			// dropped without committing: its offset is the old topic's.
 			gone := otherIncarnation(pr, topics)

@@ -83,6 +83,7 @@ func (e *Engine) SendMessageBackSettled(ctx context.Context, group string, msg *
 	if originUID != "" {
 		m.SysProps[core.PropRetryTopicUID] = originUID
 	}
+	setLastReason(m, msg) // msg, not orig: the reason is the caller's
 	if times >= maxReconsumeTimes || delayLevel < 0 {
 		m.ReconsumeTimes = times
 		err := e.commit(ctx, []putOp{{topic: core.DLQTopic(group), queueID: 0, msg: m}}, settle)
