@@ -56,7 +56,7 @@
 //
 // # Invariants
 //
-//   - Lock order: Embedded.mu → leaseTable.mu → inbox.mu. No consumer.Delivery
+//   - Lock order: Embedded.mu → leaseTable.answering → leaseTable.mu → inbox.mu. No consumer.Delivery
 //     method but Dropped (an atomic load) is called with any of them held:
 //     the consume service may call Consume from inside Ack / Nack.
 //     QueueDropped takes leaseTable.mu then inbox.mu; the consumer calls it

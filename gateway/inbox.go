@@ -373,6 +373,15 @@ func (b *inbox) voidLocked(dl *delivery, i int) {
 // (RocketMQ: a dropped ProcessQueue's ConsumeRequest does nothing).
 // Deliveries of the queue's next ProcessQueue, if already here, stay.
 func (b *inbox) QueueDropped(mq core.MessageQueue) {
+	b.voidDropped(mq)
+	// Answers accepted before the void may still be on their way to the
+	// consumer (runCalls runs with no lock held): wait for them, so the
+	// consumer re-pulls the queue only after they landed.
+	b.leases.answering.Lock()
+	b.leases.answering.Unlock()
+}
+
+func (b *inbox) voidDropped(mq core.MessageQueue) {
 	t := b.leases
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -68,6 +68,14 @@ type leaseTable struct {
 	epoch uint64
 	codec *handleCodec
 
+	// answering is held for reading from deciding answers (apply, expire)
+	// until they are delivered to the consumer (runCalls); QueueDropped
+	// takes it for writing after voiding a queue, so every answer accepted
+	// before the void has reached the consumer when the drop is complete
+	// (an ack answered ok is then in the queue's stored position before
+	// the queue is pulled again). Taken before mu.
+	answering sync.RWMutex
+
 	mu    sync.Mutex // guards below; taken before any inbox.mu
 	seq   uint64
 	byID  map[uint64]*lease
@@ -268,8 +276,10 @@ func (t *leaseTable) run(stop <-chan struct{}) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
+		t.answering.RLock()
 		calls, next := t.expire(time.Now())
 		runCalls(calls)
+		t.answering.RUnlock()
 		var fire <-chan time.Time
 		if !next.IsZero() {
 			timer.Reset(time.Until(next))

@@ -118,6 +118,8 @@ func (e *Embedded) apply(group string, handles []string, o op, level int, reason
 		return nil, err
 	}
 	now := time.Now()
+	e.leases.answering.RLock()
+	defer e.leases.answering.RUnlock()
 	res, calls := e.leases.apply(group, handles, o, level, reason, now.Add(invisible), now)
 	runCalls(calls)
 	return res, nil

@@ -171,6 +171,14 @@ func (c *PushConsumer) doRebalance() {
 		if _, ok := c.table[mq]; ok {
 			continue
 		}
+		if c.revokedLocked(mq) {
+			// Dropped in this pass and wanted again (a filter change): the
+			// DropListener must first be told and its answers in progress
+			// land (notifyDropped), so the new request starts from a
+			// position that holds them; the rebalance it kicks takes the
+			// queue on.
+			continue
+		}
 		if _, ok := c.draining[mq]; ok {
 			continue // our own previous batch is still out; it kicks us when done
 		}
