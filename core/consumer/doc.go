@@ -44,6 +44,14 @@
 //     ConsumeMessageOrderlyService (consume_orderly.go), which hand
 //     Deliveries to the Listener and process the answers
 //     (processConsumeResult, sendMessageBack, cleanExpireMsg, suspend);
+//   - a send-back queue (sendback.go): failed messages are queued by
+//     whichever goroutine found them (an HTTP nack, the gateway's
+//     lease-expiry loop, the scheduler) and one goroutine per client takes
+//     everything waiting and stores it with one SendBacker call (one store
+//     transaction, each copy committed with its settlement), then removes
+//     the stored ones (removeMessage) or, if that failed, consumes them
+//     again locally SendBackFailedDelay later. An orderly DLQ move
+//     continues its queue from there;
 //   - a scheduler (scheduler.go): one timer for every "later" (suspend,
 //     re-consume after a failed send-back, consume timeout, the lock retry
 //     of an orderly queue whose lock lapsed: tryLockLaterAndReconsume).
@@ -66,12 +74,14 @@
 // (*engine.Engine and *groups.Registry satisfy them).
 //
 // Goroutines: per client one service loop (rebalance, heartbeat, lock
-// renewal, offset persistence), one scheduler and one pull goroutine per
-// owned queue; Shutdown stops and waits for all of them. Nothing wakes
+// renewal, offset persistence), one scheduler, one send-back loop and one
+// pull goroutine per owned queue; Shutdown stops and waits for all of
+// them (send-backs still queued are dropped: those messages are delivered
+// again from the committed offset). Nothing wakes
 // while the client is idle except the heartbeat and periodic rebalance.
 //
 // Lock order: PushConsumer.mu → pullRequest.mu → ProcessQueue.mu and
-// offsetStore.mu and offsetProgress.mu (leaves). The Coordinator may be called with
+// offsetStore.mu and offsetProgress.mu and sendBackQueue.mu (leaves). The Coordinator may be called with
 // PushConsumer.mu held (it never calls back). The Listener is never called
 // with any lock held, and never from inside a Delivery's Ack or Nack: an
 // answer that lets a queue continue goes through the scheduler.
