@@ -51,6 +51,14 @@
 //     client is shut down before its pusher closes, so nothing the pusher
 //     holds is answered after the client is gone: it is delivered again
 //     from the committed offset rather than nacked into the retry topic.
+//   - Idle pull groups (reconcile.go expireIdle, on the run loop's one
+//     timer): a client nobody received from for IdlePrefetchAfter (30 s)
+//     gets consumer.SetPrefetch(IdlePrefetch) (32); the consumer trims each
+//     queue to that window, the inbox (a consumer.Revoker) giving back the
+//     buffered messages beyond it, which are pulled again later. An idle
+//     group so caches at most 32 + one pull batch (32) = 64 messages per
+//     queue plus what is leased, instead of 1000. The next receive
+//     restores the default window (1000).
 //   - receipt handles: HMAC-signed, naming (epoch, lease seq, group,
 //     consumer, queue, offset, first deadline); see handle.go.
 //

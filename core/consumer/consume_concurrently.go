@@ -13,19 +13,30 @@ const cleanExpireDelayLevel = 3
 // submitConsumeRequest hands pulled messages to the listener in batches of
 // ConsumeMessageBatchMaxSize (ConsumeMessageConcurrentlyService).
 func (c *PushConsumer) submitConsumeRequest(pr *pullRequest, msgs []*core.Message) {
+	c.submit(pr, msgs, true)
+}
+
+// submitConsumeRequestLater's body: messages consumed again locally after
+// a failed send-back carry reconsumeTimes+1, which a new pull would lose,
+// so their deliveries are not revocable.
+func (c *PushConsumer) submitAgain(pr *pullRequest, msgs []*core.Message) {
+	c.submit(pr, msgs, false)
+}
+
+func (c *PushConsumer) submit(pr *pullRequest, msgs []*core.Message, revocable bool) {
 	bs := c.opts.ConsumeMessageBatchMaxSize
 	for i := 0; i < len(msgs); i += bs {
-		c.consumeConcurrently(pr, msgs[i:min(i+bs, len(msgs))])
+		c.consumeConcurrently(pr, msgs[i:min(i+bs, len(msgs))], revocable)
 	}
 }
 
 // consumeConcurrently is ConsumeRequest.run, made asynchronous: the
 // listener answers later and the last answer runs processConsumeResult.
-func (c *PushConsumer) consumeConcurrently(pr *pullRequest, msgs []*core.Message) {
+func (c *PushConsumer) consumeConcurrently(pr *pullRequest, msgs []*core.Message, revocable bool) {
 	if pr.pq.Dropped() {
 		return
 	}
-	d := &Delivery{Group: c.group, Queue: pr.mq, Msgs: msgs}
+	d := &Delivery{Group: c.group, Queue: pr.mq, Msgs: msgs, revocable: revocable}
 	st := c.newDelivery(pr, d)
 	c.mu.Lock()
 	if c.state != stateRunning {
@@ -71,6 +82,9 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 	done := make([]*core.Message, 0, len(msgs))
 	var back []sendBackJob
 	for i, m := range msgs {
+		if st.revoked[i] {
+			continue // given back: pulled again later (trim.go)
+		}
 		if st.ok[i] {
 			c.stats.succeeded.Add(1)
 			done = append(done, m)

@@ -71,7 +71,8 @@ type PushConsumer struct {
 
 	rb rebalanceCount // rebalances started and finished (RebalanceWait, dropped.go)
 
-	prefetch atomic.Int64 // per-queue message threshold in force (SetPrefetch)
+	prefetch    atomic.Int64  // per-queue message threshold in force (SetPrefetch)
+	prefetchGen atomic.Uint64 // bumped when prefetch is lowered: pulls trim (trim.go)
 
 	offsets *offsetStore
 	sched   *scheduler
@@ -282,19 +283,26 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 // SetPrefetch changes how many messages each owned queue may cache (the
 // pull threshold) while running: a gateway lowers it for a group nobody
 // has received from for a while, and raises it again when receivers come
-// back. n <= 0 restores Options.PullThresholdForQueue. Raising it wakes
-// the queues held by flow control.
+// back. n <= 0 restores Options.PullThresholdForQueue. Lowering it trims
+// every queue to the new window at once: what is cached beyond it and not
+// yet handed out by the listener is given back and pulled again later
+// (trim.go), so an idle group's memory shrinks instead of waiting for
+// consumption. Raising it wakes the queues held by flow control.
 func (c *PushConsumer) SetPrefetch(n int) {
 	if n <= 0 {
 		n = c.opts.PullThresholdForQueue
 	}
 	old := c.prefetch.Swap(int64(n))
-	if int64(n) <= old {
+	if int64(n) == old {
 		return
+	}
+	if int64(n) < old {
+		c.prefetchGen.Add(1)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, pr := range c.table {
+		signal(pr.nudge)
 		pr.pq.wake()
 	}
 }

@@ -29,6 +29,11 @@
 //     ProcessQueue thresholds, OFFSET_ILLEGAL correction;
 //   - ProcessQueue (processqueue.go) with RocketMQ's removeMessage rule and
 //     the orderly takeMessages / commit / makeMessageToConsumeAgain;
+//   - prefetch trimming (trim.go): SetPrefetch lowering the window makes
+//     each pull goroutine give back what is cached beyond it and not yet
+//     handed out (orderly: pending, never taken; concurrently: through a
+//     Revoker listener) and rewind its pull; the given-back offsets stay
+//     unfinished until pulled again, so nothing is lost or repeated;
 //   - the offset store (offsetstore.go): per owned queue a core.Progress —
 //     the offset below which everything is finished plus the finished
 //     offsets above it (read off the ProcessQueue when written, so an ack

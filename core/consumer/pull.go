@@ -37,6 +37,8 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			return true
 		case <-tc:
 			return true
+		case <-pr.nudge:
+			return true
 		}
 	}
 	for {
@@ -46,6 +48,12 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		default:
 		}
 		pq := pr.pq
+		if g := c.prefetchGen.Load(); g != pr.trimGen {
+			// The window shrank (an idle group): give back what lies
+			// beyond it and pull that again later (trim.go).
+			pr.trimGen = g
+			c.trim(pr)
+		}
 		// Flow control (RocketMQ pullMessage): the space channel is taken
 		// before the check so a removal between them is not missed.
 		space := pq.spaceChan()
@@ -143,9 +151,12 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 				}
 				continue
 			}
-			pq.PutMessage(msgs)
+			msgs = pq.putMessages(msgs)
 			if pq.Dropped() {
 				return
+			}
+			if len(msgs) == 0 {
+				continue // read again after a trim: all finished meanwhile
 			}
 			if pr.orderly {
 				c.tryConsumeOrderly(pr)
@@ -172,6 +183,7 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			c.log.Warn().Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).
 				Int64("offset", pr.nextOffset).Int64("next", res.NextOffset).Msg("OFFSET_ILLEGAL, corrected")
 			pr.nextOffset = res.NextOffset
+			pq.forgetTrimmedBelow(res.NextOffset)
 			if pq.Empty() {
 				c.offsets.update(pr.mq, res.NextOffset, false)
 				c.progress.moved()

@@ -35,6 +35,8 @@ type pullRequest struct {
 	epoch uint64
 
 	nextOffset int64              // pull goroutine only
+	trimGen    uint64             // the prefetch generation last trimmed to (trim.go); pull goroutine only
+	nudge      chan struct{}      // cap 1: the pull loop should look again (prefetch lowered)
 	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
 	mu          sync.Mutex     // orderly consume state; after PushConsumer.mu
@@ -188,7 +190,7 @@ func (c *PushConsumer) doRebalance() {
 			}
 			continue
 		}
-		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nextOffset: pos.Offset,
+		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nudge: make(chan struct{}, 1), nextOffset: pos.Offset,
 			layouts: topics[mq.Topic].Layouts, epoch: pos.Epoch}
 		pr.uid.Store(pos.TopicUID)
 		pr.pq.attachBudget(c.opts.CacheBudget)

@@ -191,7 +191,7 @@ func (c *PushConsumer) sendBackBatch(jobs []sendBackJob) {
 				pr.pq.ReplaceMessage(m)
 			}
 			again := r.again
-			c.sched.after(c.opts.SendBackFailedDelay, func() { c.submitConsumeRequest(pr, again) })
+			c.sched.after(c.opts.SendBackFailedDelay, func() { c.submitAgain(pr, again) })
 		}
 		if len(r.done) > 0 {
 			if off := pr.pq.RemoveMessage(r.done); off >= 0 && !pr.pq.Dropped() {
