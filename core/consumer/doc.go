@@ -26,7 +26,11 @@
 //     client's. CONCURRENTLY groups ignore fences;
 //   - PullMessageService (pull.go): one pull goroutine per owned queue,
 //     long polling on the engine's Arrival channel, flow control by the
-//     ProcessQueue thresholds, OFFSET_ILLEGAL correction;
+//     ProcessQueue thresholds, OFFSET_ILLEGAL correction; under a shared
+//     CacheBudget (budget.go) each pull first reserves its batch's bytes —
+//     at once up to the queue's fair share, beyond it in FIFO order only
+//     while the total stays within the limit — and keeps only what fits;
+//     a release wakes only the waiters that now fit;
 //   - ProcessQueue (processqueue.go) with RocketMQ's removeMessage rule and
 //     the orderly takeMessages / commit / makeMessageToConsumeAgain;
 //   - prefetch trimming (trim.go): SetPrefetch lowering the window makes

@@ -57,6 +57,34 @@ func (pq *ProcessQueue) PutMessage(msgs []*core.Message) int {
 func (pq *ProcessQueue) putMessages(msgs []*core.Message) []*core.Message {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
+	return pq.putLocked(msgs, true)
+}
+
+// putReserved is putMessages for a pull that reserved bytes from b: what
+// it adds is taken from the reservation, the rest is returned (b nil:
+// putMessages).
+func (pq *ProcessQueue) putReserved(msgs []*core.Message, b *CacheBudget, reserved int64) []*core.Message {
+	if b == nil {
+		return pq.putMessages(msgs)
+	}
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if pq.budget != b {
+		// Dropped (detached) since the reservation: nothing is counted.
+		b.release(reserved)
+		return pq.putLocked(msgs, true)
+	}
+	added := pq.putLocked(msgs, false)
+	var sum int64
+	for _, m := range added {
+		sum += int64(m.Size())
+	}
+	b.add(sum - reserved)
+	return added
+}
+
+// putLocked adds msgs; account: count the added bytes in the budget.
+func (pq *ProcessQueue) putLocked(msgs []*core.Message, account bool) []*core.Message {
 	added := msgs[:0:0]
 	for _, m := range msgs {
 		if len(pq.trimmed) > 0 && m.QueueOffset <= pq.queueOffsetMax {
@@ -70,7 +98,9 @@ func (pq *ProcessQueue) putMessages(msgs []*core.Message) []*core.Message {
 			added = append(added, m)
 			pq.count++
 			pq.bytes += int64(m.Size())
-			pq.budgetAddLocked(int64(m.Size()))
+			if account {
+				pq.budgetAddLocked(int64(m.Size()))
+			}
 			if !pq.pulled || m.QueueOffset > pq.queueOffsetMax {
 				pq.queueOffsetMax = m.QueueOffset
 				pq.pulled = true
@@ -343,15 +373,12 @@ func (pq *ProcessQueue) attachBudget(b *CacheBudget) {
 	pq.mu.Unlock()
 }
 
-// budgetAllows asks the shared budget whether this queue may pull.
-func (pq *ProcessQueue) budgetAllows() (bool, <-chan struct{}) {
+// budgetRef returns the budget the queue is under (nil: none) and the
+// bytes it caches.
+func (pq *ProcessQueue) budgetRef() (*CacheBudget, int64) {
 	pq.mu.Lock()
-	b, bytes := pq.budget, pq.bytes
-	pq.mu.Unlock()
-	if b == nil {
-		return true, nil
-	}
-	return b.allow(bytes)
+	defer pq.mu.Unlock()
+	return pq.budget, pq.bytes
 }
 
 func (pq *ProcessQueue) budgetAddLocked(n int64) {

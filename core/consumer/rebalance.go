@@ -36,6 +36,7 @@ type pullRequest struct {
 
 	nextOffset int64              // pull goroutine only
 	trimGen    uint64             // the prefetch generation last trimmed to (trim.go); pull goroutine only
+	meanSize   int64              // mean message size of the last read (budget reservations); pull goroutine only
 	nudge      chan struct{}      // cap 1: the pull loop should look again (prefetch lowered)
 	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
@@ -169,6 +170,7 @@ func (c *PushConsumer) doRebalance() {
 			c.dropLocked(pr, reset || gone)
 		}
 	}
+	var started []*pullRequest
 	for _, mq := range owned {
 		if _, ok := c.table[mq]; ok {
 			continue
@@ -199,6 +201,11 @@ func (c *PushConsumer) doRebalance() {
 		}
 		c.table[mq] = pr
 		c.log.Debug().Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", pos.Offset).Msg("own queue")
+		started = append(started, pr)
+	}
+	// Every new queue is under the cache budget before any pulls, so the
+	// first pulls already see the fair share of them all (budget.go).
+	for _, pr := range started {
 		c.pulls.Add(1)
 		go c.pullLoop(pr)
 	}
