@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,6 +40,11 @@ type Options struct {
 	// 401 without a known bearer key, 403 without the route's grant.
 	// Default: none, /v1 is open to anyone who can reach it.
 	Keys *auth.Keyring
+	// WriteTimeout is the server's http.Server.WriteTimeout: a long-poll
+	// receive moves its own write deadline to its wait plus this, so the
+	// wait is never cut and a client that does not read the answer still
+	// is. Default 30s.
+	WriteTimeout time.Duration
 }
 
 // Server is the HTTP API as an http.Handler.
@@ -54,6 +60,7 @@ type Server struct {
 	validate *validator.Validate
 	handler  http.Handler
 	keys     *auth.Keyring // nil: /v1 is open
+	writeTTL time.Duration // WriteTimeout, added to a receive's wait
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -72,6 +79,10 @@ func New(opts Options) *Server {
 		registry: opts.Registry,
 		validate: newValidator(),
 		keys:     opts.Keys,
+		writeTTL: opts.WriteTimeout,
+	}
+	if s.writeTTL <= 0 {
+		s.writeTTL = 30 * time.Second
 	}
 	if opts.Logger != nil {
 		s.log = *opts.Logger
