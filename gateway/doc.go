@@ -65,10 +65,13 @@
 // # Invariants
 //
 //   - Lock order: Embedded.mu → leaseTable.mu → inbox.mu. No consumer.Delivery
-//     method but Dropped (an atomic load) is called with any of them held:
-//     the consume service may call Consume from inside Ack / Nack.
-//     QueueDropped takes leaseTable.mu then inbox.mu; the consumer calls it
-//     with none of its locks held.
+//     method but Dropped and Revocable (lock-free reads) is called with any
+//     of them held: the consume service may call Consume from inside Ack /
+//     Nack (or Revoke). QueueDropped takes leaseTable.mu then inbox.mu,
+//     Revoke only inbox.mu; the consumer calls both with none of its locks
+//     held. PushClient.SetPrefetch is called with Embedded.mu held (it
+//     takes only the consumer's own locks and never calls back), so an
+//     idle client's lowering and a receive's restoring cannot cross.
 //   - Orderly: a queue's messages leave the inbox in order, and none while an
 //     earlier one of that queue is handed out and unanswered; a nack or expiry
 //     answers every later unanswered message of its batch too.

@@ -18,35 +18,41 @@ const DefaultCacheBudget = 256 << 20
 //
 //   - Entitled: a queue caching less than its fair share (the limit
 //     divided by the number of queues under the budget) is granted up to
-//     the rest of its share at once, whatever the others hold. So a newly
-//     owned queue always gets room, and a group that holds its messages
-//     forever (nobody answers them) cannot starve groups that start later.
+//     the rest of its share at once, even above the limit (up to twice
+//     it). So a newly owned queue gets room whatever the others hold, and
+//     a group that holds its messages forever (nobody answers them) cannot
+//     starve groups that start later.
 //   - Borrowing: beyond its fair share a queue may use room nobody else is
 //     using, strictly: a request is granted only when the total plus it
-//     stays within the limit, in FIFO order (a larger request at the head
-//     is not overtaken, so it is not starved). A release grants the
-//     waiters at the head that now fit and wakes only them.
+//     stays within the limit.
 //
-// The bound: borrowing never takes the total over the limit, so the total
-// exceeds it only when entitled queues claim their shares while borrowers
-// still hold what they borrowed — by at most what was borrowed, and no
-// queue borrows again until the total is back under the limit. Absolute
-// worst case: twice the limit. A queue caches at most its fair share plus
-// what it borrowed, except that a single message larger than any
-// reservation it could get is still taken, alone (progress).
+// Requests that cannot be granted at once wait in one FIFO (a larger
+// request at the head is not overtaken, so it is not starved); a release
+// grants the waiters at the head that now fit and wakes only them.
+//
+// The bound: the total never exceeds twice the limit. Borrowing never
+// takes it over the limit, so it exceeds the limit only when queues claim
+// their fair shares while others still hold what they borrowed (or shares
+// granted before more queues joined); no queue borrows while it is over,
+// so the excess shrinks as those queues consume. A client's newly owned
+// queues join the budget before any of them pulls, so one client's queues
+// see their real share from the start. Exception: a single message larger
+// than any reservation its queue can get is still taken, alone (progress).
 type CacheBudget struct {
 	limit int64
 
-	mu      sync.Mutex // leaf
-	used    int64      // cached bytes plus reservations
-	queues  int
-	waiters []*budgetWaiter // borrowing requests, FIFO
-	peak    int64           // the highest used (tests)
+	mu       sync.Mutex // leaf
+	used     int64      // cached bytes plus reservations
+	queues   int
+	entitled []*budgetWaiter // entitled requests over twice the limit, FIFO; served first
+	waiters  []*budgetWaiter // borrowing requests, FIFO
+	peak     int64           // the highest used (tests)
 }
 
-// budgetWaiter is one borrowing request waiting for room.
+// budgetWaiter is one request waiting for room.
 type budgetWaiter struct {
 	need    int64
+	cap     int64         // granted when used+need <= cap (limit; entitled: 2×limit)
 	ready   chan struct{} // closed when granted
 	granted bool
 }
@@ -98,20 +104,29 @@ func (b *CacheBudget) addLocked(n int64) {
 	}
 }
 
-// grantLocked grants the waiters at the head of the FIFO that fit now.
+// grantLocked grants the waiters at the heads of the FIFOs that fit now:
+// entitled ones first, borrowers only when no entitled one waits.
 func (b *CacheBudget) grantLocked() {
-	for len(b.waiters) > 0 && b.used+b.waiters[0].need <= b.limit {
-		w := b.waiters[0]
-		b.waiters[0] = nil
-		b.waiters = b.waiters[1:]
+	b.entitled = b.grantHeadLocked(b.entitled)
+	if len(b.entitled) == 0 {
+		b.waiters = b.grantHeadLocked(b.waiters)
+	}
+}
+
+func (b *CacheBudget) grantHeadLocked(q []*budgetWaiter) []*budgetWaiter {
+	for len(q) > 0 && b.used+q[0].need <= q[0].cap {
+		w := q[0]
+		q[0] = nil
+		q = q[1:]
 		b.used += w.need
 		b.peak = max(b.peak, b.used)
 		w.granted = true
 		close(w.ready)
 	}
-	if len(b.waiters) == 0 {
-		b.waiters = nil
+	if len(q) == 0 {
+		return nil
 	}
+	return q
 }
 
 // reserve asks room for a pull of up to want bytes by a queue caching
@@ -121,22 +136,22 @@ func (b *CacheBudget) grantLocked() {
 func (b *CacheBudget) reserve(held, want int64, cancel1, cancel2 <-chan struct{}) (granted int64, ok bool) {
 	want = max(want, 1)
 	b.mu.Lock()
-	if fair := b.limit / int64(max(b.queues, 1)); held < fair {
-		n := min(want, fair-held) // entitled: at once
+	fair := b.limit / int64(max(b.queues, 1))
+	entitled := held < fair
+	n, limit, q := min(want, b.limit), b.limit, &b.waiters // borrowing
+	if entitled {
+		n, limit, q = min(want, fair-held), 2*b.limit, &b.entitled
+	}
+	// Borrowers queue behind anyone waiting; entitled requests pass
+	// waiting borrowers (their class is served first).
+	if len(*q) == 0 && (entitled || len(b.entitled) == 0) && b.used+n <= limit {
 		b.used += n
 		b.peak = max(b.peak, b.used)
 		b.mu.Unlock()
 		return n, true
 	}
-	n := min(want, b.limit)
-	if len(b.waiters) == 0 && b.used+n <= b.limit {
-		b.used += n
-		b.peak = max(b.peak, b.used)
-		b.mu.Unlock()
-		return n, true
-	}
-	w := &budgetWaiter{need: n, ready: make(chan struct{})}
-	b.waiters = append(b.waiters, w)
+	w := &budgetWaiter{need: n, cap: limit, ready: make(chan struct{})}
+	*q = append(*q, w)
 	b.mu.Unlock()
 	select {
 	case <-w.ready:
@@ -150,10 +165,12 @@ func (b *CacheBudget) reserve(held, want int64, cancel1, cancel2 <-chan struct{}
 		b.addLocked(-n) // granted meanwhile: give it back
 		return 0, false
 	}
-	for i, x := range b.waiters {
-		if x == w {
-			b.waiters = append(b.waiters[:i], b.waiters[i+1:]...)
-			break
+	for _, q := range []*[]*budgetWaiter{&b.entitled, &b.waiters} {
+		for i, x := range *q {
+			if x == w {
+				*q = append((*q)[:i], (*q)[i+1:]...)
+				break
+			}
 		}
 	}
 	b.grantLocked() // the head may have left: the next may fit
@@ -163,9 +180,9 @@ func (b *CacheBudget) reserve(held, want int64, cancel1, cancel2 <-chan struct{}
 // release returns n reserved bytes.
 func (b *CacheBudget) release(n int64) { b.add(-n) }
 
-// waiting is the number of borrowing requests waiting (tests).
+// waiting is the number of requests waiting (tests).
 func (b *CacheBudget) waiting() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.waiters)
+	return len(b.entitled) + len(b.waiters)
 }

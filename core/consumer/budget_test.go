@@ -92,9 +92,7 @@ func TestCacheBudgetFIFO(t *testing.T) {
 				got <- grant{name, n}
 			}
 		}()
-		for i := len(name); b.waiting() < i; {
-			runtime.Gosched() // parked in FIFO order: B, then C
-		}
+		waitWaiting(t, b, len(name)) // parked in FIFO order: B, then C
 	}
 	ask("B", 60)
 	ask("CC", 30)
@@ -128,9 +126,7 @@ func TestCacheBudgetFIFO(t *testing.T) {
 	// A cancelled waiter leaves the queue; the one behind it moves up.
 	stop := make(chan struct{})
 	go func() { b.reserve(100, 80, stop, nil) }()
-	for b.waiting() < 1 {
-		runtime.Gosched()
-	}
+	waitWaiting(t, b, 1)
 	ask("EE", 40)
 	close(stop)
 	if g := <-got; g.name != "EE" || b.Used() != 90 {
@@ -165,4 +161,52 @@ func TestCacheBudgetBorrowBound(t *testing.T) {
 		t.Fatalf("peak %d (limit %d), used %d after all released", p, limit, u)
 	}
 	t.Logf("64 goroutines × 200 reservations of up to limit/8: peak %d of %d", b.Peak(), int64(limit))
+}
+
+// A queue under its fair share is served at once, past waiting borrowers
+// and above the limit, but never beyond twice the limit.
+func TestCacheBudgetEntitled(t *testing.T) {
+	b := NewCacheBudget(100)
+	b.register(4) // fair share 25
+	if n, ok := b.reserve(25, 100, nil, nil); !ok || n != 100 {
+		t.Fatalf("borrow %d %v", n, ok) // one queue borrowed everything
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go b.reserve(25, 10, stop, nil) // a borrower waits
+	waitWaiting(t, b, 1)
+	for i := range 4 {
+		if n, ok := b.reserve(0, 40, nil, nil); !ok || n != 25 {
+			t.Fatalf("entitled queue %d: granted %d %v, want its share 25 at once", i, n, ok)
+		}
+	}
+	if u := b.Used(); u != 200 {
+		t.Fatalf("used %d, want 200", u)
+	}
+	// Twice the limit is the hard bound: this one waits.
+	got := make(chan int64, 1)
+	go func() {
+		n, _ := b.reserve(0, 40, nil, nil)
+		got <- n
+	}()
+	waitWaiting(t, b, 2)
+	b.release(30) // 170 + 25 <= 200: the entitled waiter goes first
+	if n := <-got; n != 25 || b.Used() != 195 {
+		t.Fatalf("entitled waiter got %d, used %d", n, b.Used())
+	}
+	if p := b.Peak(); p > 200 {
+		t.Fatalf("peak %d above twice the limit", p)
+	}
+}
+
+// waitWaiting polls until n requests wait on b (5 s deadline).
+func waitWaiting(t *testing.T, b *CacheBudget, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for b.waiting() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d requests waiting, want %d", b.waiting(), n)
+		}
+		runtime.Gosched()
+	}
 }
