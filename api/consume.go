@@ -133,8 +133,9 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	if req.InvisibleSeconds != nil {
 		greq.Invisible = time.Duration(*req.InvisibleSeconds) * time.Second
 	}
-	// A server-wide WriteTimeout must not cut a long poll short.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(greq.Wait + 30*time.Second))
+	// The server's WriteTimeout must not cut a long poll short: the
+	// deadline covers the wait, then the usual time to write the answer.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(greq.Wait + s.writeTTL))
 	got, err := s.consume.Receive(r.Context(), name, greq)
 	if err != nil {
 		if r.Context().Err() != nil {

@@ -45,10 +45,18 @@ func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest
 		}
 		consumerID = req.ConsumerID
 	}
+	fresh := rt.clients[consumerID] == nil
 	c, err := e.clientLocked(rt, consumerID)
 	if err != nil {
 		e.mu.Unlock()
 		return nil, fmt.Errorf("gateway: start client of group %q: %w", group, err)
+	}
+	// A receiver is back: the full prefetch window again; the idle timer
+	// (reconcile.go) is re-armed for this client.
+	wasIdle := c.idle
+	if wasIdle {
+		c.idle = false
+		c.pc.SetPrefetch(0)
 	}
 	parks := req.Wait > 0
 	if parks {
@@ -78,7 +86,7 @@ func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest
 	}
 	c.active--
 	c.lastUsed = time.Now()
-	idle := c.active == 0 && consumerID != ""
+	idle := c.active == 0 && (consumerID != "" || wasIdle || fresh)
 	e.mu.Unlock()
 	if idle {
 		select {

@@ -32,6 +32,14 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to
 	// finish after SIGTERM before connections are closed.
 	ShutdownTimeout time.Duration
+	// WriteTimeout bounds writing a response (from the end of reading the
+	// request); a client that does not read its answer is cut after it, so
+	// it cannot pin the response's memory. Long-poll receives extend it
+	// by their wait.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request for this
+	// long.
+	IdleTimeout time.Duration
 	// DelayLevels are the durations of delay levels 1..N, space or comma
 	// separated (RocketMQ messageDelayLevel).
 	DelayLevels string
@@ -127,6 +135,8 @@ func DefaultConfig() Config {
 		LogLevel:             "info",
 		LogFormat:            "auto",
 		ShutdownTimeout:      30 * time.Second,
+		WriteTimeout:         30 * time.Second,
+		IdleTimeout:          120 * time.Second,
 		DelayLevels:          defaultDelayLevels,
 		MaxDelay:             40 * 24 * time.Hour,
 		DedupWindow:          engine.DefaultDedupWindow,
@@ -159,6 +169,8 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "trace|debug|info|warn|error")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json|console|auto")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown")
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "time to write a response; a client not reading it is cut (a long-poll receive adds its wait)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close keep-alive connections idle this long")
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
@@ -287,6 +299,9 @@ func (c Config) problems() []error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))
+	}
+	if c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
+		errs = append(errs, errors.New("--write-timeout and --idle-timeout must be positive"))
 	}
 	for _, l := range []struct {
 		flag  string

@@ -197,6 +197,8 @@ func (m *Main) Run() error {
 			}
 			return nil
 		},
+		// Long polls extend their write deadline by their wait.
+		WriteTimeout: m.Config.WriteTimeout,
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},
@@ -205,14 +207,17 @@ func (m *Main) Run() error {
 	m.http = &http.Server{
 		Handler: m.api,
 		// Slow clients cannot hold a connection forever sending headers
-		// or a body; there is no WriteTimeout because long-poll receives
-		// wait up to 30 s (they set their own deadline per request with
-		// http.ResponseController).
+		// or a body, nor receiving an answer: a client that does not read
+		// its response is cut after WriteTimeout, which frees the
+		// response's memory. Long-poll receives wait up to 30 s and move
+		// their own deadline to wait + WriteTimeout
+		// (http.ResponseController, api/consume.go).
 		ReadHeaderTimeout: 10 * time.Second,
 		// A backstop only: the handler bounds the body itself
 		// (--body-read-timeout, answered 408 as problem+json).
 		ReadTimeout:    10*time.Second + 2*m.Config.BodyReadTimeout,
-		IdleTimeout:    120 * time.Second,
+		WriteTimeout:   m.Config.WriteTimeout,
+		IdleTimeout:    m.Config.IdleTimeout,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       newStdLogger(httpLog),
 		TLSConfig:      tlsConfig,

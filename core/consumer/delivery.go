@@ -17,6 +17,7 @@ type deliveryState struct {
 	mu        sync.Mutex
 	answered  []bool
 	ok        []bool
+	revoked   []bool // given back by a Revoker: neither done nor failed
 	delay     []int
 	reasons   []string // NackReason texts; nil until the first one
 	remaining int
@@ -28,9 +29,10 @@ func (c *PushConsumer) newDelivery(pr *pullRequest, d *Delivery) *deliveryState 
 	n := len(d.Msgs)
 	st := &deliveryState{
 		c: c, pr: pr, d: d, started: time.Now(),
-		answered: make([]bool, n), ok: make([]bool, n), delay: make([]int, n), remaining: n,
+		answered: make([]bool, n), ok: make([]bool, n), revoked: make([]bool, n), delay: make([]int, n), remaining: n,
 	}
 	d.answer = st.answer
+	d.revoke = st.revoke
 	d.pq = pr.pq
 	pr.inFlight.Add(int64(n))
 	return st
@@ -69,6 +71,31 @@ func (st *deliveryState) reason(i int) string {
 		return ""
 	}
 	return st.reasons[i]
+}
+
+// revoke takes message i back unconsumed (Delivery.Revoke): it leaves
+// the ProcessQueue as a trimmed offset, pulled again later (trim.go).
+func (st *deliveryState) revoke(i int) {
+	if !st.d.revocable {
+		return
+	}
+	st.mu.Lock()
+	if st.finished || i < 0 || i >= len(st.answered) || st.answered[i] {
+		st.mu.Unlock()
+		return
+	}
+	st.answered[i], st.revoked[i] = true, true
+	st.remaining--
+	done := st.remaining == 0
+	if done {
+		st.finished = true
+	}
+	st.mu.Unlock()
+	st.pr.pq.revokeMessage(st.d.Msgs[i])
+	st.pr.inFlight.Add(-1)
+	if done {
+		st.c.processConsumeResult(st)
+	}
 }
 
 // expire answers every unanswered message with RECONSUME_LATER at

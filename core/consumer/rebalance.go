@@ -35,6 +35,9 @@ type pullRequest struct {
 	epoch uint64
 
 	nextOffset int64              // pull goroutine only
+	trimGen    uint64             // the prefetch generation last trimmed to (trim.go); pull goroutine only
+	meanSize   int64              // mean message size of the last read (budget reservations); pull goroutine only
+	nudge      chan struct{}      // cap 1: the pull loop should look again (prefetch lowered)
 	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
 	mu          sync.Mutex     // orderly consume state; after PushConsumer.mu
@@ -167,6 +170,7 @@ func (c *PushConsumer) doRebalance() {
 			c.dropLocked(pr, reset || gone)
 		}
 	}
+	var started []*pullRequest
 	for _, mq := range owned {
 		if _, ok := c.table[mq]; ok {
 			continue
@@ -196,7 +200,7 @@ func (c *PushConsumer) doRebalance() {
 			}
 			continue
 		}
-		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nextOffset: pos.Offset,
+		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nudge: make(chan struct{}, 1), nextOffset: pos.Offset,
 			layouts: topics[mq.Topic].Layouts, epoch: pos.Epoch}
 		pr.uid.Store(pos.TopicUID)
 		pr.pq.attachBudget(c.opts.CacheBudget)
@@ -205,6 +209,11 @@ func (c *PushConsumer) doRebalance() {
 		}
 		c.table[mq] = pr
 		c.log.Debug().Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", pos.Offset).Msg("own queue")
+		started = append(started, pr)
+	}
+	// Every new queue is under the cache budget before any pulls, so the
+	// first pulls already see the fair share of them all (budget.go).
+	for _, pr := range started {
 		c.pulls.Add(1)
 		go c.pullLoop(pr)
 	}
