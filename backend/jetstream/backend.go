@@ -141,24 +141,44 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		b.log.Warn().Int("replicas", opts.Replicas).
 			Msg("JetStream streams are NOT replicated 3 ways: losing one server can lose acknowledged messages")
 	}
-	cctx, cancel := context.WithTimeout(ctx, 4*opts.RequestTimeout)
+	// A cluster that is still forming answers "no suitable peers": poll
+	// until the buckets exist or ctx (default 30 s) ends.
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if b.groups, err = b.js.CreateOrUpdateKeyValue(cctx, jsapi.KeyValueConfig{
-		Bucket: groupsBucket, Replicas: opts.Replicas, History: 1, Storage: jsapi.FileStorage,
-	}); err != nil {
-		b.closeConn()
-		return nil, fmt.Errorf("jetstream: groups bucket: %w", err)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err = b.createBuckets(cctx); err == nil {
+			break
+		}
+		select {
+		case <-cctx.Done():
+			b.closeConn()
+			return nil, err
+		case <-tick.C:
+		}
 	}
-	if b.leases, err = b.js.CreateOrUpdateKeyValue(cctx, jsapi.KeyValueConfig{
-		Bucket: leasesBucket, Replicas: opts.Replicas, History: 1, Storage: jsapi.FileStorage,
+	return b, nil
+}
+
+func (b *Backend) createBuckets(ctx context.Context) error {
+	ctx, cancel := b.ctx(ctx)
+	defer cancel()
+	var err error
+	if b.groups, err = b.js.CreateOrUpdateKeyValue(ctx, jsapi.KeyValueConfig{
+		Bucket: groupsBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.FileStorage,
+	}); err != nil {
+		return fmt.Errorf("jetstream: groups bucket: %w", err)
+	}
+	if b.leases, err = b.js.CreateOrUpdateKeyValue(ctx, jsapi.KeyValueConfig{
+		Bucket: leasesBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.FileStorage,
 		// A lease override matters at most the longest lease after it
 		// was written.
 		TTL: 13 * time.Hour,
 	}); err != nil {
-		b.closeConn()
-		return nil, fmt.Errorf("jetstream: leases bucket: %w", err)
+		return fmt.Errorf("jetstream: leases bucket: %w", err)
 	}
-	return b, nil
+	return nil
 }
 
 // CheckServerVersion refuses a server older than MinServerVersion.

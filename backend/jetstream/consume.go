@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -99,10 +100,16 @@ func (b *Backend) Receive(ctx context.Context, group string, req gateway.Receive
 			timer.Stop()
 		}
 	}()
-	for round := 0; ; round++ {
+	for {
 		items, signal := b.take(ctx, st, req.MaxMessages, g)
 		if len(items) < req.MaxMessages && len(refs) > 0 {
-			items = append(items, b.pullNow(ctx, refs, req.MaxMessages-len(items), round)...)
+			items = append(items, b.pullNow(ctx, refs, req.MaxMessages-len(items))...)
+			if len(items) > req.MaxMessages {
+				b.mu.Lock()
+				st.items = append(st.items, items[req.MaxMessages:]...)
+				b.mu.Unlock()
+				items = items[:req.MaxMessages]
+			}
 		}
 		if len(items) > 0 {
 			got, err := b.lease(ctx, g, consumerID, items, invisible)
@@ -159,27 +166,28 @@ func (b *Backend) take(ctx context.Context, st *stash, n int, g core.Group) ([]p
 	return out, signal
 }
 
-// pullNow asks each consumer, starting at a rotating one, for what is
-// ready (no_wait), until n messages.
-func (b *Backend) pullNow(ctx context.Context, refs []consumerRef, n, round int) []pulled {
+// pullNow asks every consumer at once for what is ready (no_wait), up
+// to n each, and returns all of it (the caller stashes what it does not
+// lease).
+func (b *Backend) pullNow(ctx context.Context, refs []consumerRef, n int) []pulled {
+	var mu sync.Mutex
 	var out []pulled
-	b.mu.Lock()
-	start := int(b.rr["\x00pull"])
-	b.rr["\x00pull"]++
-	b.mu.Unlock()
-	for i := range refs {
-		if len(out) >= n {
-			break
-		}
-		ref := refs[(start+i)%len(refs)]
-		now := time.Now()
-		missing, err := b.pull(ctx, ref, n-len(out), 0, func(m *nats.Msg) {
-			out = append(out, pulled{m, ref, now})
-		})
-		if missing || err != nil {
-			b.ensured.Delete(ref.stream + "/" + ref.name) // recreated on the next receive
-		}
+	var wg sync.WaitGroup
+	for _, ref := range refs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			missing, err := b.pull(ctx, ref, n, 0, func(m *nats.Msg) {
+				mu.Lock()
+				out = append(out, pulled{m, ref, time.Now()})
+				mu.Unlock()
+			})
+			if missing || err != nil {
+				b.ensured.Delete(ref.stream + "/" + ref.name) // recreated on the next receive
+			}
+		}()
 	}
+	wg.Wait()
 	return out
 }
 
@@ -358,6 +366,11 @@ type override struct {
 
 func (b *Backend) override(ctx context.Context, l lease) (override, bool, error) {
 	e, err := b.leases.Get(ctx, leaseKey(l))
+	for try := 0; err != nil && try < 3 && !errors.Is(err, jsapi.ErrKeyNotFound) && !errors.Is(err, jsapi.ErrKeyDeleted); try++ {
+		// A direct get served by a replica can fail transiently ("missing
+		// stream header"); ask again.
+		e, err = b.leases.Get(ctx, leaseKey(l))
+	}
 	if errors.Is(err, jsapi.ErrKeyNotFound) || errors.Is(err, jsapi.ErrKeyDeleted) {
 		return override{}, false, nil
 	} else if err != nil {

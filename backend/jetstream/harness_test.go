@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
@@ -95,7 +96,8 @@ func startGateway(t *testing.T, server int) *gw {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b}))
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
+	srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &log}))
 	g := &gw{b: b, nc: nc, srv: srv}
 	t.Cleanup(g.Close)
 	return g

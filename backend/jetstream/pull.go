@@ -33,6 +33,9 @@ type stash struct {
 	signal chan struct{} // closed (and replaced) when items arrive
 }
 
+// noWaitExpiry bounds a no_wait pull the server holds.
+const noWaitExpiry = 20 * time.Millisecond
+
 type pullReq struct {
 	Batch   int   `json:"batch"`
 	Expires int64 `json:"expires,omitempty"`
@@ -54,7 +57,7 @@ func isStatus(m *nats.Msg) (string, bool) {
 // ready now). It returns when it has batch, the request ends, or ctx ends.
 // deliver receives each message as it comes.
 func (b *Backend) pull(ctx context.Context, ref consumerRef, batch int, wait time.Duration, deliver func(*nats.Msg)) (missing bool, err error) {
-	inbox := b.nc.NewRespInbox()
+	inbox := b.nc.NewInbox()
 	sub, err := b.nc.SubscribeSync(inbox)
 	if err != nil {
 		return false, mapErr(err)
@@ -65,7 +68,11 @@ func (b *Backend) pull(ctx context.Context, ref consumerRef, batch int, wait tim
 	if wait > 0 {
 		req.Expires = int64(wait)
 	} else {
-		req.NoWait = true
+		// A no_wait request the server cannot answer at once (an ORDERLY
+		// queue's consumer at MaxAckPending) would otherwise wait with no
+		// end and deliver later to an inbox nobody reads: bound it, and
+		// read until the server says it is over.
+		req.NoWait, req.Expires = true, int64(noWaitExpiry)
 	}
 	body, _ := json.Marshal(req)
 	if err := b.nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT."+ref.stream+"."+ref.name, inbox, body); err != nil {
@@ -132,7 +139,7 @@ func (b *Backend) requestAll(ctx context.Context, subjects []string, body []byte
 	if len(subjects) == 0 {
 		return errs
 	}
-	prefix := b.nc.NewRespInbox()
+	prefix := b.nc.NewInbox()
 	sub, err := b.nc.SubscribeSync(prefix + ".*")
 	if err != nil {
 		for i := range errs {
