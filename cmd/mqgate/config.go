@@ -63,6 +63,16 @@ type Config struct {
 	// one existed (gateway.key present, mqgate.db missing or 0 bytes);
 	// without it that start is refused (initcheck.go).
 	Init bool
+	// Backend is embedded (bbolt, the default) or jetstream (backend/jetstream).
+	Backend string
+	// NATSURL (comma-separated) and NATSCreds (a .creds file) reach the
+	// JetStream cluster; NATSReplicas is the replica count of everything
+	// the backend creates (3; less only with a loud warning).
+	NATSURL, NATSCreds string
+	NATSReplicas       int
+	// HandleKeyFile is the receipt-handle key shared by every gateway in
+	// front of one cluster (required with --backend jetstream).
+	HandleKeyFile string
 }
 
 // listFlag is a repeatable, comma-separated string flag; the first use on
@@ -115,6 +125,9 @@ func DefaultConfig() Config {
 		MaxWaitingPerGroup:   256,
 		MaxWaiting:           4096,
 		BroadcastIdleTimeout: 5 * time.Minute,
+		Backend:              "embedded",
+		NATSURL:              "nats://127.0.0.1:4222",
+		NATSReplicas:         3,
 	}
 }
 
@@ -150,6 +163,11 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
 	fs.BoolVar(&c.Init, "init", c.Init, "start an empty store even though the data dir held one before (gateway.key present, mqgate.db missing or empty)")
+	fs.StringVar(&c.Backend, "backend", c.Backend, "embedded|jetstream")
+	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "NATS server URLs, comma-separated (--backend jetstream)")
+	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS .creds file (--backend jetstream)")
+	fs.IntVar(&c.NATSReplicas, "nats-replicas", c.NATSReplicas, "replicas of the streams, consumers and buckets mqgate creates (--backend jetstream)")
+	fs.StringVar(&c.HandleKeyFile, "handle-key-file", c.HandleKeyFile, "receipt-handle key shared by all gateway instances (32+ bytes raw or 64+ hex digits); required with --backend jetstream")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
 	return fs
 }
@@ -227,6 +245,18 @@ func (c Config) validate() error {
 				errs = append(errs, fmt.Errorf("%s %q: want a CIDR (10.0.0.0/8) or an IP address", l.flag, s))
 			}
 		}
+	}
+	switch c.Backend {
+	case "embedded":
+	case "jetstream":
+		if c.HandleKeyFile == "" {
+			errs = append(errs, errors.New("--backend jetstream needs --handle-key-file (the key every gateway instance shares)"))
+		}
+		if c.NATSReplicas < 1 || c.NATSReplicas > 5 {
+			errs = append(errs, errors.New("--nats-replicas must be between 1 and 5"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--backend %q: want embedded or jetstream", c.Backend))
 	}
 	return errors.Join(errs...)
 }
