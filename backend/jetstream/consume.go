@@ -41,6 +41,13 @@ func (b *Backend) Receive(ctx context.Context, group string, req gateway.Receive
 	if g.Push != nil {
 		return nil, core.Errorf(core.EConflict, "group %q is a push (webhook) group", group)
 	}
+	return b.receive(ctx, g, req)
+}
+
+// receive is Receive on a loaded group (the push runner calls it for push
+// groups too).
+func (b *Backend) receive(ctx context.Context, g core.Group, req gateway.ReceiveRequest) ([]gateway.Received, error) {
+	group := g.Name
 	consumerID := ""
 	if g.MessageModel == core.Broadcasting {
 		if req.ConsumerID == "" {

@@ -96,6 +96,9 @@ func startGateway(t *testing.T, server int) *gw {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := b.StartPush(jetstream.PushOptions{AllowLoopback: true, PollWait: time.Second}); err != nil {
+		t.Fatal(err)
+	}
 	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
 	srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &log}))
 	g := &gw{b: b, nc: nc, srv: srv}
