@@ -109,14 +109,15 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req gateway.Receive
 	}()
 	for {
 		items, signal := b.take(ctx, st, req.MaxMessages, g)
-		if len(items) < req.MaxMessages && len(refs) > 0 {
-			items = append(items, b.pullNow(ctx, refs, req.MaxMessages-len(items))...)
-			if len(items) > req.MaxMessages {
-				b.mu.Lock()
-				st.items = append(st.items, items[req.MaxMessages:]...)
-				b.mu.Unlock()
-				items = items[:req.MaxMessages]
+		if len(items) == 0 && len(refs) > 0 {
+			done := b.pullNow(st, refs, req.MaxMessages)
+			select {
+			case <-signal:
+			case <-done:
+			case <-ctx.Done():
+				return nil, nil
 			}
+			items, signal = b.take(ctx, st, req.MaxMessages, g)
 		}
 		if len(items) > 0 {
 			got, err := b.lease(ctx, g, consumerID, items, invisible)
@@ -174,28 +175,61 @@ func (b *Backend) take(ctx context.Context, st *stash, n int, g core.Group) ([]p
 }
 
 // pullNow asks every consumer at once for what is ready (no_wait), up
-// to n each, and returns all of it (the caller stashes what it does not
-// lease).
-func (b *Backend) pullNow(ctx context.Context, refs []consumerRef, n int) []pulled {
-	var mu sync.Mutex
-	var out []pulled
+// to n each. The pulls run on goroutines owned by the backend and stash
+// what they get (signalling each arrival), so the caller can take the
+// first message at once while a request still runs; the returned channel
+// closes when every pull ended.
+func (b *Backend) pullNow(st *stash, refs []consumerRef, n int) <-chan struct{} {
+	done := make(chan struct{})
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		close(done)
+		return done
+	}
 	var wg sync.WaitGroup
 	for _, ref := range refs {
 		wg.Add(1)
+		b.wg.Add(1)
 		go func() {
+			defer b.wg.Done()
 			defer wg.Done()
-			missing, err := b.pull(ctx, ref, n, 0, func(m *nats.Msg) {
-				mu.Lock()
-				out = append(out, pulled{m, ref, time.Now()})
-				mu.Unlock()
-			})
+			ctx, cancel := b.stopContext()
+			defer cancel()
+			missing, err := b.pull(ctx, ref, n, 0, func(m *nats.Msg) { b.stashOne(st, pulled{m, ref, time.Now()}) })
 			if missing || err != nil {
 				b.ensured.Delete(ref.stream + "/" + ref.name) // recreated on the next receive
 			}
 		}()
 	}
-	wg.Wait()
-	return out
+	b.mu.Unlock()
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
+}
+
+// stopContext is a context that ends at Close.
+func (b *Backend) stopContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-b.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// stashOne adds a delivered message to st and wakes its receives.
+func (b *Backend) stashOne(st *stash, p pulled) {
+	b.mu.Lock()
+	st.items = append(st.items, p)
+	close(st.signal)
+	st.signal = make(chan struct{})
+	b.mu.Unlock()
 }
 
 // parkPulls starts a waiting pull on every consumer of key that has none
@@ -216,24 +250,15 @@ func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, batch int
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := b.stopContext()
 			defer cancel()
-			go func() {
-				select {
-				case <-b.stop:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-			_, _ = b.pull(ctx, ref, batch, wait, func(m *nats.Msg) {
-				b.mu.Lock()
-				st.items = append(st.items, pulled{m, ref, time.Now()})
-				close(st.signal)
-				st.signal = make(chan struct{})
-				b.mu.Unlock()
-			})
+			_, _ = b.pull(ctx, ref, batch, wait, func(m *nats.Msg) { b.stashOne(st, pulled{m, ref, time.Now()}) })
 			b.mu.Lock()
 			delete(b.pulls, pk)
+			// Parked receives re-park: without a waiting pull they would
+			// see nothing new until their own wait ran out.
+			close(st.signal)
+			st.signal = make(chan struct{})
 			b.mu.Unlock()
 		}()
 	}
