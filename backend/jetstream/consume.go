@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/gateway"
@@ -303,17 +302,35 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	if len(skip) > 0 {
 		b.requestAll(ctx, skip, []byte("+ACK"))
 	}
-	subs := make([]string, len(keep))
+	// A message that just arrived, leased for the consumer's own ack wait,
+	// needs no NAK: JetStream redelivers it one ack wait after it sent it,
+	// and the handle's deadline is set leaseMargin before that. Any other
+	// lease is set with a NAK delay (one more replicated write).
+	ackWait := time.Duration(max(g.InvisibleSeconds, 1)) * time.Second
+	var subs []string
+	var nakIdx []int
 	for i, c := range keep {
-		subs[i] = c.p.msg.Reply
+		if invisible != ackWait || time.Since(c.p.at) > freshFor {
+			subs, nakIdx = append(subs, c.p.msg.Reply), append(nakIdx, i)
+		}
 	}
 	start := time.Now()
-	errs := b.requestAll(ctx, subs, nakDelay(invisible))
-	until := start.Add(invisible)
+	errs := make([]error, len(keep))
+	for j, err := range b.requestAll(ctx, subs, nakDelay(invisible)) {
+		errs[nakIdx[j]] = err
+	}
+	naked := make([]bool, len(keep))
+	for _, i := range nakIdx {
+		naked[i] = true
+	}
 	var out []gateway.Received
 	for i, c := range keep {
 		if errs[i] != nil {
 			continue // not leased: JetStream redelivers it after its ack wait
+		}
+		until := start.Add(invisible)
+		if !naked[i] {
+			until = c.p.at.Add(invisible - leaseMargin)
 		}
 		h := b.sealer.Seal(encodeLease(lease{
 			sseq: c.meta.sseq, delivered: c.meta.delivered, deadline: until,
@@ -326,6 +343,15 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	}
 	return out, nil
 }
+
+const (
+	// freshFor: a message that arrived this recently is leased without a
+	// NAK when the lease equals the consumer's ack wait.
+	freshFor = 100 * time.Millisecond
+	// leaseMargin: such a lease's deadline is this much before the
+	// server's redelivery (which counts from when the server sent it).
+	leaseMargin = 250 * time.Millisecond
+)
 
 func nakDelay(d time.Duration) []byte {
 	return []byte(fmt.Sprintf(`-NAK {"delay":%d}`, int64(d)))
@@ -397,24 +423,54 @@ type override struct {
 }
 
 func (b *Backend) override(ctx context.Context, l lease) (override, bool, error) {
-	e, err := b.leases.Get(ctx, leaseKey(l))
-	for try := 0; err != nil && try < 3 && !errors.Is(err, jsapi.ErrKeyNotFound) && !errors.Is(err, jsapi.ErrKeyDeleted); try++ {
-		// A direct get served by a replica can fail transiently ("missing
-		// stream header"); ask again.
-		e, err = b.leases.Get(ctx, leaseKey(l))
+	v, found, err := b.leaderGet(ctx, "KV_"+leasesBucket, "$KV."+leasesBucket+"."+leaseKey(l))
+	if err != nil || !found {
+		return override{}, false, err
 	}
-	if errors.Is(err, jsapi.ErrKeyNotFound) || errors.Is(err, jsapi.ErrKeyDeleted) {
-		return override{}, false, nil
-	} else if err != nil {
-		return override{}, false, mapErr(err)
-	}
-	f := strings.Fields(string(e.Value()))
+	f := strings.Fields(string(v))
 	if len(f) != 3 {
-		return override{}, false, nil
+		return override{}, false, nil // a delete or purge marker
 	}
 	d, _ := strconv.ParseUint(f[0], 10, 64)
 	ms, _ := strconv.ParseInt(f[2], 10, 64)
 	return override{delivered: d, nacked: f[1] == "n", deadline: time.UnixMilli(ms)}, true, nil
+}
+
+// leaderGet reads the last message of subject from the stream's leader
+// (STREAM.MSG.GET, not a direct get: a direct get may be served by a
+// follower that has not applied a write another instance just made, and
+// an override must be seen by the next ack on any instance).
+func (b *Backend) leaderGet(ctx context.Context, stream, subject string) ([]byte, bool, error) {
+	ctx, cancel := b.ctx(ctx)
+	defer cancel()
+	req, _ := json.Marshal(map[string]string{"last_by_subj": subject})
+	resp, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return nil, false, mapErr(err)
+	}
+	var r struct {
+		Message *struct {
+			Data []byte `json:"data"`
+		} `json:"message"`
+		Error *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return nil, false, err
+	}
+	if r.Error != nil {
+		if r.Error.Code == 404 {
+			return nil, false, nil
+		}
+		return nil, false, core.Errorf(core.EUnavailable, "JetStream: %s", r.Error.Description)
+	}
+	if r.Message == nil {
+		return nil, false, nil
+	}
+	return r.Message.Data, true, nil
 }
 
 func (b *Backend) putOverride(ctx context.Context, l lease, o override) error {
@@ -638,5 +694,3 @@ func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupS
 	st.Clients = []gateway.ClientStatus{cs}
 	return st, nil
 }
-
-var _ = json.Marshal

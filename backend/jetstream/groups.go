@@ -93,14 +93,17 @@ func (b *Backend) Group(ctx context.Context, name string) (core.Group, error) {
 	if !core.ValidName(name) {
 		return core.Group{}, core.Errorf(core.ENotFound, "group %q not found", name)
 	}
-	e, err := b.groups.Get(ctx, name)
-	if errors.Is(err, jsapi.ErrKeyNotFound) || errors.Is(err, jsapi.ErrKeyDeleted) {
+	// From the stream leader: a group just created through another
+	// instance is seen at once (a direct get may be served by a follower).
+	v, found, err := b.leaderGet(ctx, "KV_"+groupsBucket, "$KV."+groupsBucket+"."+name)
+	if err != nil {
+		return core.Group{}, err
+	}
+	if !found || len(v) == 0 { // absent, or a delete marker
 		return core.Group{}, core.Errorf(core.ENotFound, "group %q not found", name)
-	} else if err != nil {
-		return core.Group{}, mapErr(err)
 	}
 	var g core.Group
-	if err := json.Unmarshal(e.Value(), &g); err != nil {
+	if err := json.Unmarshal(v, &g); err != nil {
 		return core.Group{}, err
 	}
 	return g, nil
