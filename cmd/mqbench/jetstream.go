@@ -74,7 +74,7 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	defer cl.Shutdown()
 
-	gws, closeGW, err := startJSGateways(ctx, cl)
+	gws, gw0URL, closeGW, err := startJSGateways(ctx, cl)
 	if err != nil {
 		return err
 	}
@@ -92,6 +92,7 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 	suts := []benchSUT{
 		&httpSUT{name: "2 gateways, jetstream (R3)", base: gws, client: benchClient(c.concurrency)},
+		&httpSUT{name: "1 jetstream gateway, no proxy", base: gw0URL, client: benchClient(c.concurrency)},
 		direct,
 		&httpSUT{name: "embedded (bbolt)", base: emb, client: benchClient(c.concurrency)},
 	}
@@ -423,8 +424,9 @@ func (d *directSUT) receive(ctx context.Context, topic string, wait time.Duratio
 }
 
 // startJSGateways starts two jetstream-backend gateways and a round-robin
-// reverse proxy in front of them; it returns the proxy's URL.
-func startJSGateways(ctx context.Context, cl *jstest.Cluster) (string, func(), error) {
+// reverse proxy in front of them; it returns the proxy's URL and the first
+// gateway's.
+func startJSGateways(ctx context.Context, cl *jstest.Cluster) (lbURL, first string, stop func(), err error) {
 	key := bytes.Repeat([]byte{5}, 32)
 	urls := strings.Split(cl.URLs(), ",")
 	var closers []func()
@@ -438,13 +440,13 @@ func startJSGateways(ctx context.Context, cl *jstest.Cluster) (string, func(), e
 		nc, err := nats.Connect(strings.Join(append([]string{urls[i]}, urls...), ","), nats.DontRandomize(), nats.MaxReconnects(-1))
 		if err != nil {
 			closeAll()
-			return "", nil, err
+			return "", "", nil, err
 		}
 		b, err := jetstream.Open(ctx, jetstream.Options{Conn: nc, Key: key, Replicas: 3, InstanceID: fmt.Sprintf("gw%d", i)})
 		if err != nil {
 			nc.Close()
 			closeAll()
-			return "", nil, err
+			return "", "", nil, err
 		}
 		srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b}))
 		closers = append(closers, func() { srv.Close(); b.Close(context.Background()); nc.Close() })
@@ -456,7 +458,7 @@ func startJSGateways(ctx context.Context, cl *jstest.Cluster) (string, func(), e
 		r.SetURL(targets[n.Add(1)%uint64(len(targets))])
 	}, Transport: &http.Transport{MaxIdleConnsPerHost: 256}, ErrorLog: log.New(io.Discard, "", 0)})
 	closers = append(closers, lb.Close)
-	return lb.URL, closeAll, nil
+	return lb.URL, targets[0].String(), closeAll, nil
 }
 
 // startEmbeddedGateway is the default backend in-process (as cmd/mqgate
