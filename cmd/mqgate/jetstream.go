@@ -15,6 +15,7 @@ import (
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/openapi"
 )
 
@@ -30,6 +31,14 @@ type jsRun struct {
 }
 
 func (m *Main) runJetStream() error {
+	var keyring *auth.Keyring
+	if m.Config.APIKeys != "" {
+		kr, err := auth.OpenKeyring(m.Config.APIKeys)
+		if err != nil {
+			return fmt.Errorf("--api-keys: %w", err)
+		}
+		keyring = kr
+	}
 	key, err := gateway.LoadKeyFile(m.Config.HandleKeyFile)
 	if err != nil {
 		return fmt.Errorf("--handle-key-file: %w", err)
@@ -49,11 +58,16 @@ func (m *Main) runJetStream() error {
 	}
 	r := &jsRun{b: b, served: make(chan error, 1)}
 	m.js = r
+	// Push (webhook) groups run on every instance over the shared
+	// consumers (each message is delivered once overall).
+	if err := b.StartPush(jetstream.PushOptions{AllowLoopback: m.Config.WebhookAllowLoopback}); err != nil {
+		return fmt.Errorf("start webhook pushers: %w", err)
+	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	httpLog := m.component("http")
 	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
-		OpenAPI: openapi.Document, Registry: metrics})
+		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring})
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
@@ -71,6 +85,11 @@ func (m *Main) runJetStream() error {
 	}()
 	m.Logger.Info().Str("addr", ln.Addr().String()).Str("backend", "jetstream").
 		Str("nats", m.Config.NATSURL).Str("version", Version()).Msg("listening")
+	if keyring != nil {
+		m.keys = startKeyReloader(keyring, m.component("auth"))
+	} else {
+		m.Logger.Warn().Msg("no --api-keys: /v1 is open to anyone who can reach this address")
+	}
 	if m.logw != nil {
 		m.logw.flush()
 	}
