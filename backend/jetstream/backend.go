@@ -44,6 +44,10 @@ type Options struct {
 	Logger     zerolog.Logger
 	// RequestTimeout bounds one JetStream API call (default 5 s).
 	RequestTimeout time.Duration
+	// MaxWaitingPerGroup and MaxWaiting bound the long-poll receives
+	// parked on this instance, per group and in all (default 256 and
+	// 4096, as embedded); more answer ETooMany (429).
+	MaxWaitingPerGroup, MaxWaiting int
 }
 
 // Backend serves the HTTP API over a JetStream cluster. It implements
@@ -68,12 +72,13 @@ type Backend struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 
-	mu       sync.Mutex
-	rr       map[string]uint32 // round-robin queue choice per topic
-	draining bool
-	drain    chan struct{}
-	waiting  map[string]int // parked receives per group (this instance)
-	closed   bool
+	mu         sync.Mutex
+	rr         map[string]uint32 // round-robin queue choice per topic
+	draining   bool
+	drain      chan struct{}
+	waiting    map[string]int // long-poll receives per group (this instance)
+	waitingAll int
+	closed     bool
 }
 
 var _ gateway.Service = (*Backend)(nil)
@@ -103,6 +108,12 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = 40 * 24 * time.Hour
+	}
+	if opts.MaxWaitingPerGroup <= 0 {
+		opts.MaxWaitingPerGroup = 256
+	}
+	if opts.MaxWaiting <= 0 {
+		opts.MaxWaiting = 4096
 	}
 	if opts.RequestTimeout <= 0 {
 		opts.RequestTimeout = 5 * time.Second

@@ -91,13 +91,21 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req gateway.Receive
 		st = &stash{signal: make(chan struct{})}
 		b.stash[key] = st
 	}
-	b.waiting[group]++
+	if req.Wait > 0 {
+		if b.waiting[group] >= b.opts.MaxWaitingPerGroup || b.waitingAll >= b.opts.MaxWaiting {
+			b.mu.Unlock()
+			return nil, core.Errorf(core.ETooMany, "too many waiting receives; retry later")
+		}
+		b.waiting[group]++
+		b.waitingAll++
+		defer func() {
+			b.mu.Lock()
+			b.waiting[group]--
+			b.waitingAll--
+			b.mu.Unlock()
+		}()
+	}
 	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.waiting[group]--
-		b.mu.Unlock()
-	}()
 
 	deadline := time.Now().Add(req.Wait)
 	var timer *time.Timer

@@ -52,6 +52,7 @@ func (m *Main) runJetStream() error {
 	b, err := jetstream.Open(ctx, jetstream.Options{
 		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, Replicas: m.Config.NATSReplicas,
 		DelayLevels: levels, MaxDelay: m.Config.MaxDelay, Logger: m.component("jetstream"),
+		MaxWaitingPerGroup: m.Config.MaxWaitingPerGroup, MaxWaiting: m.Config.MaxWaiting,
 	})
 	if err != nil {
 		return err
