@@ -82,7 +82,7 @@ func startJetStream(t *testing.T, c *jstest.Cluster) target {
 			t.Fatal(err)
 		}
 		b, err := jetstream.Open(context.Background(), jetstream.Options{Conn: nc, Key: key, Replicas: 3,
-			DelayLevels: levels, InstanceID: fmt.Sprintf("gw%d", i)})
+			DelayLevels: levels, InstanceID: fmt.Sprintf("gw%d", i), MaxAtomicBatch: jstest.MaxBatch})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"testing"
@@ -32,7 +33,6 @@ func TestMain(m *testing.M) {
 
 // embeddedOnly names the rules that hold on the embedded backend only, and why.
 var embeddedOnly = map[string]string{
-	"LookupByID":        "JetStream has no index by message id or key yet (docs/jetstream.md)",
 	"AckAfterLeaseEnds": "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
 	"OffsetsRetryRow":   "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
 }
@@ -54,7 +54,7 @@ var rules = []rule{
 	{"BatchAllDelivered", ruleBatch},
 	{"TagFilter", ruleTagFilter},
 	{"ReceiveValidation", ruleValidation},
-	{"LookupByID", ruleLookupByID},
+	{"LookupByIDAndKey", ruleLookupByID},
 	{"AckAfterLeaseEnds", ruleAckAfterLeaseEnds},
 	{"OffsetsRetryRow", ruleOffsetsRetryRow},
 }
@@ -383,11 +383,27 @@ func ruleValidation(t *testing.T, c *client) {
 
 func ruleLookupByID(t *testing.T, c *client) {
 	c.setup(nil)
-	id := c.publish(map[string]any{"body": "x", "keys": []string{"k1"}})
+	id := c.publish(map[string]any{"body": "x", "keys": []string{"k1", "order 17/ä"}})
+	c.publish(map[string]any{"body": "y", "keys": []string{"k2"}})
+	id3 := c.publish(map[string]any{"body": "z", "keys": []string{"k1"}})
 	var m message
 	c.must("GET", c.tg.lb+"/v1/topics/"+c.p+"/messages/"+id, nil, &m, 200)
-	if m.MessageID != id {
+	if m.MessageID != id || m.Body != "x" {
 		t.Fatalf("lookup %+v", m)
+	}
+	if st := c.do("GET", c.tg.lb+"/v1/topics/"+c.p+"/messages/"+"0000000000000000000000000000FFFF", nil, nil); st != 404 {
+		t.Fatalf("unknown id → %d", st)
+	}
+	var byKey struct {
+		Messages []message `json:"messages"`
+	}
+	c.must("GET", c.tg.lb+"/v1/topics/"+c.p+"/messages?key=k1", nil, &byKey, 200)
+	if len(byKey.Messages) != 2 || byKey.Messages[0].MessageID != id || byKey.Messages[1].MessageID != id3 {
+		t.Fatalf("by key k1: %+v", byKey.Messages)
+	}
+	c.must("GET", c.tg.lb+"/v1/topics/"+c.p+"/messages?key="+url.QueryEscape("order 17/ä"), nil, &byKey, 200)
+	if len(byKey.Messages) != 1 || byKey.Messages[0].MessageID != id {
+		t.Fatalf("by key with odd characters: %+v", byKey.Messages)
 	}
 }
 

@@ -48,6 +48,11 @@ type Options struct {
 	// parked on this instance, per group and in all (default 256 and
 	// 4096, as embedded); more answer ETooMany (429).
 	MaxWaitingPerGroup, MaxWaiting int
+	// MaxAtomicBatch is the servers' atomic batch limit
+	// (jetstream.limits.batch.max_msgs, default 1000). A publish is one
+	// batch of its messages and their index entries (one per message
+	// and per key).
+	MaxAtomicBatch int
 }
 
 // Backend serves the HTTP API over a JetStream cluster. It implements
@@ -108,6 +113,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = 40 * 24 * time.Hour
+	}
+	if opts.MaxAtomicBatch <= 0 {
+		opts.MaxAtomicBatch = 1000
 	}
 	if opts.MaxWaitingPerGroup <= 0 {
 		opts.MaxWaitingPerGroup = 256

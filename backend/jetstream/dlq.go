@@ -184,21 +184,94 @@ func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int,
 	}
 }
 
-// Message implements api.Engine. Lookup by id is not indexed on this
-// backend yet (docs/jetstream.md).
+// Message implements api.Engine through the id index entry published
+// with the message (mq.<topic>.i.<id>). A delayed message is found as
+// its schedule until it is due; once moved to its queue it is not (the
+// schedule is purged and the moved copy is not indexed).
 func (b *Backend) Message(topic, id string) (*core.Message, error) {
 	if _, err := b.Topic(topic); err != nil {
 		return nil, err
 	}
-	return nil, core.Errorf(core.ENotFound, "message lookup by id is not available on the jetstream backend yet")
+	notFound := core.Errorf(core.ENotFound, "message %q not found in topic %q", id, topic)
+	if !core.ValidName(id) {
+		return nil, notFound
+	}
+	ctx, cancel := b.ctx(context.Background())
+	defer cancel()
+	st, err := b.js.Stream(ctx, topicStream(topic))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	idx, err := st.GetLastMsgForSubject(ctx, idSubject(topic, id))
+	if errors.Is(err, jsapi.ErrMsgNotFound) {
+		return nil, notFound
+	} else if err != nil {
+		return nil, mapErr(err)
+	}
+	m, err := b.indexed(ctx, st, idx)
+	if err != nil || m == nil {
+		return nil, notFoundOr(err, notFound)
+	}
+	return m, nil
 }
 
-// MessagesByKey implements api.Engine (not indexed yet, as Message).
+func notFoundOr(err, nf error) error {
+	if err != nil {
+		return err
+	}
+	return nf
+}
+
+// indexed reads the message an index entry points at (nil when gone).
+func (b *Backend) indexed(ctx context.Context, st jsapi.Stream, idx *jsapi.RawStreamMsg) (*core.Message, error) {
+	back, err := strconv.ParseUint(string(idx.Data), 10, 64)
+	if err != nil || back == 0 || back >= idx.Sequence {
+		return nil, nil
+	}
+	raw, err := st.GetMsg(ctx, idx.Sequence-back)
+	if errors.Is(err, jsapi.ErrMsgNotFound) {
+		return nil, nil
+	} else if err != nil {
+		return nil, mapErr(err)
+	}
+	return decodeMessage(raw.Subject, raw.Header, raw.Data, raw.Sequence, raw.Time), nil
+}
+
+// MessagesByKey implements api.Engine through the key index entries
+// (mq.<topic>.k.<hash>): the newest limit messages, oldest first.
 func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, error) {
 	if _, err := b.Topic(topic); err != nil {
 		return nil, err
 	}
-	return nil, core.Errorf(core.ENotFound, "message lookup by key is not available on the jetstream backend yet")
+	ctx, cancel := b.ctx(context.Background())
+	defer cancel()
+	st, err := b.js.Stream(ctx, topicStream(topic))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	subj := keySubject(topic, key)
+	var out []*core.Message
+	for seq := uint64(1); ; {
+		idx, err := st.GetMsg(ctx, seq, jsapi.WithGetMsgSubject(subj))
+		if errors.Is(err, jsapi.ErrMsgNotFound) {
+			break
+		} else if err != nil {
+			return nil, mapErr(err)
+		}
+		seq = idx.Sequence + 1
+		m, err := b.indexed(ctx, st, idx)
+		if err != nil {
+			return nil, err
+		}
+		if m == nil || !slices.Contains(m.Keys, key) { // a hash collision
+			continue
+		}
+		out = append(out, m)
+		if len(out) > limit {
+			out = out[1:]
+		}
+	}
+	return out, nil
 }
 
 // GetMessages implements api.Engine (browse): offsets are stream

@@ -10,7 +10,10 @@
 //     sharding key (FNV-1a mod queues, as embedded) stays on one subject,
 //     in order. Queue count and retention are stream metadata.
 //   - publish → one JetStream publish with Nats-Msg-Id = the message id;
-//     a batch → one atomic batch (Nats-Batch-*), all or nothing.
+//     a batch → one atomic batch (Nats-Batch-*), all or nothing. Each
+//     message is followed in its batch by index entries mq.T.i.<id> and
+//     mq.T.k.<key hash> (payload: how far back the message is), which
+//     lookups by id and key read.
 //   - delay level / deliverAt → a schedule message on mq.T.s.<id>
 //     (Nats-Schedule "@at", Nats-Schedule-Target mq.T.q; nats-server
 //     ≥ 2.12): stored in the queue when due, never before.

@@ -90,7 +90,7 @@ func startGateway(t *testing.T, server int) *gw {
 		t.Fatal(err)
 	}
 	b, err := jetstream.Open(context.Background(), jetstream.Options{
-		Conn: nc, Key: testKey, Replicas: 3, DelayLevels: testLevels,
+		Conn: nc, Key: testKey, Replicas: 3, DelayLevels: testLevels, MaxAtomicBatch: jstest.MaxBatch,
 		InstanceID: fmt.Sprintf("gw%d", server), RequestTimeout: 5 * time.Second,
 	})
 	if err != nil {

@@ -2,6 +2,8 @@ package jetstream
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
@@ -63,27 +65,54 @@ func (b *Backend) Put(ctx context.Context, topic string, msgs []core.PutMessage)
 		}
 		nm[i], out[i] = msg, res
 	}
-	if len(nm) == 1 {
-		ack, err := b.js.PublishMsg(ctx, nm[0])
-		if err != nil {
-			return nil, publishErr(err)
+	// Each message is followed, in the same atomic batch, by its index
+	// entries: mq.<topic>.i.<id> and mq.<topic>.k.<key hash>, whose payload
+	// is how many sequences back the message is.
+	all := make([]*nats.Msg, 0, 2*len(nm))
+	pos := make([]int, len(nm))
+	for i, m := range nm {
+		pos[i] = len(all)
+		all = append(all, m)
+		all = append(all, indexMsg(idSubject(topic, out[i].MessageID), 1))
+		seen := map[string]bool{}
+		for _, k := range msgs[i].Keys {
+			if k == "" || seen[k] {
+				continue
+			}
+			seen[k] = true
+			all = append(all, indexMsg(keySubject(topic, k), len(all)-pos[i]))
 		}
-		if out[0].QueueOffset == 0 {
-			out[0].QueueOffset = int64(ack.Sequence)
-		}
-		return out, nil
 	}
-	last, err := b.publishBatch(ctx, nm)
+	if len(all) > b.opts.MaxAtomicBatch {
+		return nil, core.Errorf(core.ETooLarge, "this batch needs %d JetStream messages with its index entries; the configured atomic batch limit is %d (raise jetstream.limits.batch.max_msgs on the servers and --nats-max-batch)", len(all), b.opts.MaxAtomicBatch)
+	}
+	last, err := b.publishBatch(ctx, all)
 	if err != nil {
 		return nil, err
 	}
-	first := last - uint64(len(nm)) + 1
+	first := last - uint64(len(all)) + 1
 	for i := range out {
 		if out[i].QueueOffset == 0 {
-			out[i].QueueOffset = int64(first + uint64(i))
+			out[i].QueueOffset = int64(first + uint64(pos[i]))
 		}
 	}
 	return out, nil
+}
+
+func indexMsg(subject string, back int) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = []byte(strconv.Itoa(back))
+	return m
+}
+
+// idSubject and keySubject are a message's index entries in its topic's
+// stream (4 tokens: no consumer filter matches them). Keys are hashed:
+// they may hold any character.
+func idSubject(topic, id string) string { return "mq." + topic + ".i." + id }
+
+func keySubject(topic, key string) string {
+	h := sha256.Sum256([]byte(key))
+	return "mq." + topic + ".k." + hex.EncodeToString(h[:20])
 }
 
 func publishErr(err error) error {

@@ -70,6 +70,8 @@ type Config struct {
 	// the backend creates (3; less only with a loud warning).
 	NATSURL, NATSCreds string
 	NATSReplicas       int
+	// NATSMaxBatch is the servers' jetstream.limits.batch.max_msgs.
+	NATSMaxBatch int
 	// HandleKeyFile is the receipt-handle key shared by every gateway in
 	// front of one cluster (required with --backend jetstream).
 	HandleKeyFile string
@@ -128,6 +130,7 @@ func DefaultConfig() Config {
 		Backend:              "embedded",
 		NATSURL:              "nats://127.0.0.1:4222",
 		NATSReplicas:         3,
+		NATSMaxBatch:         1000,
 	}
 }
 
@@ -167,6 +170,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "NATS server URLs, comma-separated (--backend jetstream)")
 	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS .creds file (--backend jetstream)")
 	fs.IntVar(&c.NATSReplicas, "nats-replicas", c.NATSReplicas, "replicas of the streams, consumers and buckets mqgate creates (--backend jetstream)")
+	fs.IntVar(&c.NATSMaxBatch, "nats-max-batch", c.NATSMaxBatch, "the servers' jetstream.limits.batch.max_msgs (a publish is one atomic batch of its messages and their index entries)")
 	fs.StringVar(&c.HandleKeyFile, "handle-key-file", c.HandleKeyFile, "receipt-handle key shared by all gateway instances (32+ bytes raw or 64+ hex digits); required with --backend jetstream")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
 	return fs

@@ -53,6 +53,7 @@ func (m *Main) runJetStream() error {
 		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, Replicas: m.Config.NATSReplicas,
 		DelayLevels: levels, MaxDelay: m.Config.MaxDelay, Logger: m.component("jetstream"),
 		MaxWaitingPerGroup: m.Config.MaxWaitingPerGroup, MaxWaiting: m.Config.MaxWaiting,
+		MaxAtomicBatch: m.Config.NATSMaxBatch,
 	})
 	if err != nil {
 		return err

@@ -18,6 +18,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
+// MaxBatch is the servers' atomic batch limit (jetstream.limits.batch.max_msgs).
+const MaxBatch = 50000
+
 // Cluster is N JetStream servers routed to each other.
 type Cluster struct {
 	Name string
@@ -54,6 +57,9 @@ func Start(dir string, n int) (*Cluster, error) {
 			NoSigs:     true,
 			NoLog:      true,
 		}
+		// Batches carry index entries besides their messages (up to
+		// 1000 messages with keys): the docs' server setting.
+		o.JetStreamLimits.MaxBatchSize = MaxBatch
 		if n > 1 {
 			o.Cluster = server.ClusterOpts{Name: c.Name, Host: "127.0.0.1", Port: ports[i]}
 			o.Routes = routes
