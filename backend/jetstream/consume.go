@@ -521,6 +521,31 @@ func (b *Backend) check(ctx context.Context, group, h string, now time.Time) (le
 	return l, gateway.HandleOK, nil
 }
 
+type checked struct {
+	l  lease
+	st gateway.HandleStatus
+}
+
+// checkAll checks handles concurrently (each reads its override from the
+// leases stream's leader: one round trip).
+func (b *Backend) checkAll(ctx context.Context, group string, handles []string, now time.Time) ([]checked, error) {
+	out := make([]checked, len(handles))
+	errs := make([]error, len(handles))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, h := range handles {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i].l, out[i].st, errs[i] = b.check(ctx, group, h, now)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
 func checkHandles(handles []string) error {
 	if len(handles) < 1 || len(handles) > gateway.MaxHandles {
 		return core.FieldError("receiptHandles", "must hold 1 to %d handles", gateway.MaxHandles)
@@ -542,12 +567,13 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 	var subs []string
 	var idx []int
 	now := time.Now()
+	checked, err := b.checkAll(ctx, group, handles, now)
+	if err != nil {
+		return nil, err
+	}
 	for i, h := range handles {
 		res[i].ReceiptHandle = h
-		l, st, err := b.check(ctx, group, h, now)
-		if err != nil {
-			return nil, err
-		}
+		l, st := checked[i].l, checked[i].st
 		if st == gateway.HandleExpired && b.ackedBefore(ctx, l) {
 			st = gateway.HandleOK
 		} else if st == gateway.HandleOK {
@@ -593,12 +619,13 @@ func (b *Backend) Nack(ctx context.Context, group string, handles []string, dela
 	}
 	res := make([]gateway.HandleResult, len(handles))
 	now := time.Now()
+	checked, err := b.checkAll(ctx, group, handles, now)
+	if err != nil {
+		return nil, err
+	}
 	for i, h := range handles {
 		res[i].ReceiptHandle = h
-		l, st, err := b.check(ctx, group, h, now)
-		if err != nil {
-			return nil, err
-		}
+		l, st := checked[i].l, checked[i].st
 		res[i].Status = st
 		if st != gateway.HandleOK {
 			continue
@@ -639,12 +666,13 @@ func (b *Backend) Extend(ctx context.Context, group string, handles []string, in
 	}
 	res := make([]gateway.HandleResult, len(handles))
 	now := time.Now()
+	checked, err := b.checkAll(ctx, group, handles, now)
+	if err != nil {
+		return nil, err
+	}
 	for i, h := range handles {
 		res[i].ReceiptHandle = h
-		l, st, err := b.check(ctx, group, h, now)
-		if err != nil {
-			return nil, err
-		}
+		l, st := checked[i].l, checked[i].st
 		res[i].Status = st
 		if st != gateway.HandleOK {
 			continue

@@ -69,7 +69,7 @@ func Start(dir string, n int) (*Cluster, error) {
 			return nil, err
 		}
 	}
-	if err := c.WaitReady(30 * time.Second); err != nil {
+	if err := c.WaitReady(60 * time.Second); err != nil {
 		c.Shutdown()
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func (c *Cluster) start(o *server.Options) (*server.Server, error) {
 		return nil, err
 	}
 	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
+	if !s.ReadyForConnections(60 * time.Second) { // generous: CI machines can be loaded
 		s.Shutdown()
 		return nil, fmt.Errorf("jstest: server %s not ready", o.ServerName)
 	}
