@@ -37,6 +37,7 @@ type Main struct {
 	Config Config
 	Logger zerolog.Logger
 
+	js      *jsRun // --backend jetstream (jetstream.go); nil otherwise
 	engine  *engine.Engine
 	groups  *groups.Registry
 	gateway *gateway.Embedded
@@ -74,6 +75,9 @@ func (m *Main) ParseFlags(args []string, out io.Writer) error {
 // listener is bound before Run returns, so a bad address or a port in use
 // is reported here, synchronously.
 func (m *Main) Run() error {
+	if m.Config.Backend == "jetstream" {
+		return m.runJetStream() // jetstream.go
+	}
 	// The key file first: a bad one fails the start before the store opens.
 	var keyring *auth.Keyring
 	if m.Config.APIKeys != "" {
@@ -283,6 +287,9 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("pprof close: %w", err))
 		}
 		m.pprof = nil
+	}
+	if m.js != nil {
+		errs = append(errs, m.closeJetStream(ctx))
 	}
 	if m.http != nil {
 		m.api.SetShuttingDown()
