@@ -16,7 +16,7 @@ import (
 // A push group runs on both instances and delivers each message once.
 func TestWebhookDeliveredOnce(t *testing.T) {
 	e := newEnv(t)
-	const secret = "push-secret-0123456789"
+	const secret = "push-secret-0123456789-abcdef" // at least 24 bytes (Standard Webhooks)
 	var mu sync.Mutex
 	seen := map[string]int{}
 	bad := 0
