@@ -38,6 +38,33 @@ func (e ConsumeFromPosition) Valid() bool {
 	}
 }
 
+// Defines values for EmptyReceiveReason.
+const (
+	KEYSBLOCKED         EmptyReceiveReason = "KEYS_BLOCKED"
+	NOMESSAGES          EmptyReceiveReason = "NO_MESSAGES"
+	NOSUBSCRIPTIONMATCH EmptyReceiveReason = "NO_SUBSCRIPTION_MATCH"
+	NOTVISIBLEYET       EmptyReceiveReason = "NOT_VISIBLE_YET"
+	PAUSED              EmptyReceiveReason = "PAUSED"
+)
+
+// Valid indicates whether the value is a known member of the EmptyReceiveReason enum.
+func (e EmptyReceiveReason) Valid() bool {
+	switch e {
+	case KEYSBLOCKED:
+		return true
+	case NOMESSAGES:
+		return true
+	case NOSUBSCRIPTIONMATCH:
+		return true
+	case NOTVISIBLEYET:
+		return true
+	case PAUSED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GroupRequestConsumeMode.
 const (
 	CONCURRENTLY GroupRequestConsumeMode = "CONCURRENTLY"
@@ -199,6 +226,39 @@ type DLQPage struct {
 	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
+// EmptyReceive defines model for EmptyReceive.
+type EmptyReceive struct {
+	// BlockedKeys BlockedKeys are the sharding keys of the heads holding ORDERLY
+	// queues back (KEYS_BLOCKED), one per queue.
+	//
+	// Example: ["customer-9"]
+	BlockedKeys *[]string `json:"blockedKeys,omitempty"`
+
+	// NextVisibleAt NextVisibleAt is the earliest lease deadline or suspension end of
+	// what holds messages back.
+	//
+	// Example: 2026-01-02T15:05:05.000Z
+	NextVisibleAt *time.Time `json:"nextVisibleAt,omitempty"`
+
+	// Reason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+	// NOT_VISIBLE_YET (everything held is leased to other receives),
+	// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
+	// failed head's suspension), PAUSED (reserved: groups cannot be paused
+	// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+	//
+	// Example: KEYS_BLOCKED
+	Reason *EmptyReceiveReason `json:"reason,omitempty"`
+}
+
+// EmptyReceiveReason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+// NOT_VISIBLE_YET (everything held is leased to other receives),
+// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
+// failed head's suspension), PAUSED (reserved: groups cannot be paused
+// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+//
+// Example: KEYS_BLOCKED
+type EmptyReceiveReason string
+
 // ExtendRequest defines model for ExtendRequest.
 type ExtendRequest struct {
 	// InvisibleSeconds InvisibleSeconds is the new lease, from now.
@@ -316,6 +376,11 @@ type GroupStatus struct {
 	//
 	// Example: 0
 	DlqDepth *int `json:"dlqDepth,omitempty"`
+
+	// Empty Empty is what an empty receive would answer now (diagnose.go):
+	// present when nothing waits to be received or ORDERLY keys are
+	// blocked; absent for push groups.
+	Empty *EmptyReceive `json:"empty,omitempty"`
 
 	// InFlight InFlight counts messages received and not yet acked, nacked or expired.
 	//
@@ -812,6 +877,9 @@ type ReceiveRequest struct {
 
 // ReceiveResponse defines model for ReceiveResponse.
 type ReceiveResponse struct {
+	// Empty Empty tells why no message came (present only when messages is
+	// empty; diagnose.go).
+	Empty    *EmptyReceive      `json:"empty,omitempty"`
 	Messages *[]ReceivedMessage `json:"messages,omitempty"`
 }
 

@@ -102,6 +102,7 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 	}
 	c.stats.succeeded.Add(int64(k))
 	suspend := false
+	var failed *core.Message // the head sent round again (suspend.go)
 	if k < n && st.released {
 		// The queue was dropped with the batch out (DropListener): the
 		// rest was not consumed; nothing failed.
@@ -137,6 +138,12 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 		}
 		pr.pq.MakeMessageToConsumeAgain(again)
 		suspend = !skip
+		if suspend {
+			failed = again[0]
+		}
+	}
+	if k == n || !st.released {
+		pr.failing.note(failed, time.Now().Add(c.opts.SuspendTime))
 	}
 	commit := pr.pq.Commit() // what is still consuming: the finished prefix
 
