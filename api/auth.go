@@ -58,6 +58,12 @@ var routeAccess = map[string]access{
 	// Dead letters: consumers may look, only admin may redrive.
 	"GET /v1/groups/{group}/dlq":          {auth.Sub, "group"},
 	"POST /v1/groups/{group}/dlq/redrive": {kind: auth.Admin},
+
+	// Blocked keys: consumers may look, only admin may act.
+	"GET /v1/groups/{group}/blocked":         {auth.Sub, "group"},
+	"POST /v1/groups/{group}/blocked/skip":   {kind: auth.Admin},
+	"POST /v1/groups/{group}/blocked/park":   {kind: auth.Admin},
+	"POST /v1/groups/{group}/blocked/resume": {kind: auth.Admin},
 }
 
 // keyCtx holds the caller's *auth.Key once authorize has let it through.

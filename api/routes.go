@@ -65,6 +65,12 @@ func (s *Server) routes() http.Handler {
 			// Dead letters (dlq.go).
 			r.Get("/groups/{group}/dlq", s.handleDLQList)
 			r.Post("/groups/{group}/dlq/redrive", s.handleDLQRedrive)
+
+			// Blocked ordering keys (blocked.go).
+			r.Get("/groups/{group}/blocked", s.handleBlockedList)
+			r.Post("/groups/{group}/blocked/skip", s.handleBlockedSkip)
+			r.Post("/groups/{group}/blocked/park", s.handleBlockedPark)
+			r.Post("/groups/{group}/blocked/resume", s.handleBlockedResume)
 		})
 	})
 	return r

@@ -17,6 +17,30 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BlockedKeyState.
+const (
+	BLOCKED BlockedKeyState = "BLOCKED"
+	PARKED  BlockedKeyState = "PARKED"
+	RESUMED BlockedKeyState = "RESUMED"
+	SKIPPED BlockedKeyState = "SKIPPED"
+)
+
+// Valid indicates whether the value is a known member of the BlockedKeyState enum.
+func (e BlockedKeyState) Valid() bool {
+	switch e {
+	case BLOCKED:
+		return true
+	case PARKED:
+		return true
+	case RESUMED:
+		return true
+	case SKIPPED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConsumeFromPosition.
 const (
 	ConsumeFromPositionFIRSTOFFSET ConsumeFromPosition = "FIRST_OFFSET"
@@ -147,6 +171,69 @@ func (e OffsetResetRequestPosition) Valid() bool {
 type AckRequest struct {
 	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
 	ReceiptHandles []string `json:"receiptHandles"`
+}
+
+// BlockedKey defines model for BlockedKey.
+type BlockedKey struct {
+	// Attempts Attempts: failed deliveries of the head (BLOCKED) or messages parked (PARKED).
+	//
+	// Example: 3
+	Attempts *int `json:"attempts,omitempty"`
+
+	// LastReason LastReason is the last nack reason, when one was given.
+	LastReason *string `json:"lastReason,omitempty"`
+
+	// MessageId MessageID is the failed head (BLOCKED) or the first parked message.
+	//
+	// Example: 01J9Z7K3V1W2X3Y4Z5A6B7C8D9
+	MessageId *string `json:"messageId,omitempty"`
+
+	// QueueId Example: 0
+	QueueId *int `json:"queueId,omitempty"`
+
+	// ShardingKey ShardingKey is the head message's ordering key (RocketMQ blocks the
+	// whole queue behind it).
+	//
+	// Example: customer-9
+	ShardingKey *string `json:"shardingKey,omitempty"`
+
+	// Since Since is the head's first failure in a row, or when the key was parked.
+	Since *time.Time `json:"since,omitempty"`
+
+	// State State: BLOCKED or PARKED in the list; an action answers the entry's
+	// new state (SKIPPED, PARKED or RESUMED).
+	//
+	// Example: BLOCKED
+	State *BlockedKeyState `json:"state,omitempty"`
+
+	// Topic Example: orders
+	Topic *string `json:"topic,omitempty"`
+}
+
+// BlockedKeyState State: BLOCKED or PARKED in the list; an action answers the entry's
+// new state (SKIPPED, PARKED or RESUMED).
+//
+// Example: BLOCKED
+type BlockedKeyState string
+
+// BlockedKeyRequest defines model for BlockedKeyRequest.
+type BlockedKeyRequest struct {
+	// QueueId Example: 0
+	QueueId int `json:"queueId"`
+
+	// ShardingKey Example: customer-9
+	ShardingKey *string `json:"shardingKey,omitempty"`
+
+	// Topic Example: orders
+	Topic string `json:"topic"`
+}
+
+// BlockedList defines model for BlockedList.
+type BlockedList struct {
+	Blocked *[]BlockedKey `json:"blocked,omitempty"`
+
+	// NextCursor NextCursor fetches the next page; absent on the last.
+	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // ConsumeFrom defines model for ConsumeFrom.
@@ -1062,6 +1149,15 @@ type TopicStats struct {
 	Queues *[]QueueStats `json:"queues,omitempty"`
 }
 
+// ListBlockedKeysParams defines parameters for ListBlockedKeys.
+type ListBlockedKeysParams struct {
+	// Limit Most entries to return (default 100)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListDeadLettersParams defines parameters for ListDeadLetters.
 type ListDeadLettersParams struct {
 	// Limit Most messages to return (default 32)
@@ -1100,6 +1196,15 @@ type PutGroupJSONRequestBody = GroupRequest
 
 // AckMessagesJSONRequestBody defines body for AckMessages for application/json ContentType.
 type AckMessagesJSONRequestBody = AckRequest
+
+// ParkBlockedKeyJSONRequestBody defines body for ParkBlockedKey for application/json ContentType.
+type ParkBlockedKeyJSONRequestBody = BlockedKeyRequest
+
+// ResumeBlockedKeyJSONRequestBody defines body for ResumeBlockedKey for application/json ContentType.
+type ResumeBlockedKeyJSONRequestBody = BlockedKeyRequest
+
+// SkipBlockedKeyJSONRequestBody defines body for SkipBlockedKey for application/json ContentType.
+type SkipBlockedKeyJSONRequestBody = BlockedKeyRequest
 
 // RedriveDeadLettersJSONRequestBody defines body for RedriveDeadLetters for application/json ContentType.
 type RedriveDeadLettersJSONRequestBody = RedriveRequest
@@ -1269,6 +1374,67 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 	AckMessages(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListBlockedKeys List blocked ordering keys
+	//
+	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+	//
+	// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
+	ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ParkBlockedKeyWithBody Park an ordering key
+	//
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+	ParkBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ParkBlockedKey Park an ordering key
+	//
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+	ParkBlockedKey(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeBlockedKeyWithBody Resume a parked ordering key
+	//
+	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+	ResumeBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeBlockedKey Resume a parked ordering key
+	//
+	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+	ResumeBlockedKey(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SkipBlockedKeyWithBody Skip a blocked key's head message
+	//
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+	SkipBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SkipBlockedKey Skip a blocked key's head message
+	//
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+	SkipBlockedKey(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListDeadLetters List a group's dead letters
 	//
@@ -1630,6 +1796,137 @@ func (c *Client) AckMessagesWithBody(ctx context.Context, group string, contentT
 // Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 func (c *Client) AckMessages(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAckMessagesRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListBlockedKeys List blocked ordering keys
+//
+// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+//
+// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
+func (c *Client) ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBlockedKeysRequest(c.Server, group, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ParkBlockedKeyWithBody Park an ordering key
+//
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+func (c *Client) ParkBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewParkBlockedKeyRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ParkBlockedKey Park an ordering key
+//
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+func (c *Client) ParkBlockedKey(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewParkBlockedKeyRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeBlockedKeyWithBody Resume a parked ordering key
+//
+// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+func (c *Client) ResumeBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeBlockedKeyRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeBlockedKey Resume a parked ordering key
+//
+// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+func (c *Client) ResumeBlockedKey(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeBlockedKeyRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SkipBlockedKeyWithBody Skip a blocked key's head message
+//
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+func (c *Client) SkipBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSkipBlockedKeyRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SkipBlockedKey Skip a blocked key's head message
+//
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+func (c *Client) SkipBlockedKey(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSkipBlockedKeyRequest(c.Server, group, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2346,6 +2643,220 @@ func NewAckMessagesRequestWithBody(server string, group string, contentType stri
 	}
 
 	operationPath := fmt.Sprintf("/v1/groups/%s/ack", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListBlockedKeysRequest constructs an http.Request for the ListBlockedKeys method
+func NewListBlockedKeysRequest(server string, group string, params *ListBlockedKeysParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/blocked", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewParkBlockedKeyRequest calls the generic ParkBlockedKey builder with application/json body
+func NewParkBlockedKeyRequest(server string, group string, body ParkBlockedKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewParkBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewParkBlockedKeyRequestWithBody constructs an http.Request for the ParkBlockedKey method, with any body, and a specified content type
+func NewParkBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/park", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResumeBlockedKeyRequest calls the generic ResumeBlockedKey builder with application/json body
+func NewResumeBlockedKeyRequest(server string, group string, body ResumeBlockedKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewResumeBlockedKeyRequestWithBody constructs an http.Request for the ResumeBlockedKey method, with any body, and a specified content type
+func NewResumeBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSkipBlockedKeyRequest calls the generic SkipBlockedKey builder with application/json body
+func NewSkipBlockedKeyRequest(server string, group string, body SkipBlockedKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSkipBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewSkipBlockedKeyRequestWithBody constructs an http.Request for the SkipBlockedKey method, with any body, and a specified content type
+func NewSkipBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/skip", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -3283,6 +3794,69 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 	AckMessagesWithResponse(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*AckMessagesResponse, error)
 
+	// ListBlockedKeysWithResponse List blocked ordering keys
+	//
+	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
+	ListBlockedKeysWithResponse(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*ListBlockedKeysResponse, error)
+
+	// ParkBlockedKeyWithBodyWithResponse Park an ordering key
+	//
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+	ParkBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error)
+
+	// ParkBlockedKeyWithResponse Park an ordering key
+	//
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+	ParkBlockedKeyWithResponse(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error)
+
+	// ResumeBlockedKeyWithBodyWithResponse Resume a parked ordering key
+	//
+	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+	ResumeBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error)
+
+	// ResumeBlockedKeyWithResponse Resume a parked ordering key
+	//
+	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+	ResumeBlockedKeyWithResponse(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error)
+
+	// SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
+	//
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+	SkipBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error)
+
+	// SkipBlockedKeyWithResponse Skip a blocked key's head message
+	//
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+	SkipBlockedKeyWithResponse(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error)
+
 	// ListDeadLettersWithResponse List a group's dead letters
 	//
 	// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -4033,6 +4607,359 @@ func (r AckMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AckMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListBlockedKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlockedList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBlockedKeysResponse) GetJSON200() *BlockedList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBlockedKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBlockedKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBlockedKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBlockedKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ParkBlockedKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlockedKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ParkBlockedKeyResponse) GetJSON200() *BlockedKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ParkBlockedKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ParkBlockedKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ParkBlockedKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ParkBlockedKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ResumeBlockedKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlockedKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeBlockedKeyResponse) GetJSON200() *BlockedKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeBlockedKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeBlockedKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeBlockedKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeBlockedKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SkipBlockedKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlockedKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SkipBlockedKeyResponse) GetJSON200() *BlockedKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SkipBlockedKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SkipBlockedKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SkipBlockedKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SkipBlockedKeyResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -5497,6 +6424,111 @@ func (c *ClientWithResponses) AckMessagesWithResponse(ctx context.Context, group
 	return ParseAckMessagesResponse(rsp)
 }
 
+// ListBlockedKeysWithResponse List blocked ordering keys
+//
+// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
+func (c *ClientWithResponses) ListBlockedKeysWithResponse(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*ListBlockedKeysResponse, error) {
+	rsp, err := c.ListBlockedKeys(ctx, group, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBlockedKeysResponse(rsp)
+}
+
+// ParkBlockedKeyWithBodyWithResponse Park an ordering key
+//
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+func (c *ClientWithResponses) ParkBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error) {
+	rsp, err := c.ParkBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseParkBlockedKeyResponse(rsp)
+}
+
+// ParkBlockedKeyWithResponse Park an ordering key
+//
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+func (c *ClientWithResponses) ParkBlockedKeyWithResponse(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error) {
+	rsp, err := c.ParkBlockedKey(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseParkBlockedKeyResponse(rsp)
+}
+
+// ResumeBlockedKeyWithBodyWithResponse Resume a parked ordering key
+//
+// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+func (c *ClientWithResponses) ResumeBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error) {
+	rsp, err := c.ResumeBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeBlockedKeyResponse(rsp)
+}
+
+// ResumeBlockedKeyWithResponse Resume a parked ordering key
+//
+// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+func (c *ClientWithResponses) ResumeBlockedKeyWithResponse(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error) {
+	rsp, err := c.ResumeBlockedKey(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeBlockedKeyResponse(rsp)
+}
+
+// SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
+//
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+func (c *ClientWithResponses) SkipBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error) {
+	rsp, err := c.SkipBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSkipBlockedKeyResponse(rsp)
+}
+
+// SkipBlockedKeyWithResponse Skip a blocked key's head message
+//
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+func (c *ClientWithResponses) SkipBlockedKeyWithResponse(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error) {
+	rsp, err := c.SkipBlockedKey(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSkipBlockedKeyResponse(rsp)
+}
+
 // ListDeadLettersWithResponse List a group's dead letters
 //
 // Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -6241,6 +7273,299 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListBlockedKeysResponse parses an HTTP response from a ListBlockedKeysWithResponse call
+func ParseListBlockedKeysResponse(rsp *http.Response) (*ListBlockedKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBlockedKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlockedList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseParkBlockedKeyResponse parses an HTTP response from a ParkBlockedKeyWithResponse call
+func ParseParkBlockedKeyResponse(rsp *http.Response) (*ParkBlockedKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ParkBlockedKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlockedKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseResumeBlockedKeyResponse parses an HTTP response from a ResumeBlockedKeyWithResponse call
+func ParseResumeBlockedKeyResponse(rsp *http.Response) (*ResumeBlockedKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeBlockedKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlockedKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSkipBlockedKeyResponse parses an HTTP response from a SkipBlockedKeyWithResponse call
+func ParseSkipBlockedKeyResponse(rsp *http.Response) (*SkipBlockedKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SkipBlockedKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlockedKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem

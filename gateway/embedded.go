@@ -22,6 +22,7 @@ type Embedded struct {
 	opts   Options
 	log    zerolog.Logger
 	leases *leaseTable
+	parks  blockedRules // skip and park rules of ORDERLY groups (blocked.go)
 
 	mu       sync.Mutex // guards below; taken before leaseTable.mu
 	groups   map[string]*groupRT
@@ -85,6 +86,7 @@ func New(opts Options) (*Embedded, error) {
 		opts:   opts,
 		log:    opts.Logger,
 		leases: newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key)),
+		parks:  blockedRules{file: parkFile(opts.Dir)},
 		groups: map[string]*groupRT{},
 		pushes: map[string]*pushRT{},
 		drain:  make(chan struct{}),
