@@ -64,6 +64,7 @@ var routeAccess = map[string]access{
 	"POST /v1/groups/{group}/blocked/skip":   {kind: auth.Admin},
 	"POST /v1/groups/{group}/blocked/park":   {kind: auth.Admin},
 	"POST /v1/groups/{group}/blocked/resume": {kind: auth.Admin},
+	"GET /v1/groups/{group}/keys":            {auth.Sub, "group"},
 }
 
 // keyCtx holds the caller's *auth.Key once authorize has let it through.

@@ -531,6 +531,38 @@ type Health struct {
 	Version *string `json:"version,omitempty"`
 }
 
+// KeyLag defines model for KeyLag.
+type KeyLag struct {
+	// Depth Depth counts the key's pulled, unfinished messages.
+	//
+	// Example: 12
+	Depth *int `json:"depth,omitempty"`
+
+	// OldestAgeSeconds OldestAgeSeconds is how long ago the key's oldest unfinished message
+	// was born.
+	//
+	// Example: 95
+	OldestAgeSeconds *int `json:"oldestAgeSeconds,omitempty"`
+
+	// OldestBornAt OldestBornAt is that message's bornAt; OldestMessageID its id.
+	OldestBornAt    *time.Time `json:"oldestBornAt,omitempty"`
+	OldestMessageId *string    `json:"oldestMessageId,omitempty"`
+
+	// QueueId Example: 0
+	QueueId *int `json:"queueId,omitempty"`
+
+	// ShardingKey Example: customer-9
+	ShardingKey *string `json:"shardingKey,omitempty"`
+
+	// Topic Example: orders
+	Topic *string `json:"topic,omitempty"`
+}
+
+// KeyLagList defines model for KeyLagList.
+type KeyLagList struct {
+	Keys *[]KeyLag `json:"keys,omitempty"`
+}
+
 // Message defines model for Message.
 type Message struct {
 	// Body Body is the UTF-8 text body of a message published with `body`.
@@ -1167,6 +1199,12 @@ type ListDeadLettersParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListKeyLagsParams defines parameters for ListKeyLags.
+type ListKeyLagsParams struct {
+	// Limit Most keys to return (default 20)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+}
+
 // GetGroupOffsetsParams defines parameters for GetGroupOffsets.
 type GetGroupOffsetsParams struct {
 	// ConsumerId Consumer (BROADCASTING groups only, required there)
@@ -1474,6 +1512,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 	ExtendLeases(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListKeyLags Per-key lag (ORDERLY)
+	//
+	// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+	//
+	// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
+	ListKeyLags(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// NackMessagesWithBody Negatively acknowledge messages
 	//
@@ -2016,6 +2061,23 @@ func (c *Client) ExtendLeasesWithBody(ctx context.Context, group string, content
 // Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 func (c *Client) ExtendLeases(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewExtendLeasesRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListKeyLags Per-key lag (ORDERLY)
+//
+// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+//
+// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
+func (c *Client) ListKeyLags(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListKeyLagsRequest(c.Server, group, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3043,6 +3105,67 @@ func NewExtendLeasesRequestWithBody(server string, group string, contentType str
 	return req, nil
 }
 
+// NewListKeyLagsRequest constructs an http.Request for the ListKeyLags method
+func NewListKeyLagsRequest(server string, group string, params *ListKeyLagsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewNackMessagesRequest calls the generic NackMessages builder with application/json body
 func NewNackMessagesRequest(server string, group string, body NackMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -3897,6 +4020,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 	ExtendLeasesWithResponse(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendLeasesResponse, error)
+
+	// ListKeyLagsWithResponse Per-key lag (ORDERLY)
+	//
+	// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
+	ListKeyLagsWithResponse(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*ListKeyLagsResponse, error)
 
 	// NackMessagesWithBodyWithResponse Negatively acknowledge messages
 	//
@@ -5209,6 +5341,89 @@ func (r ExtendLeasesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ExtendLeasesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListKeyLagsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *KeyLagList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListKeyLagsResponse) GetJSON200() *KeyLagList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListKeyLagsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListKeyLagsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListKeyLagsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListKeyLagsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6600,6 +6815,21 @@ func (c *ClientWithResponses) ExtendLeasesWithResponse(ctx context.Context, grou
 	return ParseExtendLeasesResponse(rsp)
 }
 
+// ListKeyLagsWithResponse Per-key lag (ORDERLY)
+//
+// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
+func (c *ClientWithResponses) ListKeyLagsWithResponse(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*ListKeyLagsResponse, error) {
+	rsp, err := c.ListKeyLags(ctx, group, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListKeyLagsResponse(rsp)
+}
+
 // NackMessagesWithBodyWithResponse Negatively acknowledge messages
 //
 // RECONSUME_LATER for each handle: the message comes back after the delay level (0: the engine decides; -1: dead-letter now). ORDERLY: the message and every later one of its batch come back, in order, after the suspend time.
@@ -7777,6 +8007,74 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListKeyLagsResponse parses an HTTP response from a ListKeyLagsWithResponse call
+func ParseListKeyLagsResponse(rsp *http.Response) (*ListKeyLagsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListKeyLagsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest KeyLagList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
