@@ -65,6 +65,8 @@ var routeAccess = map[string]access{
 	"POST /v1/groups/{group}/blocked/park":   {kind: auth.Admin},
 	"POST /v1/groups/{group}/blocked/resume": {kind: auth.Admin},
 	"GET /v1/groups/{group}/keys":            {auth.Sub, "group"},
+
+	"GET /v1/groups/{group}/messages/{messageId}/timeline": {auth.Sub, "group"},
 }
 
 // keyCtx holds the caller's *auth.Key once authorize has let it through.

@@ -224,7 +224,9 @@ func (s *Server) handleBlockedResume(w http.ResponseWriter, r *http.Request) {
 			return e, err
 		}
 		// Empty ids would redrive the whole DLQ: only with some.
-		_, err = s.engine.Redrive(r.Context(), group, e.ParkedIDs)
+		if _, err = s.engine.Redrive(r.Context(), group, e.ParkedIDs); err == nil {
+			s.noteRedriven(r.Context(), group, e.ParkedIDs)
+		}
 		return e, err
 	})
 }

@@ -139,10 +139,12 @@ func (s *Server) handleDLQRedrive(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
+	ids := s.redriveIDs(name, req.MessageIDs) // timeline.go
 	n, err := s.engine.Redrive(r.Context(), name, req.MessageIDs)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
+	s.noteRedriven(r.Context(), name, ids)
 	writeJSON(w, http.StatusOK, RedriveResult{Redriven: n})
 }

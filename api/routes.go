@@ -71,7 +71,8 @@ func (s *Server) routes() http.Handler {
 			r.Post("/groups/{group}/blocked/skip", s.handleBlockedSkip)
 			r.Post("/groups/{group}/blocked/park", s.handleBlockedPark)
 			r.Post("/groups/{group}/blocked/resume", s.handleBlockedResume)
-			r.Get("/groups/{group}/keys", s.handleKeyLags) // keys.go
+			r.Get("/groups/{group}/keys", s.handleKeyLags)                           // keys.go
+			r.Get("/groups/{group}/messages/{messageId}/timeline", s.handleTimeline) // timeline.go
 		})
 	})
 	return r

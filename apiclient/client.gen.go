@@ -19,22 +19,22 @@ import (
 
 // Defines values for BlockedKeyState.
 const (
-	BLOCKED BlockedKeyState = "BLOCKED"
-	PARKED  BlockedKeyState = "PARKED"
-	RESUMED BlockedKeyState = "RESUMED"
-	SKIPPED BlockedKeyState = "SKIPPED"
+	BlockedKeyStateBLOCKED BlockedKeyState = "BLOCKED"
+	BlockedKeyStatePARKED  BlockedKeyState = "PARKED"
+	BlockedKeyStateRESUMED BlockedKeyState = "RESUMED"
+	BlockedKeyStateSKIPPED BlockedKeyState = "SKIPPED"
 )
 
 // Valid indicates whether the value is a known member of the BlockedKeyState enum.
 func (e BlockedKeyState) Valid() bool {
 	switch e {
-	case BLOCKED:
+	case BlockedKeyStateBLOCKED:
 		return true
-	case PARKED:
+	case BlockedKeyStatePARKED:
 		return true
-	case RESUMED:
+	case BlockedKeyStateRESUMED:
 		return true
-	case SKIPPED:
+	case BlockedKeyStateSKIPPED:
 		return true
 	default:
 		return false
@@ -161,6 +161,45 @@ func (e OffsetResetRequestPosition) Valid() bool {
 	case OffsetResetRequestPositionLASTOFFSET:
 		return true
 	case OffsetResetRequestPositionTIMESTAMP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TimelineEventType.
+const (
+	TimelineEventTypeACKED          TimelineEventType = "ACKED"
+	TimelineEventTypeDEADLETTERED   TimelineEventType = "DEAD_LETTERED"
+	TimelineEventTypeDELIVERED      TimelineEventType = "DELIVERED"
+	TimelineEventTypeLEASEEXPIRED   TimelineEventType = "LEASE_EXPIRED"
+	TimelineEventTypeNACKED         TimelineEventType = "NACKED"
+	TimelineEventTypePUBLISHED      TimelineEventType = "PUBLISHED"
+	TimelineEventTypeREDRIVEN       TimelineEventType = "REDRIVEN"
+	TimelineEventTypeRETRYSCHEDULED TimelineEventType = "RETRY_SCHEDULED"
+	TimelineEventTypeSKIPPED        TimelineEventType = "SKIPPED"
+)
+
+// Valid indicates whether the value is a known member of the TimelineEventType enum.
+func (e TimelineEventType) Valid() bool {
+	switch e {
+	case TimelineEventTypeACKED:
+		return true
+	case TimelineEventTypeDEADLETTERED:
+		return true
+	case TimelineEventTypeDELIVERED:
+		return true
+	case TimelineEventTypeLEASEEXPIRED:
+		return true
+	case TimelineEventTypeNACKED:
+		return true
+	case TimelineEventTypePUBLISHED:
+		return true
+	case TimelineEventTypeREDRIVEN:
+		return true
+	case TimelineEventTypeRETRYSCHEDULED:
+		return true
+	case TimelineEventTypeSKIPPED:
 		return true
 	default:
 		return false
@@ -1116,6 +1155,40 @@ type SubscriptionBody struct {
 	Topic string `json:"topic"`
 }
 
+// Timeline defines model for Timeline.
+type Timeline struct {
+	Events *[]TimelineEvent `json:"events,omitempty"`
+}
+
+// TimelineEvent defines model for TimelineEvent.
+type TimelineEvent struct {
+	At *time.Time `json:"at,omitempty"`
+
+	// Attempt Attempt is the delivery's number, 1 for the first (DELIVERED).
+	//
+	// Example: 1
+	Attempt *int `json:"attempt,omitempty"`
+
+	// ConsumerId ConsumerID is who received it (DELIVERED).
+	//
+	// Example: c1
+	ConsumerId *string `json:"consumerId,omitempty"`
+
+	// DelayLevel DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
+	//
+	// Example: 3
+	DelayLevel *int `json:"delayLevel,omitempty"`
+
+	// Reason Reason is the nack reason, when one was given (NACKED).
+	Reason *string `json:"reason,omitempty"`
+
+	// Type Example: DELIVERED
+	Type *TimelineEventType `json:"type,omitempty"`
+}
+
+// TimelineEventType Example: DELIVERED
+type TimelineEventType string
+
 // Topic defines model for Topic.
 type Topic struct {
 	// CreatedAt CreatedAt is when the topic was created (RFC 3339, UTC, milliseconds).
@@ -1519,6 +1592,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
 	ListKeyLags(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMessageTimeline A message's timeline in a group
+	//
+	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+	//
+	// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
+	GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// NackMessagesWithBody Negatively acknowledge messages
 	//
@@ -2078,6 +2158,23 @@ func (c *Client) ExtendLeases(ctx context.Context, group string, body ExtendLeas
 // Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
 func (c *Client) ListKeyLags(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListKeyLagsRequest(c.Server, group, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMessageTimeline A message's timeline in a group
+//
+// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+//
+// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
+func (c *Client) GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMessageTimelineRequest(c.Server, group, messageId)
 	if err != nil {
 		return nil, err
 	}
@@ -3166,6 +3263,47 @@ func NewListKeyLagsRequest(server string, group string, params *ListKeyLagsParam
 	return req, nil
 }
 
+// NewGetMessageTimelineRequest constructs an http.Request for the GetMessageTimeline method
+func NewGetMessageTimelineRequest(server string, group string, messageId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/messages/%s/timeline", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewNackMessagesRequest calls the generic NackMessages builder with application/json body
 func NewNackMessagesRequest(server string, group string, body NackMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4029,6 +4167,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
 	ListKeyLagsWithResponse(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*ListKeyLagsResponse, error)
+
+	// GetMessageTimelineWithResponse A message's timeline in a group
+	//
+	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
+	GetMessageTimelineWithResponse(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*GetMessageTimelineResponse, error)
 
 	// NackMessagesWithBodyWithResponse Negatively acknowledge messages
 	//
@@ -5424,6 +5571,82 @@ func (r ListKeyLagsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListKeyLagsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMessageTimelineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Timeline
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMessageTimelineResponse) GetJSON200() *Timeline {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMessageTimelineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMessageTimelineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMessageTimelineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMessageTimelineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6830,6 +7053,21 @@ func (c *ClientWithResponses) ListKeyLagsWithResponse(ctx context.Context, group
 	return ParseListKeyLagsResponse(rsp)
 }
 
+// GetMessageTimelineWithResponse A message's timeline in a group
+//
+// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
+func (c *ClientWithResponses) GetMessageTimelineWithResponse(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*GetMessageTimelineResponse, error) {
+	rsp, err := c.GetMessageTimeline(ctx, group, messageId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMessageTimelineResponse(rsp)
+}
+
 // NackMessagesWithBodyWithResponse Negatively acknowledge messages
 //
 // RECONSUME_LATER for each handle: the message comes back after the delay level (0: the engine decides; -1: dead-letter now). ORDERLY: the message and every later one of its batch come back, in order, after the suspend time.
@@ -8075,6 +8313,67 @@ func ParseListKeyLagsResponse(rsp *http.Response) (*ListKeyLagsResponse, error) 
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMessageTimelineResponse parses an HTTP response from a GetMessageTimelineWithResponse call
+func ParseGetMessageTimelineResponse(rsp *http.Response) (*GetMessageTimelineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMessageTimelineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Timeline
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem

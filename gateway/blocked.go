@@ -366,6 +366,7 @@ func (e *Embedded) SkipBlocked(group string, mq core.MessageQueue, key string) (
 			off = h.Head.QueueOffset
 		}
 	}
+	e.opts.Timeline.Record(group, Event{Type: EventSkipped, MessageID: en.MessageID})
 	rules.mu.Lock()
 	rules.skips[mq] = off
 	rules.mu.Unlock()

@@ -85,7 +85,7 @@ func New(opts Options) (*Embedded, error) {
 	return &Embedded{
 		opts:   opts,
 		log:    opts.Logger,
-		leases: newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key)),
+		leases: withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key)), opts.Timeline),
 		parks:  blockedRules{file: parkFile(opts.Dir)},
 		groups: map[string]*groupRT{},
 		pushes: map[string]*pushRT{},

@@ -29,6 +29,8 @@ func ConsumerFactory(deps consumer.Deps, tune func(*consumer.Options)) NewClient
 type SettlingSendBack struct {
 	Engine   *engine.Engine
 	Registry *groups.Registry
+	// Timeline, if set, records RETRY_SCHEDULED and DEAD_LETTERED.
+	Timeline *Timeline
 }
 
 var _ consumer.SendBacker = SettlingSendBack{}
@@ -37,5 +39,9 @@ var _ consumer.SendBacker = SettlingSendBack{}
 func (s SettlingSendBack) SendMessageBack(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int, st consumer.Settle) error {
 	// A hook answering core.ErrGroupGone makes the engine write nothing.
 	hook := s.Registry.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)
-	return s.Engine.SendMessageBackSettled(ctx, group, msg, delayLevel, maxReconsumeTimes, hook)
+	err := s.Engine.SendMessageBackSettled(ctx, group, msg, delayLevel, maxReconsumeTimes, hook)
+	if err == nil {
+		s.Timeline.recordSendBack(group, msg, delayLevel, maxReconsumeTimes)
+	}
+	return err
 }
