@@ -7,7 +7,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # -race needs cgo and a C compiler; `make test RACE=` runs without it.
 RACE    ?= -race
 
-.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean
+.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean console-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -50,5 +50,10 @@ bench: ## issue-2 publish figures: gateway vs bare-HTTP baseline, 1 KiB, 64 clie
 	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 1   --duration 10s --warmup 2s --runs 3
 	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 100 --duration 10s --warmup 2s --runs 3
 
+console-test: ## drive the web console in Chromium (Playwright, console/browser); screenshots in build/console-screenshots
+	$(GO) build -race -o $(BIN)/mqgate-console ./cmd/mqgate
+	cd console/browser && npm ci --no-audit --no-fund
+	MQGATE_BIN=$(CURDIR)/$(BIN)/mqgate-console node console/browser/run.mjs
+
 clean: ## remove build output
-	rm -rf $(BIN)
+	rm -rf $(BIN) build

@@ -6,6 +6,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mqgate/mqgate/console"
 	"github.com/mqgate/mqgate/core"
 )
 
@@ -28,6 +29,8 @@ func (s *Server) routes() http.Handler {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	r.Get("/openapi.json", s.handleOpenAPI)
 	r.Get("/docs", s.handleDocs)
+	r.Handle("/console", console.Handler("/console")) // the web console (console/)
+	r.Handle("/console/*", console.Handler("/console"))
 
 	r.Route("/v1", func(r chi.Router) {
 		// API keys (auth.go): every /v1 route needs the grant routeAccess

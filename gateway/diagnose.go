@@ -53,8 +53,9 @@ type HeldQueue struct {
 	Since time.Time
 	// Until: its lease deadline or the end of its suspension.
 	Until time.Time
-	// InFlight: the head is leased to a receive (else suspended).
-	InFlight bool
+	// InFlight: the head is leased to a receive; Buffered: it failed
+	// before and waits for a receive (takeable); neither: suspended.
+	InFlight, Buffered bool
 }
 
 // Failed reports whether the head has failed before: nacked or expired
@@ -76,6 +77,7 @@ func (e *Embedded) Diagnose(group, consumerID string) (Diagnosis, error) {
 	if err != nil {
 		return Diagnosis{}, err
 	}
+	held = slices.DeleteFunc(held, func(h HeldQueue) bool { return h.Buffered })
 	if len(held) > 0 {
 		d := Diagnosis{Reason: EmptyKeysBlocked, Blocked: held}
 		for _, h := range held {
@@ -139,6 +141,17 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 		h := byQueue[l.dl.mq]
 		if h == nil || m.QueueOffset < h.Head.QueueOffset {
 			byQueue[l.dl.mq] = &HeldQueue{Queue: l.dl.mq, Head: *m, Until: l.deadline, InFlight: true}
+		}
+	}
+	if orderly {
+		// A failed head back from its suspension, waiting for a receive:
+		// takeable, but the queue is still blocked on it.
+		for _, q := range c.box.order {
+			if byQueue[q.mq] == nil && len(q.items) > 0 && q.items[0].dl.orderly {
+				if m := q.items[0].msg(); m.ReconsumeTimes > 0 {
+					byQueue[q.mq] = &HeldQueue{Queue: q.mq, Head: *m, Buffered: true}
+				}
+			}
 		}
 	}
 	c.box.mu.Unlock()
