@@ -67,6 +67,9 @@ var routeAccess = map[string]access{
 	"GET /v1/groups/{group}/keys":            {auth.Sub, "group"},
 
 	"GET /v1/groups/{group}/messages/{messageId}/timeline": {auth.Sub, "group"},
+
+	// A copy of the whole store: admin only.
+	"GET /v1/admin/backup": {kind: auth.Admin},
 }
 
 // keyCtx holds the caller's *auth.Key once authorize has let it through.

@@ -19,7 +19,7 @@ type ReceiveRequest struct {
 	// InvisibleSeconds is the lease of each returned message (default: the group's).
 	InvisibleSeconds *int `json:"invisibleSeconds,omitempty" validate:"omitempty,min=1,max=43200" minimum:"1" maximum:"43200" example:"60"`
 	// ConsumerID names the consumer; required for BROADCASTING groups only.
-	ConsumerID string `json:"consumerId,omitempty" validate:"omitempty,max=127" example:"c1"`
+	ConsumerID string `json:"consumerId,omitempty" validate:"omitempty,name" example:"c1"`
 }
 
 // ReceivedMessage is a leased message: Message plus its receipt handle.
@@ -41,14 +41,16 @@ type ReceiveResponse struct {
 
 // AckRequest is the body of POST /v1/groups/{group}/ack.
 type AckRequest struct {
-	// ReceiptHandles are the handles of received messages (1..100).
-	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,required,max=1024"`
+	// ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
+	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,max=1024"`
 }
 
 // NackRequest is the body of POST /v1/groups/{group}/nack.
 type NackRequest struct {
-	// ReceiptHandles are the handles of received messages (1..100).
-	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,required,max=1024"`
+	// ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
+	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,max=1024"`
 	// DelayLevel: 0 lets the engine decide (3 + reconsumeTimes), -1 sends
 	// to the dead-letter topic now, 1 or more picks that level of the
 	// server's --delay-levels (1..18 by default); a level above the last
@@ -58,8 +60,9 @@ type NackRequest struct {
 
 // ExtendRequest is the body of POST /v1/groups/{group}/extend.
 type ExtendRequest struct {
-	// ReceiptHandles are the handles of received messages (1..100).
-	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,required,max=1024"`
+	// ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
+	ReceiptHandles []string `json:"receiptHandles" validate:"required,min=1,max=100,dive,max=1024"`
 	// InvisibleSeconds is the new lease, from now.
 	InvisibleSeconds int `json:"invisibleSeconds" validate:"required,min=1,max=43200" minimum:"1" maximum:"43200" example:"120"`
 }

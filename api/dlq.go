@@ -84,8 +84,8 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	limit := defaultDLQLimit
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
+	if _, ok := q["limit"]; ok { // given empty is not "absent": it is not a number
+		n, err := strconv.Atoi(q.Get("limit"))
 		if err != nil || n < 1 || n > maxDLQLimit {
 			s.writeProblem(w, r, core.FieldError("limit", "must be an integer in 1..%d", maxDLQLimit))
 			return

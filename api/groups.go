@@ -6,6 +6,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
 )
 
@@ -33,7 +34,7 @@ type GroupRequest struct {
 // SubscriptionBody is one subscribed topic.
 type SubscriptionBody struct {
 	// Topic is a user topic.
-	Topic string `json:"topic" validate:"required" example:"orders"`
+	Topic string `json:"topic" validate:"required,name" example:"orders"`
 	// Filter is `*` (default) or tags joined by `||`.
 	Filter string `json:"filter,omitempty" example:"created || paid"`
 }
@@ -41,8 +42,18 @@ type SubscriptionBody struct {
 // ConsumeFrom is the start position of a new group.
 type ConsumeFrom struct {
 	// Position: LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
-	Position string `json:"position" validate:"omitempty,oneof=LAST_OFFSET FIRST_OFFSET TIMESTAMP" enums:"LAST_OFFSET,FIRST_OFFSET,TIMESTAMP" example:"LAST_OFFSET"`
-	// Timestamp is required with TIMESTAMP (RFC 3339).
+	Position string `json:"position,omitempty" validate:"omitempty,oneof=LAST_OFFSET FIRST_OFFSET TIMESTAMP" enums:"LAST_OFFSET,FIRST_OFFSET,TIMESTAMP" example:"LAST_OFFSET"`
+	// Timestamp is required with TIMESTAMP (RFC 3339); null or absent
+	// otherwise.
+	Timestamp *time.Time `json:"timestamp" format:"date-time"`
+}
+
+// ConsumeFromView is a group's start position as GET shows it: the
+// timestamp is null unless the position is TIMESTAMP.
+type ConsumeFromView struct {
+	// Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+	Position string `json:"position" enums:"LAST_OFFSET,FIRST_OFFSET,TIMESTAMP" example:"LAST_OFFSET"`
+	// Timestamp is the start time of a TIMESTAMP group, else null.
 	Timestamp *time.Time `json:"timestamp" format:"date-time"`
 }
 
@@ -66,9 +77,9 @@ type PushBody struct {
 type Group struct {
 	Name              string             `json:"name" example:"orders-billing"`
 	Subscriptions     []SubscriptionBody `json:"subscriptions"`
-	MessageModel      string             `json:"messageModel" example:"CLUSTERING"`
-	ConsumeMode       string             `json:"consumeMode" example:"CONCURRENTLY"`
-	ConsumeFrom       ConsumeFrom        `json:"consumeFrom"`
+	MessageModel      string             `json:"messageModel" enums:"CLUSTERING,BROADCASTING" example:"CLUSTERING"`
+	ConsumeMode       string             `json:"consumeMode" enums:"CONCURRENTLY,ORDERLY" example:"CONCURRENTLY"`
+	ConsumeFrom       ConsumeFromView    `json:"consumeFrom"`
 	MaxReconsumeTimes int                `json:"maxReconsumeTimes" example:"16"`
 	InvisibleSeconds  int                `json:"invisibleSeconds" example:"60"`
 	Push              *PushView          `json:"push,omitempty"`
@@ -117,6 +128,9 @@ type GroupStatus struct {
 // GroupList is the answer of GET /v1/groups.
 type GroupList struct {
 	Groups []Group `json:"groups"`
+	// NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	NextCursor string `json:"nextCursor,omitempty" example:"orders-billing"`
 }
 
 // OffsetList is the answer of the offsets endpoints.
@@ -143,13 +157,13 @@ type QueueOffset struct {
 // OffsetResetRequest is the body of POST /v1/groups/{group}/offsets/reset.
 type OffsetResetRequest struct {
 	// Topic is a subscribed topic (or the group's retry topic).
-	Topic string `json:"topic" validate:"required" example:"orders"`
+	Topic string `json:"topic" validate:"required,resettopic" example:"orders"`
 	// Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
 	Position string `json:"position" validate:"required,oneof=LAST_OFFSET FIRST_OFFSET TIMESTAMP" enums:"LAST_OFFSET,FIRST_OFFSET,TIMESTAMP" example:"TIMESTAMP"`
 	// Timestamp is required with TIMESTAMP.
 	Timestamp *time.Time `json:"timestamp,omitempty" format:"date-time"`
 	// ConsumerID names the consumer of a BROADCASTING group.
-	ConsumerID string `json:"consumerId,omitempty" example:"c1"`
+	ConsumerID string `json:"consumerId,omitempty" validate:"omitempty,name" example:"c1"`
 }
 
 func groupParam(r *http.Request) (string, error) {
@@ -194,7 +208,7 @@ func newGroup(g core.Group) Group {
 		Subscriptions:     make([]SubscriptionBody, 0, len(g.Subscriptions)),
 		MessageModel:      string(g.MessageModel),
 		ConsumeMode:       string(g.ConsumeMode),
-		ConsumeFrom:       ConsumeFrom{Position: string(g.ConsumeFrom)},
+		ConsumeFrom:       ConsumeFromView{Position: string(g.ConsumeFrom)},
 		MaxReconsumeTimes: g.MaxReconsumeTimes,
 		InvisibleSeconds:  g.InvisibleSeconds,
 		CreatedAt:         formatTime(g.CreatedAt),
@@ -209,6 +223,9 @@ func newGroup(g core.Group) Group {
 	}
 	if p := g.Push; p != nil {
 		out.Push = &PushView{URL: p.URL, MaxInFlight: p.MaxInFlight, TimeoutSeconds: p.TimeoutSeconds, HasSecret: p.Secret != "", BatchSize: p.BatchSize}
+		if out.Push.BatchSize == 0 { // stored before the default was applied at PUT
+			out.Push.BatchSize = webhook.DefaultBatchSize
+		}
 	}
 	return out
 }
@@ -270,10 +287,14 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 
 // handleGroupList lists the consumer groups.
 //
-//	@Summary	List consumer groups
+//	@Summary		List consumer groups
+//	@Description	Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
 //	@Tags		groups
 //	@Produce	json
+//	@Param		limit	query		int		false	"Most groups to return (default 1000)"	minimum(1)	maximum(1000)
+//	@Param		cursor	query		string	false	"nextCursor of the previous page"
 //	@Success	200	{object}	GroupList
+//	@Failure	400	{object}	Problem	"Bad limit or cursor"
 //	@Failure	503	{object}	Problem
 //	@ID			listGroups
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -281,16 +302,25 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router		/v1/groups [get]
 func (s *Server) handleGroupList(w http.ResponseWriter, r *http.Request) {
+	limit, cursor, err := pageParams(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
 	gs, err := s.groups.GroupList(r.Context())
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out := GroupList{Groups: make([]Group, 0, len(gs))}
+	mine := gs[:0]
 	for _, g := range gs {
-		if !visible(r.Context(), auth.Sub, g.Name) { // API keys: the groups it may consume through
-			continue
+		if visible(r.Context(), auth.Sub, g.Name) { // API keys: the groups it may consume through
+			mine = append(mine, g)
 		}
+	}
+	pg, next := page(mine, func(g core.Group) string { return g.Name }, limit, cursor)
+	out := GroupList{Groups: make([]Group, 0, len(pg)), NextCursor: next}
+	for _, g := range pg {
 		out.Groups = append(out.Groups, newGroup(g))
 	}
 	writeJSON(w, http.StatusOK, out)
@@ -414,7 +444,12 @@ func (s *Server) handleGroupOffsets(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	offs, err := s.groups.Offsets(r.Context(), name, r.URL.Query().Get("consumerId"))
+	consumer := r.URL.Query().Get("consumerId")
+	if consumer != "" && !core.ValidName(consumer) {
+		s.writeProblem(w, r, core.FieldError("consumerId", "must match "+NamePattern))
+		return
+	}
+	offs, err := s.groups.Offsets(r.Context(), name, consumer)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -10,18 +10,21 @@ import (
 )
 
 // PublishRequest is one message to publish. Exactly one of body and
-// bodyBase64; at most one of delayLevel, delaySeconds and deliverAt.
+// bodyBase64; at most one of delayLevel, delaySeconds and deliverAt
+// (FieldGroups). binding:"optional" on keys and properties tells swag they
+// are optional: the "required" in their validate tags is about each
+// element, after dive. body's minLength is checked by toPutMessage, not a
+// validate tag (which would cost every publish an allocation);
+// openapi_rules_test.go checks the document says it.
 type PublishRequest struct {
-	// Body is a UTF-8 text body; it is returned as `body`.
-	Body *string `json:"body,omitempty" example:"order 17 created"`
+	// Body is a UTF-8 text body, not empty; it is returned as `body`.
+	Body *string `json:"body,omitempty" minLength:"1" example:"order 17 created"`
 	// BodyBase64 is a binary body in standard base64; it is returned as
 	// `bodyBase64`. At most 4 MiB once decoded.
-	BodyBase64 *string `json:"bodyBase64,omitempty" format:"byte"`
+	BodyBase64 *string `json:"bodyBase64,omitempty" validate:"omitempty,min=4,base64" format:"byte"`
 	// Tags is one tag that subscription filters match (`TagA || TagB`).
 	Tags string `json:"tags,omitempty" validate:"max=128,excludes=0x7C0x7C" maxLength:"128" example:"created"`
 	// Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
-	// (binding:"optional" tells swag the field is optional: its validate
-	// tag's "required" is about each element, after dive.)
 	Keys []string `json:"keys,omitempty" validate:"max=32,dive,required,max=128" binding:"optional" example:"order-17"`
 	// Properties are user properties, returned as given.
 	Properties map[string]string `json:"properties,omitempty" validate:"max=64,dive,keys,required,max=128,endkeys,max=4096" binding:"optional"`
@@ -38,6 +41,12 @@ type PublishRequest struct {
 	// DeliverAt delivers the message at this time (RFC 3339), at most 40
 	// days ahead.
 	DeliverAt *time.Time `json:"deliverAt,omitempty" format:"date-time"`
+	// DeduplicationID makes a batch entry idempotent (1..128 printable
+	// ASCII characters): within the server's dedup window a repeat on the
+	// same topic with the same id stores nothing and answers the original
+	// result; with a different message it answers 422. Batch entries only:
+	// a single publish takes the Idempotency-Key header instead.
+	DeduplicationID string `json:"deduplicationId,omitempty" maxLength:"128" example:"order-17-created"`
 }
 
 // PublishBatchRequest is the body of a batch publish: 1..1000 messages,
@@ -60,6 +69,10 @@ type PublishResult struct {
 	// DeliverAt is when a delayed message becomes deliverable; absent
 	// otherwise.
 	DeliverAt string `json:"deliverAt,omitempty" format:"date-time"`
+	// Replayed is true when this is the original result of an earlier
+	// publish with the same Idempotency-Key (or deduplicationId): nothing
+	// new was stored.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // PublishBatchResult is the answer of a batch publish.
@@ -69,7 +82,7 @@ type PublishBatchResult struct {
 }
 
 func newPublishResult(r core.PutResult) PublishResult {
-	out := PublishResult{MessageID: r.MessageID, Topic: r.Topic}
+	out := PublishResult{MessageID: r.MessageID, Topic: r.Topic, Replayed: r.Replayed}
 	if !r.DeliverAt.IsZero() {
 		out.DeliverAt = formatTime(r.DeliverAt)
 		return out
@@ -137,12 +150,15 @@ func toPutMessage(req *PublishRequest, prefix string, now time.Time, fe *fieldEr
 //	@Produce		json
 //	@Param			topic	path		string			true	"Topic name"
 //	@Param			request	body		PublishRequest	true	"The message"
+//	@Param			Idempotency-Key	header	string	false	"1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422"
 //	@Success		201		{object}	PublishResult
+//	@Header			201		{string}	Idempotent-Replayed	"true when the answer is the original result of an earlier publish with the same Idempotency-Key"
 //	@Failure		400		{object}	Problem
 //	@Failure		403		{object}	Problem	"System topic"
 //	@Failure		404		{object}	Problem	"Unknown topic"
 //	@Failure		413		{object}	Problem	"Body over 4 MiB"
 //	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"Idempotency-Key reused with a different message"
 //	@Failure		503		{object}	Problem
 //	@ID				publishMessage
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -162,6 +178,16 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	var fe fieldErrors
 	s.checkStruct(&req, &fe)
 	pm := toPutMessage(&req, "", time.Now(), &fe)
+	if req.DeduplicationID != "" {
+		fe.add("deduplicationId", "only batch entries take deduplicationId; a single publish sends the Idempotency-Key header")
+	}
+	if key, ok := r.Header[headerIdempotencyKey]; ok {
+		if len(key) != 1 || !validDedupID(key[0]) {
+			fe.add(headerIdempotencyKey, dedupIDRule)
+		} else {
+			pm.DedupID, pm.DedupHash = key[0], requestHash(&req)
+		}
+	}
 	if err := fe.err(); err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -180,6 +206,9 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, fmt.Errorf("engine returned %d results for 1 message", len(res)))
 		return
 	}
+	if res[0].Replayed {
+		w.Header().Set(headerReplayed, "true")
+	}
 	writeJSON(w, http.StatusCreated, newPublishResult(res[0]))
 }
 
@@ -193,11 +222,13 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 //	@Param			topic	path		string				true	"Topic name"
 //	@Param			request	body		PublishBatchRequest	true	"The messages"
 //	@Success		201		{object}	PublishBatchResult
+//	@Header			201		{string}	Idempotent-Replayed	"true when every entry is the original result of an earlier publish with its deduplicationId (each such entry also has replayed: true)"
 //	@Failure		400		{object}	Problem
 //	@Failure		403		{object}	Problem	"System topic"
 //	@Failure		404		{object}	Problem	"Unknown topic"
 //	@Failure		413		{object}	Problem	"Bodies over 4 MiB in all"
 //	@Failure		415		{object}	Problem
+//	@Failure		422		{object}	Problem	"A deduplicationId reused with a different message"
 //	@Failure		503		{object}	Problem
 //	@ID				publishBatch
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -219,9 +250,20 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	now := time.Now()
 	pms := make([]core.PutMessage, len(req.Messages))
 	total := 0
+	if _, ok := r.Header[headerIdempotencyKey]; ok {
+		fe.add(headerIdempotencyKey, "a batch takes a deduplicationId per message, not the Idempotency-Key header")
+	}
 	for i := range req.Messages {
-		pms[i] = toPutMessage(&req.Messages[i], fmt.Sprintf("messages[%d].", i), now, &fe)
+		m := &req.Messages[i]
+		pms[i] = toPutMessage(m, fmt.Sprintf("messages[%d].", i), now, &fe)
 		total += len(pms[i].Body)
+		if m.DeduplicationID != "" {
+			if !validDedupID(m.DeduplicationID) {
+				fe.add(fmt.Sprintf("messages[%d].deduplicationId", i), dedupIDRule)
+				continue
+			}
+			pms[i].DedupID, pms[i].DedupHash = m.DeduplicationID, requestHash(m)
+		}
 	}
 	if err := fe.err(); err != nil {
 		s.writeProblem(w, r, err)
@@ -242,8 +284,15 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 		return
 	}
 	out := PublishBatchResult{Results: make([]PublishResult, len(res))}
+	replayed := 0
 	for i, pr := range res {
 		out.Results[i] = newPublishResult(pr)
+		if pr.Replayed {
+			replayed++
+		}
+	}
+	if replayed == len(res) {
+		w.Header().Set(headerReplayed, "true")
 	}
 	writeJSON(w, http.StatusCreated, out)
 }

@@ -80,10 +80,10 @@ func (s *Server) handleMessageQuery(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var fe fieldErrors
 	intParam := func(name string, def, min, max int64) int64 {
-		v := q.Get(name)
-		if v == "" {
+		if _, ok := q[name]; !ok { // given empty is not "absent": it is not a number
 			return def
 		}
+		v := q.Get(name)
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil:

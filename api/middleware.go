@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -29,6 +30,8 @@ type requestState struct {
 	rec statusRecorder
 	id  string
 	key string // the API key's name once authorize accepted it ("" when keys are off)
+	// bodyTimeout bounds reading the request body (Options.BodyReadTimeout).
+	bodyTimeout time.Duration
 }
 
 // requestIDFrom returns the request id set by instrument, or "".
@@ -124,7 +127,7 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{rec: statusRecorder{ResponseWriter: w}}
+		st := &requestState{rec: statusRecorder{ResponseWriter: w}, bodyTimeout: s.bodyTimeout}
 		st.id = r.Header.Get("X-Request-Id")
 		if !validRequestID(st.id) {
 			st.id = newRequestID()
@@ -158,6 +161,9 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 			}
 			elapsed := time.Since(start)
 			s.metrics.observeRequest(r.Method, route, status, elapsed)
+			if s.noAccess && status < 500 {
+				return // --access-log=false: only failures are logged
+			}
 			ev := s.log.Info()
 			if status >= 500 {
 				ev = s.log.Warn()
@@ -175,7 +181,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 }
 
 // requireJSON answers 415 to a POST, PUT or PATCH whose non-empty body is
-// not declared as JSON. An empty body passes (PUT /v1/topics/{topic}
+// not declared as JSON, or that has a Content-Encoding other than identity. An empty body passes (PUT /v1/topics/{topic}
 // takes an optional one); the handler decides whether it needs one.
 func requireJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -183,6 +189,13 @@ func requireJSON(next http.Handler) http.Handler {
 		case http.MethodPost, http.MethodPut, http.MethodPatch:
 			if r.ContentLength != 0 && !isJSONContentType(r.Header.Get("Content-Type")) {
 				sendProblem(w, r, newProblem(codeMediaType, "the request body must be application/json"))
+				return
+			}
+			// No compressed bodies: a gzip body is not "malformed JSON",
+			// it is a coding this server does not take (RFC 9110 §15.5.16).
+			if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+				w.Header().Set("Accept-Encoding", "identity")
+				sendProblem(w, r, newProblem(codeMediaType, "Content-Encoding "+ce+" is not supported; send the body uncompressed"))
 				return
 			}
 		}

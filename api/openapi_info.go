@@ -7,6 +7,7 @@ package api
 //	@version		1
 //	@description	mqgate is an HTTP/REST gateway in front of an embedded RocketMQ-style message engine stored in bbolt. Every error is application/problem+json (RFC 9457); every response carries X-Request-Id. Times are RFC 3339 in UTC with milliseconds.
 //	@license.name	Apache-2.0
+//	@license.url	https://www.apache.org/licenses/LICENSE-2.0
 //	@BasePath		/
 //	@securityDefinitions.apikey	BearerAuth
 //	@in							header

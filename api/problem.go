@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/mqgate/mqgate/core"
 )
@@ -47,18 +48,20 @@ type problemKind struct {
 // ECorrupt is a 500: the server's copy of the message is damaged, the
 // request is fine and retrying cannot help (docs/errors.md).
 var problemKinds = map[string]problemKind{
-	core.EInvalid:     {http.StatusBadRequest, "Invalid request"},
-	codeUnauthorized:  {http.StatusUnauthorized, "Unauthorized"},
-	core.EForbidden:   {http.StatusForbidden, "Forbidden"},
-	core.ENotFound:    {http.StatusNotFound, "Not found"},
-	codeNoMethod:      {http.StatusMethodNotAllowed, "Method not allowed"},
-	core.EConflict:    {http.StatusConflict, "Conflict"},
-	core.ETooLarge:    {http.StatusRequestEntityTooLarge, "Content too large"},
-	codeMediaType:     {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	core.ETooMany:     {http.StatusTooManyRequests, "Too many requests"},
-	core.EInternal:    {http.StatusInternalServerError, "Internal error"},
-	core.ECorrupt:     {http.StatusInternalServerError, "Stored message is corrupt"},
-	core.EUnavailable: {http.StatusServiceUnavailable, "Service unavailable"},
+	core.EInvalid:       {http.StatusBadRequest, "Invalid request"},
+	codeUnauthorized:    {http.StatusUnauthorized, "Unauthorized"},
+	core.EForbidden:     {http.StatusForbidden, "Forbidden"},
+	core.ENotFound:      {http.StatusNotFound, "Not found"},
+	codeNoMethod:        {http.StatusMethodNotAllowed, "Method not allowed"},
+	core.EConflict:      {http.StatusConflict, "Conflict"},
+	core.ETooLarge:      {http.StatusRequestEntityTooLarge, "Content too large"},
+	core.EUnprocessable: {http.StatusUnprocessableEntity, "Unprocessable content"},
+	codeMediaType:       {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	codeTimeout:         {http.StatusRequestTimeout, "Request timeout"},
+	core.ETooMany:       {http.StatusTooManyRequests, "Too many requests"},
+	core.EInternal:      {http.StatusInternalServerError, "Internal error"},
+	core.ECorrupt:       {http.StatusInternalServerError, "Stored message is corrupt"},
+	core.EUnavailable:   {http.StatusServiceUnavailable, "Service unavailable"},
 }
 
 // Error codes that only the HTTP layer produces.
@@ -66,7 +69,12 @@ const (
 	codeUnauthorized = "unauthorized"
 	codeNoMethod     = "method_not_allowed"
 	codeMediaType    = "unsupported_media_type"
+	codeTimeout      = "request_timeout"
 )
+
+// errBodyTimeout answers a request whose body did not arrive within the
+// body read deadline (Options.BodyReadTimeout): 408.
+var errBodyTimeout = core.Errorf(codeTimeout, "the request body did not arrive in time")
 
 // invalidError is a 400 carrying every offending field at once, so a
 // client fixes its request in one round.
@@ -87,6 +95,11 @@ func (e *invalidError) Error() string {
 type fieldErrors []FieldProblem
 
 func (fe *fieldErrors) add(field, msg string) {
+	for _, f := range *fe {
+		if f.Field == field {
+			return // the first problem with a field is the one to fix
+		}
+	}
 	*fe = append(*fe, FieldProblem{Field: field, Message: msg})
 }
 
@@ -110,7 +123,15 @@ func problemFor(err error) Problem {
 	var de *core.Error
 	if errors.As(err, &de) {
 		if _, ok := problemKinds[de.Code]; ok && de.Code != core.EInternal {
-			p := newProblem(de.Code, de.Message)
+			msg := de.Message
+			if de.Code == core.EUnavailable {
+				// "the store could not commit: write /data/mqgate.db: no
+				// space left on device": the cause is for the log, never
+				// for clients (no file paths).
+				msg, _, _ = strings.Cut(msg, ": ")
+				msg += "; retry later"
+			}
+			p := newProblem(de.Code, msg)
 			if de.Field != "" {
 				p.Detail = "the request has invalid fields"
 				p.Errors = []FieldProblem{{Field: de.Field, Message: de.Message}}
@@ -137,12 +158,23 @@ func newProblem(code, detail string) Problem {
 // with the request id (the log line is the only place their text goes).
 func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error) {
 	p := problemFor(err)
-	if p.Status >= 500 && p.Status != http.StatusServiceUnavailable {
+	switch {
+	case p.Status == http.StatusServiceUnavailable:
+		// The cause (which may name files) goes to the log only.
+		log := loggerFrom(r.Context(), s.log)
+		log.Warn().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("unavailable")
+	case p.Status >= 500:
 		log := loggerFrom(r.Context(), s.log)
 		log.Error().Err(err).Str("method", r.Method).Str("path", r.URL.Path).Msg("internal error")
+	case p.Status == http.StatusRequestTimeout:
+		w.Header().Set("Connection", "close") // the rest of the body may still come
 	}
 	sendProblem(w, r, p)
 }
+
+// retryAfterSeconds is the Retry-After of a 429 or 503: long polls and a
+// store that cannot commit are both worth retrying after a short pause.
+const retryAfterSeconds = "1"
 
 // sendProblem writes p; it is also used by middleware that has no Server.
 func sendProblem(w http.ResponseWriter, r *http.Request, p Problem) {
@@ -151,6 +183,9 @@ func sendProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("X-Content-Type-Options", "nosniff")
+	if (p.Status == http.StatusTooManyRequests || p.Status == http.StatusServiceUnavailable) && h.Get("Retry-After") == "" {
+		h.Set("Retry-After", retryAfterSeconds) // RFC 9110 §10.2.3: when to try again
+	}
 	w.WriteHeader(p.Status)
 	_ = json.NewEncoder(w).Encode(p)
 }

@@ -3,20 +3,21 @@ package api
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"encoding/json"
 	"io"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core"
 )
 
-// publishBodies are the seeds of the fast-path tests: the shapes clients
-// send, and the ones the fast path must hand to encoding/json.
+// publishBodies are the seeds of the decoder fuzz test: the shapes
+// clients send, and the ones the strict decoder refuses.
 var publishBodies = []string{
 	`{"body":"x"}`, ` { "body" : "hello world" , "tags" : "TagA" } ` + "\n",
 	`{"bodyBase64":"AAE="}`, `{"body":"x","bodyBase64":"eA=="}`, `{}`, ``, ` `,
@@ -35,53 +36,32 @@ var publishBodies = []string{
 	`{"body":"x","properties":{"k":null}}`, `{"messages":[{"body":"x"}]}`,
 }
 
-// checkPublishFast is the fast path's contract, checked on one body:
-//   - decodePublish answers exactly as decodeJSON (result and error text);
-//   - whatever parsePublishFast accepts, encoding/json accepts with the
-//     same result.
-func checkPublishFast(t *testing.T, s *Server, body string, limit int64) {
-	t.Helper()
-	var slow, fast PublishRequest
-	errSlow := decodeJSON(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), limit, &slow, false)
-	errFast := decodePublish(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), limit, &fast)
-	if fmt.Sprint(errSlow) != fmt.Sprint(errFast) || !reflect.DeepEqual(slow, fast) {
-		t.Fatalf("body %q:\n decodeJSON    %v %+v\n decodePublish %v %+v", body, errSlow, slow, errFast, fast)
+// FuzzPublishStrict feeds the publish bodies (and mutations) through the
+// one strict decoder: whatever it accepts is valid UTF-8 JSON without
+// duplicate names that encoding/json decodes to the very same request
+// (the strict decoder only refuses more, it never reads differently).
+func FuzzPublishStrict(f *testing.F) {
+	for _, body := range publishBodies {
+		f.Add(body)
 	}
-	var parsed PublishRequest
-	if parsePublishFast([]byte(body), &parsed) {
+	f.Fuzz(func(t *testing.T, body string) {
+		var got PublishRequest
+		err := decodePublish(httptest.NewRecorder(), httptest.NewRequest("POST", "/", strings.NewReader(body)), maxPublishJSON, &got)
+		if err != nil {
+			if core.ErrorCode(err) != core.EInvalid {
+				t.Fatalf("body %q: %v, want an invalid answer", body, err)
+			}
+			return
+		}
+		if !utf8.ValidString(body) {
+			t.Fatalf("accepted invalid UTF-8 %q", body)
+		}
 		var want PublishRequest
-		if err := decodeJSONFrom(bytes.NewReader([]byte(body)), &want, false); err != nil || !reflect.DeepEqual(parsed, want) {
-			t.Fatalf("body %q: fast path %+v, encoding/json %+v (%v)", body, parsed, want, err)
+		dec := json.NewDecoder(strings.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&want); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("body %q: strict %+v, encoding/json %+v (%v)", body, got, want, err)
 		}
-	}
-}
-
-func TestPublishFastPathMatchesEncodingJSON(t *testing.T) {
-	s := New(Options{})
-	for _, body := range publishBodies {
-		checkPublishFast(t, s, body, maxPublishJSON)
-		// A limit inside the body: the 413 (or an earlier syntax error)
-		// must come out the same.
-		checkPublishFast(t, s, body, int64(len(body)/2))
-	}
-	// The common case really takes the fast path.
-	var req PublishRequest
-	if !parsePublishFast([]byte(`{"body":"order 17","tags":"created","keys":["k1"],"properties":{"a":"b"},"shardingKey":"c9","delayLevel":2}`), &req) {
-		t.Fatal("a plain publish body missed the fast path")
-	}
-}
-
-func FuzzPublishFastPath(f *testing.F) {
-	for _, body := range publishBodies {
-		f.Add(body, uint16(0))
-	}
-	s := New(Options{})
-	f.Fuzz(func(t *testing.T, body string, limit uint16) {
-		l := int64(maxPublishJSON)
-		if limit > 0 {
-			l = int64(limit)
-		}
-		checkPublishFast(t, s, body, l)
 	})
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -19,13 +20,17 @@ func (s *Server) routes() http.Handler {
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		sendProblem(w, r, newProblem(core.ENotFound, "no such resource: "+r.URL.Path))
 	})
-	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		sendProblem(w, r, newProblem(codeNoMethod, r.Method+" is not allowed on "+r.URL.Path))
+	r.MethodNotAllowed(func(w http.ResponseWriter, req *http.Request) {
+		// RFC 9110 §15.5.6: a 405 lists the methods the resource has.
+		w.Header().Set("Allow", strings.Join(allowedMethods(r, req.URL.Path), ", "))
+		sendProblem(w, req, newProblem(codeNoMethod, req.Method+" is not allowed on "+req.URL.Path))
 	})
 
 	// Operations.
 	r.Get("/healthz", s.handleHealthz)
+	r.Head("/healthz", s.handleHealthzHead)
 	r.Get("/readyz", s.handleReadyz)
+	r.Head("/readyz", s.handleReadyzHead)
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	r.Get("/openapi.json", s.handleOpenAPI)
 	r.Get("/docs", s.handleDocs)
@@ -77,6 +82,24 @@ func (s *Server) routes() http.Handler {
 			r.Get("/groups/{group}/keys", s.handleKeyLags)                           // keys.go
 			r.Get("/groups/{group}/messages/{messageId}/timeline", s.handleTimeline) // timeline.go
 		})
+
+		// Operators (admin.go).
+		r.Get("/admin/backup", s.handleBackup)
 	})
 	return r
+}
+
+// routeMethods are the methods allowedMethods tries, in the order an
+// Allow header lists them.
+var routeMethods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+
+// allowedMethods lists the methods mux routes for path (a 405's Allow).
+func allowedMethods(mux chi.Routes, path string) []string {
+	var out []string
+	for _, m := range routeMethods {
+		if mux.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }

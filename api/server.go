@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-playground/validator/v10"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,11 +36,28 @@ type Options struct {
 	// OpenAPI is the OpenAPI 3 document served at /openapi.json and read
 	// by /docs. Default: none (404).
 	OpenAPI []byte
+	// Ready, when set, is asked by /readyz: an error turns it 503 (e.g.
+	// the store cannot commit). Default: ready until shutdown.
+	Ready func() error
+	// BodyReadTimeout bounds how long reading a request body may take
+	// from the moment the handler starts reading it; a body that has not
+	// fully arrived by then (a slow client, a Content-Length larger than
+	// what is sent) answers 408. Default 30 s.
+	BodyReadTimeout time.Duration
+	// NoAccessLog turns off the per-request log line (info level; a 5xx
+	// is still logged, at warn). Default: every request is logged.
+	NoAccessLog bool
 	// Keys, when set, guards every /v1 route with API keys (auth.go):
 	// 401 without a known bearer key, 403 without the route's grant.
 	// Default: none, /v1 is open to anyone who can reach it.
 	Keys *auth.Keyring
+	// Backup serves GET /v1/admin/backup (the engine). Without it the
+	// route answers 503.
+	Backup Backuper
 }
+
+// DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
+const DefaultBodyReadTimeout = 30 * time.Second
 
 // Server is the HTTP API as an http.Handler.
 type Server struct {
@@ -54,6 +72,11 @@ type Server struct {
 	validate *validator.Validate
 	handler  http.Handler
 	keys     *auth.Keyring // nil: /v1 is open
+	noAccess bool          // Options.NoAccessLog
+	ready    func() error  // Options.Ready; nil: always ready
+
+	bodyTimeout time.Duration // Options.BodyReadTimeout
+	backup      Backuper      // nil: no backups
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -72,6 +95,15 @@ func New(opts Options) *Server {
 		registry: opts.Registry,
 		validate: newValidator(),
 		keys:     opts.Keys,
+		noAccess: opts.NoAccessLog,
+		ready:    opts.Ready,
+
+		backup: opts.Backup,
+
+		bodyTimeout: opts.BodyReadTimeout,
+	}
+	if s.bodyTimeout <= 0 {
+		s.bodyTimeout = DefaultBodyReadTimeout
 	}
 	if opts.Logger != nil {
 		s.log = *opts.Logger
@@ -82,6 +114,7 @@ func New(opts Options) *Server {
 	}
 	s.metrics = newMetrics(s.registry)
 	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.engine, s.groups))
+	s.registry.MustRegister(newLagCollector(s.engine, s.groups))
 	s.handler = s.routes()
 	return s
 }

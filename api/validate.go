@@ -14,6 +14,7 @@ import (
 // so errors read `messages[2].delayLevel`, not `Messages[2].DelayLevel`.
 func newValidator() *validator.Validate {
 	v := validator.New(validator.WithRequiredStructEnabled())
+	registerPatterns(v)
 	v.RegisterTagNameFunc(func(f reflect.StructField) string {
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		if name == "-" {
@@ -102,6 +103,9 @@ func fieldMessage(e validator.FieldError) string {
 		return fmt.Sprintf("must not contain %q", e.Param())
 	case "printascii":
 		return "must be printable ASCII"
+	}
+	if pat, ok := PatternTags[e.Tag()]; ok {
+		return "must match " + pat
 	}
 	return fmt.Sprintf("fails the %q rule", e.Tag())
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oapi-codegen/runtime"
+	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
 // Defines values for BlockedKeyState.
@@ -62,6 +63,27 @@ func (e ConsumeFromPosition) Valid() bool {
 	}
 }
 
+// Defines values for ConsumeFromViewPosition.
+const (
+	ConsumeFromViewPositionFIRSTOFFSET ConsumeFromViewPosition = "FIRST_OFFSET"
+	ConsumeFromViewPositionLASTOFFSET  ConsumeFromViewPosition = "LAST_OFFSET"
+	ConsumeFromViewPositionTIMESTAMP   ConsumeFromViewPosition = "TIMESTAMP"
+)
+
+// Valid indicates whether the value is a known member of the ConsumeFromViewPosition enum.
+func (e ConsumeFromViewPosition) Valid() bool {
+	switch e {
+	case ConsumeFromViewPositionFIRSTOFFSET:
+		return true
+	case ConsumeFromViewPositionLASTOFFSET:
+		return true
+	case ConsumeFromViewPositionTIMESTAMP:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EmptyReceiveReason.
 const (
 	KEYSBLOCKED         EmptyReceiveReason = "KEYS_BLOCKED"
@@ -89,18 +111,54 @@ func (e EmptyReceiveReason) Valid() bool {
 	}
 }
 
+// Defines values for GroupConsumeMode.
+const (
+	GroupConsumeModeCONCURRENTLY GroupConsumeMode = "CONCURRENTLY"
+	GroupConsumeModeORDERLY      GroupConsumeMode = "ORDERLY"
+)
+
+// Valid indicates whether the value is a known member of the GroupConsumeMode enum.
+func (e GroupConsumeMode) Valid() bool {
+	switch e {
+	case GroupConsumeModeCONCURRENTLY:
+		return true
+	case GroupConsumeModeORDERLY:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GroupMessageModel.
+const (
+	GroupMessageModelBROADCASTING GroupMessageModel = "BROADCASTING"
+	GroupMessageModelCLUSTERING   GroupMessageModel = "CLUSTERING"
+)
+
+// Valid indicates whether the value is a known member of the GroupMessageModel enum.
+func (e GroupMessageModel) Valid() bool {
+	switch e {
+	case GroupMessageModelBROADCASTING:
+		return true
+	case GroupMessageModelCLUSTERING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for GroupRequestConsumeMode.
 const (
-	CONCURRENTLY GroupRequestConsumeMode = "CONCURRENTLY"
-	ORDERLY      GroupRequestConsumeMode = "ORDERLY"
+	GroupRequestConsumeModeCONCURRENTLY GroupRequestConsumeMode = "CONCURRENTLY"
+	GroupRequestConsumeModeORDERLY      GroupRequestConsumeMode = "ORDERLY"
 )
 
 // Valid indicates whether the value is a known member of the GroupRequestConsumeMode enum.
 func (e GroupRequestConsumeMode) Valid() bool {
 	switch e {
-	case CONCURRENTLY:
+	case GroupRequestConsumeModeCONCURRENTLY:
 		return true
-	case ORDERLY:
+	case GroupRequestConsumeModeORDERLY:
 		return true
 	default:
 		return false
@@ -109,16 +167,16 @@ func (e GroupRequestConsumeMode) Valid() bool {
 
 // Defines values for GroupRequestMessageModel.
 const (
-	BROADCASTING GroupRequestMessageModel = "BROADCASTING"
-	CLUSTERING   GroupRequestMessageModel = "CLUSTERING"
+	GroupRequestMessageModelBROADCASTING GroupRequestMessageModel = "BROADCASTING"
+	GroupRequestMessageModelCLUSTERING   GroupRequestMessageModel = "CLUSTERING"
 )
 
 // Valid indicates whether the value is a known member of the GroupRequestMessageModel enum.
 func (e GroupRequestMessageModel) Valid() bool {
 	switch e {
-	case BROADCASTING:
+	case GroupRequestMessageModelBROADCASTING:
 		return true
-	case CLUSTERING:
+	case GroupRequestMessageModelCLUSTERING:
 		return true
 	default:
 		return false
@@ -127,19 +185,34 @@ func (e GroupRequestMessageModel) Valid() bool {
 
 // Defines values for HandleResultStatus.
 const (
-	Expired HandleResultStatus = "expired"
-	Invalid HandleResultStatus = "invalid"
-	Ok      HandleResultStatus = "ok"
+	HandleResultStatusExpired HandleResultStatus = "expired"
+	HandleResultStatusInvalid HandleResultStatus = "invalid"
+	HandleResultStatusOk      HandleResultStatus = "ok"
 )
 
 // Valid indicates whether the value is a known member of the HandleResultStatus enum.
 func (e HandleResultStatus) Valid() bool {
 	switch e {
-	case Expired:
+	case HandleResultStatusExpired:
 		return true
-	case Invalid:
+	case HandleResultStatusInvalid:
 		return true
-	case Ok:
+	case HandleResultStatusOk:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HealthStatus.
+const (
+	HealthStatusOk HealthStatus = "ok"
+)
+
+// Valid indicates whether the value is a known member of the HealthStatus enum.
+func (e HealthStatus) Valid() bool {
+	switch e {
+	case HealthStatusOk:
 		return true
 	default:
 		return false
@@ -208,7 +281,8 @@ func (e TimelineEventType) Valid() bool {
 
 // AckRequest defines model for AckRequest.
 type AckRequest struct {
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
@@ -282,7 +356,8 @@ type ConsumeFrom struct {
 	// Example: LAST_OFFSET
 	Position *ConsumeFromPosition `json:"position,omitempty"`
 
-	// Timestamp Timestamp is required with TIMESTAMP (RFC 3339).
+	// Timestamp Timestamp is required with TIMESTAMP (RFC 3339); null or absent
+	// otherwise.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
 
@@ -290,6 +365,22 @@ type ConsumeFrom struct {
 //
 // Example: LAST_OFFSET
 type ConsumeFromPosition string
+
+// ConsumeFromView defines model for ConsumeFromView.
+type ConsumeFromView struct {
+	// Position Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+	//
+	// Example: LAST_OFFSET
+	Position ConsumeFromViewPosition `json:"position"`
+
+	// Timestamp Timestamp is the start time of a TIMESTAMP group, else null.
+	Timestamp *time.Time `json:"timestamp"`
+}
+
+// ConsumeFromViewPosition Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+//
+// Example: LAST_OFFSET
+type ConsumeFromViewPosition string
 
 // CorruptList defines model for CorruptList.
 type CorruptList struct {
@@ -343,7 +434,7 @@ type DLQPage struct {
 	// failed delivery's count (maxReconsumeTimes after exhausted retries).
 	// There is no queue position and no receipt handle: dead letters are
 	// not consumed.
-	Messages *[]Message `json:"messages,omitempty"`
+	Messages []Message `json:"messages"`
 
 	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
 	// the last page.
@@ -392,7 +483,8 @@ type ExtendRequest struct {
 	// Example: 120
 	InvisibleSeconds int `json:"invisibleSeconds"`
 
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
@@ -402,49 +494,58 @@ type FieldProblem struct {
 	// name of the query or path parameter.
 	//
 	// Example: maxMessages
-	Field *string `json:"field,omitempty"`
+	Field string `json:"field"`
 
 	// Message Message says what is wrong with it.
 	//
 	// Example: must be ≤ 32
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 }
 
 // Group defines model for Group.
 type Group struct {
-	ConsumeFrom *ConsumeFrom `json:"consumeFrom,omitempty"`
+	ConsumeFrom ConsumeFromView `json:"consumeFrom"`
 
 	// ConsumeMode Example: CONCURRENTLY
-	ConsumeMode *string    `json:"consumeMode,omitempty"`
-	CreatedAt   *time.Time `json:"createdAt,omitempty"`
+	ConsumeMode GroupConsumeMode `json:"consumeMode"`
+	CreatedAt   time.Time        `json:"createdAt"`
 
 	// InvisibleSeconds Example: 60
-	InvisibleSeconds *int `json:"invisibleSeconds,omitempty"`
+	InvisibleSeconds int `json:"invisibleSeconds"`
 
 	// MaxReconsumeTimes Example: 16
-	MaxReconsumeTimes *int `json:"maxReconsumeTimes,omitempty"`
+	MaxReconsumeTimes int `json:"maxReconsumeTimes"`
 
 	// MessageModel Example: CLUSTERING
-	MessageModel *string `json:"messageModel,omitempty"`
+	MessageModel GroupMessageModel `json:"messageModel"`
 
 	// Name Example: orders-billing
-	Name *string   `json:"name,omitempty"`
-	Push *PushView `json:"push,omitempty"`
-
-	// Status Status is present on GET /v1/groups/{group}.
-	Status        *GroupStatus        `json:"status,omitempty"`
-	Subscriptions *[]SubscriptionBody `json:"subscriptions,omitempty"`
-	UpdatedAt     *time.Time          `json:"updatedAt,omitempty"`
+	Name          string             `json:"name"`
+	Push          *PushView          `json:"push,omitempty"`
+	Status        *GroupStatus       `json:"status,omitempty"`
+	Subscriptions []SubscriptionBody `json:"subscriptions"`
+	UpdatedAt     time.Time          `json:"updatedAt"`
 }
+
+// GroupConsumeMode Example: CONCURRENTLY
+type GroupConsumeMode string
+
+// GroupMessageModel Example: CLUSTERING
+type GroupMessageModel string
 
 // GroupList defines model for GroupList.
 type GroupList struct {
-	Groups *[]Group `json:"groups,omitempty"`
+	Groups []Group `json:"groups"`
+
+	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	//
+	// Example: orders-billing
+	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // GroupRequest defines model for GroupRequest.
 type GroupRequest struct {
-	// ConsumeFrom ConsumeFrom is where a queue with no committed offset starts.
 	ConsumeFrom *ConsumeFrom `json:"consumeFrom,omitempty"`
 
 	// ConsumeMode ConsumeMode: CONCURRENTLY (default) or ORDERLY (per queue, in order).
@@ -468,9 +569,7 @@ type GroupRequest struct {
 	//
 	// Example: CLUSTERING
 	MessageModel *GroupRequestMessageModel `json:"messageModel,omitempty"`
-
-	// Push Push makes this a webhook group (it then answers 409 to receive).
-	Push *PushBody `json:"push,omitempty"`
+	Push         *PushBody                 `json:"push,omitempty"`
 
 	// Subscriptions Subscriptions are the topics the group consumes, each with a tag filter.
 	Subscriptions []SubscriptionBody `json:"subscriptions"`
@@ -492,58 +591,51 @@ type GroupStatus struct {
 	// Buffered Buffered counts messages pulled and waiting for a receive.
 	//
 	// Example: 12
-	Buffered *int `json:"buffered,omitempty"`
+	Buffered int `json:"buffered"`
 
 	// Consumers Consumers are the live client ids (the gateway for CLUSTERING, each
 	// consumerId for BROADCASTING).
-	Consumers *[]string `json:"consumers,omitempty"`
+	Consumers []string `json:"consumers"`
 
 	// DlqDepth DLQDepth counts the group's dead letters not yet redriven.
 	//
 	// Example: 0
-	DlqDepth *int `json:"dlqDepth,omitempty"`
-
-	// Empty Empty is what an empty receive would answer now (diagnose.go):
-	// present when nothing waits to be received or ORDERLY keys are
-	// blocked; absent for push groups.
-	Empty *EmptyReceive `json:"empty,omitempty"`
+	DlqDepth int           `json:"dlqDepth"`
+	Empty    *EmptyReceive `json:"empty,omitempty"`
 
 	// InFlight InFlight counts messages received and not yet acked, nacked or expired.
 	//
 	// Example: 3
-	InFlight *int `json:"inFlight,omitempty"`
-
-	// Push Push is the webhook delivery of a push group (absent for pull
-	// groups, and while this gateway has not started pushing it yet).
-	Push *PushStatus `json:"push,omitempty"`
+	InFlight int         `json:"inFlight"`
+	Push     *PushStatus `json:"push,omitempty"`
 
 	// QueuesOwned QueuesOwned counts the queues this gateway's clients own.
 	//
 	// Example: 8
-	QueuesOwned *int `json:"queuesOwned,omitempty"`
+	QueuesOwned int `json:"queuesOwned"`
 
 	// RetryDepth RetryDepth is the lag of the group's retry queue (%RETRY%group).
 	//
 	// Example: 0
-	RetryDepth *int `json:"retryDepth,omitempty"`
+	RetryDepth int `json:"retryDepth"`
 
 	// Waiting Waiting counts long polls parked on the group.
 	//
 	// Example: 2
-	Waiting *int `json:"waiting,omitempty"`
+	Waiting int `json:"waiting"`
 }
 
 // HandleResult defines model for HandleResult.
 type HandleResult struct {
 	// InvisibleUntil InvisibleUntil is the new lease end (extend).
 	InvisibleUntil *time.Time `json:"invisibleUntil,omitempty"`
-	ReceiptHandle  *string    `json:"receiptHandle,omitempty"`
+	ReceiptHandle  string     `json:"receiptHandle"`
 
 	// Status Status: ok, expired (the lease ended or the handle is from an
 	// earlier delivery) or invalid (malformed or forged).
 	//
 	// Example: ok
-	Status *HandleResultStatus `json:"status,omitempty"`
+	Status HandleResultStatus `json:"status"`
 }
 
 // HandleResultStatus Status: ok, expired (the lease ended or the handle is from an
@@ -554,21 +646,26 @@ type HandleResultStatus string
 
 // HandleResults defines model for HandleResults.
 type HandleResults struct {
-	Results *[]HandleResult `json:"results,omitempty"`
+	Results []HandleResult `json:"results"`
 }
 
 // Health defines model for Health.
 type Health struct {
-	// Status Status is "ok", or "shutting down" on a 503 from /readyz.
+	// Status Status is "ok" (a 503 from /readyz is a Problem).
 	//
 	// Example: ok
-	Status *string `json:"status,omitempty"`
+	Status HealthStatus `json:"status"`
 
 	// Version Version of the running binary.
 	//
 	// Example: v0.1.0
 	Version *string `json:"version,omitempty"`
 }
+
+// HealthStatus Status is "ok" (a 503 from /readyz is a Problem).
+//
+// Example: ok
+type HealthStatus string
 
 // KeyLag defines model for KeyLag.
 type KeyLag struct {
@@ -618,7 +715,7 @@ type Message struct {
 	// BornAt BornAt is when the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	BornAt *time.Time `json:"bornAt,omitempty"`
+	BornAt time.Time `json:"bornAt"`
 
 	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
@@ -634,7 +731,7 @@ type Message struct {
 	// MessageId MessageID is the id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// Properties Properties are the user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
@@ -653,7 +750,7 @@ type Message struct {
 	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
 	//
 	// Example: 0
-	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+	ReconsumeTimes int `json:"reconsumeTimes"`
 
 	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
 	//
@@ -663,7 +760,7 @@ type Message struct {
 	// StoredAt StoredAt is when the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
-	StoredAt *time.Time `json:"storedAt,omitempty"`
+	StoredAt time.Time `json:"storedAt"`
 
 	// Tags Tags is the message's tag, matched by subscription filters.
 	//
@@ -673,7 +770,7 @@ type Message struct {
 	// Topic Topic is the topic the message was published to (also for retries).
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // MessageList defines model for MessageList.
@@ -684,7 +781,7 @@ type MessageList struct {
 	MaxOffset *int `json:"maxOffset,omitempty"`
 
 	// Messages Messages found, in queue order for a browse.
-	Messages *[]Message `json:"messages,omitempty"`
+	Messages []Message `json:"messages"`
 
 	// MinOffset MinOffset is the queue's oldest kept offset (browse only).
 	//
@@ -707,13 +804,14 @@ type NackRequest struct {
 	// Example: 0
 	DelayLevel *int `json:"delayLevel,omitempty"`
 
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100).
+	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
 // OffsetList defines model for OffsetList.
 type OffsetList struct {
-	Offsets *[]QueueOffset `json:"offsets,omitempty"`
+	Offsets []QueueOffset `json:"offsets"`
 }
 
 // OffsetResetRequest defines model for OffsetResetRequest.
@@ -765,17 +863,17 @@ type Problem struct {
 	// Status Status is the HTTP status code of this answer.
 	//
 	// Example: 400
-	Status *int `json:"status,omitempty"`
+	Status int `json:"status"`
 
 	// Title Title is a short, fixed summary of the kind of problem.
 	//
 	// Example: Invalid request
-	Title *string `json:"title,omitempty"`
+	Title string `json:"title"`
 
 	// Type Type is a URI naming the kind of problem (urn:mqgate:problem:<code>).
 	//
 	// Example: urn:mqgate:problem:invalid
-	Type *string `json:"type,omitempty"`
+	Type string `json:"type"`
 }
 
 // PublishBatchRequest defines model for PublishBatchRequest.
@@ -787,12 +885,12 @@ type PublishBatchRequest struct {
 // PublishBatchResult defines model for PublishBatchResult.
 type PublishBatchResult struct {
 	// Results Results are in the order of the request's messages.
-	Results *[]PublishResult `json:"results,omitempty"`
+	Results []PublishResult `json:"results"`
 }
 
-// PublishRequest defines model for PublishRequest.
+// PublishRequest Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt.
 type PublishRequest struct {
-	// Body Body is a UTF-8 text body; it is returned as `body`.
+	// Body Body is a UTF-8 text body, not empty; it is returned as `body`.
 	//
 	// Example: order 17 created
 	Body *string `json:"body,omitempty"`
@@ -800,6 +898,15 @@ type PublishRequest struct {
 	// BodyBase64 BodyBase64 is a binary body in standard base64; it is returned as
 	// `bodyBase64`. At most 4 MiB once decoded.
 	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
+
+	// DeduplicationId DeduplicationID makes a batch entry idempotent (1..128 printable
+	// ASCII characters): within the server's dedup window a repeat on the
+	// same topic with the same id stores nothing and answers the original
+	// result; with a different message it answers 422. Batch entries only:
+	// a single publish takes the Idempotency-Key header instead.
+	//
+	// Example: order-17-created
+	DeduplicationId *string `json:"deduplicationId,omitempty"`
 
 	// DelayLevel DelayLevel delays delivery by a RocketMQ delay level of the
 	// server's --delay-levels, by default 1..18 = 1s 5s 10s 30s 1m 2m 3m
@@ -817,13 +924,11 @@ type PublishRequest struct {
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
 	// Keys Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
-	// (binding:"optional" tells swag the field is optional: its validate
-	// tag's "required" is about each element, after dive.)
 	//
 	// Example: ["order-17"]
 	Keys *[]string `json:"keys,omitempty"`
 
-	// Properties Properties are user properties, returned as given.
+	// Properties Properties are user properties, returned as given. Property names: not empty, at most 128 characters.
 	Properties *map[string]string `json:"properties,omitempty"`
 
 	// ShardingKey ShardingKey picks the queue by hash: messages with the same key go
@@ -835,8 +940,15 @@ type PublishRequest struct {
 	// Tags Tags is one tag that subscription filters match (`TagA || TagB`).
 	//
 	// Example: created
-	Tags *string `json:"tags,omitempty"`
+	Tags  *string `json:"tags,omitempty"`
+	union json.RawMessage
 }
+
+// PublishRequest0 defines model for PublishRequest.0.
+type PublishRequest0 = interface{}
+
+// PublishRequest1 defines model for PublishRequest.1.
+type PublishRequest1 = interface{}
 
 // PublishResult defines model for PublishResult.
 type PublishResult struct {
@@ -847,7 +959,7 @@ type PublishResult struct {
 	// MessageId MessageID is the new message's id.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// QueueId QueueID is the queue it went to; absent for a delayed message.
 	//
@@ -859,21 +971,26 @@ type PublishResult struct {
 	// Example: 42
 	QueueOffset *int `json:"queueOffset,omitempty"`
 
+	// Replayed Replayed is true when this is the original result of an earlier
+	// publish with the same Idempotency-Key (or deduplicationId): nothing
+	// new was stored.
+	Replayed *bool `json:"replayed,omitempty"`
+
 	// Topic Topic the message was published to.
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // PushBody defines model for PushBody.
 type PushBody struct {
 	// BatchSize BatchSize is how many messages one POST carries (ORDERLY: in queue
-	// order). Default 1.
+	// order). Default 1. 0 or absent: the default.
 	//
 	// Example: 1
 	BatchSize *int `json:"batchSize,omitempty"`
 
-	// MaxInFlight MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16.
+	// MaxInFlight MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16. 0 or absent: the default.
 	//
 	// Example: 16
 	MaxInFlight *int `json:"maxInFlight,omitempty"`
@@ -883,7 +1000,7 @@ type PushBody struct {
 	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 	Secret *string `json:"secret,omitempty"`
 
-	// TimeoutSeconds TimeoutSeconds bounds one request. Default 15.
+	// TimeoutSeconds TimeoutSeconds bounds one request. Default 15. 0 or absent: the default.
 	//
 	// Example: 15
 	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
@@ -899,25 +1016,25 @@ type PushStatus struct {
 	// ConsecutiveFailures ConsecutiveFailures counts failed requests since the last 2xx.
 	//
 	// Example: 0
-	ConsecutiveFailures *int `json:"consecutiveFailures,omitempty"`
+	ConsecutiveFailures int `json:"consecutiveFailures"`
 
 	// Delivered Delivered counts messages answered with a 2xx, Failed messages sent
 	// back for a retry, since this gateway started pushing the group.
 	//
 	// Example: 1200
-	Delivered *int `json:"delivered,omitempty"`
+	Delivered int `json:"delivered"`
 
 	// Failed Example: 4
-	Failed *int `json:"failed,omitempty"`
+	Failed int `json:"failed"`
 
 	// InFlight InFlight counts POSTs waiting for an answer (at most
 	// push.maxInFlight); InFlightMessages the messages they carry.
 	//
 	// Example: 3
-	InFlight *int `json:"inFlight,omitempty"`
+	InFlight int `json:"inFlight"`
 
 	// InFlightMessages Example: 3
-	InFlightMessages *int `json:"inFlightMessages,omitempty"`
+	InFlightMessages int `json:"inFlightMessages"`
 
 	// LastError LastError describes the last failure (status code, timeout,
 	// connection or network-guard error).
@@ -937,24 +1054,24 @@ type PushStatus struct {
 	// Retry-After pause to end.
 	//
 	// Example: 0
-	Queued *int `json:"queued,omitempty"`
+	Queued int `json:"queued"`
 
 	// Url URL is where this gateway pushes right now (it follows a changed
 	// push.url within moments of the PUT).
 	//
 	// Example: https://hooks.example/orders
-	Url *string `json:"url,omitempty"`
+	Url string `json:"url"`
 }
 
 // PushView defines model for PushView.
 type PushView struct {
-	BatchSize *int `json:"batchSize,omitempty"`
+	BatchSize int `json:"batchSize"`
 
 	// HasSecret HasSecret tells whether requests are signed.
-	HasSecret      *bool   `json:"hasSecret,omitempty"`
-	MaxInFlight    *int    `json:"maxInFlight,omitempty"`
-	TimeoutSeconds *int    `json:"timeoutSeconds,omitempty"`
-	Url            *string `json:"url,omitempty"`
+	HasSecret      bool   `json:"hasSecret"`
+	MaxInFlight    int    `json:"maxInFlight"`
+	TimeoutSeconds int    `json:"timeoutSeconds"`
+	Url            string `json:"url"`
 }
 
 // QueueOffset defines model for QueueOffset.
@@ -962,33 +1079,33 @@ type QueueOffset struct {
 	// Buffered Buffered counts pulled messages not yet received.
 	//
 	// Example: 8
-	Buffered *int `json:"buffered,omitempty"`
+	Buffered int `json:"buffered"`
 
 	// CommittedOffset CommittedOffset is the next offset the group will consume.
 	//
 	// Example: 140
-	CommittedOffset *int `json:"committedOffset,omitempty"`
+	CommittedOffset int `json:"committedOffset"`
 
 	// InFlight InFlight counts received, unanswered messages of the queue.
 	//
 	// Example: 2
-	InFlight *int `json:"inFlight,omitempty"`
+	InFlight int `json:"inFlight"`
 
 	// Lag Lag is maxOffset - committedOffset.
 	//
 	// Example: 10
-	Lag *int `json:"lag,omitempty"`
+	Lag int `json:"lag"`
 
 	// MaxOffset MaxOffset is the offset the next message will get.
 	//
 	// Example: 150
-	MaxOffset *int `json:"maxOffset,omitempty"`
+	MaxOffset int `json:"maxOffset"`
 
 	// QueueId Example: 0
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 
 	// Topic Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // QueueStats defines model for QueueStats.
@@ -996,17 +1113,17 @@ type QueueStats struct {
 	// MaxOffset MaxOffset is the offset the next message will get.
 	//
 	// Example: 150
-	MaxOffset *int `json:"maxOffset,omitempty"`
+	MaxOffset int `json:"maxOffset"`
 
 	// MinOffset MinOffset is the offset of the oldest message still kept.
 	//
 	// Example: 0
-	MinOffset *int `json:"minOffset,omitempty"`
+	MinOffset int `json:"minOffset"`
 
 	// QueueId QueueID is the queue's index, 0..queues-1.
 	//
 	// Example: 0
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 }
 
 // ReceiveRequest defines model for ReceiveRequest.
@@ -1035,10 +1152,8 @@ type ReceiveRequest struct {
 
 // ReceiveResponse defines model for ReceiveResponse.
 type ReceiveResponse struct {
-	// Empty Empty tells why no message came (present only when messages is
-	// empty; diagnose.go).
-	Empty    *EmptyReceive      `json:"empty,omitempty"`
-	Messages *[]ReceivedMessage `json:"messages,omitempty"`
+	Empty    *EmptyReceive     `json:"empty,omitempty"`
+	Messages []ReceivedMessage `json:"messages"`
 }
 
 // ReceivedMessage defines model for ReceivedMessage.
@@ -1057,7 +1172,7 @@ type ReceivedMessage struct {
 	// BornAt BornAt is when the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	BornAt *time.Time `json:"bornAt,omitempty"`
+	BornAt time.Time `json:"bornAt"`
 
 	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
@@ -1068,7 +1183,7 @@ type ReceivedMessage struct {
 	// InvisibleUntil InvisibleUntil is when the lease ends and the message is delivered again.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
-	InvisibleUntil *time.Time `json:"invisibleUntil,omitempty"`
+	InvisibleUntil time.Time `json:"invisibleUntil"`
 
 	// Keys Keys are the message's lookup keys.
 	//
@@ -1078,7 +1193,7 @@ type ReceivedMessage struct {
 	// MessageId MessageID is the id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
 	// Properties Properties are the user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
@@ -1097,12 +1212,12 @@ type ReceivedMessage struct {
 	// ReceiptHandle ReceiptHandle names this delivery in ack, nack and extend.
 	//
 	// Example: AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYg
-	ReceiptHandle *string `json:"receiptHandle,omitempty"`
+	ReceiptHandle string `json:"receiptHandle"`
 
 	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
 	//
 	// Example: 0
-	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+	ReconsumeTimes int `json:"reconsumeTimes"`
 
 	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
 	//
@@ -1112,7 +1227,7 @@ type ReceivedMessage struct {
 	// StoredAt StoredAt is when the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
-	StoredAt *time.Time `json:"storedAt,omitempty"`
+	StoredAt time.Time `json:"storedAt"`
 
 	// Tags Tags is the message's tag, matched by subscription filters.
 	//
@@ -1122,7 +1237,7 @@ type ReceivedMessage struct {
 	// Topic Topic is the topic the message was published to (also for retries).
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // RedriveRequest defines model for RedriveRequest.
@@ -1139,7 +1254,7 @@ type RedriveResult struct {
 	// Redriven Redriven counts the dead letters sent back to the group.
 	//
 	// Example: 3
-	Redriven *int `json:"redriven,omitempty"`
+	Redriven int `json:"redriven"`
 }
 
 // SubscriptionBody defines model for SubscriptionBody.
@@ -1194,31 +1309,35 @@ type Topic struct {
 	// CreatedAt CreatedAt is when the topic was created (RFC 3339, UTC, milliseconds).
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 
 	// Name Name of the topic.
 	//
 	// Example: orders
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 
 	// Queues Queues is the number of queues.
 	//
 	// Example: 8
-	Queues *int `json:"queues,omitempty"`
+	Queues int `json:"queues"`
 
 	// RetentionHours RetentionHours is how long messages are kept.
 	//
 	// Example: 72
-	RetentionHours *int `json:"retentionHours,omitempty"`
-
-	// Stats Stats is present on GET /v1/topics/{topic}.
-	Stats *TopicStats `json:"stats,omitempty"`
+	RetentionHours int         `json:"retentionHours"`
+	Stats          *TopicStats `json:"stats,omitempty"`
 }
 
 // TopicList defines model for TopicList.
 type TopicList struct {
+	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// the last page.
+	//
+	// Example: orders
+	NextCursor *string `json:"nextCursor,omitempty"`
+
 	// Topics Topics are the user topics, by name.
-	Topics *[]Topic `json:"topics,omitempty"`
+	Topics []Topic `json:"topics"`
 }
 
 // TopicRequest defines model for TopicRequest.
@@ -1238,20 +1357,36 @@ type TopicRequest struct {
 
 // TopicStats defines model for TopicStats.
 type TopicStats struct {
+	// Bytes Bytes estimates the disk the topic's messages take in the store
+	// (their records, from a sample of each queue; indexes and free pages
+	// not included). /metrics has the file's figures.
+	//
+	// Example: 1258291
+	Bytes int `json:"bytes"`
+
 	// Corrupt Corrupt counts the stored messages set aside because they failed
 	// their checksum when read (part of messages, never delivered);
 	// GET /v1/topics/{topic}/corrupt lists them.
 	//
 	// Example: 0
-	Corrupt *int `json:"corrupt,omitempty"`
+	Corrupt int `json:"corrupt"`
 
 	// Messages Messages is the number of messages kept, summed over queues.
 	//
 	// Example: 1200
-	Messages *int `json:"messages,omitempty"`
+	Messages int `json:"messages"`
 
 	// Queues Queues lists each queue's offset range [minOffset, maxOffset).
-	Queues *[]QueueStats `json:"queues,omitempty"`
+	Queues []QueueStats `json:"queues"`
+}
+
+// ListGroupsParams defines parameters for ListGroups.
+type ListGroupsParams struct {
+	// Limit Most groups to return (default 1000)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
 // ListBlockedKeysParams defines parameters for ListBlockedKeys.
@@ -1284,6 +1419,15 @@ type GetGroupOffsetsParams struct {
 	ConsumerId *string `form:"consumerId,omitempty" json:"consumerId,omitempty"`
 }
 
+// ListTopicsParams defines parameters for ListTopics.
+type ListTopicsParams struct {
+	// Limit Most topics to return (default 1000)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // QueryMessagesParams defines parameters for QueryMessages.
 type QueryMessagesParams struct {
 	// Key Message key
@@ -1300,6 +1444,12 @@ type QueryMessagesParams struct {
 
 	// Filter Tag filter for a browse: * or TagA || TagB
 	Filter *string `form:"filter,omitempty" json:"filter,omitempty"`
+}
+
+// PublishMessageParams defines parameters for PublishMessage.
+type PublishMessageParams struct {
+	// IdempotencyKey 1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422
+	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
 }
 
 // PutGroupJSONRequestBody defines body for PutGroup for application/json ContentType.
@@ -1340,6 +1490,228 @@ type PublishMessageJSONRequestBody = PublishRequest
 
 // PublishBatchJSONRequestBody defines body for PublishBatch for application/json ContentType.
 type PublishBatchJSONRequestBody = PublishBatchRequest
+
+// AsPublishRequest0 returns the union data inside the PublishRequest as a PublishRequest0
+func (t PublishRequest) AsPublishRequest0() (PublishRequest0, error) {
+	var body PublishRequest0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPublishRequest0 overwrites any union data inside the PublishRequest as the provided PublishRequest0
+func (t *PublishRequest) FromPublishRequest0(v PublishRequest0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePublishRequest0 performs a merge with any union data inside the PublishRequest, using the provided PublishRequest0
+func (t *PublishRequest) MergePublishRequest0(v PublishRequest0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPublishRequest1 returns the union data inside the PublishRequest as a PublishRequest1
+func (t PublishRequest) AsPublishRequest1() (PublishRequest1, error) {
+	var body PublishRequest1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPublishRequest1 overwrites any union data inside the PublishRequest as the provided PublishRequest1
+func (t *PublishRequest) FromPublishRequest1(v PublishRequest1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePublishRequest1 performs a merge with any union data inside the PublishRequest, using the provided PublishRequest1
+func (t *PublishRequest) MergePublishRequest1(v PublishRequest1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PublishRequest) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	object := make(map[string]json.RawMessage)
+	if t.union != nil {
+		err = json.Unmarshal(b, &object)
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	if t.Body != nil {
+		object["body"], err = json.Marshal(t.Body)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'body': %w", err)
+		}
+	}
+
+	if t.BodyBase64 != nil {
+		object["bodyBase64"], err = json.Marshal(t.BodyBase64)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'bodyBase64': %w", err)
+		}
+	}
+
+	if t.DeduplicationId != nil {
+		object["deduplicationId"], err = json.Marshal(t.DeduplicationId)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'deduplicationId': %w", err)
+		}
+	}
+
+	if t.DelayLevel != nil {
+		object["delayLevel"], err = json.Marshal(t.DelayLevel)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'delayLevel': %w", err)
+		}
+	}
+
+	if t.DelaySeconds != nil {
+		object["delaySeconds"], err = json.Marshal(t.DelaySeconds)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'delaySeconds': %w", err)
+		}
+	}
+
+	if t.DeliverAt != nil {
+		object["deliverAt"], err = json.Marshal(t.DeliverAt)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'deliverAt': %w", err)
+		}
+	}
+
+	if t.Keys != nil {
+		object["keys"], err = json.Marshal(t.Keys)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'keys': %w", err)
+		}
+	}
+
+	if t.Properties != nil {
+		object["properties"], err = json.Marshal(t.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'properties': %w", err)
+		}
+	}
+
+	if t.ShardingKey != nil {
+		object["shardingKey"], err = json.Marshal(t.ShardingKey)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'shardingKey': %w", err)
+		}
+	}
+
+	if t.Tags != nil {
+		object["tags"], err = json.Marshal(t.Tags)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
+		}
+	}
+	b, err = json.Marshal(object)
+	return b, err
+}
+
+func (t *PublishRequest) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	if err != nil {
+		return err
+	}
+	object := make(map[string]json.RawMessage)
+	err = json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["body"]; found {
+		err = json.Unmarshal(raw, &t.Body)
+		if err != nil {
+			return fmt.Errorf("error reading 'body': %w", err)
+		}
+	}
+
+	if raw, found := object["bodyBase64"]; found {
+		err = json.Unmarshal(raw, &t.BodyBase64)
+		if err != nil {
+			return fmt.Errorf("error reading 'bodyBase64': %w", err)
+		}
+	}
+
+	if raw, found := object["deduplicationId"]; found {
+		err = json.Unmarshal(raw, &t.DeduplicationId)
+		if err != nil {
+			return fmt.Errorf("error reading 'deduplicationId': %w", err)
+		}
+	}
+
+	if raw, found := object["delayLevel"]; found {
+		err = json.Unmarshal(raw, &t.DelayLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'delayLevel': %w", err)
+		}
+	}
+
+	if raw, found := object["delaySeconds"]; found {
+		err = json.Unmarshal(raw, &t.DelaySeconds)
+		if err != nil {
+			return fmt.Errorf("error reading 'delaySeconds': %w", err)
+		}
+	}
+
+	if raw, found := object["deliverAt"]; found {
+		err = json.Unmarshal(raw, &t.DeliverAt)
+		if err != nil {
+			return fmt.Errorf("error reading 'deliverAt': %w", err)
+		}
+	}
+
+	if raw, found := object["keys"]; found {
+		err = json.Unmarshal(raw, &t.Keys)
+		if err != nil {
+			return fmt.Errorf("error reading 'keys': %w", err)
+		}
+	}
+
+	if raw, found := object["properties"]; found {
+		err = json.Unmarshal(raw, &t.Properties)
+		if err != nil {
+			return fmt.Errorf("error reading 'properties': %w", err)
+		}
+	}
+
+	if raw, found := object["shardingKey"]; found {
+		err = json.Unmarshal(raw, &t.ShardingKey)
+		if err != nil {
+			return fmt.Errorf("error reading 'shardingKey': %w", err)
+		}
+	}
+
+	if raw, found := object["tags"]; found {
+		err = json.Unmarshal(raw, &t.Tags)
+		if err != nil {
+			return fmt.Errorf("error reading 'tags': %w", err)
+		}
+	}
+
+	return err
+}
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1425,6 +1797,11 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// HealthzHead Liveness (headers only)
+	//
+	// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
+	HealthzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetOpenAPI OpenAPI 3 document
 	//
 	// Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
@@ -1435,10 +1812,24 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ReadyzHead Readiness (headers only)
+	//
+	// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
+	ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BackupStore Back up the store
+	//
+	// Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
+	//
+	// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
+	BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListGroups List consumer groups
 	//
+	// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Corresponds with GET /v1/groups (the `ListGroups` operationId).
-	ListGroups(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListGroups(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteGroup Delete a consumer group
 	//
@@ -1661,8 +2052,10 @@ type ClientInterface interface {
 
 	// ListTopics List topics
 	//
+	// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Corresponds with GET /v1/topics (the `ListTopics` operationId).
-	ListTopics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListTopics(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteTopic Delete a topic
 	//
@@ -1715,7 +2108,7 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-	PublishMessageWithBody(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PublishMessageWithBody(ctx context.Context, topic string, params *PublishMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PublishMessage Publish a message
 	//
@@ -1724,7 +2117,7 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-	PublishMessage(ctx context.Context, topic string, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	PublishMessage(ctx context.Context, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// PublishBatchWithBody Publish a batch of messages
 	//
@@ -1780,6 +2173,21 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 	return c.Client.Do(req)
 }
 
+// HealthzHead Liveness (headers only)
+//
+// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
+func (c *Client) HealthzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewHealthzHeadRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetOpenAPI OpenAPI 3 document
 //
 // Corresponds with GET /openapi.json (the `GetOpenAPI` operationId).
@@ -1810,11 +2218,45 @@ func (c *Client) Readyz(ctx context.Context, reqEditors ...RequestEditorFn) (*ht
 	return c.Client.Do(req)
 }
 
+// ReadyzHead Readiness (headers only)
+//
+// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
+func (c *Client) ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadyzHeadRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BackupStore Back up the store
+//
+// Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
+//
+// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
+func (c *Client) BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBackupStoreRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListGroups List consumer groups
 //
+// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Corresponds with GET /v1/groups (the `ListGroups` operationId).
-func (c *Client) ListGroups(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListGroupsRequest(c.Server)
+func (c *Client) ListGroups(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListGroupsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2316,9 +2758,11 @@ func (c *Client) ReceiveMessages(ctx context.Context, group string, body Receive
 
 // ListTopics List topics
 //
+// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Corresponds with GET /v1/topics (the `ListTopics` operationId).
-func (c *Client) ListTopics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListTopicsRequest(c.Server)
+func (c *Client) ListTopics(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListTopicsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2440,8 +2884,8 @@ func (c *Client) QueryMessages(ctx context.Context, topic string, params *QueryM
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-func (c *Client) PublishMessageWithBody(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPublishMessageRequestWithBody(c.Server, topic, contentType, body)
+func (c *Client) PublishMessageWithBody(ctx context.Context, topic string, params *PublishMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishMessageRequestWithBody(c.Server, topic, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2459,8 +2903,8 @@ func (c *Client) PublishMessageWithBody(ctx context.Context, topic string, conte
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-func (c *Client) PublishMessage(ctx context.Context, topic string, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewPublishMessageRequest(c.Server, topic, body)
+func (c *Client) PublishMessage(ctx context.Context, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishMessageRequest(c.Server, topic, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2578,6 +3022,33 @@ func NewHealthzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewHealthzHeadRequest constructs an http.Request for the HealthzHead method
+func NewHealthzHeadRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetOpenAPIRequest constructs an http.Request for the GetOpenAPI method
 func NewGetOpenAPIRequest(server string) (*http.Request, error) {
 	var err error
@@ -2632,8 +3103,62 @@ func NewReadyzRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewReadyzHeadRequest constructs an http.Request for the ReadyzHead method
+func NewReadyzHeadRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/readyz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewBackupStoreRequest constructs an http.Request for the BackupStore method
+func NewBackupStoreRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/backup")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListGroupsRequest constructs an http.Request for the ListGroups method
-func NewListGroupsRequest(server string) (*http.Request, error) {
+func NewListGroupsRequest(server string, params *ListGroupsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -2649,6 +3174,45 @@ func NewListGroupsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3507,7 +4071,7 @@ func NewReceiveMessagesRequestWithBody(server string, group string, contentType 
 }
 
 // NewListTopicsRequest constructs an http.Request for the ListTopics method
-func NewListTopicsRequest(server string) (*http.Request, error) {
+func NewListTopicsRequest(server string, params *ListTopicsParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3523,6 +4087,45 @@ func NewListTopicsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3792,18 +4395,18 @@ func NewQueryMessagesRequest(server string, topic string, params *QueryMessagesP
 }
 
 // NewPublishMessageRequest calls the generic PublishMessage builder with application/json body
-func NewPublishMessageRequest(server string, topic string, body PublishMessageJSONRequestBody) (*http.Request, error) {
+func NewPublishMessageRequest(server string, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewPublishMessageRequestWithBody(server, topic, "application/json", bodyReader)
+	return NewPublishMessageRequestWithBody(server, topic, params, "application/json", bodyReader)
 }
 
 // NewPublishMessageRequestWithBody constructs an http.Request for the PublishMessage method, with any body, and a specified content type
-func NewPublishMessageRequestWithBody(server string, topic string, contentType string, body io.Reader) (*http.Request, error) {
+func NewPublishMessageRequestWithBody(server string, topic string, params *PublishMessageParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3834,6 +4437,21 @@ func NewPublishMessageRequestWithBody(server string, topic string, contentType s
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -3984,6 +4602,13 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `Healthz` operationId).
 	HealthzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzResponse, error)
 
+	// HealthzHeadWithResponse Liveness (headers only)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
+	HealthzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzHeadResponse, error)
+
 	// GetOpenAPIWithResponse OpenAPI 3 document
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -3998,12 +4623,30 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `Readyz` operationId).
 	ReadyzWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzResponse, error)
 
+	// ReadyzHeadWithResponse Readiness (headers only)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
+	ReadyzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzHeadResponse, error)
+
+	// BackupStoreWithResponse Back up the store
+	//
+	// Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
+	BackupStoreWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BackupStoreResponse, error)
+
 	// ListGroupsWithResponse List consumer groups
+	//
+	// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/groups (the `ListGroups` operationId).
-	ListGroupsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error)
+	ListGroupsWithResponse(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error)
 
 	// DeleteGroupWithResponse Delete a consumer group
 	//
@@ -4240,10 +4883,12 @@ type ClientWithResponsesInterface interface {
 
 	// ListTopicsWithResponse List topics
 	//
+	// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/topics (the `ListTopics` operationId).
-	ListTopicsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error)
+	ListTopicsWithResponse(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error)
 
 	// DeleteTopicWithResponse Delete a topic
 	//
@@ -4304,7 +4949,7 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-	PublishMessageWithBodyWithResponse(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error)
+	PublishMessageWithBodyWithResponse(ctx context.Context, topic string, params *PublishMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error)
 
 	// PublishMessageWithResponse Publish a message
 	//
@@ -4313,7 +4958,7 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-	PublishMessageWithResponse(ctx context.Context, topic string, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error)
+	PublishMessageWithResponse(ctx context.Context, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error)
 
 	// PublishBatchWithBodyWithResponse Publish a batch of messages
 	//
@@ -4344,6 +4989,13 @@ type ClientWithResponsesInterface interface {
 type GetDocsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetDocsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -4380,11 +5032,18 @@ type HealthzResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r HealthzResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r HealthzResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -4416,6 +5075,47 @@ func (r HealthzResponse) ContentType() string {
 	return ""
 }
 
+type HealthzHeadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r HealthzHeadResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r HealthzHeadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r HealthzHeadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r HealthzHeadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r HealthzHeadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type GetOpenAPIResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4423,6 +5123,8 @@ type GetOpenAPIResponse struct {
 	JSON200 *map[string]interface{}
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4433,6 +5135,11 @@ func (r GetOpenAPIResponse) GetJSON200() *map[string]interface{} {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetOpenAPIResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetOpenAPIResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetBody returns the raw response body bytes
@@ -4464,18 +5171,32 @@ func (r GetOpenAPIResponse) ContentType() string {
 	return ""
 }
 
+// ReadyzResponse503Headers the declared response headers of an HTTP 503 response for Readyz
+type ReadyzResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ReadyzResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *Health
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadyzResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ReadyzResponse) GetJSON200() *Health {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReadyzResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4512,22 +5233,162 @@ func (r ReadyzResponse) ContentType() string {
 	return ""
 }
 
+// ReadyzHeadResponse503Headers the declared response headers of an HTTP 503 response for ReadyzHead
+type ReadyzHeadResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ReadyzHeadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReadyzHeadResponse503Headers
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReadyzHeadResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadyzHeadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadyzHeadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadyzHeadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadyzHeadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// BackupStoreResponse503Headers the declared response headers of an HTTP 503 response for BackupStore
+type BackupStoreResponse503Headers struct {
+	RetryAfter *int
+}
+
+type BackupStoreResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *openapi_types.File
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *BackupStoreResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BackupStoreResponse) GetJSON200() *openapi_types.File {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r BackupStoreResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r BackupStoreResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r BackupStoreResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r BackupStoreResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r BackupStoreResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BackupStoreResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BackupStoreResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BackupStoreResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListGroupsResponse503Headers the declared response headers of an HTTP 503 response for ListGroups
+type ListGroupsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListGroupsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GroupList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGroupsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListGroupsResponse) GetJSON200() *GroupList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListGroupsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -4538,6 +5399,11 @@ func (r ListGroupsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListGroupsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListGroupsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4574,6 +5440,11 @@ func (r ListGroupsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteGroupResponse503Headers the declared response headers of an HTTP 503 response for DeleteGroup
+type DeleteGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4585,8 +5456,12 @@ type DeleteGroupResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteGroupResponse503Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -4607,6 +5482,11 @@ func (r DeleteGroupResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteGroupResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4643,6 +5523,11 @@ func (r DeleteGroupResponse) ContentType() string {
 	return ""
 }
 
+// GetGroupResponse503Headers the declared response headers of an HTTP 503 response for GetGroup
+type GetGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4656,8 +5541,12 @@ type GetGroupResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGroupResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4683,6 +5572,11 @@ func (r GetGroupResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetGroupResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4719,6 +5613,11 @@ func (r GetGroupResponse) ContentType() string {
 	return ""
 }
 
+// PutGroupResponse503Headers the declared response headers of an HTTP 503 response for PutGroup
+type PutGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4732,12 +5631,18 @@ type PutGroupResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutGroupResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4765,6 +5670,11 @@ func (r PutGroupResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PutGroupResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PutGroupResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -4773,6 +5683,11 @@ func (r PutGroupResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PutGroupResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4809,6 +5724,11 @@ func (r PutGroupResponse) ContentType() string {
 	return ""
 }
 
+// AckMessagesResponse503Headers the declared response headers of an HTTP 503 response for AckMessages
+type AckMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type AckMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4822,10 +5742,18 @@ type AckMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *AckMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4853,9 +5781,24 @@ func (r AckMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r AckMessagesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r AckMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4892,6 +5835,11 @@ func (r AckMessagesResponse) ContentType() string {
 	return ""
 }
 
+// ListBlockedKeysResponse503Headers the declared response headers of an HTTP 503 response for ListBlockedKeys
+type ListBlockedKeysResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListBlockedKeysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4907,8 +5855,12 @@ type ListBlockedKeysResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBlockedKeysResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -4939,6 +5891,11 @@ func (r ListBlockedKeysResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ListBlockedKeysResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -4975,6 +5932,11 @@ func (r ListBlockedKeysResponse) ContentType() string {
 	return ""
 }
 
+// ParkBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for ParkBlockedKey
+type ParkBlockedKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ParkBlockedKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -4988,12 +5950,20 @@ type ParkBlockedKeyResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ParkBlockedKeyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5021,14 +5991,29 @@ func (r ParkBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ParkBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r ParkBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5065,6 +6050,11 @@ func (r ParkBlockedKeyResponse) ContentType() string {
 	return ""
 }
 
+// ResumeBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for ResumeBlockedKey
+type ResumeBlockedKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ResumeBlockedKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5078,12 +6068,20 @@ type ResumeBlockedKeyResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeBlockedKeyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5111,14 +6109,29 @@ func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5155,6 +6168,11 @@ func (r ResumeBlockedKeyResponse) ContentType() string {
 	return ""
 }
 
+// SkipBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for SkipBlockedKey
+type SkipBlockedKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
 type SkipBlockedKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5168,12 +6186,20 @@ type SkipBlockedKeyResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkipBlockedKeyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5201,14 +6227,29 @@ func (r SkipBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r SkipBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r SkipBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5245,6 +6286,11 @@ func (r SkipBlockedKeyResponse) ContentType() string {
 	return ""
 }
 
+// ListDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for ListDeadLetters
+type ListDeadLettersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListDeadLettersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5258,8 +6304,12 @@ type ListDeadLettersResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListDeadLettersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5285,6 +6335,11 @@ func (r ListDeadLettersResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListDeadLettersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5321,6 +6376,11 @@ func (r ListDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// RedriveDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for RedriveDeadLetters
+type RedriveDeadLettersResponse503Headers struct {
+	RetryAfter *int
+}
+
 type RedriveDeadLettersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5334,12 +6394,20 @@ type RedriveDeadLettersResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *RedriveDeadLettersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5367,14 +6435,29 @@ func (r RedriveDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r RedriveDeadLettersResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
 }
 
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r RedriveDeadLettersResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r RedriveDeadLettersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5411,6 +6494,11 @@ func (r RedriveDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// ExtendLeasesResponse503Headers the declared response headers of an HTTP 503 response for ExtendLeases
+type ExtendLeasesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ExtendLeasesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5424,10 +6512,18 @@ type ExtendLeasesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExtendLeasesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5455,9 +6551,24 @@ func (r ExtendLeasesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r ExtendLeasesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ExtendLeasesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5494,6 +6605,11 @@ func (r ExtendLeasesResponse) ContentType() string {
 	return ""
 }
 
+// ListKeyLagsResponse503Headers the declared response headers of an HTTP 503 response for ListKeyLags
+type ListKeyLagsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListKeyLagsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5509,8 +6625,12 @@ type ListKeyLagsResponse struct {
 	ApplicationproblemJSON404 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListKeyLagsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5541,6 +6661,11 @@ func (r ListKeyLagsResponse) GetApplicationproblemJSON404() *Problem {
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ListKeyLagsResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5577,6 +6702,11 @@ func (r ListKeyLagsResponse) ContentType() string {
 	return ""
 }
 
+// GetMessageTimelineResponse503Headers the declared response headers of an HTTP 503 response for GetMessageTimeline
+type GetMessageTimelineResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetMessageTimelineResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5590,8 +6720,12 @@ type GetMessageTimelineResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMessageTimelineResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5617,6 +6751,11 @@ func (r GetMessageTimelineResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetMessageTimelineResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5653,6 +6792,11 @@ func (r GetMessageTimelineResponse) ContentType() string {
 	return ""
 }
 
+// NackMessagesResponse503Headers the declared response headers of an HTTP 503 response for NackMessages
+type NackMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type NackMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5666,10 +6810,18 @@ type NackMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *NackMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5697,9 +6849,24 @@ func (r NackMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r NackMessagesResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r NackMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5736,6 +6903,11 @@ func (r NackMessagesResponse) ContentType() string {
 	return ""
 }
 
+// GetGroupOffsetsResponse503Headers the declared response headers of an HTTP 503 response for GetGroupOffsets
+type GetGroupOffsetsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetGroupOffsetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5749,8 +6921,12 @@ type GetGroupOffsetsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGroupOffsetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5776,6 +6952,11 @@ func (r GetGroupOffsetsResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetGroupOffsetsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetGroupOffsetsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5812,6 +6993,11 @@ func (r GetGroupOffsetsResponse) ContentType() string {
 	return ""
 }
 
+// ResetGroupOffsetsResponse503Headers the declared response headers of an HTTP 503 response for ResetGroupOffsets
+type ResetGroupOffsetsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ResetGroupOffsetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5825,10 +7011,18 @@ type ResetGroupOffsetsResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResetGroupOffsetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5856,9 +7050,24 @@ func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResetGroupOffsetsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5895,6 +7104,16 @@ func (r ResetGroupOffsetsResponse) ContentType() string {
 	return ""
 }
 
+// ReceiveMessagesResponse429Headers the declared response headers of an HTTP 429 response for ReceiveMessages
+type ReceiveMessagesResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ReceiveMessagesResponse503Headers the declared response headers of an HTTP 503 response for ReceiveMessages
+type ReceiveMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ReceiveMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -5908,14 +7127,24 @@ type ReceiveMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
 	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReceiveMessagesResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ReceiveMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -5943,9 +7172,19 @@ func (r ReceiveMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r ReceiveMessagesResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
 }
 
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
@@ -5956,6 +7195,11 @@ func (r ReceiveMessagesResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
 func (r ReceiveMessagesResponse) GetApplicationproblemJSON429() *Problem {
 	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ReceiveMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -5992,22 +7236,38 @@ func (r ReceiveMessagesResponse) ContentType() string {
 	return ""
 }
 
+// ListTopicsResponse503Headers the declared response headers of an HTTP 503 response for ListTopics
+type ListTopicsResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListTopicsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *TopicList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListTopicsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListTopicsResponse) GetJSON200() *TopicList {
 	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
 }
 
 // GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
@@ -6018,6 +7278,11 @@ func (r ListTopicsResponse) GetApplicationproblemJSON401() *Problem {
 // GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
 func (r ListTopicsResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListTopicsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -6054,6 +7319,11 @@ func (r ListTopicsResponse) ContentType() string {
 	return ""
 }
 
+// DeleteTopicResponse503Headers the declared response headers of an HTTP 503 response for DeleteTopic
+type DeleteTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type DeleteTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6065,8 +7335,12 @@ type DeleteTopicResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *DeleteTopicResponse503Headers
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -6087,6 +7361,11 @@ func (r DeleteTopicResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r DeleteTopicResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r DeleteTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -6123,6 +7402,11 @@ func (r DeleteTopicResponse) ContentType() string {
 	return ""
 }
 
+// GetTopicResponse503Headers the declared response headers of an HTTP 503 response for GetTopic
+type GetTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6136,8 +7420,12 @@ type GetTopicResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetTopicResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6163,6 +7451,11 @@ func (r GetTopicResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r GetTopicResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -6199,6 +7492,11 @@ func (r GetTopicResponse) ContentType() string {
 	return ""
 }
 
+// PutTopicResponse503Headers the declared response headers of an HTTP 503 response for PutTopic
+type PutTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PutTopicResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6212,14 +7510,20 @@ type PutTopicResponse struct {
 	ApplicationproblemJSON401 *Problem
 	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
 	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
 	ApplicationproblemJSON409 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PutTopicResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6247,6 +7551,11 @@ func (r PutTopicResponse) GetApplicationproblemJSON403() *Problem {
 	return r.ApplicationproblemJSON403
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
 func (r PutTopicResponse) GetApplicationproblemJSON409() *Problem {
 	return r.ApplicationproblemJSON409
@@ -6260,6 +7569,11 @@ func (r PutTopicResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PutTopicResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PutTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -6296,6 +7610,11 @@ func (r PutTopicResponse) ContentType() string {
 	return ""
 }
 
+// ListCorruptMessagesResponse503Headers the declared response headers of an HTTP 503 response for ListCorruptMessages
+type ListCorruptMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type ListCorruptMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6309,8 +7628,12 @@ type ListCorruptMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCorruptMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6336,6 +7659,11 @@ func (r ListCorruptMessagesResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r ListCorruptMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListCorruptMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -6372,6 +7700,11 @@ func (r ListCorruptMessagesResponse) ContentType() string {
 	return ""
 }
 
+// QueryMessagesResponse503Headers the declared response headers of an HTTP 503 response for QueryMessages
+type QueryMessagesResponse503Headers struct {
+	RetryAfter *int
+}
+
 type QueryMessagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6385,8 +7718,12 @@ type QueryMessagesResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *QueryMessagesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6412,6 +7749,11 @@ func (r QueryMessagesResponse) GetApplicationproblemJSON403() *Problem {
 // GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
 func (r QueryMessagesResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r QueryMessagesResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -6448,6 +7790,16 @@ func (r QueryMessagesResponse) ContentType() string {
 	return ""
 }
 
+// PublishMessageResponse201Headers the declared response headers of an HTTP 201 response for PublishMessage
+type PublishMessageResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
+// PublishMessageResponse503Headers the declared response headers of an HTTP 503 response for PublishMessage
+type PublishMessageResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PublishMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6461,12 +7813,22 @@ type PublishMessageResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PublishMessageResponse201Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PublishMessageResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -6494,6 +7856,11 @@ func (r PublishMessageResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -6502,6 +7869,16 @@ func (r PublishMessageResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -6538,6 +7915,16 @@ func (r PublishMessageResponse) ContentType() string {
 	return ""
 }
 
+// PublishBatchResponse201Headers the declared response headers of an HTTP 201 response for PublishBatch
+type PublishBatchResponse201Headers struct {
+	IdempotentReplayed *string
+}
+
+// PublishBatchResponse503Headers the declared response headers of an HTTP 503 response for PublishBatch
+type PublishBatchResponse503Headers struct {
+	RetryAfter *int
+}
+
 type PublishBatchResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6551,12 +7938,22 @@ type PublishBatchResponse struct {
 	ApplicationproblemJSON403 *Problem
 	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
 	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
 	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
 	ApplicationproblemJSON413 *Problem
 	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
 	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
+	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *PublishBatchResponse201Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PublishBatchResponse503Headers
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
@@ -6584,6 +7981,11 @@ func (r PublishBatchResponse) GetApplicationproblemJSON404() *Problem {
 	return r.ApplicationproblemJSON404
 }
 
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
 // GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON413() *Problem {
 	return r.ApplicationproblemJSON413
@@ -6592,6 +7994,16 @@ func (r PublishBatchResponse) GetApplicationproblemJSON413() *Problem {
 // GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON415() *Problem {
 	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON422() *Problem {
+	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
 }
 
 // GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
@@ -6628,6 +8040,11 @@ func (r PublishBatchResponse) ContentType() string {
 	return ""
 }
 
+// GetMessageResponse503Headers the declared response headers of an HTTP 503 response for GetMessage
+type GetMessageResponse503Headers struct {
+	RetryAfter *int
+}
+
 type GetMessageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -6645,6 +8062,8 @@ type GetMessageResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMessageResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -6737,6 +8156,19 @@ func (c *ClientWithResponses) HealthzWithResponse(ctx context.Context, reqEditor
 	return ParseHealthzResponse(rsp)
 }
 
+// HealthzHeadWithResponse Liveness (headers only)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
+func (c *ClientWithResponses) HealthzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzHeadResponse, error) {
+	rsp, err := c.HealthzHead(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseHealthzHeadResponse(rsp)
+}
+
 // GetOpenAPIWithResponse OpenAPI 3 document
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6763,13 +8195,43 @@ func (c *ClientWithResponses) ReadyzWithResponse(ctx context.Context, reqEditors
 	return ParseReadyzResponse(rsp)
 }
 
+// ReadyzHeadWithResponse Readiness (headers only)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /readyz (the `ReadyzHead` operationId).
+func (c *ClientWithResponses) ReadyzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ReadyzHeadResponse, error) {
+	rsp, err := c.ReadyzHead(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadyzHeadResponse(rsp)
+}
+
+// BackupStoreWithResponse Back up the store
+//
+// Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
+func (c *ClientWithResponses) BackupStoreWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BackupStoreResponse, error) {
+	rsp, err := c.BackupStore(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBackupStoreResponse(rsp)
+}
+
 // ListGroupsWithResponse List consumer groups
+//
+// Groups in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/groups (the `ListGroups` operationId).
-func (c *ClientWithResponses) ListGroupsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error) {
-	rsp, err := c.ListGroups(ctx, reqEditors...)
+func (c *ClientWithResponses) ListGroupsWithResponse(ctx context.Context, params *ListGroupsParams, reqEditors ...RequestEditorFn) (*ListGroupsResponse, error) {
+	rsp, err := c.ListGroups(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7173,11 +8635,13 @@ func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, g
 
 // ListTopicsWithResponse List topics
 //
+// Topics in name order, a page at a time: up to limit (default and most 1000) after cursor; follow nextCursor, absent on the last page. Without parameters: the first page.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/topics (the `ListTopics` operationId).
-func (c *ClientWithResponses) ListTopicsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error) {
-	rsp, err := c.ListTopics(ctx, reqEditors...)
+func (c *ClientWithResponses) ListTopicsWithResponse(ctx context.Context, params *ListTopicsParams, reqEditors ...RequestEditorFn) (*ListTopicsResponse, error) {
+	rsp, err := c.ListTopics(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7279,8 +8743,8 @@ func (c *ClientWithResponses) QueryMessagesWithResponse(ctx context.Context, top
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-func (c *ClientWithResponses) PublishMessageWithBodyWithResponse(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error) {
-	rsp, err := c.PublishMessageWithBody(ctx, topic, contentType, body, reqEditors...)
+func (c *ClientWithResponses) PublishMessageWithBodyWithResponse(ctx context.Context, topic string, params *PublishMessageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error) {
+	rsp, err := c.PublishMessageWithBody(ctx, topic, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7294,8 +8758,8 @@ func (c *ClientWithResponses) PublishMessageWithBodyWithResponse(ctx context.Con
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/topics/{topic}/messages (the `PublishMessage` operationId).
-func (c *ClientWithResponses) PublishMessageWithResponse(ctx context.Context, topic string, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error) {
-	rsp, err := c.PublishMessage(ctx, topic, body, reqEditors...)
+func (c *ClientWithResponses) PublishMessageWithResponse(ctx context.Context, topic string, params *PublishMessageParams, body PublishMessageJSONRequestBody, reqEditors ...RequestEditorFn) (*PublishMessageResponse, error) {
+	rsp, err := c.PublishMessage(ctx, topic, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -7358,6 +8822,16 @@ func ParseGetDocsResponse(rsp *http.Response) (*GetDocsResponse, error) {
 		HTTPResponse: rsp,
 	}
 
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
 	return response, nil
 }
 
@@ -7381,6 +8855,42 @@ func ParseHealthzResponse(rsp *http.Response) (*HealthzResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseHealthzHeadResponse parses an HTTP response from a HealthzHeadWithResponse call
+func ParseHealthzHeadResponse(rsp *http.Response) (*HealthzHeadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &HealthzHeadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	}
 
@@ -7415,6 +8925,13 @@ func ParseGetOpenAPIResponse(rsp *http.Response) (*GetOpenAPIResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	}
 
 	return response, nil
@@ -7441,6 +8958,13 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7448,6 +8972,134 @@ func ParseReadyzResponse(rsp *http.Response) (*ReadyzResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ReadyzResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReadyzHeadResponse parses an HTTP response from a ReadyzHeadWithResponse call
+func ParseReadyzHeadResponse(rsp *http.Response) (*ReadyzHeadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadyzHeadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case rsp.StatusCode == 503:
+		break // No content-type
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ReadyzHeadResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseBackupStoreResponse parses an HTTP response from a BackupStoreWithResponse call
+func ParseBackupStoreResponse(rsp *http.Response) (*BackupStoreResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BackupStoreResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest openapi_types.File
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	case rsp.StatusCode == 200:
+		// Content-type (application/octet-stream) unsupported
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers BackupStoreResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7474,6 +9126,13 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7488,6 +9147,13 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7495,6 +9161,19 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListGroupsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7545,6 +9224,13 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7552,6 +9238,19 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7606,6 +9305,13 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7613,6 +9319,19 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7667,6 +9386,13 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7681,6 +9407,13 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7688,6 +9421,19 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PutGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7742,12 +9488,33 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -7756,6 +9523,19 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers AckMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7817,6 +9597,13 @@ func ParseListBlockedKeysResponse(rsp *http.Response) (*ListBlockedKeysResponse,
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7824,6 +9611,19 @@ func ParseListBlockedKeysResponse(rsp *http.Response) (*ListBlockedKeysResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListBlockedKeysResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7878,12 +9678,26 @@ func ParseParkBlockedKeyResponse(rsp *http.Response) (*ParkBlockedKeyResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -7892,6 +9706,13 @@ func ParseParkBlockedKeyResponse(rsp *http.Response) (*ParkBlockedKeyResponse, e
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7899,6 +9720,19 @@ func ParseParkBlockedKeyResponse(rsp *http.Response) (*ParkBlockedKeyResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ParkBlockedKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -7953,12 +9787,26 @@ func ParseResumeBlockedKeyResponse(rsp *http.Response) (*ResumeBlockedKeyRespons
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -7967,6 +9815,13 @@ func ParseResumeBlockedKeyResponse(rsp *http.Response) (*ResumeBlockedKeyRespons
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -7974,6 +9829,19 @@ func ParseResumeBlockedKeyResponse(rsp *http.Response) (*ResumeBlockedKeyRespons
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResumeBlockedKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8028,12 +9896,26 @@ func ParseSkipBlockedKeyResponse(rsp *http.Response) (*SkipBlockedKeyResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -8042,6 +9924,13 @@ func ParseSkipBlockedKeyResponse(rsp *http.Response) (*SkipBlockedKeyResponse, e
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8049,6 +9938,19 @@ func ParseSkipBlockedKeyResponse(rsp *http.Response) (*SkipBlockedKeyResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers SkipBlockedKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8103,6 +10005,13 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8110,6 +10019,19 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8164,12 +10086,26 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -8178,6 +10114,13 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8185,6 +10128,19 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers RedriveDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8239,12 +10195,33 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -8253,6 +10230,19 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ExtendLeasesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8314,6 +10304,13 @@ func ParseListKeyLagsResponse(rsp *http.Response) (*ListKeyLagsResponse, error) 
 		}
 		response.ApplicationproblemJSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8321,6 +10318,19 @@ func ParseListKeyLagsResponse(rsp *http.Response) (*ListKeyLagsResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListKeyLagsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8375,6 +10385,13 @@ func ParseGetMessageTimelineResponse(rsp *http.Response) (*GetMessageTimelineRes
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8382,6 +10399,19 @@ func ParseGetMessageTimelineResponse(rsp *http.Response) (*GetMessageTimelineRes
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetMessageTimelineResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8436,12 +10466,33 @@ func ParseNackMessagesResponse(rsp *http.Response) (*NackMessagesResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -8450,6 +10501,19 @@ func ParseNackMessagesResponse(rsp *http.Response) (*NackMessagesResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers NackMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8504,6 +10568,13 @@ func ParseGetGroupOffsetsResponse(rsp *http.Response) (*GetGroupOffsetsResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8511,6 +10582,19 @@ func ParseGetGroupOffsetsResponse(rsp *http.Response) (*GetGroupOffsetsResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetGroupOffsetsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8565,12 +10649,33 @@ func ParseResetGroupOffsetsResponse(rsp *http.Response) (*ResetGroupOffsetsRespo
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
@@ -8579,6 +10684,19 @@ func ParseResetGroupOffsetsResponse(rsp *http.Response) (*ResetGroupOffsetsRespo
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResetGroupOffsetsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8633,12 +10751,26 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
 		var dest Problem
@@ -8654,6 +10786,13 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8661,6 +10800,29 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ReceiveMessagesResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ReceiveMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8687,6 +10849,13 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8701,6 +10870,13 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8708,6 +10884,19 @@ func ParseListTopicsResponse(rsp *http.Response) (*ListTopicsResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListTopicsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8758,6 +10947,13 @@ func ParseDeleteTopicResponse(rsp *http.Response) (*DeleteTopicResponse, error) 
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8765,6 +10961,19 @@ func ParseDeleteTopicResponse(rsp *http.Response) (*DeleteTopicResponse, error) 
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers DeleteTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8819,6 +11028,13 @@ func ParseGetTopicResponse(rsp *http.Response) (*GetTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8826,6 +11042,19 @@ func ParseGetTopicResponse(rsp *http.Response) (*GetTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8880,6 +11109,13 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8901,6 +11137,13 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8908,6 +11151,19 @@ func ParsePutTopicResponse(rsp *http.Response) (*PutTopicResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PutTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -8962,6 +11218,13 @@ func ParseListCorruptMessagesResponse(rsp *http.Response) (*ListCorruptMessagesR
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -8969,6 +11232,19 @@ func ParseListCorruptMessagesResponse(rsp *http.Response) (*ListCorruptMessagesR
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListCorruptMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9023,6 +11299,13 @@ func ParseQueryMessagesResponse(rsp *http.Response) (*QueryMessagesResponse, err
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9030,6 +11313,19 @@ func ParseQueryMessagesResponse(rsp *http.Response) (*QueryMessagesResponse, err
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers QueryMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9084,6 +11380,13 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9098,6 +11401,20 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9105,6 +11422,29 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PublishMessageResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 503:
+		var headers PublishMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9159,6 +11499,13 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9173,6 +11520,20 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON415 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 422:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON422 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -9180,6 +11541,29 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers PublishBatchResponse201Headers
+		if values := rsp.Header.Values("Idempotent-Replayed"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Idempotent-Replayed", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.IdempotentReplayed = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 503:
+		var headers PublishBatchResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -9248,6 +11632,19 @@ func ParseGetMessageResponse(rsp *http.Response) (*GetMessageResponse, error) {
 		}
 		response.ApplicationproblemJSON503 = &dest
 
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil

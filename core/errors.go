@@ -18,6 +18,9 @@ const (
 	ETooMany     = "too_many"    // 429: too many waiting receives
 	EInternal    = "internal"    // 500
 	ECorrupt     = "corrupt"     // 500: a stored message failed its checksum; it is set aside
+	// 422: well-formed but not honoured as sent (an idempotency key reused
+	// with another request).
+	EUnprocessable = "unprocessable"
 )
 
 // Error is a domain error with a machine code, a message written for users

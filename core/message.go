@@ -2,11 +2,23 @@ package core
 
 import "time"
 
-// Limits on what a client may publish (SPEC §1, API.md).
+// Limits on what a client may publish (SPEC §1, API.md). This block is
+// the one definition: the engine enforces it (core/engine validatePut),
+// the store's layout is checked at compile time to hold it
+// (core/store/layout.go), and api's validate tags spell the same numbers
+// (api/limits_test.go compares them). Lengths of text are in characters
+// (Unicode code points), as the API counts them.
 const (
 	MaxMessageSize = 4 << 20 // body bytes (RocketMQ maxMessageSize)
 	MaxBatch       = 1000    // messages in one batch publish
 	MaxIDLength    = 64
+
+	MaxTagsLen          = 128  // characters of a message's tags
+	MaxKeys             = 32   // keys of one message
+	MaxKeyLen           = 128  // characters of one key, and of the sharding key
+	MaxProperties       = 64   // user properties of one message
+	MaxPropertyNameLen  = 128  // characters of a property name
+	MaxPropertyValueLen = 4096 // characters of a property value
 )
 
 // System property names (RocketMQ MessageConst). They live in
@@ -24,8 +36,8 @@ const (
 	// topic) on a retry or dead-letter copy: once that topic is deleted,
 	// its messages' pending retries are not delivered (SPEC §8.9).
 	PropRetryTopicUID = "RETRY_TOPIC_UID"
-	PropDelay        = "DELAY"
-	PropDeliverAt    = "DELIVER_AT" // unix ms of a timer message
+	PropDelay         = "DELAY"
+	PropDeliverAt     = "DELIVER_AT" // unix ms of a timer message
 )
 
 // PutMessage is one message as a client publishes it.
@@ -40,6 +52,15 @@ type PutMessage struct {
 	// At most one of DelayLevel (1..N levels) and DeliverAt is set.
 	DelayLevel int
 	DeliverAt  time.Time
+
+	// DedupID, when set, makes the publish idempotent (Idempotency-Key,
+	// a batch entry's deduplicationId): within the engine's dedup window a
+	// repeat with the same id on the same topic stores nothing and answers
+	// the original result with Replayed set.
+	DedupID string
+	// DedupHash fingerprints the request that carried DedupID; a repeat
+	// with the same id and another hash is refused (EUnprocessable).
+	DedupHash [32]byte
 }
 
 // PutResult is where a published message went.
@@ -52,6 +73,9 @@ type PutResult struct {
 	// DeliverAt is set for a delayed message, which has no position in its
 	// topic yet (QueueID and QueueOffset are -1).
 	DeliverAt time.Time
+	// Replayed says the message was published before under the same
+	// DedupID: this is the original result and nothing new was stored.
+	Replayed bool
 }
 
 // Message is a stored message as read back from a queue.

@@ -97,6 +97,9 @@ type TopicStats struct {
 	// Corrupt counts the topic's stored messages set aside because they
 	// failed their checksum when read (they are part of Messages).
 	Corrupt int64
+	// Bytes estimates the stored size of the topic's messages (records as
+	// kept in the commit log, from a sample of each queue's units).
+	Bytes int64
 }
 
 // MessageQueue names one queue of one topic (RocketMQ MessageQueue; the

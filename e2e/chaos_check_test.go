@@ -632,7 +632,9 @@ func newChSynth() *chSynth { return &chSynth{t0: time.Unix(1_800_000_000, 0)} }
 func (b *chSynth) next() int64 { b.seq++; return b.seq }
 
 // at is the wall time of a seq: one second per step, so windows are easy.
-func (b *chSynth) at(seq int64) time.Time { return b.t0.Add(time.Duration(seq) * 250 * time.Millisecond) }
+func (b *chSynth) at(seq int64) time.Time {
+	return b.t0.Add(time.Duration(seq) * 250 * time.Millisecond)
+}
 
 func (b *chSynth) topic(name string, inc int) {
 	b.h.Topics = append(b.h.Topics, chTopic{Name: name, TInc: inc, Created: b.next()})

@@ -45,7 +45,7 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantStatus(t, "put topic", tr.HTTPResponse, tr.Body, http.StatusCreated)
-	if tr.JSON201 == nil || *tr.JSON201.Queues != 4 {
+	if tr.JSON201 == nil || tr.JSON201.Queues != 4 {
 		t.Fatalf("put topic answered %s", tr.Body)
 	}
 
@@ -61,7 +61,7 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 		t.Skip("this binary has no gateway wired (consumption answers 503)")
 	}
 	wantStatus(t, "put group", gr.HTTPResponse, gr.Body, http.StatusCreated)
-	if gr.JSON201 == nil || *gr.JSON201.Name != "billing" || *gr.JSON201.InvisibleSeconds != 30 {
+	if gr.JSON201 == nil || gr.JSON201.Name != "billing" || gr.JSON201.InvisibleSeconds != 30 {
 		t.Fatalf("put group answered %s", gr.Body)
 	}
 
@@ -75,16 +75,16 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 	}
 	ids := map[string]bool{}
 	for i, p := range pubs {
-		pr, err := c.PublishMessageWithResponse(ctx, "orders", p)
+		pr, err := c.PublishMessageWithResponse(ctx, "orders", nil, p)
 		if err != nil {
 			t.Fatal(err)
 		}
 		wantStatus(t, fmt.Sprint("publish ", i), pr.HTTPResponse, pr.Body, http.StatusCreated)
-		if pr.JSON201 == nil || pr.JSON201.MessageId == nil || *pr.JSON201.Topic != "orders" {
+		if pr.JSON201 == nil || pr.JSON201.MessageId == "" || pr.JSON201.Topic != "orders" {
 			t.Fatalf("publish %d answered %s", i, pr.Body)
 		}
 		if i < 2 {
-			ids[*pr.JSON201.MessageId] = true
+			ids[pr.JSON201.MessageId] = true
 		}
 	}
 
@@ -97,7 +97,7 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 		if rr.JSON200 == nil {
 			return fmt.Errorf("receive: %d %s", rr.StatusCode(), rr.Body)
 		}
-		got = append(got, *rr.JSON200.Messages...)
+		got = append(got, rr.JSON200.Messages...)
 		if len(got) < 2 {
 			return fmt.Errorf("received %d of 2", len(got))
 		}
@@ -108,13 +108,13 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 	}
 	var handles []string
 	for _, m := range got {
-		if m.MessageId == nil || !ids[*m.MessageId] || m.ReceiptHandle == nil || m.InvisibleUntil == nil {
+		if !ids[m.MessageId] || m.ReceiptHandle == "" || m.InvisibleUntil.IsZero() {
 			t.Fatalf("received %+v", m)
 		}
-		if *m.Topic != "orders" || m.ReconsumeTimes == nil || *m.ReconsumeTimes != 0 || m.BornAt == nil || m.StoredAt == nil {
+		if m.Topic != "orders" || m.ReconsumeTimes != 0 || m.BornAt.IsZero() || m.StoredAt.IsZero() {
 			t.Fatalf("message fields: %+v", m)
 		}
-		if until := time.Until(*m.InvisibleUntil); until < 20*time.Second || until > 31*time.Second {
+		if until := time.Until(m.InvisibleUntil); until < 20*time.Second || until > 31*time.Second {
 			t.Fatalf("invisibleUntil %v from now, want the group's 30s", until)
 		}
 		switch *m.Tags {
@@ -130,7 +130,7 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 		default:
 			t.Fatalf("the filter passed tag %q", *m.Tags)
 		}
-		handles = append(handles, *m.ReceiptHandle)
+		handles = append(handles, m.ReceiptHandle)
 	}
 
 	// The group shows both in flight.
@@ -138,7 +138,7 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sr.JSON200 == nil || sr.JSON200.Status == nil || *sr.JSON200.Status.InFlight != 2 {
+	if sr.JSON200 == nil || sr.JSON200.Status == nil || sr.JSON200.Status.InFlight != 2 {
 		t.Fatalf("group status: %s", sr.Body)
 	}
 
@@ -146,8 +146,8 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if er.JSON200 == nil || er.JSON200.Results == nil || *(*er.JSON200.Results)[0].Status != apiclient.Ok ||
-		time.Until(*(*er.JSON200.Results)[0].InvisibleUntil) < 590*time.Second {
+	if er.JSON200 == nil || len(er.JSON200.Results) == 0 || er.JSON200.Results[0].Status != apiclient.HandleResultStatusOk ||
+		er.JSON200.Results[0].InvisibleUntil == nil || time.Until(*er.JSON200.Results[0].InvisibleUntil) < 590*time.Second {
 		t.Fatalf("extend: %s", er.Body)
 	}
 
@@ -156,11 +156,11 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ar.JSON200 == nil || ar.JSON200.Results == nil || len(*ar.JSON200.Results) != 2 {
+		if ar.JSON200 == nil || len(ar.JSON200.Results) != 2 {
 			t.Fatalf("ack: %d %s", ar.StatusCode(), ar.Body)
 		}
-		for i, res := range *ar.JSON200.Results {
-			if *res.Status != apiclient.Ok || *res.ReceiptHandle != handles[i] {
+		for i, res := range ar.JSON200.Results {
+			if res.Status != apiclient.HandleResultStatusOk || res.ReceiptHandle != handles[i] {
 				t.Fatalf("ack: %s", ar.Body)
 			}
 		}
@@ -173,16 +173,16 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if or.JSON200 == nil || or.JSON200.Offsets == nil {
+		if or.JSON200 == nil {
 			return fmt.Errorf("offsets: %d %s", or.StatusCode(), or.Body)
 		}
 		var max int
-		for _, o := range *or.JSON200.Offsets {
-			if *o.Topic != "orders" {
+		for _, o := range or.JSON200.Offsets {
+			if o.Topic != "orders" {
 				continue
 			}
-			max += *o.MaxOffset
-			if *o.Lag != 0 || *o.InFlight != 0 || *o.CommittedOffset != *o.MaxOffset {
+			max += o.MaxOffset
+			if o.Lag != 0 || o.InFlight != 0 || o.CommittedOffset != o.MaxOffset {
 				return fmt.Errorf("offsets: %s", or.Body)
 			}
 		}
@@ -197,7 +197,7 @@ func TestConsumeGeneratedClientRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rr.ApplicationproblemJSON404 == nil || *rr.ApplicationproblemJSON404.Status != 404 {
+	if rr.ApplicationproblemJSON404 == nil || rr.ApplicationproblemJSON404.Status != 404 {
 		t.Fatalf("unknown group: %d %s", rr.StatusCode(), rr.Body)
 	}
 	rr, err = c.ReceiveMessagesWithResponse(ctx, "billing", apiclient.ReceiveRequest{MaxMessages: ptr(33), WaitSeconds: ptr(31)})

@@ -60,6 +60,10 @@ type Admin struct {
 	Registry Registry
 	Engine   Queues
 	Service  Service
+	// CheckPushURL, when set, refuses a push.url that webhook delivery
+	// could never reach (webhook.URLChecker: the network guard), so the
+	// PUT answers 400 instead of the group failing at every delivery.
+	CheckPushURL func(ctx context.Context, url string) error
 }
 
 var _ Groups = (*Admin)(nil)
@@ -67,6 +71,11 @@ var _ Groups = (*Admin)(nil)
 // PutGroup implements Groups. The gateway follows the change through the
 // registry's watch (no restart).
 func (a *Admin) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Group, bool, error) {
+	if cfg.Push != nil && a.CheckPushURL != nil {
+		if err := a.CheckPushURL(ctx, cfg.Push.URL); err != nil {
+			return core.Group{}, false, err
+		}
+	}
 	return a.Registry.Put(cfg)
 }
 

@@ -17,6 +17,9 @@
 // publish --delay-level N / --delay-seconds N publish delayed messages;
 // pending.sh (issue 5) uses them to load a server with 1M pending delayed
 // messages and compares publishing into it with a fresh one, A/B per round.
+// growth.sh (issue 10) fills a store with GB gigabytes of 1 KiB messages
+// and times publishing into it against an empty one, start-up, freeing
+// (topic deletion: retention's removal path) and mqgate compact.
 //
 // What it owns: load generation, the baseline server and the statistics. It
 // talks plain HTTP to the documented contract and imports nothing of the

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/core/engine"
 )
 
@@ -35,6 +37,10 @@ type Config struct {
 	DelayLevels string
 	// MaxDelay bounds delaySeconds and deliverAt of timer messages.
 	MaxDelay time.Duration
+	// DedupWindow is how long an Idempotency-Key (or a batch entry's
+	// deduplicationId) is remembered per topic; the records live in the
+	// data file, so a restart keeps them.
+	DedupWindow time.Duration
 	// CacheBudgetMiB caps the message bytes prefetched by all consumer
 	// groups together (SPEC §5), shared fairly among them.
 	CacheBudgetMiB int
@@ -55,6 +61,18 @@ type Config struct {
 	// listener of its own (never the API's). Off by default: profiles
 	// expose internals, so bind it to loopback or an admin network.
 	PprofAddr string
+	// BodyReadTimeout bounds reading one request body; a body that has
+	// not arrived by then answers 408 (a slow client, or a Content-Length
+	// larger than what is sent).
+	BodyReadTimeout time.Duration
+	// AccessLog logs one info line per request (method, path, status,
+	// bytes, duration, request id). On by default; off, only 5xx answers
+	// are logged (at warn).
+	AccessLog bool
+	// TLSCert and TLSKey, when set, serve HTTPS (and HTTP/2) on Addr with
+	// this PEM certificate (chain) and key. Empty: plain HTTP, for a TLS
+	// proxy in front (docs/operations.md).
+	TLSCert, TLSKey string
 	// APIKeys is a JSON key file (docs/security.md); when set, every /v1
 	// call needs Authorization: Bearer <key> with the right grant, and
 	// SIGHUP reloads the file. Empty: /v1 is open (a warning is logged).
@@ -111,10 +129,13 @@ func DefaultConfig() Config {
 		ShutdownTimeout:      30 * time.Second,
 		DelayLevels:          defaultDelayLevels,
 		MaxDelay:             40 * 24 * time.Hour,
+		DedupWindow:          engine.DefaultDedupWindow,
 		CacheBudgetMiB:       256,
 		MaxWaitingPerGroup:   256,
 		MaxWaiting:           4096,
 		BroadcastIdleTimeout: 5 * time.Minute,
+		AccessLog:            true,
+		BodyReadTimeout:      api.DefaultBodyReadTimeout,
 	}
 }
 
@@ -140,6 +161,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown")
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
+	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
 	fs.IntVar(&c.MaxWaitingPerGroup, "max-waiting-per-group", c.MaxWaitingPerGroup, "long-poll receives parked on one group before 429")
 	fs.IntVar(&c.MaxWaiting, "max-waiting", c.MaxWaiting, "long-poll receives parked in all before 429")
@@ -148,6 +170,10 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.Var(&listFlag{dst: &c.WebhookAllowCIDRs}, "webhook-allow-cidr", "network or address webhooks may reach even if denied; repeatable")
 	fs.Var(&listFlag{dst: &c.WebhookDenyCIDRs}, "webhook-deny-cidr", "network or address webhooks may not reach, besides the defaults; repeatable")
 	fs.StringVar(&c.PprofAddr, "pprof-addr", c.PprofAddr, "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060; off when empty")
+	fs.DurationVar(&c.BodyReadTimeout, "body-read-timeout", c.BodyReadTimeout, "time a request body may take to arrive before 408")
+	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request at info level; false logs only 5xx answers")
+	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) file: serve HTTPS and HTTP/2; with --tls-key")
+	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key file of --tls-cert")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
 	fs.BoolVar(&c.Init, "init", c.Init, "start an empty store even though the data dir held one before (gateway.key present, mqgate.db missing or empty)")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
@@ -169,7 +195,7 @@ func parseServeFlags(args []string, out io.Writer) (Config, error) {
 			return
 		}
 		if err := fs.Set(f.Name, v); err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: %w", env, v, err))
+			errs = append(errs, fmt.Errorf("%s=%q (--%s): %s", env, v, f.Name, wantValue(f, err)))
 		}
 		if l, ok := f.Value.(*listFlag); ok {
 			l.set = false // the command line's first use replaces the env list
@@ -187,7 +213,42 @@ func parseServeFlags(args []string, out io.Writer) (Config, error) {
 	return c, c.validate()
 }
 
+// wantValue says what a good value of flag f looks like, for an
+// environment variable that failed to parse (flag's own errors say only
+// "parse error").
+func wantValue(f *flag.Flag, err error) string {
+	g, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	switch g.Get().(type) {
+	case time.Duration:
+		return "want a duration with a unit, such as 30s, 1m30s or 500ms"
+	case int:
+		return "want a whole number, such as " + f.DefValue
+	case bool:
+		return "want true or false"
+	}
+	return err.Error()
+}
+
+// flagRef matches a flag named in an error message.
+var flagRef = regexp.MustCompile(`--[a-z][a-z-]*`)
+
+// validate checks the values; each error names the flag and its
+// environment variable, since the value may have come from either.
 func (c Config) validate() error {
+	var out []error
+	for _, err := range c.problems() {
+		msg := flagRef.ReplaceAllStringFunc(err.Error(), func(f string) string {
+			return f + " (" + envName(f[2:]) + ")"
+		})
+		out = append(out, errors.New(msg))
+	}
+	return errors.Join(out...)
+}
+
+func (c Config) problems() []error {
 	var errs []error
 	if _, err := zerolog.ParseLevel(c.LogLevel); err != nil || c.LogLevel == "" {
 		errs = append(errs, fmt.Errorf("--log-level %q: want trace, debug, info, warn or error", c.LogLevel))
@@ -212,8 +273,17 @@ func (c Config) validate() error {
 	if c.BroadcastIdleTimeout <= 0 {
 		errs = append(errs, errors.New("--broadcast-idle-timeout must be positive"))
 	}
+	if c.DedupWindow <= 0 {
+		errs = append(errs, errors.New("--dedup-window must be positive"))
+	}
 	if c.MaxDelay <= 0 {
 		errs = append(errs, errors.New("--max-delay must be positive"))
+	}
+	if (c.TLSCert == "") != (c.TLSKey == "") {
+		errs = append(errs, errors.New("--tls-cert and --tls-key go together: give both or neither"))
+	}
+	if c.BodyReadTimeout <= 0 {
+		errs = append(errs, errors.New("--body-read-timeout must be positive"))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))
@@ -228,7 +298,7 @@ func (c Config) validate() error {
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func validCIDR(s string) bool {

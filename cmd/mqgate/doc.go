@@ -1,8 +1,14 @@
-// Command mqgate is the mqgate server.
+// Command mqgate is the mqgate server, and its command-line client.
 //
 //	mqgate serve [--addr :8080] [--data ./data] [--log-level info] [--log-format auto] [--pprof-addr 127.0.0.1:6060]
 //	mqgate healthcheck [--addr :8080]
 //	mqgate version
+//	mqgate help
+//	mqgate topic|group|pub|sub|ack|nack|dlq|redrive|offsets|reset ... (internal/cli, docs/cli.md)
+//
+// The client commands live in internal/cli (one file per command group)
+// and speak only the HTTP API through apiclient; main dispatches to them
+// with a context that SIGINT/SIGTERM cancel.
 //
 // This package owns what only a program has: flags and environment
 // (flags win over MQGATE_* variables), logging set-up, signals and the

@@ -11,19 +11,26 @@ import (
 	"os/signal"
 	"runtime"
 	"syscall"
+
+	"github.com/mqgate/mqgate/internal/cli"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `mqgate — HTTP/REST gateway over an embedded RocketMQ-style message engine
+var usage = `mqgate — HTTP/REST gateway over an embedded RocketMQ-style message engine
 
-Usage:
+Server:
   mqgate serve [flags]        run the server (mqgate serve -h for flags)
   mqgate healthcheck [flags]  exit 0 when the local server answers /healthz
+  mqgate backup [flags]       write a verified copy of the store (--url of a running server, or --data)
+  mqgate compact [flags]      shrink a stopped server's store file to its data (--data)
   mqgate version              print the version
-`
+
+Client (over the HTTP API; --url / MQGATE_URL, --key / MQGATE_KEY, -o table|json;
+mqgate COMMAND -h for flags; exit codes in docs/cli.md):
+` + cli.Help()
 
 // run dispatches a subcommand and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
@@ -36,6 +43,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return serve(args[1:], stderr)
 	case "healthcheck":
 		return healthcheck(args[1:], stderr)
+	case "backup":
+		return backup(args[1:], stdout, stderr)
+	case "compact":
+		return compact(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "mqgate", Version())
 		return 0
@@ -43,8 +54,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
+	if cli.IsCommand(args[0]) {
+		// SIGINT ends the command cleanly (sub stops between batches).
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return cli.Run(ctx, args[0], args[1:], os.Stdin, stdout, stderr)
+	}
 	fmt.Fprintf(stderr, "mqgate: unknown command %q\n\n%s", args[0], usage)
-	return 2
+	return cli.ExitUsage
 }
 
 // serve runs the server until SIGINT or SIGTERM, then shuts down

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -81,6 +82,22 @@ func (m *Main) Run() error {
 		}
 		keyring = kr
 	}
+	var tlsConfig *tls.Config
+	if m.Config.TLSCert != "" || m.Config.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(m.Config.TLSCert, m.Config.TLSKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert / --tls-key: %w", err)
+		}
+		// HTTP/2 is offered over TLS (net/http's ALPN); TLS 1.2 at least.
+		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	// Listen before anything touches the data directory: a taken port
+	// fails the start without creating or locking data files.
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
+	}
+	m.ln = ln
 	if err := os.MkdirAll(m.Config.Data, 0o750); err != nil {
 		return fmt.Errorf("data directory: %w", err)
 	}
@@ -96,6 +113,7 @@ func (m *Main) Run() error {
 		Logger:      m.component("engine"),
 		DelayLevels: levels,
 		MaxDelay:    m.Config.MaxDelay,
+		DedupWindow: m.Config.DedupWindow,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
@@ -117,7 +135,21 @@ func (m *Main) Run() error {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics.MustRegister(storeCollectors(eng)...)
-	webhookLog := m.component("webhook")
+	webhookLog := m.Logger // each pusher adds component=webhook (and group) itself
+	webhookOpts := webhook.Options{
+		Registerer:    metrics,
+		Logger:        &webhookLog,
+		AllowLoopback: m.Config.WebhookAllowLoopback,
+		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
+		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
+		// A Retry-After of d nacks with the first level of at least d:
+		// the engine never redelivers sooner than the receiver asked.
+		DelayLevelFor: webhook.LevelAtLeast(levels),
+	}
+	checkPushURL, err := webhook.URLChecker(webhookOpts)
+	if err != nil {
+		return fmt.Errorf("webhook network guard: %w", err)
+	}
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	timeline := gateway.NewTimeline(0) // message timelines: bounded rings in memory
 	gw, err := gateway.New(gateway.Options{
@@ -134,16 +166,7 @@ func (m *Main) Run() error {
 		MaxWaitingPerGroup:   m.Config.MaxWaitingPerGroup,
 		MaxWaiting:           m.Config.MaxWaiting,
 		BroadcastIdleTimeout: m.Config.BroadcastIdleTimeout,
-		Webhook: webhook.Options{
-			Registerer:    metrics,
-			Logger:        &webhookLog,
-			AllowLoopback: m.Config.WebhookAllowLoopback,
-			AllowCIDRs:    m.Config.WebhookAllowCIDRs,
-			DenyCIDRs:     m.Config.WebhookDenyCIDRs,
-			// A Retry-After of d nacks with the first level of at least d:
-			// the engine never redelivers sooner than the receiver asked.
-			DelayLevelFor: webhook.LevelAtLeast(levels),
-		},
+		Webhook:              webhookOpts,
 	})
 	if err != nil {
 		return fmt.Errorf("gateway: %w", err)
@@ -157,22 +180,29 @@ func (m *Main) Run() error {
 	m.api = api.New(api.Options{
 		Engine:   eng,
 		Consume:  gw,
-		Groups:   &gateway.Admin{Registry: reg, Engine: eng, Service: gw},
+		Groups:   &gateway.Admin{Registry: reg, Engine: eng, Service: gw, CheckPushURL: checkPushURL},
 		Logger:   &httpLog,
 		Version:  Version(),
 		OpenAPI:  openapi.Document,
 		Keys:     keyring,
+		Backup:   eng,
 		Registry: metrics,
+
+		NoAccessLog:     !m.Config.AccessLog,
+		BodyReadTimeout: m.Config.BodyReadTimeout,
+		// /readyz is 503 while the store's group commit fails (disk full):
+		// a load balancer stops sending writes that would fail anyway.
+		Ready: func() error {
+			if eng.WriterStats().Failing {
+				return errors.New("the store cannot commit (disk full or I/O error); retry later")
+			}
+			return nil
+		},
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},
 	})
 
-	ln, err := net.Listen("tcp", m.Config.Addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
-	}
-	m.ln = ln
 	m.http = &http.Server{
 		Handler: m.api,
 		// Slow clients cannot hold a connection forever sending headers
@@ -180,15 +210,22 @@ func (m *Main) Run() error {
 		// wait up to 30 s (they set their own deadline per request with
 		// http.ResponseController).
 		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          newStdLogger(httpLog),
+		// A backstop only: the handler bounds the body itself
+		// (--body-read-timeout, answered 408 as problem+json).
+		ReadTimeout:    10*time.Second + 2*m.Config.BodyReadTimeout,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       newStdLogger(httpLog),
+		TLSConfig:      tlsConfig,
 	}
 	m.served = make(chan error, 1)
 	go func() {
 		defer close(m.served)
-		if err := m.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		serve := m.http.Serve
+		if tlsConfig != nil {
+			serve = func(ln net.Listener) error { return m.http.ServeTLS(ln, "", "") }
+		}
+		if err := serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			m.served <- err
 		}
 	}()
@@ -207,7 +244,7 @@ func (m *Main) Run() error {
 	} else {
 		m.Logger.Warn().Msg("no --api-keys: /v1 is open to anyone who can reach this address")
 	}
-	m.Logger.Info().Str("addr", ln.Addr().String()).Str("data", m.Config.Data).
+	m.Logger.Info().Str("addr", ln.Addr().String()).Bool("tls", tlsConfig != nil).Str("data", m.Config.Data).
 		Str("version", Version()).Msg("listening")
 	if m.logw != nil {
 		m.logw.flush() // scripts and tests wait for this line: no batching delay
@@ -310,6 +347,9 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
 		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
+		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention and deletion chunks of at most 512 messages); publishers wait for each.",
+			func(s store.WriterStats) float64 { return float64(s.Updates) }),
 		newCorruptCollector(eng), // corrupt_metrics.go
+		newDiskCollector(eng),    // disk_metrics.go
 	}
 }

@@ -90,3 +90,23 @@ func BenchmarkBoltBatch(b *testing.B) {
 func u64key(v uint64) []byte {
 	return []byte{byte(v >> 56), byte(v >> 48), byte(v >> 40), byte(v >> 32), byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}
 }
+
+// BenchmarkGetMessagesOne: a pull of one 1 KiB message from an 8-queue
+// topic (the topic record comes from store's decoded-record memo).
+func BenchmarkGetMessagesOne(b *testing.B) {
+	e := openTest(b, Options{})
+	mustTopic(b, e, "t", 8)
+	body := make([]byte, 1024)
+	batch := make([]core.PutMessage, 100)
+	for i := range batch {
+		batch[i] = core.PutMessage{Body: body}
+	}
+	mustPut(b, e, "t", batch...)
+	mq := core.MessageQueue{Topic: "t", QueueID: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, err := e.GetMessages(mq, 0, 1, core.MatchAll); err != nil || r.Status != core.Found {
+			b.Fatal(r.Status, err)
+		}
+	}
+}

@@ -22,7 +22,7 @@ func (e *Engine) cleanLoop() {
 		case <-e.closing:
 			return
 		case <-t.C:
-			if err := e.clean(); err != nil && core.ErrorCode(err) != core.EUnavailable {
+			if err := e.clean(time.Now()); err != nil && core.ErrorCode(err) != core.EUnavailable {
 				e.log.Error().Err(err).Msg("retention pass failed")
 			}
 			t.Reset(e.opts.RetentionCheckInterval)
@@ -30,51 +30,106 @@ func (e *Engine) cleanLoop() {
 	}
 }
 
-// clean runs one pass: trim every queue's head of
-// messages older than its topic's retention, in small transactions so
-// publishers wait at most one chunk. The schedule topic is never trimmed:
-// its messages are not due yet.
-func (e *Engine) clean() error {
-	var topics []store.TopicRecord
-	if err := e.view(func(tx *bolt.Tx) (err error) {
-		topics, err = store.ListTopics(tx)
-		return err
-	}); err != nil {
-		return err
-	}
-	removed := 0
-	for _, t := range topics {
-		if t.Name == core.ScheduleTopic {
-			continue
+// expiredQueue is a queue whose head is older than its topic's retention.
+type expiredQueue struct {
+	topic  store.TopicRecord
+	queue  int
+	cutoff int64 // unix ms: messages stored before it go
+}
+
+// trimExpired is retention's half of a pass (clean) as of now. It decides in one read transaction which
+// queues have an expired head (reading each queue's range, head unit and
+// record header: no body), and writes only when some have: the expired
+// heads of all of them are trimmed in transactions of at most trashChunk
+// messages, so a pass with nothing expired costs no write transaction and
+// publishers wait at most one small one. The schedule topic is never
+// trimmed: its messages are not due yet.
+func (e *Engine) trimExpired(now time.Time) error {
+	var due []expiredQueue
+	if err := e.view(func(tx *bolt.Tx) error {
+		due = due[:0]
+		topics, err := store.ListTopics(tx)
+		if err != nil {
+			return err
 		}
-		cutoff := time.Now().Add(-time.Duration(t.RetentionHours) * e.opts.retentionUnit).UnixMilli()
-		for q := range t.Queues {
-			for more := true; more; {
-				select {
-				case <-e.closing:
-					return nil
-				default:
-				}
-				err := e.update(func(tx *bolt.Tx) error {
-					// The topic may have been deleted (or recreated) meanwhile.
-					cur, ok, err := store.GetTopic(tx, t.Name)
-					if err != nil || !ok || cur.UID != t.UID {
-						more = false
-						return err
-					}
-					n, m, err := store.TrimQueue(tx, cur, q, cutoff, trashChunk)
-					removed += n
-					more = m
-					return err
-				})
+		for _, t := range topics {
+			if t.Name == core.ScheduleTopic {
+				continue
+			}
+			cutoff := now.Add(-time.Duration(t.RetentionHours) * e.opts.retentionUnit).UnixMilli()
+			for q := range t.Queues {
+				head, ok, err := store.QueueHead(tx, t.UID, q)
 				if err != nil {
 					return err
 				}
+				if ok && head < cutoff {
+					due = append(due, expiredQueue{topic: t, queue: q, cutoff: cutoff})
+				}
 			}
 		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	removed, chunks := 0, 0
+	for len(due) > 0 {
+		select {
+		case <-e.closing:
+			return nil
+		default:
+		}
+		n := 0
+		err := e.update(func(tx *bolt.Tx) error {
+			n = 0
+			left := due
+			for len(left) > 0 && n < trashChunk {
+				d := left[0]
+				// The topic may have been deleted (or recreated) meanwhile.
+				cur, ok, err := store.GetTopic(tx, d.topic.Name)
+				if err != nil {
+					return err
+				}
+				if !ok || cur.UID != d.topic.UID {
+					left = left[1:]
+					continue
+				}
+				k, more, err := store.TrimQueue(tx, cur, d.queue, d.cutoff, trashChunk-n)
+				if err != nil {
+					return err
+				}
+				n += k
+				if !more {
+					left = left[1:]
+				}
+			}
+			due = left // an error below ends the pass, so a rollback loses nothing
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		removed += n
+		chunks++
 	}
 	if removed > 0 {
-		e.log.Info().Int("messages", removed).Msg("retention removed expired messages")
+		e.log.Info().Int("messages", removed).Int("transactions", chunks).Msg("retention removed expired messages")
+	}
+	return nil
+}
+
+// clean runs one retention pass as of now: expired queue heads
+// (trimExpired), then expired idempotency records (dedup.go, which also
+// reads before it writes).
+func (e *Engine) clean(now time.Time) error {
+	if err := e.trimExpired(now); err != nil {
+		return err
+	}
+	n, err := e.sweepDedup(now)
+	if err != nil {
+		return err
+	}
+	if n > 0 {
+		e.log.Debug().Int("keys", n).Msg("expired idempotency keys removed")
 	}
 	return nil
 }

@@ -55,6 +55,22 @@
 // block on per-queue generation channels closed by the writer's commit
 // callback.
 //
+// # Idempotent publish (dedup.go)
+//
+// A PutMessage with a DedupID (Idempotency-Key, deduplicationId) leaves a
+// record in the engine's bucket dedup.records (topic, 0x00, id → original
+// result, request hash, topic incarnation, expiry) and an entry in
+// dedup.expiry (expiry, topic, 0x00, id), both written by a hook in the
+// message's own transaction after a check of the same key in that
+// transaction: two racing publishes of one key never both store (the
+// loser's request fails with errDedupRace, stores nothing, and Put looks
+// again). The result's queue and offset are read back inside the
+// transaction with store.PositionOfID. Put answers a repeat from a read
+// transaction first, so plain retries never reach the writer. A record
+// expires after Options.DedupWindow (exact at lookup); the retention
+// cleaner's pass sweeps the expiry index in chunks. Records of a deleted
+// topic's incarnation are ignored and overwritten.
+//
 // # Incarnations (SPEC §8.9)
 //
 // A topic's incarnation is its store UID (core.Topic.UID); deleting a topic

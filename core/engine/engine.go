@@ -27,6 +27,10 @@ type Options struct {
 	MaxDelay time.Duration
 	// RetentionCheckInterval is how often the cleaner runs (default 1m).
 	RetentionCheckInterval time.Duration
+	// DedupWindow is how long an idempotent publish's key is remembered
+	// (core.PutMessage.DedupID; default DefaultDedupWindow, 5m). Records
+	// are kept in the file, so a restart keeps them for their window.
+	DedupWindow time.Duration
 
 	// retentionUnit is the length of one "retention hour" (default 1h);
 	// tests shrink it to exercise the cleaner in milliseconds.
@@ -50,6 +54,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.RetentionCheckInterval <= 0 {
 		o.RetentionCheckInterval = time.Minute
+	}
+	if o.DedupWindow <= 0 {
+		o.DedupWindow = DefaultDedupWindow
 	}
 	if o.retentionUnit <= 0 {
 		o.retentionUnit = time.Hour
@@ -184,7 +191,7 @@ func (e *Engine) update(fn func(tx *bolt.Tx) error) error {
 		return core.ErrClosed
 	default:
 	}
-	err := e.st.DB().Update(fn)
+	err := e.st.Update(fn)
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return core.ErrClosed
 	}

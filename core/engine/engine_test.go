@@ -674,3 +674,121 @@ func TestCloseAnswersEveryPublisher(t *testing.T) {
 	}
 	t.Logf("%d publishes acknowledged before close", len(ok))
 }
+
+// TestRetentionPassWritesOnlyWhenExpired: with 2,000 queues holding
+// messages none of which expired, a retention pass runs no write
+// transaction (it decides in a read transaction); when the heads of a few
+// queues expire, one write transaction removes them all.
+func TestRetentionPassWritesOnlyWhenExpired(t *testing.T) {
+	e := openTest(t, Options{RetentionCheckInterval: time.Hour, retentionUnit: time.Minute})
+	const topics, queues = 8, 250 // 2,000 queues
+	for i := range topics {
+		name := fmt.Sprintf("t%d", i)
+		retention := 1000 // minutes, here
+		if i == 0 {
+			retention = 1
+		}
+		if _, _, err := e.PutTopic(core.TopicConfig{Name: name, Queues: queues, RetentionHours: retention}); err != nil {
+			t.Fatal(err)
+		}
+		ops := make([]putOp, queues)
+		for q := range ops {
+			ops[q] = putOp{topic: name, queueID: q, msg: &core.Message{ID: fmt.Sprintf("%s-%d", name, q), Body: []byte("x"), Keys: []string{"k"}}}
+		}
+		if i == 0 {
+			ops = ops[:3] // three queues of t0 hold a message, the rest are empty
+		}
+		if err := e.commit(t.Context(), ops, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writes := func(now time.Time) uint64 {
+		t.Helper()
+		before := e.WriterStats().Updates
+		if err := e.clean(now); err != nil {
+			t.Fatal(err)
+		}
+		return e.WriterStats().Updates - before
+	}
+	if n := writes(time.Now()); n != 0 {
+		t.Fatalf("a pass with nothing expired ran %d write transactions", n)
+	}
+	// Two minutes on, t0's retention (one minute) has passed: its three
+	// messages go, in one transaction; nothing else does.
+	if n := writes(time.Now().Add(2 * time.Minute)); n != 1 {
+		t.Fatalf("a pass removing three expired heads ran %d write transactions, want 1", n)
+	}
+	for q := range 3 {
+		if min, max, _ := e.QueueOffsets(core.MessageQueue{Topic: "t0", QueueID: q}); min != 1 || max != 1 {
+			t.Fatalf("t0 queue %d [%d, %d) after retention", q, min, max)
+		}
+	}
+	if n := writes(time.Now().Add(2 * time.Minute)); n != 0 {
+		t.Fatalf("the next pass ran %d write transactions", n)
+	}
+	if st, _ := e.TopicStats("t1"); st.Messages != queues {
+		t.Fatalf("t1 holds %d messages, want %d", st.Messages, queues)
+	}
+	if ms, _ := e.MessagesByKey("t0", "k", 10); len(ms) != 0 {
+		t.Fatal("key index entries survived retention")
+	}
+}
+
+// BenchmarkRetentionPassNothingExpired: one pass over 2,000 queues with
+// nothing to remove (reads only).
+func BenchmarkRetentionPassNothingExpired(b *testing.B) {
+	e := openTest(b, Options{RetentionCheckInterval: time.Hour})
+	for i := range 8 {
+		name := fmt.Sprintf("t%d", i)
+		mustTopic(b, e, name, 250)
+		ops := make([]putOp, 250)
+		for q := range ops {
+			ops[q] = putOp{topic: name, queueID: q, msg: &core.Message{ID: fmt.Sprintf("%s-%d", name, q), Body: []byte("x")}}
+		}
+		if err := e.commit(b.Context(), ops, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if err := e.clean(time.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestPutLimitsAreCores: the engine refuses exactly what core's limits
+// (the API's contract) refuse, counting characters, not bytes.
+func TestPutLimitsAreCores(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("é", n) } // 2 bytes each
+	props := map[string]string{}
+	for i := range core.MaxProperties + 1 {
+		props[fmt.Sprint(i)] = "v"
+	}
+	for _, c := range []struct {
+		name  string
+		m     core.PutMessage
+		field string
+	}{
+		{"tags at the limit", core.PutMessage{Tags: long(core.MaxTagsLen)}, ""},
+		{"tags over", core.PutMessage{Tags: long(core.MaxTagsLen + 1)}, "tags"},
+		{"sharding key at the limit", core.PutMessage{ShardingKey: long(core.MaxKeyLen)}, ""},
+		{"sharding key over", core.PutMessage{ShardingKey: long(core.MaxKeyLen + 1)}, "shardingKey"},
+		{"key over", core.PutMessage{Keys: []string{long(core.MaxKeyLen + 1)}}, "keys"},
+		{"too many keys", core.PutMessage{Keys: strings.Split(strings.Repeat("k,", core.MaxKeys)+"k", ",")}, "keys"},
+		{"property value at the limit", core.PutMessage{Properties: map[string]string{"p": long(core.MaxPropertyValueLen)}}, ""},
+		{"property value over", core.PutMessage{Properties: map[string]string{"p": long(core.MaxPropertyValueLen + 1)}}, "properties"},
+		{"property name over", core.PutMessage{Properties: map[string]string{long(core.MaxPropertyNameLen + 1): "v"}}, "properties"},
+		{"too many properties", core.PutMessage{Properties: props}, "properties"},
+	} {
+		c.m.Body = []byte("x")
+		err := validatePut([]core.PutMessage{c.m})
+		var ce *core.Error
+		switch {
+		case c.field == "" && err != nil:
+			t.Errorf("%s: refused: %v", c.name, err)
+		case c.field != "" && (!errors.As(err, &ce) || ce.Field != c.field):
+			t.Errorf("%s: %v, want an error on %s", c.name, err, c.field)
+		}
+	}
+}

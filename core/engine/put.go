@@ -2,20 +2,14 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/store"
-)
-
-// Limits on a message's metadata (the body has core.MaxMessageSize).
-const (
-	maxTagsLen  = 1024
-	maxKeys     = 64
-	maxPropsLen = 64 << 10 // all property names and values together
 )
 
 // Put publishes messages to a user topic, atomically, durably (synced)
@@ -35,6 +29,20 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	if err := validatePut(msgs); err != nil {
 		return nil, err
 	}
+	for attempt := 1; ; attempt++ {
+		out, err := e.put(ctx, ent, topic, msgs)
+		if !errors.Is(err, errDedupRace) {
+			return out, err
+		}
+		if attempt == maxDedupAttempts {
+			return nil, core.Errorf(core.EConflict, "an idempotent publish with the same key is in progress; retry")
+		}
+	}
+}
+
+// put is one attempt of Put: it answers the messages whose DedupID is
+// already recorded (dedup.go) and stores the others.
+func (e *Engine) put(ctx context.Context, ent *topicEntry, topic string, all []core.PutMessage) ([]core.PutResult, error) {
 	// Choose queues and commit under the layout read lock, so a growth
 	// fences exactly the publishes that chose with the old count.
 	ent.layout.RLock()
@@ -44,8 +52,46 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	e.topicsMu.RUnlock()
 
 	now := time.Now().UTC()
+	dp, err := e.planDedup(topic, uid, all, now)
+	if err != nil {
+		return nil, err
+	}
+	msgs := all
+	if dp.touched {
+		msgs = make([]core.PutMessage, len(dp.fresh))
+		for i, j := range dp.fresh {
+			msgs[i] = all[j]
+		}
+	}
+	var stored []core.PutResult
+	if len(msgs) > 0 {
+		if stored, err = e.putNew(ctx, topic, queues, uid, ent, msgs, dp.touched, now); err != nil {
+			return nil, err
+		}
+	}
+	if !dp.touched {
+		return stored, nil
+	}
+	out := make([]core.PutResult, len(all))
+	for i, j := range dp.fresh {
+		out[j] = stored[i]
+	}
+	for i, r := range dp.replay {
+		out[i] = r
+	}
+	for i, j := range dp.alias { // j < i, answered above
+		out[i] = out[j]
+		out[i].Replayed = true
+	}
+	return out, nil
+}
+
+// putNew commits msgs, recording their DedupIDs when dedup is set.
+func (e *Engine) putNew(ctx context.Context, topic string, queues int, uid uint64, ent *topicEntry,
+	msgs []core.PutMessage, dedup bool, now time.Time) ([]core.PutResult, error) {
 	rr := -1
 	ops := make([]putOp, len(msgs))
+	ids := make([]string, len(msgs))
 	for i := range msgs {
 		pm := &msgs[i]
 		var q int
@@ -57,8 +103,9 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 			}
 			q = rr
 		}
+		ids[i] = newID(now)
 		ops[i] = putOp{topic: topic, queueID: q, expectUID: uid, msg: &core.Message{
-			ID:          newID(now),
+			ID:          ids[i],
 			Body:        pm.Body,
 			BodyIsText:  pm.BodyIsText,
 			Tags:        pm.Tags,
@@ -72,7 +119,11 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	if err != nil {
 		return nil, err
 	}
-	if err := e.commit(ctx, plan.ops, plan.hook); err != nil {
+	hook := plan.hook
+	if dedup {
+		hook = chainHooks(hook, e.dedupHook(topic, uid, msgs, ids, plan.due, now))
+	}
+	if err := e.commit(ctx, plan.ops, hook); err != nil {
 		return nil, err
 	}
 	e.delaysCommitted(plan)
@@ -112,29 +163,30 @@ func validatePut(msgs []core.PutMessage) error {
 			return core.FieldError(field("body"), "must not be empty")
 		}
 		total += len(m.Body)
-		if len(m.Tags) > maxTagsLen {
-			return core.FieldError(field("tags"), "at most %d bytes", maxTagsLen)
+		if utf8.RuneCountInString(m.Tags) > core.MaxTagsLen {
+			return core.FieldError(field("tags"), "at most %d characters", core.MaxTagsLen)
 		}
-		if len(m.ShardingKey) > store.MaxKeyLen {
-			return core.FieldError(field("shardingKey"), "at most %d bytes", store.MaxKeyLen)
+		if utf8.RuneCountInString(m.ShardingKey) > core.MaxKeyLen {
+			return core.FieldError(field("shardingKey"), "at most %d characters", core.MaxKeyLen)
 		}
-		if len(m.Keys) > maxKeys {
-			return core.FieldError(field("keys"), "at most %d keys", maxKeys)
+		if len(m.Keys) > core.MaxKeys {
+			return core.FieldError(field("keys"), "at most %d keys", core.MaxKeys)
 		}
 		for _, k := range m.Keys {
-			if k == "" || len(k) > store.MaxKeyLen {
-				return core.FieldError(field("keys"), "each key must have 1 to %d bytes", store.MaxKeyLen)
+			if k == "" || utf8.RuneCountInString(k) > core.MaxKeyLen {
+				return core.FieldError(field("keys"), "each key must have 1 to %d characters", core.MaxKeyLen)
 			}
 		}
-		props := 0
+		if len(m.Properties) > core.MaxProperties {
+			return core.FieldError(field("properties"), "at most %d properties", core.MaxProperties)
+		}
 		for k, v := range m.Properties {
-			if k == "" {
-				return core.FieldError(field("properties"), "property names must not be empty")
+			if k == "" || utf8.RuneCountInString(k) > core.MaxPropertyNameLen {
+				return core.FieldError(field("properties"), "property names must have 1 to %d characters", core.MaxPropertyNameLen)
 			}
-			props += len(k) + len(v)
-		}
-		if props > maxPropsLen {
-			return core.FieldError(field("properties"), "at most %d bytes in all", maxPropsLen)
+			if utf8.RuneCountInString(v) > core.MaxPropertyValueLen {
+				return core.FieldError(field("properties"), "property values must have at most %d characters", core.MaxPropertyValueLen)
+			}
 		}
 	}
 	if len(msgs) > 1 && total > core.MaxMessageSize {

@@ -84,7 +84,7 @@ func (s signal) notify() {
 func (e *Engine) startSchedule() error {
 	queues := len(e.opts.DelayLevels)
 	err := e.update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSchedOffsets, bucketTimers, bucketTimerTopics, bucketSweep, bucketRedriven} {
+		for _, b := range [][]byte{bucketSchedOffsets, bucketTimers, bucketTimerTopics, bucketSweep, bucketRedriven, bucketDedup, bucketDedupExp} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -206,7 +206,12 @@ func (e *Engine) removeTopic(name string, mustExist bool) error {
 	return nil
 }
 
-// TopicStats returns a topic's per-queue offset ranges.
+// statsSample is how many units per queue TopicStats reads to estimate
+// the topic's bytes.
+const statsSample = 16
+
+// TopicStats returns a topic's per-queue offset ranges, its corrupt count
+// and an estimate of its stored bytes.
 func (e *Engine) TopicStats(name string) (core.TopicStats, error) {
 	var stats core.TopicStats
 	err := e.view(func(tx *bolt.Tx) error {
@@ -225,6 +230,11 @@ func (e *Engine) TopicStats(name string) (core.TopicStats, error) {
 			}
 			stats.Queues[q] = core.QueueStats{QueueID: q, MinOffset: min, MaxOffset: max}
 			stats.Messages += max - min
+			n, err := store.QueueBytes(tx, rec.UID, q, statsSample)
+			if err != nil {
+				return err
+			}
+			stats.Bytes += n
 		}
 		stats.Corrupt, err = corruptCount(tx, rec.UID)
 		return err

@@ -21,6 +21,7 @@ const (
 
 	DefaultPushMaxInFlight    = 16
 	DefaultPushTimeoutSeconds = 15
+	DefaultPushBatchSize      = 1
 	MaxPushMaxInFlight        = 1024
 	MaxPushTimeoutSeconds     = 300
 )
@@ -119,6 +120,9 @@ func Normalize(cfg core.GroupConfig) (core.GroupConfig, error) {
 		}
 		if pc.TimeoutSeconds < 1 || pc.TimeoutSeconds > MaxPushTimeoutSeconds {
 			return cfg, core.FieldError("push.timeoutSeconds", "must be between 1 and %d", MaxPushTimeoutSeconds)
+		}
+		if pc.BatchSize == 0 {
+			pc.BatchSize = DefaultPushBatchSize // read back as applied
 		}
 		cfg.Push = &pc
 	}

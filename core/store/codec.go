@@ -117,6 +117,49 @@ func StoredAtOf(rec []byte) (int64, error) {
 	return int64(binary.BigEndian.Uint64(rec[offStoredAt:])), nil
 }
 
+// recordRefs reads what removing a record needs from the front of it:
+// its topic, id and keys, which the layout places before the properties
+// and the body. It neither checks the checksum nor touches the body, so
+// removing a 4 MiB message reads its first page, not its thousand, and a
+// record whose body is damaged still gives up its index entries. The
+// slices alias rec (valid in its transaction); keys are appended to
+// keysBuf. ok is false when the header or those fields do not parse.
+func recordRefs(rec []byte, keysBuf [][]byte) (topic, id []byte, keys [][]byte, ok bool) {
+	if len(rec) < hdrSize+crcSize || rec[0] != msgMagic || rec[1] != msgVersion {
+		return nil, nil, nil, false
+	}
+	b := rec[hdrSize : len(rec)-crcSize]
+	field := func() []byte {
+		n, w := binary.Uvarint(b)
+		if w <= 0 || n > uint64(len(b)-w) {
+			ok = false
+			return nil
+		}
+		f := b[w : w+int(n)]
+		b = b[w+int(n):]
+		return f
+	}
+	ok = true
+	topic = field()
+	id = field()
+	field() // tags
+	field() // sharding key
+	n, w := binary.Uvarint(b)
+	if !ok || w <= 0 || n > uint64(len(b)) {
+		return nil, nil, nil, false
+	}
+	b = b[w:]
+	keys = keysBuf[:0]
+	for range n {
+		k := field()
+		if !ok {
+			return nil, nil, nil, false
+		}
+		keys = append(keys, k)
+	}
+	return topic, id, keys, true
+}
+
 // DecodeMessage decodes a commit log record; it copies everything out of rec,
 // so the result stays valid after the transaction ends.
 func DecodeMessage(clOffset int64, rec []byte) (*core.Message, error) {

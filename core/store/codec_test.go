@@ -94,3 +94,72 @@ func FuzzDecodeUnitAndMeta(f *testing.F) {
 		_, _ = decodeTopicRecord(b)
 	})
 }
+
+// FuzzRecordRefs: reading a record's topic, id and keys from its front
+// never panics, and on every record that decodes it agrees with the full
+// decode.
+func FuzzRecordRefs(f *testing.F) {
+	rec := EncodeMessage(sampleMessage())
+	seal(rec)
+	f.Add(rec)
+	f.Add([]byte{msgMagic, msgVersion})
+	f.Add(EncodeMessage(&core.Message{ID: "x", Keys: []string{""}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		topic, id, keys, ok := recordRefs(b, nil)
+		m, err := DecodeMessage(1, b)
+		if err != nil {
+			return
+		}
+		if !ok || string(topic) != m.Topic || string(id) != m.ID || len(keys) != len(m.Keys) {
+			t.Fatalf("refs %q %q %q %v, decoded %+v", topic, id, keys, ok, m)
+		}
+		for i, k := range keys {
+			if string(k) != m.Keys[i] {
+				t.Fatalf("key %d: %q, decoded %q", i, k, m.Keys[i])
+			}
+		}
+	})
+}
+
+// TestRecordRefsSkipTheBody: the refs come from the record's front, so a
+// record whose body (or checksum) is damaged still gives them up, and the
+// checksum is not computed.
+func TestRecordRefsSkipTheBody(t *testing.T) {
+	m := sampleMessage()
+	m.Body = bytes.Repeat([]byte("b"), 1<<20)
+	rec := EncodeMessage(m)
+	seal(rec)
+	rec[len(rec)-100] ^= 0xff // in the body: the checksum now fails
+	if _, err := DecodeMessage(0, rec); !errors.Is(err, ErrCorrupt) {
+		t.Fatal("the damage is not detected by the full decode")
+	}
+	topic, id, keys, ok := recordRefs(rec, nil)
+	if !ok || string(topic) != "orders" || string(id) != "0abc" || len(keys) != 2 || string(keys[1]) != "c-9" {
+		t.Fatalf("refs %q %q %q %v", topic, id, keys, ok)
+	}
+	if n := testing.AllocsPerRun(100, func() { recordRefs(rec, keys) }); n != 0 {
+		t.Fatalf("%v allocations per read", n)
+	}
+}
+
+func BenchmarkRemoveRefs(b *testing.B) {
+	m := sampleMessage()
+	m.Body = bytes.Repeat([]byte("b"), 1024)
+	rec := EncodeMessage(m)
+	seal(rec)
+	b.Run("refs", func(b *testing.B) {
+		b.ReportAllocs()
+		var buf [][]byte
+		for b.Loop() {
+			_, _, buf, _ = recordRefs(rec, buf)
+		}
+	})
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodeMessage(0, rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

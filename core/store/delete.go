@@ -7,37 +7,57 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// remover deletes commit log records with their index entries, reusing
+// its buffers across the records of one transaction.
+type remover struct {
+	tx   *bolt.Tx
+	cl   *bolt.Bucket
+	ids  *bolt.Bucket
+	keys *bolt.Bucket
+	bad  *bolt.Bucket // mq.corrupt; nil before anything was set aside
+	key  []byte       // scratch (bbolt's Delete does not keep the key)
+	refs [][]byte
+}
+
+func newRemover(tx *bolt.Tx) *remover {
+	return &remover{tx: tx, cl: tx.Bucket(bucketCommitLog), ids: tx.Bucket(bucketIDs),
+		keys: tx.Bucket(bucketKeys), bad: tx.Bucket(bucketCorrupt), key: make([]byte, 0, 64)}
+}
+
 // removeMessage deletes the commit log record at clOffset with its id and
-// key index entries (the consume-queue unit is the caller's).
-func removeMessage(tx *bolt.Tx, clOffset int64) error {
-	cl := tx.Bucket(bucketCommitLog)
-	key := u64(clOffset)
-	rec := cl.Get(key)
+// key index entries (the consume-queue unit is the caller's). It reads the
+// id and keys from the front of the record (recordRefs), never the body.
+func (r *remover) removeMessage(clOffset int64) error {
+	var clk [8]byte
+	binary.BigEndian.PutUint64(clk[:], uint64(clOffset))
+	rec := r.cl.Get(clk[:])
 	if rec == nil {
 		return nil
 	}
-	// A record that no longer decodes is deleted all the same; its index
-	// entries (if any) then point nowhere and readers skip them.
-	if m, err := DecodeMessage(clOffset, rec); err == nil {
-		ids := tx.Bucket(bucketIDs)
-		if v := ids.Get([]byte(m.ID)); len(v) == 8 && int64(binary.BigEndian.Uint64(v)) == clOffset {
-			if err := ids.Delete([]byte(m.ID)); err != nil {
+	// A record whose front no longer parses is deleted all the same; its
+	// index entries (if any) then point nowhere and readers skip them.
+	// (The slices alias rec's page, which deleting from other buckets
+	// leaves in place until the commit.)
+	if topic, id, keys, ok := recordRefs(rec, r.refs); ok {
+		r.refs = keys[:0]
+		if v := r.ids.Get(id); len(v) == 8 && int64(binary.BigEndian.Uint64(v)) == clOffset {
+			if err := r.ids.Delete(id); err != nil {
 				return err
 			}
 		}
-		kb := tx.Bucket(bucketKeys)
-		for _, k := range m.Keys {
-			if err := kb.Delete(keyIndexKey(m.Topic, k, clOffset)); err != nil {
+		for _, k := range keys {
+			r.key = appendKeyIndexKeyBytes(r.key[:0], topic, k, clOffset)
+			if err := r.keys.Delete(r.key); err != nil {
 				return err
 			}
 		}
 	}
-	if b := tx.Bucket(bucketCorrupt); b != nil {
-		if err := b.Delete(key); err != nil { // its set-aside entry goes with it
+	if r.bad != nil {
+		if err := r.bad.Delete(clk[:]); err != nil { // its set-aside entry goes with it
 			return err
 		}
 	}
-	return cl.Delete(key)
+	return r.cl.Delete(clk[:])
 }
 
 // TrimQueue removes up to limit messages from the head of a queue while
@@ -50,6 +70,7 @@ func TrimQueue(tx *bolt.Tx, t TopicRecord, qid int, cutoff int64, limit int) (re
 		return 0, false, err
 	}
 	cq := tx.Bucket(bucketCQ).Bucket(uidKey(t.UID))
+	rm := newRemover(tx)
 	for min < max {
 		if removed == limit {
 			more = true
@@ -69,7 +90,7 @@ func TrimQueue(tx *bolt.Tx, t TopicRecord, qid int, cutoff int64, limit int) (re
 		if err == nil && ok && ms >= cutoff {
 			break
 		}
-		if err := removeMessage(tx, u.CommitLogOffset); err != nil {
+		if err := rm.removeMessage(u.CommitLogOffset); err != nil {
 			return removed, false, err
 		}
 		if err := cq.Delete(key); err != nil {
@@ -119,9 +140,10 @@ func EmptyTrash(tx *bolt.Tx, limit int) (more bool, err error) {
 		c := cq.Cursor()
 		n := 0
 		var keys [][]byte
+		rm := newRemover(tx)
 		for ck, v := c.First(); ck != nil && n < limit; ck, v = c.Next() {
 			if u, err := decodeUnit(v); err == nil {
-				if err := removeMessage(tx, u.CommitLogOffset); err != nil {
+				if err := rm.removeMessage(u.CommitLogOffset); err != nil {
 					return false, err
 				}
 			}

@@ -34,6 +34,18 @@
 //   - Commit log offsets come from the bucket's sequence and are never
 //     reused, even after every record is removed.
 //
+// # Growth
+//
+// bbolt's freelist is not written at each commit (NoFreelistSync, map
+// freelist, as etcd runs it) but once by Close; after a crash bbolt
+// rebuilds it on open, after the pre-check has read every page (store.go). Retention removes a message
+// reading only the front of its record (recordRefs: id and keys precede
+// the properties and the body), and decides what to remove in read
+// transactions (QueueHead). Decoded topic records are memoised by their
+// stored bytes (topic.go). The file never shrinks by itself: DiskStats
+// reports its figures, Backup streams a consistent snapshot while
+// serving, Compact rewrites it offline (backup.go, compact.go).
+//
 // # Integrity
 //
 // Open reads the file with plain reads before bbolt maps it (precheck.go:

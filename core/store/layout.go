@@ -3,6 +3,9 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"unicode/utf8"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 // Bucket names. Every bucket of this package is a top-level bucket whose name
@@ -131,12 +134,31 @@ func appendKeyIndexKey(b []byte, topic, key string, clOffset int64) []byte {
 	return binary.BigEndian.AppendUint64(appendKeyIndexPrefix(b, topic, key), uint64(clOffset))
 }
 
+// appendKeyIndexKeyBytes is appendKeyIndexKey for a topic and key read
+// from a record.
+func appendKeyIndexKeyBytes(b, topic, key []byte, clOffset int64) []byte {
+	b = append(b, byte(len(topic)))
+	b = append(b, topic...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(key)))
+	b = append(b, key...)
+	return binary.BigEndian.AppendUint64(b, uint64(clOffset))
+}
+
 // emptyValue is the value of every key-index entry (the key says it all).
 // bbolt keeps a reference to values until commit and never writes to them.
 var emptyValue = []byte{}
 
-// Limits the layout imposes (length prefixes).
+// Limits the layout imposes: the key index prefixes a topic name with one
+// byte and a key with two. What clients may publish is core's (the one
+// definition of the limits); these only have to hold it, which the
+// compile-time checks below prove (a negative constant does not convert
+// to uint).
 const (
-	MaxTopicLen = 255
-	MaxKeyLen   = 1024
+	maxTopicBytes = 1<<8 - 1
+	maxKeyBytes   = 1<<16 - 1
+)
+
+const (
+	_ = uint(maxTopicBytes - 127) // core.ValidName: at most 127 ASCII characters
+	_ = uint(maxKeyBytes - core.MaxKeyLen*utf8.UTFMax)
 )

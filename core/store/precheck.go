@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"io"
 	"io/fs"
+	"math/bits"
 	"os"
 	"strconv"
 )
@@ -116,6 +117,9 @@ type PreCheckResult struct {
 	PageSize int
 	Pages    uint64
 	TxID     uint64
+	// InUsePages counts the pages reachable from the root bucket with the
+	// two meta pages: the data, without free pages or the freelist.
+	InUsePages uint64
 	// Warning is set when one meta page is damaged and the other is used
 	// (bbolt does the same; its next commit rewrites the damaged one).
 	Warning string
@@ -187,6 +191,9 @@ func (c *fileCheck) run() (PreCheckResult, error) {
 	c.mark(1)
 	if err := c.walk(m.root); err != nil {
 		return res, err
+	}
+	for _, w := range c.used {
+		res.InUsePages += uint64(bits.OnesCount64(w))
 	}
 	if m.freelist != noFreelist {
 		if err := c.freelist(m.freelist); err != nil {

@@ -19,9 +19,18 @@ import (
 )
 
 // fixture builds a real store (enough messages for branch pages in the
-// commit log, a freelist with entries) and returns the file's bytes.
-func fixture(t *testing.T) []byte {
+// commit log, a freelist page with entries: written the way mqgate did
+// before it stopped syncing the freelist) and returns the file's bytes.
+func fixture(t *testing.T) []byte { return fixtureFreelist(t, true) }
+
+// fixtureFreelist builds the fixture with the freelist synced at each
+// commit (the old setting) or not (today's), then either closed (synced)
+// or as a crash leaves it (not synced: the meta page says "no freelist"
+// and bbolt rebuilds it on open).
+func fixtureFreelist(t *testing.T, synced bool) []byte {
 	t.Helper()
+	defer func(old bool) { syncFreelist = old }(syncFreelist)
+	syncFreelist = synced
 	dir := t.TempDir()
 	s, err := Open(dir, Options{})
 	if err != nil {
@@ -44,6 +53,18 @@ func fixture(t *testing.T) []byte {
 			t.Fatal(err)
 		}
 	}
+	if !synced {
+		// What a crash leaves: the last commit's meta page says "no
+		// freelist" (a clean close writes one).
+		b, err := os.ReadFile(filepath.Join(dir, FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +83,9 @@ func pagesOf(t *testing.T, file []byte) (pages map[string][]int, pageSize, used 
 	if err := os.WriteFile(p, file, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	db, err := bolt.Open(p, 0o600, nil) // read-write: read-only skips the freelist
+	// Read-write (read-only skips the freelist), without syncing the
+	// freelist so that opening writes nothing.
+	db, err := bolt.Open(p, 0o600, &bolt.Options{NoFreelistSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +116,32 @@ func pagesOf(t *testing.T, file []byte) (pages map[string][]int, pageSize, used 
 // the problem, the healthy file passes, one damaged meta page falls back
 // to the other, and the file is never written.
 func TestPreCheckRefusesDamage(t *testing.T) {
-	good := fixture(t)
+	for _, synced := range []bool{true, false} {
+		t.Run(fmt.Sprintf("freelist synced %v", synced), func(t *testing.T) { testPreCheckRefusesDamage(t, synced) })
+	}
+}
+
+func testPreCheckRefusesDamage(t *testing.T, synced bool) {
+	good := fixtureFreelist(t, synced)
+	if !synced {
+		res, err := PreCheck(writeTemp(t, good))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := metaFreelist(good, res.PageSize); got != noFreelist {
+			t.Fatalf("a file written without freelist sync has freelist page %d in its meta", got)
+		}
+	}
 	pages, ps, used := pagesOf(t, good)
 	good = good[:used] // bbolt grows the file in big steps; the rest is zeros
-	if len(pages["branch"]) == 0 || len(pages["leaf"]) == 0 || len(pages["freelist"]) != 1 {
+	if len(pages["branch"]) == 0 || len(pages["leaf"]) == 0 || (synced && len(pages["freelist"]) != 1) {
 		t.Fatalf("fixture lacks page kinds: %v", pages)
 	}
-	branch, leaf, fl := pages["branch"][0], pages["leaf"][len(pages["leaf"])/2], pages["freelist"][0]
+	branch, leaf := pages["branch"][0], pages["leaf"][len(pages["leaf"])/2]
+	fl := -1
+	if synced {
+		fl = pages["freelist"][0]
+	}
 	flip := func(off int, mask byte) func([]byte) []byte {
 		return func(b []byte) []byte { b[off] ^= mask; return b }
 	}
@@ -127,8 +169,8 @@ func TestPreCheckRefusesDamage(t *testing.T) {
 		{"leaf flag", flip(leaf*ps+8, 0x04), fmt.Sprintf("page %d (in bucket", leaf), ""},
 		{"leaf key size", put32(elem0(leaf)+8, 1<<20), "runs past the page", ""},
 		{"leaf element count", put32(leaf*ps+10, 0xfff0), "elements, more than fit", ""},
-		{"freelist flag", flip(fl*ps+8, 0x04), "(the freelist) has an invalid flag", ""},
-		{"freelist count", func(b []byte) []byte { binary.NativeEndian.PutUint16(b[fl*ps+10:], 0xfff0); return b }, "(the freelist) lists", ""},
+		{"freelist flag", flip(max(fl, 0)*ps+8, 0x04), "(the freelist) has an invalid flag", ""},
+		{"freelist count", func(b []byte) []byte { binary.NativeEndian.PutUint16(b[max(fl, 0)*ps+10:], 0xfff0); return b }, "(the freelist) lists", ""},
 		{"truncated below two pages", cut(ps + 100), "truncated", ""},
 		{"truncated mid-file", cut(used / 2), "was truncated", ""},
 		{"truncated one page short", cut(used - ps), "was truncated", ""},
@@ -138,6 +180,9 @@ func TestPreCheckRefusesDamage(t *testing.T) {
 		}, "not a bbolt file", ""},
 	}
 	for _, c := range cases {
+		if fl < 0 && strings.HasPrefix(c.name, "freelist") {
+			continue // no freelist page to damage
+		}
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), FileName)
 			damaged := c.damage(bytes.Clone(good))

@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -67,6 +68,75 @@ func StoredAtAt(tx *bolt.Tx, clOffset int64) (int64, bool, error) {
 	}
 	ms, err := StoredAtOf(rec)
 	return ms, err == nil, err
+}
+
+// PositionOfID reads where the message with id was placed (queue id,
+// queue offset, storedAt unix ms) from its record's fixed header, without
+// decoding the rest. Inside the writer's transaction it sees the request's
+// own appends, so a Hook can record a publish's result (the engine's
+// idempotency records).
+func PositionOfID(tx *bolt.Tx, id string) (qid int, qoff, storedAt int64, ok bool, err error) {
+	cl, found := OffsetOfID(tx, id)
+	if !found {
+		return 0, 0, 0, false, nil
+	}
+	rec := tx.Bucket(bucketCommitLog).Get(u64(cl))
+	if rec == nil {
+		return 0, 0, 0, false, nil
+	}
+	if storedAt, err = StoredAtOf(rec); err != nil {
+		return 0, 0, 0, false, err
+	}
+	return int(int32(binary.BigEndian.Uint32(rec[offQueueID:]))), int64(binary.BigEndian.Uint64(rec[offQOffset:])), storedAt, true, nil
+}
+
+// QueueHead returns the store time (unix ms) of a queue's oldest message,
+// reading its consume-queue unit and the fixed header of its record only;
+// ok is false for an empty queue. A head whose record is missing or
+// unreadable reports math.MinInt64: retention removes it like an expired
+// one (TrimQueue).
+func QueueHead(tx *bolt.Tx, uid uint64, qid int) (storedAt int64, ok bool, err error) {
+	min, max, err := QueueRange(tx, uid, qid)
+	if err != nil || min == max {
+		return 0, false, err
+	}
+	u, found, err := UnitAt(tx, uid, qid, min)
+	if err != nil || !found {
+		return math.MinInt64, true, nil
+	}
+	ms, found, err := StoredAtAt(tx, u.CommitLogOffset)
+	if err != nil || !found {
+		return math.MinInt64, true, nil
+	}
+	return ms, true, nil
+}
+
+// QueueBytes estimates the stored bytes of a queue's messages: exact up
+// to sample messages, else the mean record size of sample units spread
+// evenly over [min, max) times the count. Each unit is one look-up; no
+// record is read.
+func QueueBytes(tx *bolt.Tx, uid uint64, qid int, sample int) (int64, error) {
+	lo, hi, err := QueueRange(tx, uid, qid)
+	if err != nil || lo == hi {
+		return 0, err
+	}
+	n := hi - lo
+	k := min(int64(sample), n)
+	var sum, seen int64
+	for i := range k {
+		u, ok, err := UnitAt(tx, uid, qid, lo+i*n/k)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			sum += int64(u.Size)
+			seen++
+		}
+	}
+	if seen == 0 {
+		return 0, nil
+	}
+	return sum * n / seen, nil
 }
 
 // OffsetOfID looks a message id up in the id index.

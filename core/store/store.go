@@ -86,6 +86,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
+	t0 := time.Now()
 	// The pre-check reads the file with plain reads before bbolt maps it
 	// (precheck.go): a truncated or mangled file is refused here, unchanged,
 	// instead of faulting the mapping or being written to.
@@ -96,10 +97,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if pre.Warning != "" {
 		log.Warn().Str("file", path).Msg(pre.Warning)
 	}
-	db, err := openBolt(path)
+	t1 := time.Now()
+	db, err := openBolt(path) // rebuilds the freelist: a walk of the tree
 	if err != nil {
 		return nil, err
 	}
+	t2 := time.Now()
 	s := &Store{db: db, path: path, log: log, opts: opts,
 		reqs: make(chan *Request, 4096), done: make(chan struct{})}
 	// The self check reads only: a file it refuses is left as it was. The
@@ -113,10 +116,14 @@ func Open(dir string, opts Options) (*Store, error) {
 				"Restore it from a backup, or salvage what is still readable (docs/operations.md, \"Salvaging a damaged store\")", path, err)
 		}
 	}
+	t3 := time.Now()
 	if err := guard(func() error { return s.init(setAside) }); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
+	log.Info().Str("file", path).Int64("bytes", pre.Size).Dur("precheck", t1.Sub(t0)).Dur("open", t2.Sub(t1)).
+		Dur("check", t3.Sub(t2)).Dur("total", time.Since(t0)).Int("freePages", db.Stats().FreePageN).
+		Msg("store opened (pre-check, bbolt open with its freelist rebuilt, self check)")
 	for _, r := range setAside {
 		log.Error().Str("file", path).Uint64("topicUid", r.UID).Int("queue", r.QueueID).Int64("queueOffset", r.QueueOffset).
 			Int64("commitLogOffset", r.CommitLogOffset).Str("msgId", r.MessageID).Str("reason", r.Reason).
@@ -137,12 +144,19 @@ func openBolt(path string) (db *bolt.DB, err error) {
 	}()
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: lockTimeout,
-		// The freelist is synced (NoFreelistSync stays false) although
-		// skipping it saves a page per commit: without it bbolt rebuilds
-		// the freelist on open by walking every page in a goroutine of its
-		// own, and a damaged page then panics the process before the self
-		// check can refuse the file with a clear message.
-		FreelistType: bolt.FreelistMapType,
+		// The freelist is not written at each commit (as etcd runs bbolt):
+		// on a large, fragmented file it spans many pages and syncing it
+		// made every commit pay for the whole file's free space. Close
+		// writes it once; after a crash bbolt rebuilds it on open by
+		// walking the tree, which is safe because the pre-check
+		// (precheck.go) has already read every page of the tree with
+		// plain reads and refused a damaged one. A file written with a
+		// synced freelist opens the same way (its freelist page becomes
+		// free at the next commit), and an older mqgate opens a file
+		// without one (its pre-check accepts the "no freelist" sentinel
+		// and bbolt writes a freelist back).
+		NoFreelistSync: !syncFreelist,
+		FreelistType:   bolt.FreelistMapType,
 		// A large virtual mapping up front: readers never wait for a
 		// remap while the file grows.
 		InitialMmapSize: 1 << 30,
@@ -159,6 +173,10 @@ func openBolt(path string) (db *bolt.DB, err error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 }
+
+// syncFreelist makes bbolt write its freelist at every commit, as mqgate
+// did before; tests set it to produce files in the old way.
+var syncFreelist = false
 
 // guard turns a panic of bbolt walking a damaged page into an error.
 func guard(fn func() error) (err error) {
@@ -212,6 +230,16 @@ func (s *Store) Close() error {
 		close(s.reqs)
 		s.sendMu.Unlock()
 		<-s.done
+		// A clean close writes the freelist once, so the next open reads
+		// it instead of walking the whole tree to rebuild it (after a
+		// crash there is none and the open walks). The field is set
+		// under bbolt's writer lock, read by that transaction's commit.
+		if err := s.db.Update(func(*bolt.Tx) error {
+			s.db.NoFreelistSync = false
+			return nil
+		}); err != nil {
+			s.log.Warn().Err(err).Msg("freelist not written at close; the next open rebuilds it")
+		}
 		s.closeErr = s.db.Close()
 	})
 	return s.closeErr

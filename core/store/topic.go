@@ -1,9 +1,11 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -77,14 +79,66 @@ func decodeTopicRecord(b []byte) (TopicRecord, error) {
 	return r, nil
 }
 
-// GetTopic reads a topic record in tx.
+// GetTopic reads a topic record in tx. The decoded record comes from
+// decodedTopics when the stored bytes are those it was decoded from, so
+// a pull or a publish group pays a map look-up and a byte comparison, not
+// a JSON decode. The returned Layouts are shared: read them, never write.
 func GetTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
 	v := tx.Bucket(bucketTopics).Get([]byte(name))
 	if v == nil {
 		return TopicRecord{}, false, nil
 	}
+	if r, ok := decodedTopics.get(name, v); ok {
+		return r, true, nil
+	}
 	r, err := decodeTopicRecord(v)
-	return r, err == nil, err
+	if err != nil {
+		return r, false, err
+	}
+	decodedTopics.put(name, v, r)
+	return r, true, nil
+}
+
+// decodedTopics memoises decodeTopicRecord, keyed by name and checked
+// against the stored bytes. Decoding is a pure function of those bytes, so
+// an entry can never be stale: a record changed by PutTopic (or by a
+// transaction that rolled back, or in another file) has other bytes and
+// is decoded afresh, and a deleted one is not found before the memo is
+// asked. Every transaction, read or write, of any snapshot, sees exactly
+// the record its own bytes say. Nothing needs invalidating.
+var decodedTopics = topicMemo{m: map[string]memoTopic{}}
+
+// maxMemoTopics bounds the memo (a process normally has one store with
+// far fewer topics); past it the memo starts over.
+const maxMemoTopics = 1 << 14
+
+type topicMemo struct {
+	mu sync.RWMutex
+	m  map[string]memoTopic
+}
+
+type memoTopic struct {
+	raw []byte // the stored value it was decoded from (a copy)
+	rec TopicRecord
+}
+
+func (c *topicMemo) get(name string, raw []byte) (TopicRecord, bool) {
+	c.mu.RLock()
+	e, ok := c.m[name]
+	c.mu.RUnlock()
+	if !ok || !bytes.Equal(e.raw, raw) {
+		return TopicRecord{}, false
+	}
+	return e.rec, true
+}
+
+func (c *topicMemo) put(name string, raw []byte, rec TopicRecord) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= maxMemoTopics {
+		clear(c.m)
+	}
+	c.m[name] = memoTopic{raw: bytes.Clone(raw), rec: rec}
 }
 
 // ListTopics returns every topic record (system topics included), by name.

@@ -91,17 +91,36 @@ func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, erro
 // size, the measure of how well group commit amortises fsync; Apply is the
 // time spent appending inside transactions, Commit the time spent
 // committing them (page writes and fsyncs).
+// Updates counts the read-write transactions run outside group commit
+// (Store.Update: topic changes, retention and trash chunks), each of which
+// makes publishers wait.
 type WriterStats struct {
 	Groups, Requests uint64
 	Apply, Commit    time.Duration
+	// Failing is set while the store cannot commit: the last group commit
+	// failed (disk full, I/O error); the next one that succeeds clears it.
+	Failing bool
+	Updates uint64
 }
 
-type writerCounters struct{ groups, requests, applyNanos, commitNanos atomic.Uint64 }
+type writerCounters struct {
+	groups, requests, applyNanos, commitNanos, updates atomic.Uint64
+	failing                                            atomic.Bool
+}
 
 // Stats returns the writer's counters.
 func (s *Store) Stats() WriterStats {
 	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
-		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load())}
+		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
+		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load()}
+}
+
+// Update runs fn in a read-write transaction outside group commit (topic
+// changes, retention and trash chunks); bbolt serialises it with the
+// writer, so publishers wait for it. Counted in WriterStats.Updates.
+func (s *Store) Update(fn func(*bolt.Tx) error) error {
+	s.stats.updates.Add(1)
+	return s.db.Update(fn)
 }
 
 // maxGroup bounds the requests of one group so one transaction's dirty
@@ -151,6 +170,7 @@ func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 			pending = append(pending[:bad:bad], pending[bad+1:]...)
 			continue
 		}
+		s.stats.failing.Store(err != nil)
 		if err != nil {
 			s.log.Error().Err(err).Int("requests", len(pending)).Msg("group commit failed")
 			err = core.Errorf(core.EUnavailable, "the store could not commit: %v", err)

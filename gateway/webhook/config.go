@@ -16,10 +16,15 @@ const (
 	DefaultTimeoutSeconds = 15
 	MaxTimeoutSeconds     = 300
 	MaxBatchSize          = 32
+	DefaultBatchSize      = 1
 
 	// SecretPrefix marks a Standard Webhooks secret: the rest is base64 and
 	// the decoded bytes are the HMAC key.
 	SecretPrefix = "whsec_"
+	// MinSecretBytes is the shortest signing key a new push config may
+	// have (Standard Webhooks: 24 to 64 bytes), counted on the decoded key
+	// of a "whsec_" secret and on the bytes of a raw one.
+	MinSecretBytes = 24
 )
 
 // config is a PushConfig with defaults applied and the secret decoded.
@@ -36,9 +41,25 @@ type config struct {
 // problem. Zero MaxInFlight, TimeoutSeconds and BatchSize mean defaults.
 // The api layer calls it so that a bad push block is a 400, not a pusher
 // that cannot start.
+//
+// It is stricter than what a running pusher accepts (New, Update), so a
+// group stored before a rule existed keeps being delivered: the signing
+// key must have at least MinSecretBytes bytes.
 func ValidateConfig(c core.PushConfig) error {
-	_, err := resolve(c)
-	return err
+	cfg, err := resolve(c)
+	if err != nil {
+		return err
+	}
+	if c.Secret != "" && len(cfg.secret) < MinSecretBytes {
+		what := "a raw secret"
+		if strings.HasPrefix(c.Secret, SecretPrefix) {
+			what = "the base64 after " + SecretPrefix
+		}
+		return core.FieldError("push.secret",
+			"the signing key must have at least %d bytes (Standard Webhooks: 24 to 64); %s decodes to %d (generate one with: echo %s$(openssl rand -base64 32))",
+			MinSecretBytes, what, len(cfg.secret), SecretPrefix)
+	}
+	return nil
 }
 
 func resolve(c core.PushConfig) (config, error) {
@@ -61,7 +82,7 @@ func resolve(c core.PushConfig) (config, error) {
 		url:         c.URL,
 		timeout:     DefaultTimeoutSeconds * time.Second,
 		maxInFlight: DefaultMaxInFlight,
-		batchSize:   1,
+		batchSize:   DefaultBatchSize,
 	}
 	switch {
 	case c.MaxInFlight < 0 || c.MaxInFlight > MaxMaxInFlight:

@@ -3,6 +3,8 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -24,16 +26,32 @@ type result struct {
 	level   int    // Nack delay level
 }
 
-// webhookID names one request for the receiver's idempotency: the message
-// id and its attempt (reconsumeTimes); a batch adds its size. The same
-// message in the same attempt always gets the same id.
+// webhookID names one request for the receiver's idempotency (Standard
+// Webhooks: the same across retries): the original message id, which a
+// retry copy carries as ORIGIN_MESSAGE_ID (Message.UserID), so every
+// attempt of a message has the same id. A batch is named by its messages'
+// ids together ("batch_" and a digest): the same messages retried together
+// keep the id.
 func webhookID(msgs []*core.Message) string {
-	m := msgs[0]
-	id := m.UserID() + "-" + strconv.Itoa(m.ReconsumeTimes)
-	if len(msgs) > 1 {
-		id += "-" + strconv.Itoa(len(msgs))
+	if len(msgs) == 1 {
+		return msgs[0].UserID()
 	}
-	return id
+	h := sha256.New()
+	for _, m := range msgs {
+		h.Write([]byte(m.UserID()))
+		h.Write([]byte{0})
+	}
+	return "batch_" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// webhookAttempt is the delivery attempt of a request, 1 for the first:
+// reconsumeTimes + 1 (of the most retried message of a batch).
+func webhookAttempt(msgs []*core.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n = max(n, m.ReconsumeTimes)
+	}
+	return n + 1
 }
 
 // post sends one request and classifies its answer. It never holds p.mu
@@ -62,6 +80,7 @@ func (p *Pusher) post(msgs []*core.Message) result {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", p.opts.UserAgent)
 	req.Header.Set(HeaderID, id)
+	req.Header.Set(HeaderAttempt, strconv.Itoa(webhookAttempt(msgs)))
 	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
 	if len(cfg.secret) > 0 {
 		req.Header.Set(HeaderSignature, Sign(cfg.secret, id, ts, body))

@@ -19,6 +19,18 @@
 // PushConsumer's Listener, calls Update on config changes and Close when
 // the group stops being a push group.
 //
+// # Standard Webhooks
+//
+// webhook-id is the message's original id (Message.UserID: a retry copy's
+// ORIGIN_MESSAGE_ID), the same on every attempt; webhook-attempt (ours)
+// is reconsumeTimes+1. A batch request is named by a digest of its
+// messages' ids. ValidateConfig, for new push blocks, also requires a
+// signing key of MinSecretBytes (24, counted on the decoded whsec_ key);
+// a running pusher accepts what was stored before. URLChecker applies the
+// network guard to a push.url at group creation; the guard denies the
+// host's own interface addresses too (hostAddrs), unless an allow network
+// holds them.
+//
 // # Invariants
 //
 //   - At most push.maxInFlight requests are in flight per group: they are

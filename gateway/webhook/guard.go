@@ -1,9 +1,16 @@
 package webhook
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/netip"
+	"net/url"
+	"strings"
 	"syscall"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 // defaultDeny are the destinations a webhook may not reach unless an allow
@@ -55,7 +62,7 @@ type BlockedError struct {
 }
 
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("webhook destination %s refused by the network guard (loopback, link-local, metadata and multicast addresses are denied; see allow/deny lists)", e.Addr)
+	return fmt.Sprintf("webhook destination %s refused by the network guard (loopback, this host's own, link-local, metadata and multicast addresses are denied; see allow/deny lists)", e.Addr)
 }
 
 // guard decides, per resolved IP, whether the dialer may connect. It sits
@@ -78,7 +85,77 @@ func newGuard(o Options) (*guard, error) {
 	if o.AllowLoopback {
 		allow = append(allow, loopback...)
 	}
-	return &guard{allow: allow, deny: append(append([]netip.Prefix(nil), defaultDeny...), deny...)}, nil
+	deny = append(append(append([]netip.Prefix(nil), defaultDeny...), hostAddrs()...), deny...)
+	return &guard{allow: allow, deny: deny}, nil
+}
+
+// interfaceAddrs lists the host's interface addresses (a variable for
+// tests).
+var interfaceAddrs = net.InterfaceAddrs
+
+// hostAddrs are the gateway host's own addresses, each a single-address
+// network: a webhook pointed at one of them reaches the host's services
+// through a non-loopback address (the same SSRF as 127.0.0.1). Only an
+// allow network (--webhook-allow-cidr) lets a webhook reach them. A host
+// whose interfaces cannot be listed gets the defaults only.
+func hostAddrs() []netip.Prefix {
+	addrs, err := interfaceAddrs()
+	if err != nil {
+		return nil
+	}
+	out := make([]netip.Prefix, 0, len(addrs))
+	for _, a := range addrs {
+		var ip net.IP
+		switch v := a.(type) {
+		case *net.IPNet:
+			ip = v.IP
+		case *net.IPAddr:
+			ip = v.IP
+		}
+		if na, ok := netip.AddrFromSlice(ip); ok {
+			na = na.Unmap()
+			out = append(out, netip.PrefixFrom(na, na.BitLen()))
+		}
+	}
+	return out
+}
+
+// URLChecker returns a check, for group creation, that a push URL is not
+// one the network guard of pushers built with o would refuse: an IP
+// literal is judged as is, a host name by the addresses it resolves to
+// now (every one must be permitted; a name that does not resolve yet
+// passes, and the dialer's guard still applies at delivery). A refusal
+// is a core.FieldError on push.url naming the rule.
+func URLChecker(o Options) (func(ctx context.Context, rawURL string) error, error) {
+	g, err := newGuard(o)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, rawURL string) error {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			return nil // ValidateConfig reports malformed URLs
+		}
+		host := u.Hostname()
+		var addrs []netip.Addr
+		if a, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+			addrs = []netip.Addr{a}
+		} else {
+			ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			defer cancel()
+			if addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host); err != nil {
+				return nil
+			}
+		}
+		for _, a := range addrs {
+			if !g.permits(a) {
+				return core.FieldError("push.url",
+					"%s resolves to %s, which the webhook network guard refuses (loopback, this host's own addresses, link-local and cloud metadata, multicast, and --webhook-deny-cidr networks are denied unless --webhook-allow-cidr or --webhook-allow-loopback allows them)",
+					host, a.Unmap())
+			}
+		}
+		return nil
+	}, nil
 }
 
 // permits: an address is refused when a deny network holds it and no allow

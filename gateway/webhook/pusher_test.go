@@ -58,7 +58,7 @@ func TestSignedPayload(t *testing.T) {
 		}
 		byID[s.h.Get(HeaderID)] = s
 	}
-	s0, ok := byID["m-0-0"]
+	s0, ok := byID["m-0"]
 	if !ok {
 		t.Fatalf("webhook-ids %v", keys(byID))
 	}
@@ -79,10 +79,13 @@ func TestSignedPayload(t *testing.T) {
 		t.Fatalf("bornAt %q", born)
 	}
 	// A retry copy shows its original id and topic; bytes go as base64;
-	// the webhook-id carries the attempt.
-	s1, ok := byID["orig-1-3"]
+	// the webhook-id is the original id, the attempt is its own header.
+	s1, ok := byID["orig-1"]
 	if !ok {
 		t.Fatalf("webhook-ids %v", keys(byID))
+	}
+	if a0, a1 := s0.h.Get(HeaderAttempt), s1.h.Get(HeaderAttempt); a0 != "1" || a1 != "4" {
+		t.Fatalf("webhook-attempt %q and %q, want 1 and 4", a0, a1)
 	}
 	if !strings.Contains(string(s1.body), `"messageId":"orig-1","topic":"orders"`) || !strings.Contains(string(s1.body), `"bodyBase64":"/wA="`) {
 		t.Fatalf("retry body %s", s1.body)

@@ -17,7 +17,8 @@ import (
 // TestRedeliveryAfterOutage plays the consume service's part (nacked
 // messages come back with reconsumeTimes+1, as through %RETRY%<group>):
 // a receiver that answers 500 for a while loses nothing, each attempt has
-// its own webhook-id, and the status recovers.
+// the same webhook-id (the message's) with its own webhook-attempt, and
+// the status recovers.
 func TestRedeliveryAfterOutage(t *testing.T) {
 	var (
 		requests atomic.Int32
@@ -31,12 +32,16 @@ func TestRedeliveryAfterOutage(t *testing.T) {
 			w.WriteHeader(http.StatusUnauthorized)
 			return
 		}
+		attempt := r.Header.Get(HeaderID) + "/" + r.Header.Get(HeaderAttempt)
 		mu.Lock()
-		dupHook := hookIDs[r.Header.Get(HeaderID)]
-		hookIDs[r.Header.Get(HeaderID)] = true
+		dupHook := hookIDs[attempt]
+		hookIDs[attempt] = true
 		mu.Unlock()
 		if dupHook {
-			t.Errorf("webhook-id %s reused", r.Header.Get(HeaderID))
+			t.Errorf("webhook-id/attempt %s sent twice", attempt)
+		}
+		if !strings.Contains(string(b), `"messageId":"`+r.Header.Get(HeaderID)+`"`) {
+			t.Errorf("webhook-id %s is not the message's id: %s", r.Header.Get(HeaderID), b)
 		}
 		if requests.Add(1) <= 60 { // the outage
 			w.WriteHeader(http.StatusInternalServerError)

@@ -16,6 +16,9 @@ const (
 	HeaderID        = "webhook-id"
 	HeaderTimestamp = "webhook-timestamp"
 	HeaderSignature = "webhook-signature"
+	// HeaderAttempt is mqgate's own: the delivery attempt, 1 for the
+	// first (webhook-id stays the same across attempts).
+	HeaderAttempt = "webhook-attempt"
 )
 
 // DefaultTolerance is how far a webhook-timestamp may be from the

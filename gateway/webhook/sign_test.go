@@ -132,7 +132,7 @@ func TestUnsignedWithoutSecret(t *testing.T) {
 	p.Consume(rec.deliver(0, false, makeMsgs("m", 0, 1)))
 	rec.wait(t, 1, 5*time.Second)
 	h := <-hdrs
-	if h.Get(HeaderID) != "m-0-0" || h.Get(HeaderTimestamp) == "" || h.Get(HeaderSignature) != "" {
+	if h.Get(HeaderID) != "m-0" || h.Get(HeaderAttempt) != "1" || h.Get(HeaderTimestamp) == "" || h.Get(HeaderSignature) != "" {
 		t.Fatalf("headers %v", h)
 	}
 }

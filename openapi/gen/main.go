@@ -90,7 +90,9 @@ func convert(v2raw []byte) ([]byte, error) {
 		return nil, fmt.Errorf("convert to openapi 3: %w", err)
 	}
 	// The server is wherever the document was fetched from.
-	v3.Servers = openapi3.Servers{{URL: "/"}}
+	v3.Servers = openapi3.Servers{
+		{URL: "/", Description: "The mqgate server that serves this document at /openapi.json"},
+	}
 	// Swagger 2 can only say "an API key in the Authorization header";
 	// OpenAPI 3 says what it is: an HTTP bearer token.
 	if v3.Components != nil {
@@ -112,6 +114,9 @@ func convert(v2raw []byte) ([]byte, error) {
 				}
 			}
 		}
+	}
+	if err := refine(v3); err != nil {
+		return nil, fmt.Errorf("refine: %w", err)
 	}
 	if err := v3.Validate(context.Background()); err != nil {
 		return nil, fmt.Errorf("the generated OpenAPI 3 document is invalid: %w", err)

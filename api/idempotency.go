@@ -1,0 +1,88 @@
+package api
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"hash"
+	"maps"
+	"slices"
+)
+
+// Idempotent publish headers (API.md "Idempotent publish").
+const (
+	// headerIdempotencyKey names a single publish for deduplication.
+	headerIdempotencyKey = "Idempotency-Key"
+	// headerReplayed marks an answer that is the original result of an
+	// earlier publish with the same key.
+	headerReplayed = "Idempotent-Replayed"
+)
+
+const dedupIDRule = "must be 1 to 128 printable ASCII characters"
+
+// validDedupID checks an Idempotency-Key or deduplicationId: 1..128
+// printable ASCII characters (space included).
+func validDedupID(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// requestHash fingerprints a publish as the client sent it (not as
+// converted: delaySeconds is hashed, not the deliverAt it becomes), so a
+// retry of the same request hashes the same and any change of a field
+// does not. Each field is tagged and length-prefixed; the
+// deduplicationId itself is left out.
+func requestHash(req *PublishRequest) [32]byte {
+	h := sha256.New()
+	str := func(tag byte, s string) {
+		var b [9]byte
+		b[0] = tag
+		binary.BigEndian.PutUint64(b[1:], uint64(len(s)))
+		h.Write(b[:])
+		h.Write([]byte(s))
+	}
+	num := func(tag byte, n int64) {
+		var b [9]byte
+		b[0] = tag
+		binary.BigEndian.PutUint64(b[1:], uint64(n))
+		h.Write(b[:])
+	}
+	if req.Body != nil {
+		str('b', *req.Body)
+	}
+	if req.BodyBase64 != nil {
+		str('B', *req.BodyBase64)
+	}
+	str('t', req.Tags)
+	num('k', int64(len(req.Keys)))
+	for _, k := range req.Keys {
+		str('K', k)
+	}
+	num('p', int64(len(req.Properties)))
+	for _, k := range slices.Sorted(maps.Keys(req.Properties)) {
+		str('P', k)
+		str('V', req.Properties[k])
+	}
+	str('s', req.ShardingKey)
+	if req.DelayLevel != nil {
+		num('l', int64(*req.DelayLevel))
+	}
+	if req.DelaySeconds != nil {
+		num('d', *req.DelaySeconds)
+	}
+	if req.DeliverAt != nil {
+		num('a', req.DeliverAt.UnixNano())
+	}
+	return sum(h)
+}
+
+func sum(h hash.Hash) (out [32]byte) {
+	h.Sum(out[:0])
+	return out
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# growth.sh: issue 10's figures for a store laid out for growth, on the
+# real binary. Fills server A with GB gigabytes of SIZE-byte messages in
+# TOPICS topics, then reports:
+#   - the fill rate and the file's figures (size, live bytes, free pages);
+#   - start-up time of the filled store (pre-check, self check, freelist
+#     rebuild) against an empty one;
+#   - publish throughput into the filled store (A) against an empty one
+#     (B), alternating A/B per round, batch 1 and 100;
+#   - the free rate: all topics but one deleted, time until the trash loop
+#     logs them emptied (the same removal as retention: id and keys read
+#     from each record's front, transactions of 512 messages);
+#   - compaction: mqgate compact's time and the file before/after against
+#     the live bytes; start-up time after it.
+#
+#   go build -o bin/mqbench ./cmd/mqbench && go build -o bin/mqgate ./cmd/mqgate
+#   GB=1 cmd/mqbench/growth.sh                       # what the note quotes
+#   GB=20 ROUNDS=3 DURATION=10s cmd/mqbench/growth.sh  # the full run: ~45 GB free disk, an hour or more
+#
+# Knobs (env): BIN (default bin), GB (default 1; or MB), TOPICS (default 4),
+# SIZE (default 1024), ROUNDS (default 2), DURATION (default 5s), WARMUP
+# (default 1s), CONCURRENCY (default 64), WORK (data dirs and logs;
+# default a temp dir, removed at the end unless KEEP=1).
+set -euo pipefail
+
+BIN=${BIN:-bin}
+GB=${GB:-1}
+MB=${MB:-$((GB * 1024))}
+TOPICS=${TOPICS:-4}
+SIZE=${SIZE:-1024}
+ROUNDS=${ROUNDS:-2}
+DURATION=${DURATION:-5s}
+WARMUP=${WARMUP:-1s}
+CONCURRENCY=${CONCURRENCY:-64}
+WORK=${WORK:-$(mktemp -d /tmp/mqgate-growth.XXXXXX)}
+PORT_A=${PORT_A:-18491}
+PORT_B=${PORT_B:-18492}
+mkdir -p "$WORK/a" "$WORK/b"
+
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	[[ ${KEEP:-0} == 1 ]] || rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}'; }
+
+# waitlog NAME TEXT N: waits until the log holds N lines with TEXT
+# (tail -f follows the file; no sleep loop here) and sets AT to the
+# matching line's own time stamp, so figures do not depend on how soon
+# tail noticed it.
+waitlog() {
+	local file=$WORK/$1.log n=0 line fd tpid
+	touch "$file"
+	exec {fd}< <(exec tail -s 0.1 -n +1 -f "$file")
+	tpid=$!
+	while IFS= read -r -u "$fd" line; do
+		if [[ $line == *"$2"* ]] && ((++n >= $3)); then break; fi
+	done
+	kill "$tpid" 2>/dev/null || true
+	exec {fd}<&-
+	AT=$(date -d "$(jq -r .time <<<"$line")" +%s.%N)
+}
+secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
+count() { grep -c -- "$2" "$WORK/$1.log" 2>/dev/null || true; }
+
+# start NAME PORT DIR: starts mqgate, waits for its "listening" line and
+# sets STARTUP to the seconds that took (open, checks, freelist rebuild).
+start() {
+	local name=$1 port=$2 dir=$3 t0 n
+	n=$(count "$name" '"message":"listening"')
+	t0=$(now)
+	"$BIN/mqgate" serve --addr "127.0.0.1:$port" --data "$dir" --log-level info --log-format json \
+		>>"$WORK/$name.log" 2>&1 &
+	local pid=$!
+	pids+=("$pid")
+	eval "PID_$name=$pid"
+	waitlog "$name" '"message":"listening"' $((n + 1))
+	STARTUP=$(secs "$t0" "$AT")
+	STARTUP+="s ($(grep '"message":"store opened' "$WORK/$name.log" | tail -1 |
+		jq -r '"pre-check \(.precheck|floor) ms, bbolt open and freelist rebuild \(.open|floor) ms, self check \(.check|floor) ms"'))"
+}
+
+stop() { # stop NAME: SIGTERM and wait for the process
+	local pid_var="PID_$1"
+	kill "${!pid_var}"
+	wait "${!pid_var}" 2>/dev/null || true
+}
+
+metric() { curl -fsS "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {printf "%.0f", $2}'; }
+disk() { # disk LABEL PORT
+	printf '%-28s file %8.1f MiB  live %8.1f MiB  free pages %8d\n' "$1" \
+		"$(awk -v v="$(metric "$2" mqgate_store_file_bytes)" 'BEGIN {print v / 1048576}')" \
+		"$(awk -v v="$(metric "$2" mqgate_store_live_bytes)" 'BEGIN {print v / 1048576}')" \
+		"$(metric "$2" mqgate_store_free_pages)"
+}
+
+echo "== machine: $(nproc) cores, $(uname -r); figures are indicative when the machine is shared"
+start b "$PORT_B" "$WORK/b"
+echo "start-up, empty store: ${STARTUP}"
+start a "$PORT_A" "$WORK/a"
+
+# --- fill A -----------------------------------------------------------------
+per=$((MB * 1024 * 1024 / SIZE / TOPICS))
+echo "== filling A: $TOPICS topics x $per messages of $SIZE bytes"
+t0=$(now)
+for i in $(seq 0 $((TOPICS - 1))); do
+	"$BIN/mqbench" publish --url "http://127.0.0.1:$PORT_A" --topic "fill$i" --batch 100 \
+		--concurrency 16 --size "$SIZE" --count "$per" --warmup 0 --json |
+		jq -r '"  fill'"$i"': \(.median.messages) msgs at \(.median.msgsPerSec|floor) msgs/s"'
+done
+echo "filled in $(since "$t0")s"
+disk "A filled" "$PORT_A"
+stop a
+start a "$PORT_A" "$WORK/a"
+echo "start-up, filled store: ${STARTUP}"
+
+# --- publish into A (filled) and B (empty), alternating ------------------
+# The machine may be shared: throughput swings with others' load, the
+# server's CPU per message much less, so both are printed.
+bench() { # bench PORT PID BATCH -> "msgs/s server-CPU-us/msg"
+	"$BIN/mqbench" publish --url "http://127.0.0.1:$1" --batch "$3" --concurrency "$CONCURRENCY" \
+		--size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --server-pid "$2" --json |
+		jq -r '.median | "\(.msgsPerSec) \(.serverCpuCores * .elapsedSec / .messages * 1e6)"'
+}
+for r in $(seq 1 "$ROUNDS"); do
+	for batch in 1 100; do
+		if ((r % 2)); then order="A B"; else order="B A"; fi
+		for s in $order; do
+			port_var="PORT_$s" pid_var="PID_${s,,}"
+			read -r v c < <(bench "${!port_var}" "${!pid_var}" "$batch")
+			printf 'round %d batch %3d %s (%s): %10.0f msgs/s  server %6.1f CPU-us/msg\n' "$r" "$batch" "$s" \
+				"$([[ $s == A ]] && echo filled || echo empty)" "$v" "$c"
+		done
+	done
+done
+
+# --- free: delete all fill topics but the first -----------------------------
+freed=$(((TOPICS - 1) * per))
+echo "== deleting fill1..fill$((TOPICS - 1)) ($freed messages)"
+secs=0
+for i in $(seq 1 $((TOPICS - 1))); do
+	# One at a time, each timed from its DELETE to the trash loop's line.
+	n=$(count a "deleted topics emptied")
+	t0=$(now)
+	curl -fsS -X DELETE -o /dev/null "http://127.0.0.1:$PORT_A/v1/topics/fill$i"
+	waitlog a "deleted topics emptied" $((n + 1))
+	secs=$(awk -v s="$secs" -v d="$(secs "$t0" "$AT")" 'BEGIN {print s + d}')
+done
+echo "freed $freed messages in ${secs}s: $(awk -v n="$freed" -v s="$secs" -v z="$SIZE" 'BEGIN {printf "%.0f msgs/s, %.1f MB/s of bodies", n / s, n * z / s / 1e6}')"
+disk "A after deleting" "$PORT_A"
+live=$(metric "$PORT_A" mqgate_store_live_bytes)
+stop a
+
+# --- compact ----------------------------------------------------------------
+t0=$(now)
+"$BIN/mqgate" compact --data "$WORK/a"
+echo "compacted in $(since "$t0")s; file now $(stat -c %s "$WORK/a/mqgate.db") bytes, live before $live bytes"
+start a "$PORT_A" "$WORK/a"
+echo "start-up, compacted store: ${STARTUP}"
+disk "A compacted" "$PORT_A"
+stop a
