@@ -9,7 +9,7 @@ RACE    ?= -race
 
 # Pinned tools for the OpenAPI conformance checks (`make conformance`),
 # installed into $(TOOLS) by their ordinary clients (npm, pip).
-TOOLS               ?= . tools console-test
+TOOLS               ?= .tools
 # @redocly/cli 2.x needs Node 20+; distributions with Node 18 (Debian 12)
 # get 1.34.20, which lints this document the same (0 errors, 0 warnings).
 REDOCLY_VERSION     := $(shell [ "$$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)" -ge 20 ] && echo 2.77.0 || echo 1.34.20)
