@@ -49,8 +49,11 @@ type BlockedList struct {
 
 // BlockedKeyRequest names a queue's ordering key.
 type BlockedKeyRequest struct {
-	Topic       string `json:"topic" validate:"required,max=127" example:"orders"`
-	QueueID     *int   `json:"queueId" validate:"required,min=0" example:"0"`
+	// Topic is the queue's topic: a subscribed topic or the group's
+	// %RETRY% topic.
+	Topic string `json:"topic" validate:"required,resettopic" example:"orders"`
+	// QueueID is the queue's id (default 0).
+	QueueID     int    `json:"queueId" validate:"min=0,max=255" example:"0"`
 	ShardingKey string `json:"shardingKey" validate:"max=1024" example:"customer-9"`
 }
 
@@ -93,8 +96,8 @@ func (s *Server) handleBlockedList(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	limit, start := 100, 0
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
+	if _, given := q["limit"]; given { // given empty is not a number
+		n, err := strconv.Atoi(q.Get("limit"))
 		if err != nil || n < 1 || n > maxBlockedLimit {
 			s.writeProblem(w, r, core.FieldError("limit", "must be an integer in 1..%d", maxBlockedLimit))
 			return
@@ -103,7 +106,7 @@ func (s *Server) handleBlockedList(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := q.Get("cursor"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || len(v) > 9 {
 			s.writeProblem(w, r, core.FieldError("cursor", "is not a cursor of this list"))
 			return
 		}
@@ -141,7 +144,7 @@ func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(
 		s.writeProblem(w, r, core.Errorf(core.EUnavailable, "blocked keys are not available on this backend"))
 		return
 	}
-	e, err := act(bk, name, core.MessageQueue{Topic: req.Topic, QueueID: *req.QueueID}, req.ShardingKey)
+	e, err := act(bk, name, core.MessageQueue{Topic: req.Topic, QueueID: req.QueueID}, req.ShardingKey)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -61,8 +61,8 @@ func (s *Server) handleKeyLags(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limit := 20
-	if v := r.URL.Query().Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
+	if _, given := r.URL.Query()["limit"]; given { // given empty is not a number
+		n, err := strconv.Atoi(r.URL.Query().Get("limit"))
 		if err != nil || n < 1 || n > 1000 {
 			s.writeProblem(w, r, core.FieldError("limit", "must be an integer in 1..1000"))
 			return

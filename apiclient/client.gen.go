@@ -291,7 +291,7 @@ type BlockedKey struct {
 	// Attempts Attempts: failed deliveries of the head (BLOCKED) or messages parked (PARKED).
 	//
 	// Example: 3
-	Attempts *int `json:"attempts,omitempty"`
+	Attempts int `json:"attempts"`
 
 	// LastReason LastReason is the last nack reason, when one was given.
 	LastReason *string `json:"lastReason,omitempty"`
@@ -302,25 +302,25 @@ type BlockedKey struct {
 	MessageId *string `json:"messageId,omitempty"`
 
 	// QueueId Example: 0
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 
 	// ShardingKey ShardingKey is the head message's ordering key (RocketMQ blocks the
 	// whole queue behind it).
 	//
 	// Example: customer-9
-	ShardingKey *string `json:"shardingKey,omitempty"`
+	ShardingKey string `json:"shardingKey"`
 
 	// Since Since is the head's first failure in a row, or when the key was parked.
-	Since *time.Time `json:"since,omitempty"`
+	Since time.Time `json:"since"`
 
 	// State State: BLOCKED or PARKED in the list; an action answers the entry's
 	// new state (SKIPPED, PARKED or RESUMED).
 	//
 	// Example: BLOCKED
-	State *BlockedKeyState `json:"state,omitempty"`
+	State BlockedKeyState `json:"state"`
 
 	// Topic Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // BlockedKeyState State: BLOCKED or PARKED in the list; an action answers the entry's
@@ -331,19 +331,24 @@ type BlockedKeyState string
 
 // BlockedKeyRequest defines model for BlockedKeyRequest.
 type BlockedKeyRequest struct {
-	// QueueId Example: 0
-	QueueId int `json:"queueId"`
+	// QueueId QueueID is the queue's id (default 0).
+	//
+	// Example: 0
+	QueueId *int `json:"queueId,omitempty"`
 
 	// ShardingKey Example: customer-9
 	ShardingKey *string `json:"shardingKey,omitempty"`
 
-	// Topic Example: orders
+	// Topic Topic is the queue's topic: a subscribed topic or the group's
+	// %RETRY% topic.
+	//
+	// Example: orders
 	Topic string `json:"topic"`
 }
 
 // BlockedList defines model for BlockedList.
 type BlockedList struct {
-	Blocked *[]BlockedKey `json:"blocked,omitempty"`
+	Blocked []BlockedKey `json:"blocked"`
 
 	// NextCursor NextCursor fetches the next page; absent on the last.
 	NextCursor *string `json:"nextCursor,omitempty"`
@@ -464,7 +469,7 @@ type EmptyReceive struct {
 	// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
 	//
 	// Example: KEYS_BLOCKED
-	Reason *EmptyReceiveReason `json:"reason,omitempty"`
+	Reason EmptyReceiveReason `json:"reason"`
 }
 
 // EmptyReceiveReason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
@@ -672,31 +677,31 @@ type KeyLag struct {
 	// Depth Depth counts the key's pulled, unfinished messages.
 	//
 	// Example: 12
-	Depth *int `json:"depth,omitempty"`
+	Depth int `json:"depth"`
 
 	// OldestAgeSeconds OldestAgeSeconds is how long ago the key's oldest unfinished message
 	// was born.
 	//
 	// Example: 95
-	OldestAgeSeconds *int `json:"oldestAgeSeconds,omitempty"`
+	OldestAgeSeconds int `json:"oldestAgeSeconds"`
 
 	// OldestBornAt OldestBornAt is that message's bornAt; OldestMessageID its id.
-	OldestBornAt    *time.Time `json:"oldestBornAt,omitempty"`
-	OldestMessageId *string    `json:"oldestMessageId,omitempty"`
+	OldestBornAt    time.Time `json:"oldestBornAt"`
+	OldestMessageId string    `json:"oldestMessageId"`
 
 	// QueueId Example: 0
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 
 	// ShardingKey Example: customer-9
-	ShardingKey *string `json:"shardingKey,omitempty"`
+	ShardingKey string `json:"shardingKey"`
 
 	// Topic Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // KeyLagList defines model for KeyLagList.
 type KeyLagList struct {
-	Keys *[]KeyLag `json:"keys,omitempty"`
+	Keys []KeyLag `json:"keys"`
 }
 
 // Message defines model for Message.
@@ -1272,12 +1277,12 @@ type SubscriptionBody struct {
 
 // Timeline defines model for Timeline.
 type Timeline struct {
-	Events *[]TimelineEvent `json:"events,omitempty"`
+	Events []TimelineEvent `json:"events"`
 }
 
 // TimelineEvent defines model for TimelineEvent.
 type TimelineEvent struct {
-	At *time.Time `json:"at,omitempty"`
+	At time.Time `json:"at"`
 
 	// Attempt Attempt is the delivery's number, 1 for the first (DELIVERED).
 	//
@@ -1298,7 +1303,7 @@ type TimelineEvent struct {
 	Reason *string `json:"reason,omitempty"`
 
 	// Type Example: DELIVERED
-	Type *TimelineEventType `json:"type,omitempty"`
+	Type TimelineEventType `json:"type"`
 }
 
 // TimelineEventType Example: DELIVERED
