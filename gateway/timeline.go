@@ -12,7 +12,9 @@ import (
 // keeps (the API adds PUBLISHED from the message's bornAt).
 //
 // Retention: the last TimelineRingSize events of each group (all messages
-// of the group share the ring), lost on restart. Cost: recording is one
+// of the group share the ring), lost on restart. Memory: a ring grows with
+// its events up to TimelineRingSize slots of about 100 bytes (~400 KiB a
+// group at most); a deleted group's ring stays until the restart. Cost: recording is one
 // short critical section writing a fixed-size slot (no allocation: the id
 // and consumer id strings are shared with the message and the lease);
 // a lookup scans the group's ring.
@@ -80,12 +82,16 @@ func (t *Timeline) Record(group string, ev Event) {
 	t.mu.Lock()
 	r := t.groups[group]
 	if r == nil {
-		r = &ring{ev: make([]Event, t.size)}
+		r = &ring{}
 		t.groups[group] = r
 	}
-	r.ev[r.next] = ev
+	if !r.full && len(r.ev) < t.size {
+		r.ev = append(r.ev, ev) // grows to size, then wraps
+	} else {
+		r.ev[r.next] = ev
+	}
 	r.next++
-	if r.next == len(r.ev) {
+	if r.next == t.size {
 		r.next, r.full = 0, true
 	}
 	t.mu.Unlock()
