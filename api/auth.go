@@ -58,6 +58,11 @@ var routeAccess = map[string]access{
 	// Dead letters: consumers may look, only admin may redrive.
 	"GET /v1/groups/{group}/dlq":          {auth.Sub, "group"},
 	"POST /v1/groups/{group}/dlq/redrive": {kind: auth.Admin},
+	"POST /v1/groups/{group}/dlq/purge":   {kind: auth.Admin},
+
+	// Purge by filter and its jobs (jobs.go): admin's.
+	"POST /v1/topics/{topic}/purge": {kind: auth.Admin},
+	"GET /v1/jobs/{id}":             {kind: auth.Admin},
 
 	// Blocked keys: consumers may look, only admin may act.
 	"GET /v1/groups/{group}/blocked":         {auth.Sub, "group"},

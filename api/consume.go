@@ -56,6 +56,10 @@ type NackRequest struct {
 	// server's --delay-levels (1..18 by default); a level above the last
 	// means the last, as in RocketMQ.
 	DelayLevel int `json:"delayLevel" validate:"min=-1" minimum:"-1" example:"0"`
+	// Reason says why the messages failed (at most 256 characters); it is
+	// stored with the retry and dead-letter copies and shown as
+	// lastReason in the DLQ listing.
+	Reason string `json:"reason,omitempty" validate:"omitempty,max=256" maxLength:"256" example:"payment service answered 503"`
 }
 
 // ExtendRequest is the body of POST /v1/groups/{group}/extend.
@@ -132,8 +136,9 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	if req.InvisibleSeconds != nil {
 		greq.Invisible = time.Duration(*req.InvisibleSeconds) * time.Second
 	}
-	// A server-wide WriteTimeout must not cut a long poll short.
-	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(greq.Wait + 30*time.Second))
+	// The server's WriteTimeout must not cut a long poll short: the
+	// deadline covers the wait, then the usual time to write the answer.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(greq.Wait + s.writeTTL))
 	got, err := s.consume.Receive(r.Context(), name, greq)
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -206,7 +211,7 @@ func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := s.consume.Nack(r.Context(), name, req.ReceiptHandles, req.DelayLevel)
+	res, err := s.nack(r, name, req)
 	s.answerHandles(w, r, res, err)
 }
 

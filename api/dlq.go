@@ -26,7 +26,7 @@ type DLQPage struct {
 	// failed delivery's count (maxReconsumeTimes after exhausted retries).
 	// There is no queue position and no receipt handle: dead letters are
 	// not consumed.
-	Messages []Message `json:"messages"`
+	Messages []DeadLetter `json:"messages"`
 	// NextCursor continues the listing (pass it as `cursor`); absent on
 	// the last page.
 	NextCursor string `json:"nextCursor,omitempty" example:"32"`
@@ -37,12 +37,23 @@ type RedriveRequest struct {
 	// MessageIDs are original message ids to redrive; empty or absent
 	// redrives every dead letter of the group.
 	MessageIDs []string `json:"messageIds,omitempty" validate:"max=1000,dive,required,max=64" maxItems:"1000" binding:"optional" example:"0A1B2C3D4E5F60718293A4B5"`
+	// Filter selects the dead letters to redrive instead of messageIds;
+	// with it (or dryRun or ratePerSecond) the redrive is a job: 202.
+	Filter *JobFilter `json:"filter,omitempty"`
+	// DryRun only counts what the filter selects: 200 {"matched"}.
+	DryRun bool `json:"dryRun,omitempty" example:"false"`
+	// RatePerSecond bounds how many dead letters a second the job
+	// redrives (default: no bound).
+	RatePerSecond int `json:"ratePerSecond,omitempty" validate:"omitempty,min=1,max=1000000" minimum:"1" maximum:"1000000" example:"500"`
 }
 
 // RedriveResult is the answer of a redrive.
 type RedriveResult struct {
 	// Redriven counts the dead letters sent back to the group.
 	Redriven int `json:"redriven" example:"3"`
+	// Matched is the answer of a dry run: how many dead letters the
+	// filter selects now (redriven is then 0).
+	Matched *int64 `json:"matched,omitempty" example:"3"`
 }
 
 // knownGroup returns the {group} of the request once it names an existing
@@ -97,13 +108,9 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	out := DLQPage{Messages: make([]Message, 0, len(msgs)), NextCursor: next}
+	out := DLQPage{Messages: make([]DeadLetter, 0, len(msgs)), NextCursor: next}
 	for _, m := range msgs {
-		dm := newMessage(m)
-		// The position is in %DLQ%group, not in the topic shown; it would
-		// only mislead.
-		dm.QueueID, dm.QueueOffset = nil, nil
-		out.Messages = append(out.Messages, dm)
+		out.Messages = append(out.Messages, newDeadLetter(m))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -111,13 +118,15 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) {
 // handleDLQRedrive sends dead letters back to their group.
 //
 //	@Summary		Redrive dead letters
-//	@Description	Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+//	@Description	Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //	@Tags			dead letters
 //	@Accept			json
 //	@Produce		json
 //	@Param			group	path		string			true	"Group name"
 //	@Param			request	body		RedriveRequest	false	"Which dead letters"
-//	@Success		200		{object}	RedriveResult
+//	@Success		200		{object}	RedriveResult	"messageIds: redriven; dryRun: matched"
+//	@Success		202		{object}	Job				"filter or ratePerSecond: a job started"
+//	@Header			202		{string}	Location		"/v1/jobs/{id}"
 //	@Failure		400		{object}	Problem
 //	@Failure		404		{object}	Problem	"Unknown group"
 //	@Failure		409		{object}	Problem	"A concurrent redrive took some of them; retry"
@@ -137,6 +146,15 @@ func (s *Server) handleDLQRedrive(w http.ResponseWriter, r *http.Request) {
 	var req RedriveRequest
 	if err := s.decodeValid(w, r, maxSmallJSON, &req, true); err != nil {
 		s.writeProblem(w, r, err)
+		return
+	}
+	if req.Filter != nil || req.DryRun || req.RatePerSecond != 0 {
+		if len(req.MessageIDs) > 0 {
+			s.writeProblem(w, r, core.FieldError("messageIds", "cannot be combined with filter, dryRun or ratePerSecond"))
+			return
+		}
+		s.runFilterJob(w, r, core.JobDLQRedrive, name, req.Filter, req.DryRun, req.RatePerSecond,
+			func(n int64) any { return RedriveResult{Matched: &n} })
 		return
 	}
 	ids := s.redriveIDs(name, req.MessageIDs) // timeline.go

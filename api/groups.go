@@ -35,8 +35,13 @@ type GroupRequest struct {
 type SubscriptionBody struct {
 	// Topic is a user topic.
 	Topic string `json:"topic" validate:"required,name" example:"orders"`
-	// Filter is `*` (default) or tags joined by `||`.
+	// Filter is `*` (default) or tags joined by `||`; with filterType
+	// SQL92 an expression over properties and TAGS, e.g.
+	// `a > 5 AND region IN ('eu','us') AND b IS NOT NULL` (a bad one is a
+	// 400 naming its position).
 	Filter string `json:"filter,omitempty" example:"created || paid"`
+	// FilterType is TAG (default) or SQL92.
+	FilterType string `json:"filterType,omitempty" enums:"TAG,SQL92" example:"TAG"`
 }
 
 // ConsumeFrom is the start position of a new group.
@@ -182,7 +187,7 @@ func (req *GroupRequest) config(name string) core.GroupConfig {
 		MaxReconsumeTimes: core.DefaultMaxReconsumeTimes,
 	}
 	for _, s := range req.Subscriptions {
-		cfg.Subscriptions = append(cfg.Subscriptions, core.Subscription{Topic: s.Topic, Filter: s.Filter})
+		cfg.Subscriptions = append(cfg.Subscriptions, core.Subscription{Topic: s.Topic, Filter: s.Filter, FilterType: s.FilterType})
 	}
 	if req.ConsumeFrom != nil {
 		cfg.ConsumeFrom = core.ConsumeFromWhere(req.ConsumeFrom.Position)
@@ -215,7 +220,7 @@ func newGroup(g core.Group) Group {
 		UpdatedAt:         formatTime(g.UpdatedAt),
 	}
 	for _, s := range g.Subscriptions {
-		out.Subscriptions = append(out.Subscriptions, SubscriptionBody{Topic: s.Topic, Filter: s.Filter})
+		out.Subscriptions = append(out.Subscriptions, SubscriptionBody{Topic: s.Topic, Filter: s.Filter, FilterType: filterTypeOf(s)})
 	}
 	if !g.ConsumeTimestamp.IsZero() {
 		ts := g.ConsumeTimestamp.UTC()

@@ -50,6 +50,8 @@ func (s *Server) routes() http.Handler {
 		r.Get("/topics/{topic}", s.handleTopicGet)
 		r.Delete("/topics/{topic}", s.handleTopicDelete)
 		r.Get("/topics/{topic}/corrupt", s.handleCorruptList) // corrupt.go
+		r.Post("/topics/{topic}/purge", s.handleTopicPurge)   // jobs.go
+		r.Get("/jobs/{id}", s.handleJobGet)                   // jobs.go
 
 		// Publishing (messages.go) and reading (messages_read.go).
 		r.Post("/topics/{topic}/messages", s.handleMessagePublish)
@@ -73,6 +75,7 @@ func (s *Server) routes() http.Handler {
 			// Dead letters (dlq.go).
 			r.Get("/groups/{group}/dlq", s.handleDLQList)
 			r.Post("/groups/{group}/dlq/redrive", s.handleDLQRedrive)
+			r.Post("/groups/{group}/dlq/purge", s.handleDLQPurge) // jobs.go
 
 			// Blocked ordering keys (blocked.go).
 			r.Get("/groups/{group}/blocked", s.handleBlockedList)

@@ -54,6 +54,11 @@ type Options struct {
 	// Backup serves GET /v1/admin/backup (the engine). Without it the
 	// route answers 503.
 	Backup Backuper
+	// WriteTimeout is the server's http.Server.WriteTimeout: a long-poll
+	// receive moves its own write deadline to its wait plus this, so the
+	// wait is never cut and a client that does not read the answer still
+	// is. Default 30s.
+	WriteTimeout time.Duration
 }
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
@@ -77,6 +82,7 @@ type Server struct {
 
 	bodyTimeout time.Duration // Options.BodyReadTimeout
 	backup      Backuper      // nil: no backups
+	writeTTL    time.Duration // WriteTimeout, added to a receive's wait
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -101,9 +107,13 @@ func New(opts Options) *Server {
 		backup: opts.Backup,
 
 		bodyTimeout: opts.BodyReadTimeout,
+		writeTTL:    opts.WriteTimeout,
 	}
 	if s.bodyTimeout <= 0 {
 		s.bodyTimeout = DefaultBodyReadTimeout
+	}
+	if s.writeTTL <= 0 {
+		s.writeTTL = 30 * time.Second
 	}
 	if opts.Logger != nil {
 		s.log = *opts.Logger

@@ -18,30 +18,6 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
-// Defines values for BlockedKeyState.
-const (
-	BlockedKeyStateBLOCKED BlockedKeyState = "BLOCKED"
-	BlockedKeyStatePARKED  BlockedKeyState = "PARKED"
-	BlockedKeyStateRESUMED BlockedKeyState = "RESUMED"
-	BlockedKeyStateSKIPPED BlockedKeyState = "SKIPPED"
-)
-
-// Valid indicates whether the value is a known member of the BlockedKeyState enum.
-func (e BlockedKeyState) Valid() bool {
-	switch e {
-	case BlockedKeyStateBLOCKED:
-		return true
-	case BlockedKeyStatePARKED:
-		return true
-	case BlockedKeyStateRESUMED:
-		return true
-	case BlockedKeyStateSKIPPED:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for ConsumeFromPosition.
 const (
 	ConsumeFromPositionFIRSTOFFSET ConsumeFromPosition = "FIRST_OFFSET"
@@ -78,33 +54,6 @@ func (e ConsumeFromViewPosition) Valid() bool {
 	case ConsumeFromViewPositionLASTOFFSET:
 		return true
 	case ConsumeFromViewPositionTIMESTAMP:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for EmptyReceiveReason.
-const (
-	KEYSBLOCKED         EmptyReceiveReason = "KEYS_BLOCKED"
-	NOMESSAGES          EmptyReceiveReason = "NO_MESSAGES"
-	NOSUBSCRIPTIONMATCH EmptyReceiveReason = "NO_SUBSCRIPTION_MATCH"
-	NOTVISIBLEYET       EmptyReceiveReason = "NOT_VISIBLE_YET"
-	PAUSED              EmptyReceiveReason = "PAUSED"
-)
-
-// Valid indicates whether the value is a known member of the EmptyReceiveReason enum.
-func (e EmptyReceiveReason) Valid() bool {
-	switch e {
-	case KEYSBLOCKED:
-		return true
-	case NOMESSAGES:
-		return true
-	case NOSUBSCRIPTIONMATCH:
-		return true
-	case NOTVISIBLEYET:
-		return true
-	case PAUSED:
 		return true
 	default:
 		return false
@@ -219,6 +168,48 @@ func (e HealthStatus) Valid() bool {
 	}
 }
 
+// Defines values for JobKind.
+const (
+	DLQPURGE   JobKind = "DLQ_PURGE"
+	DLQREDRIVE JobKind = "DLQ_REDRIVE"
+	TOPICPURGE JobKind = "TOPIC_PURGE"
+)
+
+// Valid indicates whether the value is a known member of the JobKind enum.
+func (e JobKind) Valid() bool {
+	switch e {
+	case DLQPURGE:
+		return true
+	case DLQREDRIVE:
+		return true
+	case TOPICPURGE:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for JobState.
+const (
+	DONE    JobState = "DONE"
+	FAILED  JobState = "FAILED"
+	RUNNING JobState = "RUNNING"
+)
+
+// Valid indicates whether the value is a known member of the JobState enum.
+func (e JobState) Valid() bool {
+	switch e {
+	case DONE:
+		return true
+	case FAILED:
+		return true
+	case RUNNING:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OffsetResetRequestPosition.
 const (
 	OffsetResetRequestPositionFIRSTOFFSET OffsetResetRequestPosition = "FIRST_OFFSET"
@@ -240,39 +231,18 @@ func (e OffsetResetRequestPosition) Valid() bool {
 	}
 }
 
-// Defines values for TimelineEventType.
+// Defines values for SubscriptionBodyFilterType.
 const (
-	TimelineEventTypeACKED          TimelineEventType = "ACKED"
-	TimelineEventTypeDEADLETTERED   TimelineEventType = "DEAD_LETTERED"
-	TimelineEventTypeDELIVERED      TimelineEventType = "DELIVERED"
-	TimelineEventTypeLEASEEXPIRED   TimelineEventType = "LEASE_EXPIRED"
-	TimelineEventTypeNACKED         TimelineEventType = "NACKED"
-	TimelineEventTypePUBLISHED      TimelineEventType = "PUBLISHED"
-	TimelineEventTypeREDRIVEN       TimelineEventType = "REDRIVEN"
-	TimelineEventTypeRETRYSCHEDULED TimelineEventType = "RETRY_SCHEDULED"
-	TimelineEventTypeSKIPPED        TimelineEventType = "SKIPPED"
+	SQL92 SubscriptionBodyFilterType = "SQL92"
+	TAG   SubscriptionBodyFilterType = "TAG"
 )
 
-// Valid indicates whether the value is a known member of the TimelineEventType enum.
-func (e TimelineEventType) Valid() bool {
+// Valid indicates whether the value is a known member of the SubscriptionBodyFilterType enum.
+func (e SubscriptionBodyFilterType) Valid() bool {
 	switch e {
-	case TimelineEventTypeACKED:
+	case SQL92:
 		return true
-	case TimelineEventTypeDEADLETTERED:
-		return true
-	case TimelineEventTypeDELIVERED:
-		return true
-	case TimelineEventTypeLEASEEXPIRED:
-		return true
-	case TimelineEventTypeNACKED:
-		return true
-	case TimelineEventTypePUBLISHED:
-		return true
-	case TimelineEventTypeREDRIVEN:
-		return true
-	case TimelineEventTypeRETRYSCHEDULED:
-		return true
-	case TimelineEventTypeSKIPPED:
+	case TAG:
 		return true
 	default:
 		return false
@@ -284,74 +254,6 @@ type AckRequest struct {
 	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
 	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
-}
-
-// BlockedKey defines model for BlockedKey.
-type BlockedKey struct {
-	// Attempts Attempts: failed deliveries of the head (BLOCKED) or messages parked (PARKED).
-	//
-	// Example: 3
-	Attempts int `json:"attempts"`
-
-	// LastReason LastReason is the last nack reason, when one was given.
-	LastReason *string `json:"lastReason,omitempty"`
-
-	// MessageId MessageID is the failed head (BLOCKED) or the first parked message.
-	//
-	// Example: 01J9Z7K3V1W2X3Y4Z5A6B7C8D9
-	MessageId *string `json:"messageId,omitempty"`
-
-	// QueueId Example: 0
-	QueueId int `json:"queueId"`
-
-	// ShardingKey ShardingKey is the head message's ordering key (RocketMQ blocks the
-	// whole queue behind it).
-	//
-	// Example: customer-9
-	ShardingKey string `json:"shardingKey"`
-
-	// Since Since is the head's first failure in a row, or when the key was parked.
-	Since time.Time `json:"since"`
-
-	// State State: BLOCKED or PARKED in the list; an action answers the entry's
-	// new state (SKIPPED, PARKED or RESUMED).
-	//
-	// Example: BLOCKED
-	State BlockedKeyState `json:"state"`
-
-	// Topic Example: orders
-	Topic string `json:"topic"`
-}
-
-// BlockedKeyState State: BLOCKED or PARKED in the list; an action answers the entry's
-// new state (SKIPPED, PARKED or RESUMED).
-//
-// Example: BLOCKED
-type BlockedKeyState string
-
-// BlockedKeyRequest defines model for BlockedKeyRequest.
-type BlockedKeyRequest struct {
-	// QueueId QueueID is the queue's id (default 0).
-	//
-	// Example: 0
-	QueueId *int `json:"queueId,omitempty"`
-
-	// ShardingKey Example: customer-9
-	ShardingKey *string `json:"shardingKey,omitempty"`
-
-	// Topic Topic is the queue's topic: a subscribed topic or the group's
-	// %RETRY% topic.
-	//
-	// Example: orders
-	Topic string `json:"topic"`
-}
-
-// BlockedList defines model for BlockedList.
-type BlockedList struct {
-	Blocked []BlockedKey `json:"blocked"`
-
-	// NextCursor NextCursor fetches the next page; absent on the last.
-	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // ConsumeFrom defines model for ConsumeFrom.
@@ -439,7 +341,7 @@ type DLQPage struct {
 	// failed delivery's count (maxReconsumeTimes after exhausted retries).
 	// There is no queue position and no receipt handle: dead letters are
 	// not consumed.
-	Messages []Message `json:"messages"`
+	Messages []DeadLetter `json:"messages"`
 
 	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
 	// the last page.
@@ -448,38 +350,93 @@ type DLQPage struct {
 	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
-// EmptyReceive defines model for EmptyReceive.
-type EmptyReceive struct {
-	// BlockedKeys BlockedKeys are the sharding keys of the heads holding ORDERLY
-	// queues back (KEYS_BLOCKED), one per queue.
+// DeadLetter defines model for DeadLetter.
+type DeadLetter struct {
+	// Body Body is the UTF-8 text body of a message published with `body`.
 	//
-	// Example: ["customer-9"]
-	BlockedKeys *[]string `json:"blockedKeys,omitempty"`
+	// Example: order 17 created
+	Body *string `json:"body,omitempty"`
 
-	// NextVisibleAt NextVisibleAt is the earliest lease deadline or suspension end of
-	// what holds messages back.
+	// BodyBase64 BodyBase64 is the body (standard base64) of a message published with
+	// `bodyBase64`.
+	//
+	// Example: AAEC/w==
+	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
+
+	// BornAt BornAt is when the gateway accepted the message.
+	//
+	// Example: 2026-01-02T15:04:05.000Z
+	BornAt *time.Time `json:"bornAt,omitempty"`
+
+	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
+	// absent for messages that were not delayed.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
-	NextVisibleAt *time.Time `json:"nextVisibleAt,omitempty"`
+	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
-	// Reason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
-	// NOT_VISIBLE_YET (everything held is leased to other receives),
-	// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-	// failed head's suspension), PAUSED (reserved: groups cannot be paused
-	// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+	// Keys Keys are the message's lookup keys.
 	//
-	// Example: KEYS_BLOCKED
-	Reason EmptyReceiveReason `json:"reason"`
+	// Example: ["order-17"]
+	Keys *[]string `json:"keys,omitempty"`
+
+	// LastReason LastReason is why the last delivery failed: the nack's reason, the
+	// webhook's status or error, or a lease timeout; absent when unknown.
+	//
+	// Example: payment service answered 503
+	LastReason *string `json:"lastReason,omitempty"`
+
+	// MessageId MessageID is the id shown to users; it stays the same across retries.
+	//
+	// Example: 0A1B2C3D4E5F60718293A4B5
+	MessageId *string `json:"messageId,omitempty"`
+
+	// Properties Properties are the user properties.
+	Properties *map[string]string `json:"properties,omitempty"`
+
+	// QueueId QueueID is the queue the message is in; absent while it is delayed.
+	//
+	// Example: 3
+	QueueId *int `json:"queueId,omitempty"`
+
+	// QueueOffset QueueOffset is the message's position in its queue; absent while it
+	// is delayed.
+	//
+	// Example: 42
+	QueueOffset *int `json:"queueOffset,omitempty"`
+
+	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
+	//
+	// Example: 0
+	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+
+	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
+	//
+	// Example: customer-9
+	ShardingKey *string `json:"shardingKey,omitempty"`
+
+	// StoredAt StoredAt is when the transaction holding this copy committed.
+	//
+	// Example: 2026-01-02T15:04:05.003Z
+	StoredAt *time.Time `json:"storedAt,omitempty"`
+
+	// Tags Tags is the message's tag, matched by subscription filters.
+	//
+	// Example: created
+	Tags *string `json:"tags,omitempty"`
+
+	// Topic Topic is the topic the message was published to (also for retries).
+	//
+	// Example: orders
+	Topic *string `json:"topic,omitempty"`
 }
 
-// EmptyReceiveReason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
-// NOT_VISIBLE_YET (everything held is leased to other receives),
-// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-// failed head's suspension), PAUSED (reserved: groups cannot be paused
-// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
-//
-// Example: KEYS_BLOCKED
-type EmptyReceiveReason string
+// DryRunResult defines model for DryRunResult.
+type DryRunResult struct {
+	// Matched Matched counts the messages the filter selects now.
+	//
+	// Example: 42
+	Matched *int `json:"matched,omitempty"`
+}
 
 // ExtendRequest defines model for ExtendRequest.
 type ExtendRequest struct {
@@ -605,8 +562,7 @@ type GroupStatus struct {
 	// DlqDepth DLQDepth counts the group's dead letters not yet redriven.
 	//
 	// Example: 0
-	DlqDepth int           `json:"dlqDepth"`
-	Empty    *EmptyReceive `json:"empty,omitempty"`
+	DlqDepth int `json:"dlqDepth"`
 
 	// InFlight InFlight counts messages received and not yet acked, nacked or expired.
 	//
@@ -672,36 +628,81 @@ type Health struct {
 // Example: ok
 type HealthStatus string
 
-// KeyLag defines model for KeyLag.
-type KeyLag struct {
-	// Depth Depth counts the key's pulled, unfinished messages.
+// Job defines model for Job.
+type Job struct {
+	Error *string `json:"error,omitempty"`
+
+	// FinishedAt FinishedAt is set once the job is DONE or FAILED.
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+
+	// Group Example: billing
+	Group *string `json:"group,omitempty"`
+
+	// Id Example: 06h2lg7v1kf9hhtg0rkbf6cn4o
+	Id *string `json:"id,omitempty"`
+
+	// Kind Kind: DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
 	//
-	// Example: 12
-	Depth int `json:"depth"`
+	// Example: DLQ_REDRIVE
+	Kind *JobKind `json:"kind,omitempty"`
 
-	// OldestAgeSeconds OldestAgeSeconds is how long ago the key's oldest unfinished message
-	// was born.
+	// Matched Matched counts the messages selected so far.
 	//
-	// Example: 95
-	OldestAgeSeconds int `json:"oldestAgeSeconds"`
+	// Example: 120
+	Matched *int `json:"matched,omitempty"`
 
-	// OldestBornAt OldestBornAt is that message's bornAt; OldestMessageID its id.
-	OldestBornAt    time.Time `json:"oldestBornAt"`
-	OldestMessageId string    `json:"oldestMessageId"`
+	// Moved Moved counts those redriven or purged so far.
+	//
+	// Example: 120
+	Moved *int `json:"moved,omitempty"`
 
-	// QueueId Example: 0
-	QueueId int `json:"queueId"`
+	// RatePerSecond Example: 500
+	RatePerSecond *int       `json:"ratePerSecond,omitempty"`
+	StartedAt     *time.Time `json:"startedAt,omitempty"`
 
-	// ShardingKey Example: customer-9
-	ShardingKey string `json:"shardingKey"`
+	// State State: RUNNING, DONE or FAILED (see error).
+	//
+	// Example: RUNNING
+	State *JobState `json:"state,omitempty"`
 
 	// Topic Example: orders
-	Topic string `json:"topic"`
+	Topic *string `json:"topic,omitempty"`
 }
 
-// KeyLagList defines model for KeyLagList.
-type KeyLagList struct {
-	Keys []KeyLag `json:"keys"`
+// JobKind Kind: DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
+//
+// Example: DLQ_REDRIVE
+type JobKind string
+
+// JobState State: RUNNING, DONE or FAILED (see error).
+//
+// Example: RUNNING
+type JobState string
+
+// JobFilter defines model for JobFilter.
+type JobFilter struct {
+	// From From selects messages stored (dead letters: dead-lettered) at or
+	// after this time.
+	From *time.Time `json:"from,omitempty"`
+
+	// Reason Reason is a substring of the message's lastReason.
+	//
+	// Example: 503
+	Reason *string `json:"reason,omitempty"`
+
+	// Sql SQL is a SQL92 expression over properties and TAGS (as a
+	// subscription's with filterType SQL92).
+	//
+	// Example: region = 'eu' AND amount > 100
+	Sql *string `json:"sql,omitempty"`
+
+	// Tags Tags is a tag expression: `*` or tags joined by `||`.
+	//
+	// Example: created || paid
+	Tags *string `json:"tags,omitempty"`
+
+	// To To selects messages stored before this time.
+	To *time.Time `json:"to,omitempty"`
 }
 
 // Message defines model for Message.
@@ -808,6 +809,13 @@ type NackRequest struct {
 	//
 	// Example: 0
 	DelayLevel *int `json:"delayLevel,omitempty"`
+
+	// Reason Reason says why the messages failed (at most 256 characters); it is
+	// stored with the retry and dead-letter copies and shown as
+	// lastReason in the DLQ listing.
+	//
+	// Example: payment service answered 503
+	Reason *string `json:"reason,omitempty"`
 
 	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
 	// empty or unknown one gets status invalid in the answer.
@@ -987,6 +995,21 @@ type PublishResult struct {
 	Topic string `json:"topic"`
 }
 
+// PurgeRequest defines model for PurgeRequest.
+type PurgeRequest struct {
+	// DryRun DryRun only counts what the filter selects (200 {"matched"}).
+	//
+	// Example: false
+	DryRun *bool      `json:"dryRun,omitempty"`
+	Filter *JobFilter `json:"filter,omitempty"`
+
+	// RatePerSecond RatePerSecond bounds how many messages a second the job handles
+	// (default: no bound).
+	//
+	// Example: 500
+	RatePerSecond *int `json:"ratePerSecond,omitempty"`
+}
+
 // PushBody defines model for PushBody.
 type PushBody struct {
 	// BatchSize BatchSize is how many messages one POST carries (ORDERLY: in queue
@@ -1157,7 +1180,6 @@ type ReceiveRequest struct {
 
 // ReceiveResponse defines model for ReceiveResponse.
 type ReceiveResponse struct {
-	Empty    *EmptyReceive     `json:"empty,omitempty"`
 	Messages []ReceivedMessage `json:"messages"`
 }
 
@@ -1247,15 +1269,33 @@ type ReceivedMessage struct {
 
 // RedriveRequest defines model for RedriveRequest.
 type RedriveRequest struct {
+	// DryRun DryRun only counts what the filter selects: 200 {"matched"}.
+	//
+	// Example: false
+	DryRun *bool      `json:"dryRun,omitempty"`
+	Filter *JobFilter `json:"filter,omitempty"`
+
 	// MessageIds MessageIDs are original message ids to redrive; empty or absent
 	// redrives every dead letter of the group.
 	//
 	// Example: ["0A1B2C3D4E5F60718293A4B5"]
 	MessageIds *[]string `json:"messageIds,omitempty"`
+
+	// RatePerSecond RatePerSecond bounds how many dead letters a second the job
+	// redrives (default: no bound). 0 or absent: the default.
+	//
+	// Example: 500
+	RatePerSecond *int `json:"ratePerSecond,omitempty"`
 }
 
 // RedriveResult defines model for RedriveResult.
 type RedriveResult struct {
+	// Matched Matched is the answer of a dry run: how many dead letters the
+	// filter selects now (redriven is then 0).
+	//
+	// Example: 3
+	Matched *int `json:"matched,omitempty"`
+
 	// Redriven Redriven counts the dead letters sent back to the group.
 	//
 	// Example: 3
@@ -1264,10 +1304,18 @@ type RedriveResult struct {
 
 // SubscriptionBody defines model for SubscriptionBody.
 type SubscriptionBody struct {
-	// Filter Filter is `*` (default) or tags joined by `||`.
+	// Filter Filter is `*` (default) or tags joined by `||`; with filterType
+	// SQL92 an expression over properties and TAGS, e.g.
+	// `a > 5 AND region IN ('eu','us') AND b IS NOT NULL` (a bad one is a
+	// 400 naming its position).
 	//
 	// Example: created || paid
 	Filter *string `json:"filter,omitempty"`
+
+	// FilterType FilterType is TAG (default) or SQL92.
+	//
+	// Example: TAG
+	FilterType *SubscriptionBodyFilterType `json:"filterType,omitempty"`
 
 	// Topic Topic is a user topic.
 	//
@@ -1275,39 +1323,10 @@ type SubscriptionBody struct {
 	Topic string `json:"topic"`
 }
 
-// Timeline defines model for Timeline.
-type Timeline struct {
-	Events []TimelineEvent `json:"events"`
-}
-
-// TimelineEvent defines model for TimelineEvent.
-type TimelineEvent struct {
-	At time.Time `json:"at"`
-
-	// Attempt Attempt is the delivery's number, 1 for the first (DELIVERED).
-	//
-	// Example: 1
-	Attempt *int `json:"attempt,omitempty"`
-
-	// ConsumerId ConsumerID is who received it (DELIVERED).
-	//
-	// Example: c1
-	ConsumerId *string `json:"consumerId,omitempty"`
-
-	// DelayLevel DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
-	//
-	// Example: 3
-	DelayLevel *int `json:"delayLevel,omitempty"`
-
-	// Reason Reason is the nack reason, when one was given (NACKED).
-	Reason *string `json:"reason,omitempty"`
-
-	// Type Example: DELIVERED
-	Type TimelineEventType `json:"type"`
-}
-
-// TimelineEventType Example: DELIVERED
-type TimelineEventType string
+// SubscriptionBodyFilterType FilterType is TAG (default) or SQL92.
+//
+// Example: TAG
+type SubscriptionBodyFilterType string
 
 // Topic defines model for Topic.
 type Topic struct {
@@ -1394,15 +1413,6 @@ type ListGroupsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
-// ListBlockedKeysParams defines parameters for ListBlockedKeys.
-type ListBlockedKeysParams struct {
-	// Limit Most entries to return (default 100)
-	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
-
-	// Cursor nextCursor of the previous page
-	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-}
-
 // ListDeadLettersParams defines parameters for ListDeadLetters.
 type ListDeadLettersParams struct {
 	// Limit Most messages to return (default 32)
@@ -1410,12 +1420,6 @@ type ListDeadLettersParams struct {
 
 	// Cursor nextCursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
-}
-
-// ListKeyLagsParams defines parameters for ListKeyLags.
-type ListKeyLagsParams struct {
-	// Limit Most keys to return (default 20)
-	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // GetGroupOffsetsParams defines parameters for GetGroupOffsets.
@@ -1463,14 +1467,8 @@ type PutGroupJSONRequestBody = GroupRequest
 // AckMessagesJSONRequestBody defines body for AckMessages for application/json ContentType.
 type AckMessagesJSONRequestBody = AckRequest
 
-// ParkBlockedKeyJSONRequestBody defines body for ParkBlockedKey for application/json ContentType.
-type ParkBlockedKeyJSONRequestBody = BlockedKeyRequest
-
-// ResumeBlockedKeyJSONRequestBody defines body for ResumeBlockedKey for application/json ContentType.
-type ResumeBlockedKeyJSONRequestBody = BlockedKeyRequest
-
-// SkipBlockedKeyJSONRequestBody defines body for SkipBlockedKey for application/json ContentType.
-type SkipBlockedKeyJSONRequestBody = BlockedKeyRequest
+// PurgeDeadLettersJSONRequestBody defines body for PurgeDeadLetters for application/json ContentType.
+type PurgeDeadLettersJSONRequestBody = PurgeRequest
 
 // RedriveDeadLettersJSONRequestBody defines body for RedriveDeadLetters for application/json ContentType.
 type RedriveDeadLettersJSONRequestBody = RedriveRequest
@@ -1495,6 +1493,9 @@ type PublishMessageJSONRequestBody = PublishRequest
 
 // PublishBatchJSONRequestBody defines body for PublishBatch for application/json ContentType.
 type PublishBatchJSONRequestBody = PublishBatchRequest
+
+// PurgeTopicJSONRequestBody defines body for PurgeTopic for application/json ContentType.
+type PurgeTopicJSONRequestBody = PurgeRequest
 
 // AsPublishRequest0 returns the union data inside the PublishRequest as a PublishRequest0
 func (t PublishRequest) AsPublishRequest0() (PublishRequest0, error) {
@@ -1882,67 +1883,6 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 	AckMessages(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListBlockedKeys List blocked ordering keys
-	//
-	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
-	//
-	// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
-	ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// ParkBlockedKeyWithBody Park an ordering key
-	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
-	ParkBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// ParkBlockedKey Park an ordering key
-	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
-	ParkBlockedKey(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// ResumeBlockedKeyWithBody Resume a parked ordering key
-	//
-	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
-	ResumeBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// ResumeBlockedKey Resume a parked ordering key
-	//
-	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
-	ResumeBlockedKey(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// SkipBlockedKeyWithBody Skip a blocked key's head message
-	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
-	//
-	// Takes any type of body and a specified content type.
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
-	SkipBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// SkipBlockedKey Skip a blocked key's head message
-	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
-	//
-	// Takes a body of the `application/json` content type.
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
-	SkipBlockedKey(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
 	// ListDeadLetters List a group's dead letters
 	//
 	// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -1950,9 +1890,27 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/groups/{group}/dlq (the `ListDeadLetters` operationId).
 	ListDeadLetters(ctx context.Context, group string, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PurgeDeadLettersWithBody Purge dead letters by filter
+	//
+	// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+	PurgeDeadLettersWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PurgeDeadLetters Purge dead letters by filter
+	//
+	// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+	PurgeDeadLetters(ctx context.Context, group string, body PurgeDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// RedriveDeadLettersWithBody Redrive dead letters
 	//
-	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1961,7 +1919,7 @@ type ClientInterface interface {
 
 	// RedriveDeadLetters Redrive dead letters
 	//
-	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1981,20 +1939,6 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 	ExtendLeases(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// ListKeyLags Per-key lag (ORDERLY)
-	//
-	// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
-	//
-	// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
-	ListKeyLags(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// GetMessageTimeline A message's timeline in a group
-	//
-	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
-	//
-	// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
-	GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// NackMessagesWithBody Negatively acknowledge messages
 	//
@@ -2054,6 +1998,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 	ReceiveMessages(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetJob Get a redrive or purge job
+	//
+	// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
+	//
+	// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
+	GetJob(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListTopics List topics
 	//
@@ -2146,6 +2097,24 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 	GetMessage(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PurgeTopicWithBody Purge a topic's messages by filter
+	//
+	// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+	PurgeTopicWithBody(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PurgeTopic Purge a topic's messages by filter
+	//
+	// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+	PurgeTopic(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetDocs Interactive API docs
@@ -2378,137 +2347,6 @@ func (c *Client) AckMessages(ctx context.Context, group string, body AckMessages
 	return c.Client.Do(req)
 }
 
-// ListBlockedKeys List blocked ordering keys
-//
-// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
-//
-// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
-func (c *Client) ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListBlockedKeysRequest(c.Server, group, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// ParkBlockedKeyWithBody Park an ordering key
-//
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
-//
-// Takes any type of body and a specified content type.
-//
-// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
-func (c *Client) ParkBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewParkBlockedKeyRequestWithBody(c.Server, group, contentType, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// ParkBlockedKey Park an ordering key
-//
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
-//
-// Takes a body of the `application/json` content type.
-//
-// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
-func (c *Client) ParkBlockedKey(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewParkBlockedKeyRequest(c.Server, group, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// ResumeBlockedKeyWithBody Resume a parked ordering key
-//
-// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
-//
-// Takes any type of body and a specified content type.
-//
-// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
-func (c *Client) ResumeBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewResumeBlockedKeyRequestWithBody(c.Server, group, contentType, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// ResumeBlockedKey Resume a parked ordering key
-//
-// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
-//
-// Takes a body of the `application/json` content type.
-//
-// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
-func (c *Client) ResumeBlockedKey(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewResumeBlockedKeyRequest(c.Server, group, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// SkipBlockedKeyWithBody Skip a blocked key's head message
-//
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
-//
-// Takes any type of body and a specified content type.
-//
-// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
-func (c *Client) SkipBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSkipBlockedKeyRequestWithBody(c.Server, group, contentType, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// SkipBlockedKey Skip a blocked key's head message
-//
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
-//
-// Takes a body of the `application/json` content type.
-//
-// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
-func (c *Client) SkipBlockedKey(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSkipBlockedKeyRequest(c.Server, group, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
 // ListDeadLetters List a group's dead letters
 //
 // Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -2526,9 +2364,47 @@ func (c *Client) ListDeadLetters(ctx context.Context, group string, params *List
 	return c.Client.Do(req)
 }
 
+// PurgeDeadLettersWithBody Purge dead letters by filter
+//
+// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+func (c *Client) PurgeDeadLettersWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeDeadLettersRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PurgeDeadLetters Purge dead letters by filter
+//
+// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+func (c *Client) PurgeDeadLetters(ctx context.Context, group string, body PurgeDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeDeadLettersRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // RedriveDeadLettersWithBody Redrive dead letters
 //
-// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2547,7 +2423,7 @@ func (c *Client) RedriveDeadLettersWithBody(ctx context.Context, group string, c
 
 // RedriveDeadLetters Redrive dead letters
 //
-// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2588,40 +2464,6 @@ func (c *Client) ExtendLeasesWithBody(ctx context.Context, group string, content
 // Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 func (c *Client) ExtendLeases(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewExtendLeasesRequest(c.Server, group, body)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// ListKeyLags Per-key lag (ORDERLY)
-//
-// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
-//
-// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
-func (c *Client) ListKeyLags(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListKeyLagsRequest(c.Server, group, params)
-	if err != nil {
-		return nil, err
-	}
-	req = req.WithContext(ctx)
-	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
-		return nil, err
-	}
-	return c.Client.Do(req)
-}
-
-// GetMessageTimeline A message's timeline in a group
-//
-// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
-//
-// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
-func (c *Client) GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMessageTimelineRequest(c.Server, group, messageId)
 	if err != nil {
 		return nil, err
 	}
@@ -2751,6 +2593,23 @@ func (c *Client) ReceiveMessagesWithBody(ctx context.Context, group string, cont
 // Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 func (c *Client) ReceiveMessages(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReceiveMessagesRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetJob Get a redrive or purge job
+//
+// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
+//
+// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
+func (c *Client) GetJob(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetJobRequest(c.Server, id)
 	if err != nil {
 		return nil, err
 	}
@@ -2963,6 +2822,44 @@ func (c *Client) PublishBatch(ctx context.Context, topic string, body PublishBat
 // Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 func (c *Client) GetMessage(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMessageRequest(c.Server, topic, messageId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PurgeTopicWithBody Purge a topic's messages by filter
+//
+// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+func (c *Client) PurgeTopicWithBody(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeTopicRequestWithBody(c.Server, topic, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PurgeTopic Purge a topic's messages by filter
+//
+// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+func (c *Client) PurgeTopic(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPurgeTopicRequest(c.Server, topic, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3390,220 +3287,6 @@ func NewAckMessagesRequestWithBody(server string, group string, contentType stri
 	return req, nil
 }
 
-// NewListBlockedKeysRequest constructs an http.Request for the ListBlockedKeys method
-func NewListBlockedKeysRequest(server string, group string, params *ListBlockedKeysParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/groups/%s/blocked", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.Limit != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if params.Cursor != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewParkBlockedKeyRequest calls the generic ParkBlockedKey builder with application/json body
-func NewParkBlockedKeyRequest(server string, group string, body ParkBlockedKeyJSONRequestBody) (*http.Request, error) {
-	var bodyReader io.Reader
-	buf, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	bodyReader = bytes.NewReader(buf)
-	return NewParkBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
-}
-
-// NewParkBlockedKeyRequestWithBody constructs an http.Request for the ParkBlockedKey method, with any body, and a specified content type
-func NewParkBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/park", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
-	if err != nil {
-		return nil, err
-	}
-
-	req.Header.Add("Content-Type", contentType)
-
-	return req, nil
-}
-
-// NewResumeBlockedKeyRequest calls the generic ResumeBlockedKey builder with application/json body
-func NewResumeBlockedKeyRequest(server string, group string, body ResumeBlockedKeyJSONRequestBody) (*http.Request, error) {
-	var bodyReader io.Reader
-	buf, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	bodyReader = bytes.NewReader(buf)
-	return NewResumeBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
-}
-
-// NewResumeBlockedKeyRequestWithBody constructs an http.Request for the ResumeBlockedKey method, with any body, and a specified content type
-func NewResumeBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/resume", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
-	if err != nil {
-		return nil, err
-	}
-
-	req.Header.Add("Content-Type", contentType)
-
-	return req, nil
-}
-
-// NewSkipBlockedKeyRequest calls the generic SkipBlockedKey builder with application/json body
-func NewSkipBlockedKeyRequest(server string, group string, body SkipBlockedKeyJSONRequestBody) (*http.Request, error) {
-	var bodyReader io.Reader
-	buf, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	bodyReader = bytes.NewReader(buf)
-	return NewSkipBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
-}
-
-// NewSkipBlockedKeyRequestWithBody constructs an http.Request for the SkipBlockedKey method, with any body, and a specified content type
-func NewSkipBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/skip", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
-	if err != nil {
-		return nil, err
-	}
-
-	req.Header.Add("Content-Type", contentType)
-
-	return req, nil
-}
-
 // NewListDeadLettersRequest constructs an http.Request for the ListDeadLetters method
 func NewListDeadLettersRequest(server string, group string, params *ListDeadLettersParams) (*http.Request, error) {
 	var err error
@@ -3673,6 +3356,53 @@ func NewListDeadLettersRequest(server string, group string, params *ListDeadLett
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewPurgeDeadLettersRequest calls the generic PurgeDeadLetters builder with application/json body
+func NewPurgeDeadLettersRequest(server string, group string, body PurgeDeadLettersJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPurgeDeadLettersRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewPurgeDeadLettersRequestWithBody constructs an http.Request for the PurgeDeadLetters method, with any body, and a specified content type
+func NewPurgeDeadLettersRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/dlq/purge", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -3767,108 +3497,6 @@ func NewExtendLeasesRequestWithBody(server string, group string, contentType str
 	}
 
 	req.Header.Add("Content-Type", contentType)
-
-	return req, nil
-}
-
-// NewListKeyLagsRequest constructs an http.Request for the ListKeyLags method
-func NewListKeyLagsRequest(server string, group string, params *ListKeyLagsParams) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/groups/%s/keys", pathParam0)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	if params != nil {
-		// queryValues collects non-styled parameters (passthrough, JSON)
-		// that are safe to round-trip through url.Values.Encode().
-		queryValues := queryURL.Query()
-		// rawQueryFragments collects pre-encoded query fragments from
-		// styled parameters, preserving literal commas as delimiters
-		// per the OpenAPI spec (e.g. "color=blue,black,brown").
-		var rawQueryFragments []string
-
-		if params.Limit != nil {
-
-			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			} else {
-				for _, qp := range strings.Split(queryFrag, "&") {
-					rawQueryFragments = append(rawQueryFragments, qp)
-				}
-			}
-
-		}
-
-		if encoded := queryValues.Encode(); encoded != "" {
-			rawQueryFragments = append(rawQueryFragments, encoded)
-		}
-		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
-
-	return req, nil
-}
-
-// NewGetMessageTimelineRequest constructs an http.Request for the GetMessageTimeline method
-func NewGetMessageTimelineRequest(server string, group string, messageId string) (*http.Request, error) {
-	var err error
-
-	var pathParam0 string
-
-	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	var pathParam1 string
-
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
-	if err != nil {
-		return nil, err
-	}
-
-	serverURL, err := url.Parse(server)
-	if err != nil {
-		return nil, err
-	}
-
-	operationPath := fmt.Sprintf("/v1/groups/%s/messages/%s/timeline", pathParam0, pathParam1)
-	if operationPath[0] == '/' {
-		operationPath = "." + operationPath
-	}
-
-	queryURL, err := serverURL.Parse(operationPath)
-	if err != nil {
-		return nil, err
-	}
-
-	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
-	if err != nil {
-		return nil, err
-	}
 
 	return req, nil
 }
@@ -4071,6 +3699,40 @@ func NewReceiveMessagesRequestWithBody(server string, group string, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetJobRequest constructs an http.Request for the GetJob method
+func NewGetJobRequest(server string, id string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "id", id, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/jobs/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -4549,6 +4211,53 @@ func NewGetMessageRequest(server string, topic string, messageId string) (*http.
 	return req, nil
 }
 
+// NewPurgeTopicRequest calls the generic PurgeTopic builder with application/json body
+func NewPurgeTopicRequest(server string, topic string, body PurgeTopicJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPurgeTopicRequestWithBody(server, topic, "application/json", bodyReader)
+}
+
+// NewPurgeTopicRequestWithBody constructs an http.Request for the PurgeTopic method, with any body, and a specified content type
+func NewPurgeTopicRequestWithBody(server string, topic string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "topic", topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/topics/%s/purge", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -4703,69 +4412,6 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 	AckMessagesWithResponse(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*AckMessagesResponse, error)
 
-	// ListBlockedKeysWithResponse List blocked ordering keys
-	//
-	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
-	ListBlockedKeysWithResponse(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*ListBlockedKeysResponse, error)
-
-	// ParkBlockedKeyWithBodyWithResponse Park an ordering key
-	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
-	//
-	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
-	ParkBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error)
-
-	// ParkBlockedKeyWithResponse Park an ordering key
-	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
-	//
-	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
-	ParkBlockedKeyWithResponse(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error)
-
-	// ResumeBlockedKeyWithBodyWithResponse Resume a parked ordering key
-	//
-	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
-	//
-	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
-	ResumeBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error)
-
-	// ResumeBlockedKeyWithResponse Resume a parked ordering key
-	//
-	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
-	//
-	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
-	ResumeBlockedKeyWithResponse(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error)
-
-	// SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
-	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
-	//
-	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
-	SkipBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error)
-
-	// SkipBlockedKeyWithResponse Skip a blocked key's head message
-	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
-	//
-	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
-	SkipBlockedKeyWithResponse(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error)
-
 	// ListDeadLettersWithResponse List a group's dead letters
 	//
 	// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -4775,9 +4421,27 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/groups/{group}/dlq (the `ListDeadLetters` operationId).
 	ListDeadLettersWithResponse(ctx context.Context, group string, params *ListDeadLettersParams, reqEditors ...RequestEditorFn) (*ListDeadLettersResponse, error)
 
+	// PurgeDeadLettersWithBodyWithResponse Purge dead letters by filter
+	//
+	// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+	PurgeDeadLettersWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PurgeDeadLettersResponse, error)
+
+	// PurgeDeadLettersWithResponse Purge dead letters by filter
+	//
+	// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+	PurgeDeadLettersWithResponse(ctx context.Context, group string, body PurgeDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeDeadLettersResponse, error)
+
 	// RedriveDeadLettersWithBodyWithResponse Redrive dead letters
 	//
-	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4786,7 +4450,7 @@ type ClientWithResponsesInterface interface {
 
 	// RedriveDeadLettersWithResponse Redrive dead letters
 	//
-	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+	// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4806,24 +4470,6 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 	ExtendLeasesWithResponse(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendLeasesResponse, error)
-
-	// ListKeyLagsWithResponse Per-key lag (ORDERLY)
-	//
-	// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
-	ListKeyLagsWithResponse(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*ListKeyLagsResponse, error)
-
-	// GetMessageTimelineWithResponse A message's timeline in a group
-	//
-	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
-	//
-	// Returns a wrapper object for the known response body format(s).
-	//
-	// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
-	GetMessageTimelineWithResponse(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*GetMessageTimelineResponse, error)
 
 	// NackMessagesWithBodyWithResponse Negatively acknowledge messages
 	//
@@ -4885,6 +4531,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 	ReceiveMessagesWithResponse(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error)
+
+	// GetJobWithResponse Get a redrive or purge job
+	//
+	// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
+	GetJobWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetJobResponse, error)
 
 	// ListTopicsWithResponse List topics
 	//
@@ -4989,6 +4644,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/topics/{topic}/messages/{messageId} (the `GetMessage` operationId).
 	GetMessageWithResponse(ctx context.Context, topic string, messageId string, reqEditors ...RequestEditorFn) (*GetMessageResponse, error)
+
+	// PurgeTopicWithBodyWithResponse Purge a topic's messages by filter
+	//
+	// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+	PurgeTopicWithBodyWithResponse(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error)
+
+	// PurgeTopicWithResponse Purge a topic's messages by filter
+	//
+	// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+	PurgeTopicWithResponse(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error)
 }
 
 type GetDocsResponse struct {
@@ -5840,457 +5513,6 @@ func (r AckMessagesResponse) ContentType() string {
 	return ""
 }
 
-// ListBlockedKeysResponse503Headers the declared response headers of an HTTP 503 response for ListBlockedKeys
-type ListBlockedKeysResponse503Headers struct {
-	RetryAfter *int
-}
-
-type ListBlockedKeysResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *BlockedList
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *Problem
-	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
-	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
-	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
-	ApplicationproblemJSON500 *Problem
-	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *Problem
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *ListBlockedKeysResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListBlockedKeysResponse) GetJSON200() *BlockedList {
-	return r.JSON200
-}
-
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r ListBlockedKeysResponse) GetApplicationproblemJSON400() *Problem {
-	return r.ApplicationproblemJSON400
-}
-
-// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r ListBlockedKeysResponse) GetApplicationproblemJSON401() *Problem {
-	return r.ApplicationproblemJSON401
-}
-
-// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ListBlockedKeysResponse) GetApplicationproblemJSON403() *Problem {
-	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r ListBlockedKeysResponse) GetApplicationproblemJSON404() *Problem {
-	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r ListBlockedKeysResponse) GetApplicationproblemJSON409() *Problem {
-	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ListBlockedKeysResponse) GetApplicationproblemJSON500() *Problem {
-	return r.ApplicationproblemJSON500
-}
-
-// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ListBlockedKeysResponse) GetApplicationproblemJSON503() *Problem {
-	return r.ApplicationproblemJSON503
-}
-
-// GetBody returns the raw response body bytes
-func (r ListBlockedKeysResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r ListBlockedKeysResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r ListBlockedKeysResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ListBlockedKeysResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-// ParkBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for ParkBlockedKey
-type ParkBlockedKeyResponse503Headers struct {
-	RetryAfter *int
-}
-
-type ParkBlockedKeyResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *BlockedKey
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *Problem
-	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
-	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
-	ApplicationproblemJSON408 *Problem
-	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
-	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
-	ApplicationproblemJSON413 *Problem
-	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *Problem
-	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
-	ApplicationproblemJSON500 *Problem
-	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *Problem
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *ParkBlockedKeyResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ParkBlockedKeyResponse) GetJSON200() *BlockedKey {
-	return r.JSON200
-}
-
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
-	return r.ApplicationproblemJSON400
-}
-
-// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
-	return r.ApplicationproblemJSON401
-}
-
-// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
-	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
-	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
-	return r.ApplicationproblemJSON408
-}
-
-// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
-	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
-	return r.ApplicationproblemJSON413
-}
-
-// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
-	return r.ApplicationproblemJSON415
-}
-
-// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
-	return r.ApplicationproblemJSON500
-}
-
-// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ParkBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
-	return r.ApplicationproblemJSON503
-}
-
-// GetBody returns the raw response body bytes
-func (r ParkBlockedKeyResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r ParkBlockedKeyResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r ParkBlockedKeyResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ParkBlockedKeyResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-// ResumeBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for ResumeBlockedKey
-type ResumeBlockedKeyResponse503Headers struct {
-	RetryAfter *int
-}
-
-type ResumeBlockedKeyResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *BlockedKey
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *Problem
-	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
-	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
-	ApplicationproblemJSON408 *Problem
-	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
-	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
-	ApplicationproblemJSON413 *Problem
-	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *Problem
-	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
-	ApplicationproblemJSON500 *Problem
-	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *Problem
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *ResumeBlockedKeyResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ResumeBlockedKeyResponse) GetJSON200() *BlockedKey {
-	return r.JSON200
-}
-
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
-	return r.ApplicationproblemJSON400
-}
-
-// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
-	return r.ApplicationproblemJSON401
-}
-
-// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
-	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
-	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
-	return r.ApplicationproblemJSON408
-}
-
-// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
-	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
-	return r.ApplicationproblemJSON413
-}
-
-// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
-	return r.ApplicationproblemJSON415
-}
-
-// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
-	return r.ApplicationproblemJSON500
-}
-
-// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
-	return r.ApplicationproblemJSON503
-}
-
-// GetBody returns the raw response body bytes
-func (r ResumeBlockedKeyResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r ResumeBlockedKeyResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r ResumeBlockedKeyResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ResumeBlockedKeyResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-// SkipBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for SkipBlockedKey
-type SkipBlockedKeyResponse503Headers struct {
-	RetryAfter *int
-}
-
-type SkipBlockedKeyResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *BlockedKey
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *Problem
-	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
-	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
-	ApplicationproblemJSON408 *Problem
-	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
-	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
-	ApplicationproblemJSON413 *Problem
-	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
-	ApplicationproblemJSON415 *Problem
-	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
-	ApplicationproblemJSON500 *Problem
-	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *Problem
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *SkipBlockedKeyResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SkipBlockedKeyResponse) GetJSON200() *BlockedKey {
-	return r.JSON200
-}
-
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
-	return r.ApplicationproblemJSON400
-}
-
-// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
-	return r.ApplicationproblemJSON401
-}
-
-// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
-	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
-	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
-	return r.ApplicationproblemJSON408
-}
-
-// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
-	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
-	return r.ApplicationproblemJSON413
-}
-
-// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
-	return r.ApplicationproblemJSON415
-}
-
-// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
-	return r.ApplicationproblemJSON500
-}
-
-// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r SkipBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
-	return r.ApplicationproblemJSON503
-}
-
-// GetBody returns the raw response body bytes
-func (r SkipBlockedKeyResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r SkipBlockedKeyResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r SkipBlockedKeyResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SkipBlockedKeyResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
 // ListDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for ListDeadLetters
 type ListDeadLettersResponse503Headers struct {
 	RetryAfter *int
@@ -6381,6 +5603,136 @@ func (r ListDeadLettersResponse) ContentType() string {
 	return ""
 }
 
+// PurgeDeadLettersResponse202Headers the declared response headers of an HTTP 202 response for PurgeDeadLetters
+type PurgeDeadLettersResponse202Headers struct {
+	Location *string
+}
+
+// PurgeDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for PurgeDeadLetters
+type PurgeDeadLettersResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PurgeDeadLettersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DryRunResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Job
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PurgeDeadLettersResponse202Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PurgeDeadLettersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PurgeDeadLettersResponse) GetJSON200() *DryRunResult {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PurgeDeadLettersResponse) GetJSON202() *Job {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PurgeDeadLettersResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PurgeDeadLettersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PurgeDeadLettersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PurgeDeadLettersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PurgeDeadLettersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedriveDeadLettersResponse202Headers the declared response headers of an HTTP 202 response for RedriveDeadLetters
+type RedriveDeadLettersResponse202Headers struct {
+	Location *string
+}
+
 // RedriveDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for RedriveDeadLetters
 type RedriveDeadLettersResponse503Headers struct {
 	RetryAfter *int
@@ -6391,6 +5743,8 @@ type RedriveDeadLettersResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *RedriveResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Job
 	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
 	ApplicationproblemJSON400 *Problem
 	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
@@ -6411,6 +5765,8 @@ type RedriveDeadLettersResponse struct {
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *RedriveDeadLettersResponse202Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *RedriveDeadLettersResponse503Headers
 }
@@ -6418,6 +5774,11 @@ type RedriveDeadLettersResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r RedriveDeadLettersResponse) GetJSON200() *RedriveResult {
 	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RedriveDeadLettersResponse) GetJSON202() *Job {
+	return r.JSON202
 }
 
 // GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
@@ -6604,193 +5965,6 @@ func (r ExtendLeasesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ExtendLeasesResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-// ListKeyLagsResponse503Headers the declared response headers of an HTTP 503 response for ListKeyLags
-type ListKeyLagsResponse503Headers struct {
-	RetryAfter *int
-}
-
-type ListKeyLagsResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *KeyLagList
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *Problem
-	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
-	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
-	ApplicationproblemJSON409 *Problem
-	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
-	ApplicationproblemJSON500 *Problem
-	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *Problem
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *ListKeyLagsResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListKeyLagsResponse) GetJSON200() *KeyLagList {
-	return r.JSON200
-}
-
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r ListKeyLagsResponse) GetApplicationproblemJSON400() *Problem {
-	return r.ApplicationproblemJSON400
-}
-
-// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r ListKeyLagsResponse) GetApplicationproblemJSON401() *Problem {
-	return r.ApplicationproblemJSON401
-}
-
-// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r ListKeyLagsResponse) GetApplicationproblemJSON403() *Problem {
-	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r ListKeyLagsResponse) GetApplicationproblemJSON404() *Problem {
-	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
-func (r ListKeyLagsResponse) GetApplicationproblemJSON409() *Problem {
-	return r.ApplicationproblemJSON409
-}
-
-// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r ListKeyLagsResponse) GetApplicationproblemJSON500() *Problem {
-	return r.ApplicationproblemJSON500
-}
-
-// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r ListKeyLagsResponse) GetApplicationproblemJSON503() *Problem {
-	return r.ApplicationproblemJSON503
-}
-
-// GetBody returns the raw response body bytes
-func (r ListKeyLagsResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r ListKeyLagsResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r ListKeyLagsResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ListKeyLagsResponse) ContentType() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Header.Get("Content-Type")
-	}
-	return ""
-}
-
-// GetMessageTimelineResponse503Headers the declared response headers of an HTTP 503 response for GetMessageTimeline
-type GetMessageTimelineResponse503Headers struct {
-	RetryAfter *int
-}
-
-type GetMessageTimelineResponse struct {
-	Body         []byte
-	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Timeline
-	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
-	ApplicationproblemJSON400 *Problem
-	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
-	ApplicationproblemJSON401 *Problem
-	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
-	ApplicationproblemJSON403 *Problem
-	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
-	ApplicationproblemJSON404 *Problem
-	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
-	ApplicationproblemJSON500 *Problem
-	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
-	ApplicationproblemJSON503 *Problem
-	// Headers503 the parsed response headers for an HTTP 503 response
-	Headers503 *GetMessageTimelineResponse503Headers
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetMessageTimelineResponse) GetJSON200() *Timeline {
-	return r.JSON200
-}
-
-// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
-func (r GetMessageTimelineResponse) GetApplicationproblemJSON400() *Problem {
-	return r.ApplicationproblemJSON400
-}
-
-// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
-func (r GetMessageTimelineResponse) GetApplicationproblemJSON401() *Problem {
-	return r.ApplicationproblemJSON401
-}
-
-// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
-func (r GetMessageTimelineResponse) GetApplicationproblemJSON403() *Problem {
-	return r.ApplicationproblemJSON403
-}
-
-// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
-func (r GetMessageTimelineResponse) GetApplicationproblemJSON404() *Problem {
-	return r.ApplicationproblemJSON404
-}
-
-// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
-func (r GetMessageTimelineResponse) GetApplicationproblemJSON500() *Problem {
-	return r.ApplicationproblemJSON500
-}
-
-// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
-func (r GetMessageTimelineResponse) GetApplicationproblemJSON503() *Problem {
-	return r.ApplicationproblemJSON503
-}
-
-// GetBody returns the raw response body bytes
-func (r GetMessageTimelineResponse) GetBody() []byte {
-	return r.Body
-}
-
-// Status returns HTTPResponse.Status
-func (r GetMessageTimelineResponse) Status() string {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.Status
-	}
-	return http.StatusText(0)
-}
-
-// StatusCode returns HTTPResponse.StatusCode
-func (r GetMessageTimelineResponse) StatusCode() int {
-	if r.HTTPResponse != nil {
-		return r.HTTPResponse.StatusCode
-	}
-	return 0
-}
-
-// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetMessageTimelineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7235,6 +6409,89 @@ func (r ReceiveMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReceiveMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetJobResponse503Headers the declared response headers of an HTTP 503 response for GetJob
+type GetJobResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetJobResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Job
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetJobResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetJobResponse) GetJSON200() *Job {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetJobResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetJobResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetJobResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetJobResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetJobResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8135,6 +7392,131 @@ func (r GetMessageResponse) ContentType() string {
 	return ""
 }
 
+// PurgeTopicResponse202Headers the declared response headers of an HTTP 202 response for PurgeTopic
+type PurgeTopicResponse202Headers struct {
+	Location *string
+}
+
+// PurgeTopicResponse503Headers the declared response headers of an HTTP 503 response for PurgeTopic
+type PurgeTopicResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PurgeTopicResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DryRunResult
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Job
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers202 the parsed response headers for an HTTP 202 response
+	Headers202 *PurgeTopicResponse202Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PurgeTopicResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PurgeTopicResponse) GetJSON200() *DryRunResult {
+	return r.JSON200
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r PurgeTopicResponse) GetJSON202() *Job {
+	return r.JSON202
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PurgeTopicResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PurgeTopicResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PurgeTopicResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PurgeTopicResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PurgeTopicResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetDocsWithResponse Interactive API docs
 //
 // Returns a wrapper object for the known response body format(s).
@@ -8329,111 +7711,6 @@ func (c *ClientWithResponses) AckMessagesWithResponse(ctx context.Context, group
 	return ParseAckMessagesResponse(rsp)
 }
 
-// ListBlockedKeysWithResponse List blocked ordering keys
-//
-// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
-func (c *ClientWithResponses) ListBlockedKeysWithResponse(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*ListBlockedKeysResponse, error) {
-	rsp, err := c.ListBlockedKeys(ctx, group, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseListBlockedKeysResponse(rsp)
-}
-
-// ParkBlockedKeyWithBodyWithResponse Park an ordering key
-//
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
-//
-// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
-//
-// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
-func (c *ClientWithResponses) ParkBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error) {
-	rsp, err := c.ParkBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseParkBlockedKeyResponse(rsp)
-}
-
-// ParkBlockedKeyWithResponse Park an ordering key
-//
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
-//
-// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
-//
-// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
-func (c *ClientWithResponses) ParkBlockedKeyWithResponse(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error) {
-	rsp, err := c.ParkBlockedKey(ctx, group, body, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseParkBlockedKeyResponse(rsp)
-}
-
-// ResumeBlockedKeyWithBodyWithResponse Resume a parked ordering key
-//
-// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
-//
-// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
-//
-// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
-func (c *ClientWithResponses) ResumeBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error) {
-	rsp, err := c.ResumeBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseResumeBlockedKeyResponse(rsp)
-}
-
-// ResumeBlockedKeyWithResponse Resume a parked ordering key
-//
-// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
-//
-// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
-//
-// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
-func (c *ClientWithResponses) ResumeBlockedKeyWithResponse(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error) {
-	rsp, err := c.ResumeBlockedKey(ctx, group, body, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseResumeBlockedKeyResponse(rsp)
-}
-
-// SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
-//
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
-//
-// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
-//
-// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
-func (c *ClientWithResponses) SkipBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error) {
-	rsp, err := c.SkipBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseSkipBlockedKeyResponse(rsp)
-}
-
-// SkipBlockedKeyWithResponse Skip a blocked key's head message
-//
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
-//
-// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
-//
-// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
-func (c *ClientWithResponses) SkipBlockedKeyWithResponse(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error) {
-	rsp, err := c.SkipBlockedKey(ctx, group, body, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseSkipBlockedKeyResponse(rsp)
-}
-
 // ListDeadLettersWithResponse List a group's dead letters
 //
 // Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -8449,9 +7726,39 @@ func (c *ClientWithResponses) ListDeadLettersWithResponse(ctx context.Context, g
 	return ParseListDeadLettersResponse(rsp)
 }
 
+// PurgeDeadLettersWithBodyWithResponse Purge dead letters by filter
+//
+// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+func (c *ClientWithResponses) PurgeDeadLettersWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PurgeDeadLettersResponse, error) {
+	rsp, err := c.PurgeDeadLettersWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeDeadLettersResponse(rsp)
+}
+
+// PurgeDeadLettersWithResponse Purge dead letters by filter
+//
+// Dead letters of the group that match the filter (all without one) leave the listing and the DLQ depth for good. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}, paced at ratePerSecond, that survives restarts and never purges an entry twice.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/dlq/purge (the `PurgeDeadLetters` operationId).
+func (c *ClientWithResponses) PurgeDeadLettersWithResponse(ctx context.Context, group string, body PurgeDeadLettersJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeDeadLettersResponse, error) {
+	rsp, err := c.PurgeDeadLetters(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeDeadLettersResponse(rsp)
+}
+
 // RedriveDeadLettersWithBodyWithResponse Redrive dead letters
 //
-// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8466,7 +7773,7 @@ func (c *ClientWithResponses) RedriveDeadLettersWithBodyWithResponse(ctx context
 
 // RedriveDeadLettersWithResponse Redrive dead letters
 //
-// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored.
+// Sends the dead letters with the given original ids (all of them when messageIds is empty or absent) back to this group only, through %RETRY%group, at once and with reconsumeTimes reset to 0. Each dead letter is redriven at most once; ids not in the DLQ are ignored. With a filter (tags, sql, reason, from, to) instead: dryRun answers 200 {"matched"}; otherwise 202 and a job (GET /v1/jobs/{id}) redrives the matching dead letters at ratePerSecond, surviving restarts without redriving any twice.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8503,36 +7810,6 @@ func (c *ClientWithResponses) ExtendLeasesWithResponse(ctx context.Context, grou
 		return nil, err
 	}
 	return ParseExtendLeasesResponse(rsp)
-}
-
-// ListKeyLagsWithResponse Per-key lag (ORDERLY)
-//
-// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
-func (c *ClientWithResponses) ListKeyLagsWithResponse(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*ListKeyLagsResponse, error) {
-	rsp, err := c.ListKeyLags(ctx, group, params, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseListKeyLagsResponse(rsp)
-}
-
-// GetMessageTimelineWithResponse A message's timeline in a group
-//
-// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
-//
-// Returns a wrapper object for the known response body format(s).
-//
-// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
-func (c *ClientWithResponses) GetMessageTimelineWithResponse(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*GetMessageTimelineResponse, error) {
-	rsp, err := c.GetMessageTimeline(ctx, group, messageId, reqEditors...)
-	if err != nil {
-		return nil, err
-	}
-	return ParseGetMessageTimelineResponse(rsp)
 }
 
 // NackMessagesWithBodyWithResponse Negatively acknowledge messages
@@ -8636,6 +7913,21 @@ func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, g
 		return nil, err
 	}
 	return ParseReceiveMessagesResponse(rsp)
+}
+
+// GetJobWithResponse Get a redrive or purge job
+//
+// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/jobs/{id} (the `GetJob` operationId).
+func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, id string, reqEditors ...RequestEditorFn) (*GetJobResponse, error) {
+	rsp, err := c.GetJob(ctx, id, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetJobResponse(rsp)
 }
 
 // ListTopicsWithResponse List topics
@@ -8812,6 +8104,36 @@ func (c *ClientWithResponses) GetMessageWithResponse(ctx context.Context, topic 
 		return nil, err
 	}
 	return ParseGetMessageResponse(rsp)
+}
+
+// PurgeTopicWithBodyWithResponse Purge a topic's messages by filter
+//
+// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+func (c *ClientWithResponses) PurgeTopicWithBodyWithResponse(ctx context.Context, topic string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error) {
+	rsp, err := c.PurgeTopicWithBody(ctx, topic, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeTopicResponse(rsp)
+}
+
+// PurgeTopicWithResponse Purge a topic's messages by filter
+//
+// Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
+func (c *ClientWithResponses) PurgeTopicWithResponse(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error) {
+	rsp, err := c.PurgeTopic(ctx, topic, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePurgeTopicResponse(rsp)
 }
 
 // ParseGetDocsResponse parses an HTTP response from a GetDocsWithResponse call
@@ -9546,421 +8868,6 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 	return response, nil
 }
 
-// ParseListBlockedKeysResponse parses an HTTP response from a ListBlockedKeysWithResponse call
-func ParseListBlockedKeysResponse(rsp *http.Response) (*ListBlockedKeysResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &ListBlockedKeysResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest BlockedList
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON503 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 503:
-		var headers ListBlockedKeysResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
-	}
-
-	return response, nil
-}
-
-// ParseParkBlockedKeyResponse parses an HTTP response from a ParkBlockedKeyWithResponse call
-func ParseParkBlockedKeyResponse(rsp *http.Response) (*ParkBlockedKeyResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &ParkBlockedKeyResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest BlockedKey
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON503 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 503:
-		var headers ParkBlockedKeyResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
-	}
-
-	return response, nil
-}
-
-// ParseResumeBlockedKeyResponse parses an HTTP response from a ResumeBlockedKeyWithResponse call
-func ParseResumeBlockedKeyResponse(rsp *http.Response) (*ResumeBlockedKeyResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &ResumeBlockedKeyResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest BlockedKey
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON503 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 503:
-		var headers ResumeBlockedKeyResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
-	}
-
-	return response, nil
-}
-
-// ParseSkipBlockedKeyResponse parses an HTTP response from a SkipBlockedKeyWithResponse call
-func ParseSkipBlockedKeyResponse(rsp *http.Response) (*SkipBlockedKeyResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &SkipBlockedKeyResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest BlockedKey
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON408 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON413 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON415 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON503 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 503:
-		var headers SkipBlockedKeyResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
-	}
-
-	return response, nil
-}
-
 // ParseListDeadLettersResponse parses an HTTP response from a ListDeadLettersWithResponse call
 func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10042,6 +8949,125 @@ func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse,
 	return response, nil
 }
 
+// ParsePurgeDeadLettersResponse parses an HTTP response from a PurgeDeadLettersWithResponse call
+func ParsePurgeDeadLettersResponse(rsp *http.Response) (*PurgeDeadLettersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PurgeDeadLettersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DryRunResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers PurgeDeadLettersResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 503:
+		var headers PurgeDeadLettersResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseRedriveDeadLettersResponse parses an HTTP response from a RedriveDeadLettersWithResponse call
 func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10062,6 +9088,13 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
 		var dest Problem
@@ -10136,6 +9169,16 @@ func ParseRedriveDeadLettersResponse(rsp *http.Response) (*RedriveDeadLettersRes
 	}
 
 	switch {
+	case rsp.StatusCode == 202:
+		var headers RedriveDeadLettersResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
 	case rsp.StatusCode == 503:
 		var headers RedriveDeadLettersResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -10240,175 +9283,6 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 	switch {
 	case rsp.StatusCode == 503:
 		var headers ExtendLeasesResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
-	}
-
-	return response, nil
-}
-
-// ParseListKeyLagsResponse parses an HTTP response from a ListKeyLagsWithResponse call
-func ParseListKeyLagsResponse(rsp *http.Response) (*ListKeyLagsResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &ListKeyLagsResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest KeyLagList
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON409 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON503 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 503:
-		var headers ListKeyLagsResponse503Headers
-		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.RetryAfter = &value
-		}
-		response.Headers503 = &headers
-	}
-
-	return response, nil
-}
-
-// ParseGetMessageTimelineResponse parses an HTTP response from a GetMessageTimelineWithResponse call
-func ParseGetMessageTimelineResponse(rsp *http.Response) (*GetMessageTimelineResponse, error) {
-	bodyBytes, err := io.ReadAll(rsp.Body)
-	defer func() { _ = rsp.Body.Close() }()
-	if err != nil {
-		return nil, err
-	}
-
-	response := &GetMessageTimelineResponse{
-		Body:         bodyBytes,
-		HTTPResponse: rsp,
-	}
-
-	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Timeline
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON401 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON403 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON500 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Problem
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.ApplicationproblemJSON503 = &dest
-
-	}
-
-	switch {
-	case rsp.StatusCode == 503:
-		var headers GetMessageTimelineResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -10820,6 +9694,80 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReceiveMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetJobResponse parses an HTTP response from a GetJobWithResponse call
+func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetJobResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetJobResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -11642,6 +10590,125 @@ func ParseGetMessageResponse(rsp *http.Response) (*GetMessageResponse, error) {
 	switch {
 	case rsp.StatusCode == 503:
 		var headers GetMessageResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePurgeTopicResponse parses an HTTP response from a PurgeTopicWithResponse call
+func ParsePurgeTopicResponse(rsp *http.Response) (*PurgeTopicResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PurgeTopicResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DryRunResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Job
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 202:
+		var headers PurgeTopicResponse202Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers202 = &headers
+	case rsp.StatusCode == 503:
+		var headers PurgeTopicResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

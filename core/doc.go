@@ -2,7 +2,8 @@
 // messages, consumer groups, message queues), the filter grammar and the
 // error codes that the HTTP layer maps to statuses.
 //
-// It imports nothing of the project and nothing of HTTP or storage. Its
+// It imports nothing of the project but its leaf core/sqlfilter (the SQL92
+// filter grammar, standard library only), and nothing of HTTP or storage. Its
 // sub-packages hold the machinery:
 //
 //   - core/store:    the bbolt file (commit log, consume queues, indexes,

@@ -2,15 +2,20 @@ package core
 
 import (
 	"strings"
+
+	"github.com/mqgate/mqgate/core/sqlfilter"
 )
 
 // Filter is a parsed subscription expression: `*` (or empty) matches every
 // message, `TagA || TagB` matches those tags (RocketMQ SubscriptionData).
 type Filter struct {
-	Expr  string
+	Expr string
+	// Type is FilterTag (also "") or FilterSQL92 (filter_sql.go).
+	Type  string
 	all   bool
 	tags  map[string]struct{}
 	codes map[int32]struct{}
+	sql   *sqlfilter.Expr // SQL92 only
 }
 
 // ParseFilter parses a tag expression.
@@ -38,21 +43,22 @@ func ParseFilter(expr string) (Filter, error) {
 var MatchAll = Filter{Expr: "*", all: true}
 
 // All reports whether the filter matches everything.
-func (f Filter) All() bool { return f.all || (f.tags == nil && f.Expr == "") }
+func (f Filter) All() bool { return f.sql == nil && (f.all || (f.tags == nil && f.Expr == "")) }
 
 // MatchCode is the consume-queue check on the tags hash code; it may pass
 // messages whose tag merely collides (MatchTags settles it).
 func (f Filter) MatchCode(code int32) bool {
-	if f.All() {
+	if f.All() || f.sql != nil {
 		return true
 	}
 	_, ok := f.codes[code]
 	return ok
 }
 
-// MatchTags is the exact check on the message's tag.
+// MatchTags is the exact check on the message's tag (a SQL92 filter
+// passes every tag: Match settles it).
 func (f Filter) MatchTags(tags string) bool {
-	if f.All() {
+	if f.All() || f.sql != nil {
 		return true
 	}
 	_, ok := f.tags[tags]

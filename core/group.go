@@ -36,7 +36,9 @@ const (
 // Subscription is one topic a group consumes, with its tag filter.
 type Subscription struct {
 	Topic  string
-	Filter string // "*" or "TagA || TagB"
+	Filter string // "*" or "TagA || TagB"; with FilterType SQL92 an expression
+	// FilterType is "" (TAG) or FilterSQL92 (filter_sql.go).
+	FilterType string `json:"FilterType,omitempty"`
 }
 
 // PushConfig makes a group a webhook group.

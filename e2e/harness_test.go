@@ -30,11 +30,19 @@ type server struct {
 
 // startServer runs mqgate serve on 127.0.0.1:0 over dataDir and waits for
 // its "listening" log line. The process is stopped (SIGTERM) at cleanup.
-func startServer(t testing.TB, dataDir string) *server {
+// extra flags are appended to the command line.
+func startServer(t testing.TB, dataDir string, extra ...string) *server {
+	t.Helper()
+	return startServerBin(t, binPath, dataDir, extra...)
+}
+
+// startServerBin is startServer with another build of mqgate.
+func startServerBin(t testing.TB, bin, dataDir string, extra ...string) *server {
 	t.Helper()
 	s := &server{t: t, dir: dataDir, exited: make(chan struct{})}
-	s.cmd = exec.Command(binPath, "serve", "--addr", "127.0.0.1:0", "--data", dataDir,
-		"--log-format", "json", "--log-level", "info")
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dataDir,
+		"--log-format", "json", "--log-level", "info"}, extra...)
+	s.cmd = exec.Command(bin, args...)
 	stderr, err := s.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -441,6 +441,10 @@ func (e *Embedded) ResumeKey(group string, mq core.MessageQueue, key string) (Bl
 func (e *Embedded) applyToHead(c *clientRT, rules *groupRules, mq core.MessageQueue) {
 	t := e.leases
 	var calls []call
+	// Answers decided here are in progress until runCalls delivered them
+	// (QueueDropped waits for them), as in apply.
+	t.answering.RLock()
+	defer t.answering.RUnlock()
 	t.mu.Lock()
 	c.box.mu.Lock()
 	for _, p := range t.pendingLocked(c.box, mq) {

@@ -51,16 +51,28 @@
 //     client is shut down before its pusher closes, so nothing the pusher
 //     holds is answered after the client is gone: it is delivered again
 //     from the committed offset rather than nacked into the retry topic.
+//   - Idle pull groups (reconcile.go expireIdle, on the run loop's one
+//     timer): a client nobody received from for IdlePrefetchAfter (30 s)
+//     gets consumer.SetPrefetch(IdlePrefetch) (32); the consumer trims each
+//     queue to that window, the inbox (a consumer.Revoker) giving back the
+//     buffered messages beyond it, which are pulled again later. An idle
+//     group so caches at most 32 + one pull batch (32) = 64 messages per
+//     queue plus what is leased, instead of 1000. The next receive
+//     restores the default window (1000).
 //   - receipt handles: HMAC-signed, naming (epoch, lease seq, group,
 //     consumer, queue, offset, first deadline); see handle.go.
 //
 // # Invariants
 //
-//   - Lock order: Embedded.mu → leaseTable.mu → inbox.mu. No consumer.Delivery
-//     method but Dropped (an atomic load) is called with any of them held:
-//     the consume service may call Consume from inside Ack / Nack.
-//     QueueDropped takes leaseTable.mu then inbox.mu; the consumer calls it
-//     with none of its locks held.
+//   - Lock order: Embedded.mu → leaseTable.answering → leaseTable.mu →
+//     inbox.mu. No consumer.Delivery
+//     method but Dropped and Revocable (lock-free reads) is called with any
+//     of them held: the consume service may call Consume from inside Ack /
+//     Nack (or Revoke). QueueDropped takes leaseTable.mu then inbox.mu,
+//     Revoke only inbox.mu; the consumer calls both with none of its locks
+//     held. PushClient.SetPrefetch is called with Embedded.mu held (it
+//     takes only the consumer's own locks and never calls back), so an
+//     idle client's lowering and a receive's restoring cannot cross.
 //   - Orderly: a queue's messages leave the inbox in order, and none while an
 //     earlier one of that queue is handed out and unanswered; a nack or expiry
 //     answers every later unanswered message of its batch too.

@@ -54,6 +54,7 @@ type clientRT struct {
 	pc         PushClient
 	active     int       // receives in progress
 	lastUsed   time.Time // end of the last receive (idle expiry)
+	idle       bool      // prefetch lowered to IdlePrefetch (reconcile.go expireIdle)
 }
 
 // New builds the gateway; Start starts it.

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 
-	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
@@ -35,13 +34,26 @@ type SettlingSendBack struct {
 
 var _ consumer.SendBacker = SettlingSendBack{}
 
-// SendMessageBack implements consumer.SendBacker.
-func (s SettlingSendBack) SendMessageBack(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int, st consumer.Settle) error {
-	// A hook answering core.ErrGroupGone makes the engine write nothing.
-	hook := s.Registry.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)
-	err := s.Engine.SendMessageBackSettled(ctx, group, msg, delayLevel, maxReconsumeTimes, hook)
+// SendMessagesBack implements consumer.SendBacker: one engine batch (one
+// store transaction) whose guard checks the group incarnation once and
+// whose copies each carry their settle hook.
+func (s SettlingSendBack) SendMessagesBack(ctx context.Context, group string, backs []consumer.SendBack) error {
+	if len(backs) == 0 {
+		return nil
+	}
+	out := make([]engine.SendBack, len(backs))
+	for i, b := range backs {
+		st := b.Settle
+		// A hook answering core.ErrGroupGone drops its copy only.
+		out[i] = engine.SendBack{Msg: b.Msg, DelayLevel: b.DelayLevel, MaxReconsumeTimes: b.MaxReconsumeTimes,
+			Settle: s.Registry.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)}
+	}
+	// A batch is one client's: one group incarnation.
+	err := s.Engine.SendMessagesBack(ctx, group, s.Registry.GroupGuard(group, backs[0].Settle.Incarnation), out)
 	if err == nil {
-		s.Timeline.recordSendBack(group, msg, delayLevel, maxReconsumeTimes)
+		for _, b := range backs {
+			s.Timeline.recordSendBack(group, b.Msg, b.DelayLevel, b.MaxReconsumeTimes)
+		}
 	}
 	return err
 }

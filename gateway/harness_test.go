@@ -120,6 +120,7 @@ func (f *feeder) UpdateConfig(cfg core.GroupConfig) {
 }
 
 func (f *feeder) Status() []consumer.QueueStatus { return nil }
+func (f *feeder) SetPrefetch(int)                {}
 
 // deliver dispatches messages at offsets [from, from+n) of mq as one batch.
 func (f *feeder) deliver(mq core.MessageQueue, orderly bool, from int64, n int) {

@@ -75,21 +75,38 @@ func (q *queueBuf) takeable(t uint64) bool {
 	return !q.items[0].dl.orderly || q.inFlight == 0 || q.takenBy == t
 }
 
+// revocable is an answerer whose unhanded messages can be given back
+// (*consumer.Delivery): Revocable takes no lock, Revoke is called with no
+// gateway lock held.
+type revocable interface {
+	Revocable() bool
+	Revoke(i int)
+}
+
 // call is one answer to make to a consumer.Delivery once every gateway lock
 // is released: the consume service may dispatch the next batch from inside
 // Ack / Nack, which calls back into Consume.
 type call struct {
-	d     answerer
-	i     int
-	ok    bool
-	level int
+	d      answerer
+	i      int
+	ok     bool
+	level  int
+	reason string // a nack's reason (nack_reason.go)
+	revoke bool   // give the message back (Revoke), not an answer
 }
 
 func runCalls(calls []call) {
 	for _, c := range calls {
-		if c.ok {
+		if c.revoke {
+			c.d.(revocable).Revoke(c.i)
+			continue
+		}
+		switch {
+		case c.ok:
 			c.d.Ack(c.i)
-		} else {
+		case c.reason != "":
+			nackReason(c.d, c.i, c.level, c.reason)
+		default:
 			c.d.Nack(c.i, c.level)
 		}
 	}
@@ -121,7 +138,10 @@ type inbox struct {
 	persist func()      // persists park rules after rules recorded an id
 }
 
-var _ consumer.DropListener = (*inbox)(nil)
+var (
+	_ consumer.DropListener = (*inbox)(nil)
+	_ consumer.Revoker      = (*inbox)(nil)
+)
 
 func newInbox(group, clientID string, leases *leaseTable) *inbox {
 	return &inbox{group: group, clientID: clientID, leases: leases, queues: map[core.MessageQueue]*queueBuf{}}
@@ -382,6 +402,15 @@ func (b *inbox) voidLocked(dl *delivery, i int) {
 // (RocketMQ: a dropped ProcessQueue's ConsumeRequest does nothing).
 // Deliveries of the queue's next ProcessQueue, if already here, stay.
 func (b *inbox) QueueDropped(mq core.MessageQueue) {
+	b.voidDropped(mq)
+	// Answers accepted before the void may still be on their way to the
+	// consumer (runCalls runs with no lock held): wait for them, so the
+	// consumer re-pulls the queue only after they landed.
+	b.leases.answering.Lock()
+	b.leases.answering.Unlock()
+}
+
+func (b *inbox) voidDropped(mq core.MessageQueue) {
 	t := b.leases
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -402,6 +431,31 @@ func (b *inbox) QueueDropped(mq core.MessageQueue) {
 	if q.takeable(0) {
 		b.wakeLocked()
 	}
+}
+
+// Revoke implements consumer.Revoker: the consumer shrank mq's prefetch
+// window (an idle group), so the buffered messages of mq at or above from
+// are given back — removed from the buffer and revoked, to be pulled again
+// later. Handed-out messages keep their leases.
+func (b *inbox) Revoke(mq core.MessageQueue, from int64) {
+	var calls []call
+	b.mu.Lock()
+	if q := b.queues[mq]; q != nil && !b.closed {
+		q.items = slices.DeleteFunc(q.items, func(it item) bool {
+			r, ok := it.dl.d.(revocable)
+			if !ok || !r.Revocable() || it.dl.d.Dropped() || it.msg().QueueOffset < from {
+				return false
+			}
+			it.dl.state[it.i] = stAnswered
+			calls = append(calls, call{d: it.dl.d, i: it.i, revoke: true})
+			return true
+		})
+		if len(q.items) == 0 {
+			q.items = nil
+		}
+	}
+	b.mu.Unlock()
+	runCalls(calls)
 }
 
 // close wakes every parked receive (they answer empty) and drops the

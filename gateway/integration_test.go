@@ -26,7 +26,7 @@ type realEnv struct {
 
 type nopSendBack struct{}
 
-func (nopSendBack) SendMessageBack(context.Context, string, *core.Message, int, int, consumer.Settle) error {
+func (nopSendBack) SendMessagesBack(context.Context, string, []consumer.SendBack) error {
 	return nil
 }
 

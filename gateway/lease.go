@@ -68,6 +68,14 @@ type leaseTable struct {
 	epoch uint64
 	codec *handleCodec
 
+	// answering is held for reading from deciding answers (apply, expire)
+	// until they are delivered to the consumer (runCalls); QueueDropped
+	// takes it for writing after voiding a queue, so every answer accepted
+	// before the void has reached the consumer when the drop is complete
+	// (an ack answered ok is then in the queue's stored position before
+	// the queue is pulled again). Taken before mu.
+	answering sync.RWMutex
+
 	mu    sync.Mutex // guards below; taken before any inbox.mu
 	seq   uint64
 	byID  map[uint64]*lease
@@ -134,7 +142,7 @@ func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline
 		it.dl.leases[it.i] = l
 		t.byID[l.seq] = l
 		heap.Push(&t.h, l)
-		t.note(l, EventDelivered, 0)
+		t.note(l, EventDelivered, 0, "")
 		out = append(out, Received{Message: m, ReceiptHandle: t.codec.encode(l.rc), InvisibleUntil: deadline})
 	}
 	box.mu.Unlock()
@@ -160,7 +168,7 @@ const (
 // one (ok, nothing changes); so does one whose ProcessQueue was dropped
 // (its lease is voided, nothing is answered: the queue's next owner
 // delivers the message again).
-func (t *leaseTable) apply(group string, handles []string, o op, level int, extendTo time.Time, now time.Time) ([]HandleResult, []call) {
+func (t *leaseTable) apply(group string, handles []string, o op, level int, reason string, extendTo time.Time, now time.Time) ([]HandleResult, []call) {
 	res := make([]HandleResult, len(handles))
 	var calls []call
 	moved := false
@@ -200,12 +208,14 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, exte
 		}
 		switch o {
 		case opAck:
-			t.note(l, EventAcked, 0)
+			t.note(l, EventAcked, 0, "")
 			calls = box.answerLocked(l.dl, l.i, true, 0, calls)
 			t.endLocked(l, outcomeAcked)
 		case opNack:
-			t.note(l, EventNacked, level)
+			t.note(l, EventNacked, level, reason)
+			n := len(calls)
 			calls = box.answerLocked(l.dl, l.i, false, level, calls)
+			withReason(calls[n:], reason)
 			t.endLocked(l, outcomeNacked)
 		case opExtend:
 			l.deadline = extendTo
@@ -238,8 +248,10 @@ func (t *leaseTable) expire(now time.Time) ([]call, time.Time) {
 		if box.closed || l.dl.d.Dropped() {
 			box.voidLocked(l.dl, l.i)
 		} else {
-			t.note(l, EventLeaseExpired, 0)
+			t.note(l, EventLeaseExpired, 0, "")
+			n := len(calls)
 			calls = box.answerLocked(l.dl, l.i, false, 0, calls)
+			withReason(calls[n:], leaseExpiredReason(l))
 		}
 		box.mu.Unlock()
 		t.endLocked(l, outcomeExpired)
@@ -269,8 +281,10 @@ func (t *leaseTable) run(stop <-chan struct{}) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	for {
+		t.answering.RLock()
 		calls, next := t.expire(time.Now())
 		runCalls(calls)
+		t.answering.RUnlock()
 		var fire <-chan time.Time
 		if !next.IsZero() {
 			timer.Reset(time.Until(next))

@@ -20,9 +20,11 @@ type countingSendBack struct {
 	msgs []string // bodies
 }
 
-func (s *countingSendBack) SendMessageBack(_ context.Context, _ string, m *core.Message, _, _ int, _ consumer.Settle) error {
+func (s *countingSendBack) SendMessagesBack(_ context.Context, _ string, backs []consumer.SendBack) error {
 	s.mu.Lock()
-	s.msgs = append(s.msgs, string(m.Body))
+	for _, b := range backs {
+		s.msgs = append(s.msgs, string(b.Msg.Body))
+	}
 	s.mu.Unlock()
 	return nil
 }

@@ -18,6 +18,8 @@ type PushClient interface {
 	Shutdown(ctx context.Context) error
 	UpdateConfig(cfg core.GroupConfig)
 	Status() []consumer.QueueStatus
+	// SetPrefetch sets the per-queue prefetch window (n <= 0: the default).
+	SetPrefetch(n int)
 }
 
 // NewClientFunc builds (without starting) one push-consumer client; cmd
@@ -57,6 +59,17 @@ type Options struct {
 	// without a receive before its client is shut down (its offsets are
 	// kept; it resumes from them on its next receive). Default 5m.
 	BroadcastIdleTimeout time.Duration
+	// IdlePrefetchAfter: a pull client nobody has received from for this
+	// long has its per-queue prefetch window lowered to IdlePrefetch, and
+	// what it cached beyond the window is given back (pulled again when
+	// needed); the first receive after that restores the default window
+	// (consumer.DefaultPullThresholdForQueue, 1000). An idle group then
+	// caches at most IdlePrefetch + one pull batch (32) per queue, plus
+	// what is leased. Default 30s.
+	IdlePrefetchAfter time.Duration
+	// IdlePrefetch is the per-queue window of an idle pull client.
+	// Default 32.
+	IdlePrefetch int
 	// ClientShutdownTimeout bounds one client's Shutdown. Default 10s.
 	ClientShutdownTimeout time.Duration
 	// Logger receives the gateway's logs. Default: none.
@@ -106,6 +119,12 @@ func (o *Options) setDefaults() {
 	}
 	if o.BroadcastIdleTimeout <= 0 {
 		o.BroadcastIdleTimeout = 5 * time.Minute
+	}
+	if o.IdlePrefetchAfter <= 0 {
+		o.IdlePrefetchAfter = 30 * time.Second
+	}
+	if o.IdlePrefetch <= 0 {
+		o.IdlePrefetch = 32
 	}
 	if o.ClientShutdownTimeout <= 0 {
 		o.ClientShutdownTimeout = 10 * time.Second

@@ -45,10 +45,18 @@ func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest
 		}
 		consumerID = req.ConsumerID
 	}
+	fresh := rt.clients[consumerID] == nil
 	c, err := e.clientLocked(rt, consumerID)
 	if err != nil {
 		e.mu.Unlock()
 		return nil, fmt.Errorf("gateway: start client of group %q: %w", group, err)
+	}
+	// A receiver is back: the full prefetch window again; the idle timer
+	// (reconcile.go) is re-armed for this client.
+	wasIdle := c.idle
+	if wasIdle {
+		c.idle = false
+		c.pc.SetPrefetch(0)
 	}
 	parks := req.Wait > 0
 	if parks {
@@ -78,7 +86,7 @@ func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest
 	}
 	c.active--
 	c.lastUsed = time.Now()
-	idle := c.active == 0 && consumerID != ""
+	idle := c.active == 0 && (consumerID != "" || wasIdle || fresh)
 	e.mu.Unlock()
 	if idle {
 		select {
@@ -94,15 +102,12 @@ func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest
 
 // Ack implements Service.
 func (e *Embedded) Ack(ctx context.Context, group string, handles []string) ([]HandleResult, error) {
-	return e.apply(group, handles, opAck, 0, 0)
+	return e.apply(group, handles, opAck, 0, "", 0)
 }
 
 // Nack implements Service.
 func (e *Embedded) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]HandleResult, error) {
-	if delayLevel < -1 {
-		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level")
-	}
-	return e.apply(group, handles, opNack, delayLevel, 0)
+	return e.NackReason(ctx, group, handles, delayLevel, "")
 }
 
 // Extend implements Service.
@@ -110,10 +115,10 @@ func (e *Embedded) Extend(ctx context.Context, group string, handles []string, i
 	if invisible < MinInvisible || invisible > MaxInvisible {
 		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(MaxInvisible/time.Second))
 	}
-	return e.apply(group, handles, opExtend, 0, invisible)
+	return e.apply(group, handles, opExtend, 0, "", invisible)
 }
 
-func (e *Embedded) apply(group string, handles []string, o op, level int, invisible time.Duration) ([]HandleResult, error) {
+func (e *Embedded) apply(group string, handles []string, o op, level int, reason string, invisible time.Duration) ([]HandleResult, error) {
 	if len(handles) < 1 || len(handles) > MaxHandles {
 		return nil, core.FieldError("receiptHandles", "must hold 1 to %d handles", MaxHandles)
 	}
@@ -121,7 +126,9 @@ func (e *Embedded) apply(group string, handles []string, o op, level int, invisi
 		return nil, err
 	}
 	now := time.Now()
-	res, calls := e.leases.apply(group, handles, o, level, now.Add(invisible), now)
+	e.leases.answering.RLock()
+	defer e.leases.answering.RUnlock()
+	res, calls := e.leases.apply(group, handles, o, level, reason, now.Add(invisible), now)
 	runCalls(calls)
 	return res, nil
 }

@@ -195,38 +195,54 @@ func (e *Embedded) stopClient(ctx context.Context, c *clientRT) error {
 	return c.pc.Shutdown(ctx)
 }
 
-// nextIdle is the earliest moment an idle BROADCASTING client expires.
+// nextIdle is the earliest moment an idle client gets its prefetch
+// window lowered (IdlePrefetchAfter) or, BROADCASTING, expires.
 func (e *Embedded) nextIdle() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var next time.Time
-	for _, rt := range e.groups {
-		if rt.cfg.MessageModel != core.Broadcasting {
-			continue
+	at := func(d time.Time) {
+		if next.IsZero() || d.Before(next) {
+			next = d
 		}
+	}
+	for _, rt := range e.groups {
 		for _, c := range rt.clients {
 			if c.active > 0 {
 				continue
 			}
-			if d := c.lastUsed.Add(e.opts.BroadcastIdleTimeout); next.IsZero() || d.Before(next) {
-				next = d
+			if !c.idle {
+				at(c.lastUsed.Add(e.opts.IdlePrefetchAfter))
+			}
+			if rt.cfg.MessageModel == core.Broadcasting {
+				at(c.lastUsed.Add(e.opts.BroadcastIdleTimeout))
 			}
 		}
 	}
 	return next
 }
 
+// expireIdle lowers the prefetch window of clients idle for
+// IdlePrefetchAfter (the consumer gives back what it cached beyond it) and
+// stops BROADCASTING clients idle for BroadcastIdleTimeout.
 func (e *Embedded) expireIdle(now time.Time) {
 	var idle []*clientRT
 	e.mu.Lock()
 	for _, rt := range e.groups {
-		if rt.cfg.MessageModel != core.Broadcasting {
-			continue
-		}
 		for id, c := range rt.clients {
-			if c.active == 0 && !now.Before(c.lastUsed.Add(e.opts.BroadcastIdleTimeout)) {
+			if c.active > 0 {
+				continue
+			}
+			if rt.cfg.MessageModel == core.Broadcasting && !now.Before(c.lastUsed.Add(e.opts.BroadcastIdleTimeout)) {
 				idle = append(idle, c)
 				delete(rt.clients, id)
+				continue
+			}
+			if !c.idle && !now.Before(c.lastUsed.Add(e.opts.IdlePrefetchAfter)) {
+				// Under e.mu, so a receive's SetPrefetch(0) cannot
+				// overtake it; SetPrefetch never blocks or calls back.
+				c.idle = true
+				c.pc.SetPrefetch(e.opts.IdlePrefetch)
 			}
 		}
 	}

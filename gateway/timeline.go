@@ -148,12 +148,12 @@ func (e *Embedded) RecordEvents(group string, evs ...Event) {
 }
 
 // note records an event of lease l (t.mu held, before l ends).
-func (t *leaseTable) note(l *lease, typ EventType, level int) {
+func (t *leaseTable) note(l *lease, typ EventType, level int, reason string) {
 	if t.tl == nil || l.dl == nil {
 		return
 	}
 	m := l.dl.msgs[l.i]
-	ev := Event{Type: typ, MessageID: m.UserID(), DelayLevel: level}
+	ev := Event{Type: typ, MessageID: m.UserID(), DelayLevel: level, Reason: reason}
 	if typ == EventDelivered {
 		ev.ConsumerID, ev.Attempt = l.rc.ConsumerID, m.ReconsumeTimes+1
 		if ev.ConsumerID == "" {

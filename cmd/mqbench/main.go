@@ -27,6 +27,7 @@ modes:
   consume          pre-publish, then N consumers receive+ack
   latency          publish at a fixed rate, measure publish->receive latency
   webhook          publish at a fixed rate to a push group, measure publish->webhook
+  jetstream        in-process 3-node JetStream cluster: two gateways vs a direct client vs embedded
 
 run 'mqbench <mode> -h' for the flags of a mode.
 `
@@ -51,6 +52,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = latencyMain(ctx, args, stdout, stderr)
 	case "webhook":
 		err = webhookMain(ctx, args, stdout, stderr)
+	case "jetstream":
+		err = jetstreamMain(ctx, args, stdout, stderr) // jetstream.go
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -32,6 +32,14 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to
 	// finish after SIGTERM before connections are closed.
 	ShutdownTimeout time.Duration
+	// WriteTimeout bounds writing a response (from the end of reading the
+	// request); a client that does not read its answer is cut after it, so
+	// it cannot pin the response's memory. Long-poll receives extend it
+	// by their wait.
+	WriteTimeout time.Duration
+	// IdleTimeout closes a keep-alive connection with no request for this
+	// long.
+	IdleTimeout time.Duration
 	// DelayLevels are the durations of delay levels 1..N, space or comma
 	// separated (RocketMQ messageDelayLevel).
 	DelayLevels string
@@ -81,6 +89,18 @@ type Config struct {
 	// one existed (gateway.key present, mqgate.db missing or 0 bytes);
 	// without it that start is refused (initcheck.go).
 	Init bool
+	// Backend is embedded (bbolt, the default) or jetstream (backend/jetstream).
+	Backend string
+	// NATSURL (comma-separated) and NATSCreds (a .creds file) reach the
+	// JetStream cluster; NATSReplicas is the replica count of everything
+	// the backend creates (3; less only with a loud warning).
+	NATSURL, NATSCreds string
+	NATSReplicas       int
+	// NATSMaxBatch is the servers' jetstream.limits.batch.max_msgs.
+	NATSMaxBatch int
+	// HandleKeyFile is the receipt-handle key shared by every gateway in
+	// front of one cluster (required with --backend jetstream).
+	HandleKeyFile string
 }
 
 // listFlag is a repeatable, comma-separated string flag; the first use on
@@ -127,6 +147,8 @@ func DefaultConfig() Config {
 		LogLevel:             "info",
 		LogFormat:            "auto",
 		ShutdownTimeout:      30 * time.Second,
+		WriteTimeout:         30 * time.Second,
+		IdleTimeout:          120 * time.Second,
 		DelayLevels:          defaultDelayLevels,
 		MaxDelay:             40 * 24 * time.Hour,
 		DedupWindow:          engine.DefaultDedupWindow,
@@ -136,6 +158,10 @@ func DefaultConfig() Config {
 		BroadcastIdleTimeout: 5 * time.Minute,
 		AccessLog:            true,
 		BodyReadTimeout:      api.DefaultBodyReadTimeout,
+		Backend:              "embedded",
+		NATSURL:              "nats://127.0.0.1:4222",
+		NATSReplicas:         3,
+		NATSMaxBatch:         1000,
 	}
 }
 
@@ -159,6 +185,8 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "trace|debug|info|warn|error")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json|console|auto")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown")
+	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "time to write a response; a client not reading it is cut (a long-poll receive adds its wait)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close keep-alive connections idle this long")
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
@@ -176,6 +204,12 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key file of --tls-cert")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
 	fs.BoolVar(&c.Init, "init", c.Init, "start an empty store even though the data dir held one before (gateway.key present, mqgate.db missing or empty)")
+	fs.StringVar(&c.Backend, "backend", c.Backend, "embedded|jetstream")
+	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "NATS server URLs, comma-separated (--backend jetstream)")
+	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS .creds file (--backend jetstream)")
+	fs.IntVar(&c.NATSReplicas, "nats-replicas", c.NATSReplicas, "replicas of the streams, consumers and buckets mqgate creates (--backend jetstream)")
+	fs.IntVar(&c.NATSMaxBatch, "nats-max-batch", c.NATSMaxBatch, "the servers' jetstream.limits.batch.max_msgs (a publish is one atomic batch of its messages and their index entries)")
+	fs.StringVar(&c.HandleKeyFile, "handle-key-file", c.HandleKeyFile, "receipt-handle key shared by all gateway instances (32+ bytes raw or 64+ hex digits); required with --backend jetstream")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
 	return fs
 }
@@ -288,6 +322,9 @@ func (c Config) problems() []error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))
 	}
+	if c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
+		errs = append(errs, errors.New("--write-timeout and --idle-timeout must be positive"))
+	}
 	for _, l := range []struct {
 		flag  string
 		cidrs []string
@@ -297,6 +334,18 @@ func (c Config) problems() []error {
 				errs = append(errs, fmt.Errorf("%s %q: want a CIDR (10.0.0.0/8) or an IP address", l.flag, s))
 			}
 		}
+	}
+	switch c.Backend {
+	case "embedded":
+	case "jetstream":
+		if c.HandleKeyFile == "" {
+			errs = append(errs, errors.New("--backend jetstream needs --handle-key-file (the key every gateway instance shares)"))
+		}
+		if c.NATSReplicas < 1 || c.NATSReplicas > 5 {
+			errs = append(errs, errors.New("--nats-replicas must be between 1 and 5"))
+		}
+	default:
+		errs = append(errs, fmt.Errorf("--backend %q: want embedded or jetstream", c.Backend))
 	}
 	return errs
 }

@@ -29,6 +29,7 @@ import (
 
 // The real engine is what api's handlers run over.
 var _ api.Engine = (*engine.Engine)(nil)
+var _ api.JobEngine = (*engine.Engine)(nil) // redrive and purge jobs (api/jobs.go)
 
 // Main is one run of `mqgate serve` (wtf style: NewMain, ParseFlags, Run,
 // Close), usable from tests in-process.
@@ -36,6 +37,7 @@ type Main struct {
 	Config Config
 	Logger zerolog.Logger
 
+	js      *jsRun // --backend jetstream (jetstream.go); nil otherwise
 	engine  *engine.Engine
 	groups  *groups.Registry
 	gateway *gateway.Embedded
@@ -73,6 +75,9 @@ func (m *Main) ParseFlags(args []string, out io.Writer) error {
 // listener is bound before Run returns, so a bad address or a port in use
 // is reported here, synchronously.
 func (m *Main) Run() error {
+	if m.Config.Backend == "jetstream" {
+		return m.runJetStream() // jetstream.go
+	}
 	// The key file first: a bad one fails the start before the store opens.
 	var keyring *auth.Keyring
 	if m.Config.APIKeys != "" {
@@ -198,6 +203,8 @@ func (m *Main) Run() error {
 			}
 			return nil
 		},
+		// Long polls extend their write deadline by their wait.
+		WriteTimeout: m.Config.WriteTimeout,
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},
@@ -206,14 +213,17 @@ func (m *Main) Run() error {
 	m.http = &http.Server{
 		Handler: m.api,
 		// Slow clients cannot hold a connection forever sending headers
-		// or a body; there is no WriteTimeout because long-poll receives
-		// wait up to 30 s (they set their own deadline per request with
-		// http.ResponseController).
+		// or a body, nor receiving an answer: a client that does not read
+		// its response is cut after WriteTimeout, which frees the
+		// response's memory. Long-poll receives wait up to 30 s and move
+		// their own deadline to wait + WriteTimeout
+		// (http.ResponseController, api/consume.go).
 		ReadHeaderTimeout: 10 * time.Second,
 		// A backstop only: the handler bounds the body itself
 		// (--body-read-timeout, answered 408 as problem+json).
 		ReadTimeout:    10*time.Second + 2*m.Config.BodyReadTimeout,
-		IdleTimeout:    120 * time.Second,
+		WriteTimeout:   m.Config.WriteTimeout,
+		IdleTimeout:    m.Config.IdleTimeout,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       newStdLogger(httpLog),
 		TLSConfig:      tlsConfig,
@@ -279,6 +289,9 @@ func (m *Main) Close() error {
 			errs = append(errs, fmt.Errorf("pprof close: %w", err))
 		}
 		m.pprof = nil
+	}
+	if m.js != nil {
+		errs = append(errs, m.closeJetStream(ctx))
 	}
 	if m.http != nil {
 		m.api.SetShuttingDown()

@@ -13,19 +13,30 @@ const cleanExpireDelayLevel = 3
 // submitConsumeRequest hands pulled messages to the listener in batches of
 // ConsumeMessageBatchMaxSize (ConsumeMessageConcurrentlyService).
 func (c *PushConsumer) submitConsumeRequest(pr *pullRequest, msgs []*core.Message) {
+	c.submit(pr, msgs, true)
+}
+
+// submitConsumeRequestLater's body: messages consumed again locally after
+// a failed send-back carry reconsumeTimes+1, which a new pull would lose,
+// so their deliveries are not revocable.
+func (c *PushConsumer) submitAgain(pr *pullRequest, msgs []*core.Message) {
+	c.submit(pr, msgs, false)
+}
+
+func (c *PushConsumer) submit(pr *pullRequest, msgs []*core.Message, revocable bool) {
 	bs := c.opts.ConsumeMessageBatchMaxSize
 	for i := 0; i < len(msgs); i += bs {
-		c.consumeConcurrently(pr, msgs[i:min(i+bs, len(msgs))])
+		c.consumeConcurrently(pr, msgs[i:min(i+bs, len(msgs))], revocable)
 	}
 }
 
 // consumeConcurrently is ConsumeRequest.run, made asynchronous: the
 // listener answers later and the last answer runs processConsumeResult.
-func (c *PushConsumer) consumeConcurrently(pr *pullRequest, msgs []*core.Message) {
+func (c *PushConsumer) consumeConcurrently(pr *pullRequest, msgs []*core.Message, revocable bool) {
 	if pr.pq.Dropped() {
 		return
 	}
-	d := &Delivery{Group: c.group, Queue: pr.mq, Msgs: msgs}
+	d := &Delivery{Group: c.group, Queue: pr.mq, Msgs: msgs, revocable: revocable}
 	st := c.newDelivery(pr, d)
 	c.mu.Lock()
 	if c.state != stateRunning {
@@ -46,9 +57,13 @@ func (c *PushConsumer) consumeConcurrently(pr *pullRequest, msgs []*core.Message
 }
 
 // processConsumeResult (concurrently): failed messages are sent back
-// (CLUSTERING) or dropped (BROADCASTING); those whose send-back failed get
-// reconsumeTimes+1 and are consumed again locally SendBackFailedDelay
-// later; the rest are removed and the offset moves forward.
+// (CLUSTERING) or dropped (BROADCASTING); the rest are removed and the
+// offset moves forward. Sending back is asynchronous: the failed messages
+// are queued for the client's send-back loop, which stores them in
+// batches and then removes them — or, if sending back failed, gives them
+// reconsumeTimes+1 and consumes them again locally SendBackFailedDelay
+// later (sendback.go). So the goroutine that answered (an HTTP nack, the
+// lease-expiry loop) never waits for the store.
 func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 	if st.d.Orderly {
 		c.processOrderlyResult(st)
@@ -69,8 +84,11 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 	}
 	msgs := st.d.Msgs
 	done := make([]*core.Message, 0, len(msgs))
-	var backFailed []*core.Message
+	var back []sendBackJob
 	for i, m := range msgs {
+		if st.revoked[i] {
+			continue // given back: pulled again later (trim.go)
+		}
 		if st.ok[i] {
 			c.stats.succeeded.Add(1)
 			done = append(done, m)
@@ -83,17 +101,15 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 			done = append(done, m)
 			continue
 		}
-		if err := c.sendBack(pr, m, st.delay[i], cfg.MaxReconsumeTimes); err != nil {
-			cp := *m
-			cp.ReconsumeTimes++
-			pr.pq.ReplaceMessage(&cp)
-			backFailed = append(backFailed, &cp)
-			continue
-		}
-		done = append(done, m)
+		// Queued for the client's send-back loop (sendback.go), which
+		// removes it once stored; until then it holds the offset back.
+		back = append(back, sendBackJob{pr: pr, msg: withReason(m, st.reason(i)), delayLevel: st.delay[i], maxReconsumeTimes: cfg.MaxReconsumeTimes})
 	}
-	if len(backFailed) > 0 {
-		c.sched.after(c.opts.SendBackFailedDelay, func() { c.submitConsumeRequest(pr, backFailed) })
+	if len(back) > 0 {
+		c.backs.add(back...)
+	}
+	if len(done) == 0 {
+		return
 	}
 	if off := pr.pq.RemoveMessage(done); off >= 0 && !pr.pq.Dropped() {
 		c.offsets.finished(pr.mq, off)

@@ -84,7 +84,10 @@ func (c *PushConsumer) lockAlive(pr *pullRequest) bool {
 // (SUSPEND_CURRENT_QUEUE_A_MOMENT) with reconsumeTimes+1 on the failed
 // messages — unless the first failed message has used up
 // maxReconsumeTimes (or was nacked with delay level -1): then it goes to
-// the DLQ (BROADCASTING: dropped) and the queue moves on at once.
+// the DLQ (BROADCASTING: dropped) and the queue moves on at once. The DLQ
+// move goes through the client's send-back loop (sendback.go) and the
+// queue continues when it is stored (or, if that failed, is suspended and
+// tried again), so the answering goroutine never waits for the store.
 func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 	pr := st.pr
 	c.mu.Lock()
@@ -101,50 +104,72 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 		k++
 	}
 	c.stats.succeeded.Add(int64(k))
-	suspend := false
-	var failed *core.Message // the head sent round again (suspend.go)
-	if k < n && st.released {
+	switch {
+	case k == n:
+		pr.failing.note(nil, time.Time{}) // the head succeeded (suspend.go)
+		c.finishOrderlyResult(st, false)
+	case st.released:
 		// The queue was dropped with the batch out (DropListener): the
 		// rest was not consumed; nothing failed.
 		pr.pq.MakeMessageToConsumeAgain(msgs[k:])
-	} else if k < n {
+		c.finishOrderlyResult(st, false)
+	default:
 		for j := k; j < n; j++ {
 			if !st.ok[j] {
 				c.stats.failed.Add(1)
 			}
 		}
 		m := msgs[k]
-		skip := false // m leaves the queue (DLQ or dropped)
-		if m.ReconsumeTimes >= cfg.MaxReconsumeTimes || st.delay[k] < 0 {
-			if cfg.MessageModel == core.Broadcasting {
-				c.stats.broadcastDropped.Add(1)
-				skip = true
-			} else if err := c.sendBack(pr, m, -1, cfg.MaxReconsumeTimes); err == nil {
-				c.stats.deadLettered.Add(1)
-				skip = true
-			}
+		if m.ReconsumeTimes < cfg.MaxReconsumeTimes && st.delay[k] >= 0 {
+			c.consumeAgain(st, k, false)
+			return
 		}
-		start := k
-		if skip {
-			start = k + 1
+		if cfg.MessageModel == core.Broadcasting {
+			c.stats.broadcastDropped.Add(1)
+			c.consumeAgain(st, k, true)
+			return
 		}
-		again := make([]*core.Message, 0, n-start)
-		for j := start; j < n; j++ {
-			cp := *msgs[j]
-			if !st.ok[j] {
-				cp.ReconsumeTimes++
-			}
-			again = append(again, &cp)
-		}
-		pr.pq.MakeMessageToConsumeAgain(again)
-		suspend = !skip
-		if suspend {
-			failed = again[0]
-		}
+		c.backs.add(sendBackJob{pr: pr, msg: withReason(m, st.reason(k)), delayLevel: -1, maxReconsumeTimes: cfg.MaxReconsumeTimes,
+			then: func(err error) {
+				if err == nil {
+					c.stats.deadLettered.Add(1)
+				}
+				c.consumeAgain(st, k, err == nil)
+			}})
 	}
-	if k == n || !st.released {
-		pr.failing.note(failed, time.Now().Add(c.opts.SuspendTime))
+}
+
+// consumeAgain makes the failed batch st (first failure at k) consume
+// again from k, or from k+1 when skip (message k left the queue: DLQ or
+// dropped), and finishes the result; without skip the queue is
+// suspended.
+func (c *PushConsumer) consumeAgain(st *deliveryState, k int, skip bool) {
+	msgs := st.d.Msgs
+	start := k
+	if skip {
+		start = k + 1
 	}
+	again := make([]*core.Message, 0, len(msgs)-start)
+	for j := start; j < len(msgs); j++ {
+		cp := *msgs[j]
+		if !st.ok[j] {
+			cp.ReconsumeTimes++
+		}
+		again = append(again, &cp)
+	}
+	st.pr.pq.MakeMessageToConsumeAgain(again)
+	if skip { // the failing head left the queue, or is sent round again (suspend.go)
+		st.pr.failing.note(nil, time.Time{})
+	} else {
+		st.pr.failing.note(again[0], time.Now().Add(c.opts.SuspendTime))
+	}
+	c.finishOrderlyResult(st, !skip)
+}
+
+// finishOrderlyResult commits what the batch finished and lets the queue
+// continue (after SuspendTime when suspend), or completes its drop.
+func (c *PushConsumer) finishOrderlyResult(st *deliveryState, suspend bool) {
+	pr := st.pr
 	commit := pr.pq.Commit() // what is still consuming: the finished prefix
 
 	pr.mu.Lock()

@@ -71,10 +71,12 @@ type PushConsumer struct {
 
 	rb rebalanceCount // rebalances started and finished (RebalanceWait, dropped.go)
 
-	prefetch atomic.Int64 // per-queue message threshold in force (SetPrefetch)
+	prefetch    atomic.Int64  // per-queue message threshold in force (SetPrefetch)
+	prefetchGen atomic.Uint64 // bumped when prefetch is lowered: pulls trim (trim.go)
 
 	offsets *offsetStore
 	sched   *scheduler
+	backs   *sendBackQueue // failed messages waiting for sendMessageBack (sendback.go)
 	stats   stats
 
 	ctx         context.Context // cancelled at shutdown; bounds send-backs
@@ -158,6 +160,8 @@ func (c *PushConsumer) Start() error {
 	c.mu.Unlock()
 
 	c.sched = newScheduler()
+	c.backs = newSendBackQueue()
+	go c.sendBackLoop()
 	watch, cancel := c.deps.Coordinator.Watch()
 	c.watchCancel = cancel
 	topics, topicCancel := c.deps.Reader.WatchTopics()
@@ -184,16 +188,16 @@ func (c *PushConsumer) Rebalance() { signal(c.kick) }
 // mode, model) live: the next rebalance, run at once, drops the queues
 // whose subscription changed and pulls the new ones.
 func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {
-	filters := map[string]string{}
+	filters := map[string]core.Filter{}
 	for _, sub := range c.subscriptions(cfg) {
-		filters[sub.topic] = sub.filter.Expr
+		filters[sub.topic] = sub.filter
 	}
 	c.mu.Lock()
 	c.cfg = cfg
 	// Before returning: a message published after UpdateConfig must be
 	// judged by the new filter, and the rebalance below runs later.
 	for _, pr := range c.table {
-		if expr, ok := filters[pr.mq.Topic]; !ok || expr != pr.filter.Expr {
+		if f, ok := filters[pr.mq.Topic]; !ok || !f.Same(pr.filter) {
 			pr.stale.Store(true)
 		}
 	}
@@ -247,6 +251,7 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 		err = ctx.Err() // a listener blocked in Consume; the pulls exit when it returns
 	}
 	c.cancel()
+	c.backs.close() // the batch in flight ends (its context is cancelled); the rest is delivered again
 
 	// persistAll, then unlock (RocketMQ shutdown: persistConsumerOffset,
 	// unregisterClient, and unlockAll for orderly).
@@ -278,19 +283,26 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 // SetPrefetch changes how many messages each owned queue may cache (the
 // pull threshold) while running: a gateway lowers it for a group nobody
 // has received from for a while, and raises it again when receivers come
-// back. n <= 0 restores Options.PullThresholdForQueue. Raising it wakes
-// the queues held by flow control.
+// back. n <= 0 restores Options.PullThresholdForQueue. Lowering it trims
+// every queue to the new window at once: what is cached beyond it and not
+// yet handed out by the listener is given back and pulled again later
+// (trim.go), so an idle group's memory shrinks instead of waiting for
+// consumption. Raising it wakes the queues held by flow control.
 func (c *PushConsumer) SetPrefetch(n int) {
 	if n <= 0 {
 		n = c.opts.PullThresholdForQueue
 	}
 	old := c.prefetch.Swap(int64(n))
-	if int64(n) <= old {
+	if int64(n) == old {
 		return
+	}
+	if int64(n) < old {
+		c.prefetchGen.Add(1)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, pr := range c.table {
+		signal(pr.nudge)
 		pr.pq.wake()
 	}
 }
@@ -459,28 +471,6 @@ func (c *PushConsumer) commitProgressAs(cid string, inc uint64, ps map[core.Mess
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return c.deps.Coordinator.CommitProgress(ctx, c.group, inc, cid, ps)
-}
-
-// sendBack stores m for a retry (or in the DLQ) and, in the same
-// transaction, records it as finished in pr's position.
-func (c *PushConsumer) sendBack(pr *pullRequest, m *core.Message, delayLevel, maxReconsumeTimes int) error {
-	if c.deps.SendBack == nil {
-		return errors.New("consumer: no SendBacker")
-	}
-	c.mu.Lock()
-	settle := Settle{Incarnation: c.cfg.Incarnation, ConsumerID: c.consumerID, Queue: pr.mq, Offset: m.QueueOffset,
-		Epoch: pr.epoch, TopicUID: pr.uid.Load()}
-	c.mu.Unlock()
-	ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
-	defer cancel()
-	err := c.deps.SendBack.SendMessageBack(ctx, c.group, m, delayLevel, maxReconsumeTimes, settle)
-	if err != nil {
-		c.stats.sendBackFailed.Add(1)
-		c.log.Warn().Err(err).Str("msgId", m.ID).Msg("sendMessageBack failed")
-		return err
-	}
-	c.stats.sentBack.Add(1)
-	return nil
 }
 
 func (c *PushConsumer) running() bool {

@@ -17,7 +17,9 @@ type deliveryState struct {
 	mu        sync.Mutex
 	answered  []bool
 	ok        []bool
+	revoked   []bool // given back by a Revoker: neither done nor failed
 	delay     []int
+	reasons   []string // NackReason texts; nil until the first one
 	remaining int
 	finished  bool
 	released  bool // finished by release: the queue was dropped, nothing counts
@@ -27,28 +29,69 @@ func (c *PushConsumer) newDelivery(pr *pullRequest, d *Delivery) *deliveryState 
 	n := len(d.Msgs)
 	st := &deliveryState{
 		c: c, pr: pr, d: d, started: time.Now(),
-		answered: make([]bool, n), ok: make([]bool, n), delay: make([]int, n), remaining: n,
+		answered: make([]bool, n), ok: make([]bool, n), revoked: make([]bool, n), delay: make([]int, n), remaining: n,
 	}
 	d.answer = st.answer
+	d.revoke = st.revoke
 	d.pq = pr.pq
 	pr.inFlight.Add(int64(n))
 	return st
 }
 
 // answer records one message's result; the last one processes the batch.
-func (st *deliveryState) answer(i int, ok bool, delayLevel int) {
+func (st *deliveryState) answer(i int, ok bool, delayLevel int, reason string) {
 	st.mu.Lock()
 	if st.finished || i < 0 || i >= len(st.answered) || st.answered[i] {
 		st.mu.Unlock()
 		return
 	}
 	st.answered[i], st.ok[i], st.delay[i] = true, ok, delayLevel
+	if reason != "" && !ok {
+		if st.reasons == nil {
+			st.reasons = make([]string, len(st.answered))
+		}
+		st.reasons[i] = reason
+	}
 	st.remaining--
 	done := st.remaining == 0
 	if done {
 		st.finished = true
 	}
 	st.mu.Unlock()
+	st.pr.inFlight.Add(-1)
+	if done {
+		st.c.processConsumeResult(st)
+	}
+}
+
+// reason is the NackReason text of message i ("" when none); read once
+// the delivery is finished.
+func (st *deliveryState) reason(i int) string {
+	if st.reasons == nil {
+		return ""
+	}
+	return st.reasons[i]
+}
+
+// revoke takes message i back unconsumed (Delivery.Revoke): it leaves
+// the ProcessQueue as a trimmed offset, pulled again later (trim.go).
+func (st *deliveryState) revoke(i int) {
+	if !st.d.revocable {
+		return
+	}
+	st.mu.Lock()
+	if st.finished || i < 0 || i >= len(st.answered) || st.answered[i] {
+		st.mu.Unlock()
+		return
+	}
+	st.answered[i], st.revoked[i] = true, true
+	st.remaining--
+	done := st.remaining == 0
+	if done {
+		st.finished = true
+	}
+	st.mu.Unlock()
+	st.pr.pq.revokeMessage(st.d.Msgs[i])
 	st.pr.inFlight.Add(-1)
 	if done {
 		st.c.processConsumeResult(st)
@@ -67,7 +110,7 @@ func (st *deliveryState) expire(delayLevel int) bool {
 	}
 	st.mu.Unlock()
 	for _, i := range todo {
-		st.answer(i, false, delayLevel)
+		st.answer(i, false, delayLevel, "consume timeout")
 	}
 	return len(todo) > 0
 }

@@ -28,15 +28,27 @@ type MessageReader interface {
 	WatchTopics() (ch <-chan string, cancel func())
 }
 
-// SendBacker stores a failed message for a later retry or in the
+// SendBacker stores failed messages for a later retry or in the
 // dead-letter queue (RocketMQ sendMessageBack / asyncConsumerSendMsgBack,
-// SPEC §6). delayLevel 0 lets the engine choose (3 + reconsumeTimes), -1
-// forces the DLQ. settle names the consume position the message belongs
-// to: the implementation records it as finished there in the same
-// transaction as the copy, so a crash never leaves a copy beside an
-// unfinished original (a second retry or DLQ entry).
+// SPEC §6), many at a time: the client's send-back loop hands it
+// everything waiting (sendback.go). Each SendBack's delayLevel 0 lets the
+// engine choose (3 + reconsumeTimes), -1 forces the DLQ; its Settle names
+// the consume position the message belongs to, and the implementation
+// records it as finished there in the same transaction as the copy, so a
+// crash never leaves a copy beside an unfinished original (a second retry
+// or DLQ entry). A batch is of one client: one group incarnation and
+// consumer. nil means every copy is stored (or dropped because the group
+// incarnation is gone); an error means none is.
 type SendBacker interface {
-	SendMessageBack(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int, settle Settle) error
+	SendMessagesBack(ctx context.Context, group string, backs []SendBack) error
+}
+
+// SendBack is one failed message of a SendMessagesBack batch.
+type SendBack struct {
+	Msg               *core.Message
+	DelayLevel        int
+	MaxReconsumeTimes int
+	Settle            Settle
 }
 
 // Settle is the position a send-back finishes: the group incarnation, the

@@ -26,9 +26,18 @@
 //     client's. CONCURRENTLY groups ignore fences;
 //   - PullMessageService (pull.go): one pull goroutine per owned queue,
 //     long polling on the engine's Arrival channel, flow control by the
-//     ProcessQueue thresholds, OFFSET_ILLEGAL correction;
+//     ProcessQueue thresholds, OFFSET_ILLEGAL correction; under a shared
+//     CacheBudget (budget.go) each pull first reserves its batch's bytes —
+//     at once up to the queue's fair share, beyond it in FIFO order only
+//     while the total stays within the limit — and keeps only what fits;
+//     a release wakes only the waiters that now fit;
 //   - ProcessQueue (processqueue.go) with RocketMQ's removeMessage rule and
 //     the orderly takeMessages / commit / makeMessageToConsumeAgain;
+//   - prefetch trimming (trim.go): SetPrefetch lowering the window makes
+//     each pull goroutine give back what is cached beyond it and not yet
+//     handed out (orderly: pending, never taken; concurrently: through a
+//     Revoker listener) and rewind its pull; the given-back offsets stay
+//     unfinished until pulled again, so nothing is lost or repeated;
 //   - the offset store (offsetstore.go): per owned queue a core.Progress —
 //     the offset below which everything is finished plus the finished
 //     offsets above it (read off the ProcessQueue when written, so an ack
@@ -44,6 +53,14 @@
 //     ConsumeMessageOrderlyService (consume_orderly.go), which hand
 //     Deliveries to the Listener and process the answers
 //     (processConsumeResult, sendMessageBack, cleanExpireMsg, suspend);
+//   - a send-back queue (sendback.go): failed messages are queued by
+//     whichever goroutine found them (an HTTP nack, the gateway's
+//     lease-expiry loop, the scheduler) and one goroutine per client takes
+//     everything waiting and stores it with one SendBacker call (one store
+//     transaction, each copy committed with its settlement), then removes
+//     the stored ones (removeMessage) or, if that failed, consumes them
+//     again locally SendBackFailedDelay later. An orderly DLQ move
+//     continues its queue from there;
 //   - a scheduler (scheduler.go): one timer for every "later" (suspend,
 //     re-consume after a failed send-back, consume timeout, the lock retry
 //     of an orderly queue whose lock lapsed: tryLockLaterAndReconsume).
@@ -66,12 +83,14 @@
 // (*engine.Engine and *groups.Registry satisfy them).
 //
 // Goroutines: per client one service loop (rebalance, heartbeat, lock
-// renewal, offset persistence), one scheduler and one pull goroutine per
-// owned queue; Shutdown stops and waits for all of them. Nothing wakes
+// renewal, offset persistence), one scheduler, one send-back loop and one
+// pull goroutine per owned queue; Shutdown stops and waits for all of
+// them (send-backs still queued are dropped: those messages are delivered
+// again from the committed offset). Nothing wakes
 // while the client is idle except the heartbeat and periodic rebalance.
 //
 // Lock order: PushConsumer.mu → pullRequest.mu → ProcessQueue.mu and
-// offsetStore.mu and offsetProgress.mu (leaves). The Coordinator may be called with
+// offsetStore.mu and offsetProgress.mu and sendBackQueue.mu (leaves). The Coordinator may be called with
 // PushConsumer.mu held (it never calls back). The Listener is never called
 // with any lock held, and never from inside a Delivery's Ack or Nack: an
 // answer that lets a queue continue goes through the scheduler.

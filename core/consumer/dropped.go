@@ -34,6 +34,17 @@ func (c *PushConsumer) revokeLocked(pr *pullRequest) {
 	}
 }
 
+// revokedLocked reports whether mq was dropped and the DropListener not
+// told yet (c.mu held).
+func (c *PushConsumer) revokedLocked(mq core.MessageQueue) bool {
+	for _, pr := range c.revoked {
+		if pr.mq == mq {
+			return true
+		}
+	}
+	return false
+}
+
 // notifyDropped tells a DropListener about the queues dropped since the
 // last call and releases their orderly batches still out. It runs on the
 // service goroutine after a rebalance, with no lock held.
@@ -49,6 +60,8 @@ func (c *PushConsumer) notifyDropped() {
 	for _, pr := range prs {
 		dl.QueueDropped(pr.mq)
 	}
+	// Queues dropped and still wanted were left for the next pass.
+	signal(c.kick)
 	for _, pr := range prs {
 		if !pr.orderly {
 			continue // concurrently: answers of a dropped queue are ignored

@@ -6,5 +6,11 @@ import "github.com/mqgate/mqgate/core"
 // consume service. Listener packages (gateway, gateway/webhook) use it in
 // their tests to drive a listener without a running push consumer.
 func NewDelivery(group string, mq core.MessageQueue, orderly bool, msgs []*core.Message, answer func(i int, ok bool, delayLevel int)) *Delivery {
+	return NewDeliveryReasons(group, mq, orderly, msgs, func(i int, ok bool, delayLevel int, _ string) { answer(i, ok, delayLevel) })
+}
+
+// NewDeliveryReasons is NewDelivery whose answer also gets the reason of
+// a NackReason ("" for Ack, Nack and a NackReason without one).
+func NewDeliveryReasons(group string, mq core.MessageQueue, orderly bool, msgs []*core.Message, answer func(i int, ok bool, delayLevel int, reason string)) *Delivery {
 	return &Delivery{Group: group, Queue: mq, Orderly: orderly, Msgs: msgs, answer: answer}
 }

@@ -153,9 +153,17 @@ type engineSendBack struct {
 	reg *groups.Registry
 }
 
-func (s engineSendBack) SendMessageBack(ctx context.Context, group string, m *core.Message, level, max int, st Settle) error {
-	hook := s.reg.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)
-	return s.eng.SendMessageBackSettled(ctx, group, m, level, max, hook)
+func (s engineSendBack) SendMessagesBack(ctx context.Context, group string, backs []SendBack) error {
+	if len(backs) == 0 {
+		return nil
+	}
+	out := make([]engine.SendBack, len(backs))
+	for i, b := range backs {
+		st := b.Settle
+		out[i] = engine.SendBack{Msg: b.Msg, DelayLevel: b.DelayLevel, MaxReconsumeTimes: b.MaxReconsumeTimes,
+			Settle: s.reg.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)}
+	}
+	return s.eng.SendMessagesBack(ctx, group, s.reg.GroupGuard(group, backs[0].Settle.Incarnation), out)
 }
 
 // recordingSendBack records send-backs; fail makes them fail.
@@ -170,14 +178,16 @@ type sendBackCall struct {
 	delayLevel int
 }
 
-func (r *recordingSendBack) SendMessageBack(_ context.Context, _ string, m *core.Message, delayLevel, _ int, _ Settle) error {
+func (r *recordingSendBack) SendMessagesBack(_ context.Context, _ string, backs []SendBack) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.fail {
 		return fmt.Errorf("send back refused (test)")
 	}
-	cp := *m
-	r.calls = append(r.calls, sendBackCall{&cp, delayLevel})
+	for _, b := range backs {
+		cp := *b.Msg
+		r.calls = append(r.calls, sendBackCall{&cp, b.DelayLevel})
+	}
 	return nil
 }
 

@@ -34,8 +34,39 @@ type Delivery struct {
 	Orderly bool
 	Msgs    []*core.Message
 
-	answer func(i int, ok bool, delayLevel int) // set by the consume service
-	pq     *ProcessQueue                        // set by the consume service
+	answer    func(i int, ok bool, delayLevel int, reason string) // set by the consume service
+	revoke    func(i int)                                         // set by the consume service
+	pq        *ProcessQueue                                       // set by the consume service
+	revocable bool                                                // set by the consume service
+}
+
+// Revocable reports whether the listener may give this delivery's
+// unanswered messages back with Revoke (a Revoker trimming an idle queue).
+// Orderly deliveries, and re-consumptions after a failed send-back (whose
+// reconsumeTimes a new pull would lose), are not revocable. It takes no
+// lock.
+func (d *Delivery) Revocable() bool { return d.revocable }
+
+// Revoke gives message i back unconsumed: the listener never handed it
+// out and forgets it; the consumer pulls it again later. It counts as
+// neither success nor failure, and it answers the message (a later Ack or
+// Nack of i is ignored). Only for a Revocable delivery, from a Revoker's
+// Revoke, with no listener lock held.
+func (d *Delivery) Revoke(i int) {
+	if d.revoke != nil {
+		d.revoke(i)
+	}
+}
+
+// Revoker is implemented by a Listener that buffers deliveries before
+// handing their messages on (the HTTP gateway's inbox). When the consumer
+// shrinks a queue's prefetch window (SetPrefetch, an idle group), it asks
+// the listener to give back the messages of mq at or above offset from
+// that it has not handed out: Revoke calls Delivery.Revoke for each (of
+// Revocable deliveries of live ProcessQueues only), with none of its locks
+// held, before it returns.
+type Revoker interface {
+	Revoke(mq core.MessageQueue, from int64)
 }
 
 // Dropped reports whether the consumer dropped the ProcessQueue this
@@ -48,14 +79,21 @@ type Delivery struct {
 func (d *Delivery) Dropped() bool { return d.pq != nil && d.pq.Dropped() }
 
 // Ack answers message i with CONSUME_SUCCESS.
-func (d *Delivery) Ack(i int) { d.answer(i, true, 0) }
+func (d *Delivery) Ack(i int) { d.answer(i, true, 0, "") }
 
 // Nack answers message i with RECONSUME_LATER. delayLevel: 0 lets the
 // engine decide (3 + reconsumeTimes), -1 sends it to the DLQ now, 1..N
 // picks that delay level (RocketMQ delayLevelWhenNextConsume). Orderly:
 // the message and every later one of the batch are consumed again after
 // the suspend time (SUSPEND_CURRENT_QUEUE_A_MOMENT).
-func (d *Delivery) Nack(i int, delayLevel int) { d.answer(i, false, delayLevel) }
+func (d *Delivery) Nack(i int, delayLevel int) { d.answer(i, false, delayLevel, "") }
+
+// NackReason is Nack with the reason of the failure: stored with the
+// retry or dead-letter copy (core.PropLastReason, shown as lastReason),
+// clipped to core.MaxReasonLength characters. "" stores no reason.
+func (d *Delivery) NackReason(i int, delayLevel int, reason string) {
+	d.answer(i, false, delayLevel, core.ClipReason(reason))
+}
 
 // AckAll acks every message of the delivery.
 func (d *Delivery) AckAll() {

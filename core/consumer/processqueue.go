@@ -24,9 +24,16 @@ type ProcessQueue struct {
 	count          int
 	bytes          int64
 	queueOffsetMax int64
-	pulled         bool          // queueOffsetMax is set
-	space          chan struct{} // closed when messages leave; replaced then
-	budget         *CacheBudget  // nil: none, or detached once dropped
+	pulled         bool // queueOffsetMax is set
+	// trimmed are offsets at or below queueOffsetMax given back unconsumed
+	// when the queue's prefetch window shrank (trim.go), ascending: they
+	// are unfinished and are pulled again; any other offset at or below
+	// queueOffsetMax that a pull brings again is finished and skipped.
+	trimmed  []int64
+	takenMax int64 // orderly: the highest offset TakeMessages ever took
+	tookAny  bool
+	space    chan struct{} // closed when messages leave; replaced then
+	budget   *CacheBudget  // nil: none, or detached once dropped
 
 	dropped      atomic.Bool
 	locked       atomic.Bool
@@ -41,15 +48,59 @@ func NewProcessQueue() *ProcessQueue {
 // PutMessage adds pulled messages not already cached and returns how many
 // were new (RocketMQ putMessage).
 func (pq *ProcessQueue) PutMessage(msgs []*core.Message) int {
+	return len(pq.putMessages(msgs))
+}
+
+// putMessages is PutMessage returning the messages added: after a trim a
+// pull reads again from the first trimmed offset, and only the trimmed
+// offsets among what it reads are new.
+func (pq *ProcessQueue) putMessages(msgs []*core.Message) []*core.Message {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
-	added := 0
+	return pq.putLocked(msgs, true)
+}
+
+// putReserved is putMessages for a pull that reserved bytes from b: what
+// it adds is taken from the reservation, the rest is returned (b nil:
+// putMessages).
+func (pq *ProcessQueue) putReserved(msgs []*core.Message, b *CacheBudget, reserved int64) []*core.Message {
+	if b == nil {
+		return pq.putMessages(msgs)
+	}
+	pq.mu.Lock()
+	defer pq.mu.Unlock()
+	if pq.budget != b {
+		// Dropped (detached) since the reservation: nothing is counted.
+		b.release(reserved)
+		return pq.putLocked(msgs, true)
+	}
+	added := pq.putLocked(msgs, false)
+	var sum int64
+	for _, m := range added {
+		sum += int64(m.Size())
+	}
+	b.add(sum - reserved)
+	return added
+}
+
+// putLocked adds msgs; account: count the added bytes in the budget.
+func (pq *ProcessQueue) putLocked(msgs []*core.Message, account bool) []*core.Message {
+	added := msgs[:0:0]
 	for _, m := range msgs {
+		if len(pq.trimmed) > 0 && m.QueueOffset <= pq.queueOffsetMax {
+			i, found := slices.BinarySearch(pq.trimmed, m.QueueOffset)
+			if !found {
+				continue // finished while it was trimmed away (or cached)
+			}
+			pq.trimmed = slices.Delete(pq.trimmed, i, i+1)
+		}
 		if pq.insertLocked(m) {
-			added++
+			added = append(added, m)
 			pq.count++
 			pq.bytes += int64(m.Size())
-			pq.budgetAddLocked(int64(m.Size()))
+			if account {
+				pq.budgetAddLocked(int64(m.Size()))
+			}
 			if !pq.pulled || m.QueueOffset > pq.queueOffsetMax {
 				pq.queueOffsetMax = m.QueueOffset
 				pq.pulled = true
@@ -111,6 +162,9 @@ func (pq *ProcessQueue) RemoveMessage(msgs []*core.Message) int64 {
 	if len(pq.msgs) > 0 {
 		result = pq.msgs[0].QueueOffset
 	}
+	if len(pq.trimmed) > 0 {
+		result = min(result, pq.trimmed[0]) // unfinished, pulled again
+	}
 	if removed > 0 {
 		pq.signalSpaceLocked()
 	}
@@ -130,6 +184,29 @@ func (pq *ProcessQueue) finishedAbove(from int64) []core.OffsetRange {
 	}
 	var out []core.OffsetRange
 	next := from
+	if len(pq.trimmed) > 0 {
+		// Trimmed offsets are unfinished: the gaps are what no map and
+		// no trimmed offset holds.
+		live := make([]int64, 0, len(pq.msgs)+len(pq.consuming)+len(pq.trimmed))
+		for _, m := range pq.msgs {
+			live = append(live, m.QueueOffset)
+		}
+		for _, m := range pq.consuming {
+			live = append(live, m.QueueOffset)
+		}
+		live = append(live, pq.trimmed...)
+		slices.Sort(live)
+		for _, o := range live {
+			if o > next {
+				out = append(out, core.OffsetRange{From: next, To: o})
+			}
+			next = max(next, o+1)
+		}
+		if next <= pq.queueOffsetMax {
+			out = append(out, core.OffsetRange{From: next, To: pq.queueOffsetMax + 1})
+		}
+		return out
+	}
 	gap := func(o int64) {
 		if o < next {
 			return
@@ -165,6 +242,8 @@ func (pq *ProcessQueue) TakeMessages(n int) []*core.Message {
 		return nil
 	}
 	taken := slices.Clone(pq.msgs[:n])
+	pq.takenMax = max(pq.takenMax, taken[n-1].QueueOffset)
+	pq.tookAny = true
 	pq.msgs = slices.Delete(pq.msgs, 0, n)
 	pq.consuming = append(pq.consuming, taken...)
 	slices.SortFunc(pq.consuming, func(a, b *core.Message) int { return cmpOffset(a, b.QueueOffset) })
@@ -248,11 +327,12 @@ func (pq *ProcessQueue) Bytes() int64 {
 	return pq.bytes
 }
 
-// Empty reports whether nothing is cached in either map.
+// Empty reports whether nothing is cached in either map and nothing
+// trimmed waits to be pulled again: everything pulled is finished.
 func (pq *ProcessQueue) Empty() bool {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
-	return len(pq.msgs) == 0 && len(pq.consuming) == 0
+	return len(pq.msgs) == 0 && len(pq.consuming) == 0 && len(pq.trimmed) == 0
 }
 
 // Pending returns the number of cached messages not being consumed.
@@ -293,15 +373,12 @@ func (pq *ProcessQueue) attachBudget(b *CacheBudget) {
 	pq.mu.Unlock()
 }
 
-// budgetAllows asks the shared budget whether this queue may pull.
-func (pq *ProcessQueue) budgetAllows() (bool, <-chan struct{}) {
+// budgetRef returns the budget the queue is under (nil: none) and the
+// bytes it caches.
+func (pq *ProcessQueue) budgetRef() (*CacheBudget, int64) {
 	pq.mu.Lock()
-	b, bytes := pq.budget, pq.bytes
-	pq.mu.Unlock()
-	if b == nil {
-		return true, nil
-	}
-	return b.allow(bytes)
+	defer pq.mu.Unlock()
+	return pq.budget, pq.bytes
 }
 
 func (pq *ProcessQueue) budgetAddLocked(n int64) {

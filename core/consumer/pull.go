@@ -37,6 +37,8 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			return true
 		case <-tc:
 			return true
+		case <-pr.nudge:
+			return true
 		}
 	}
 	for {
@@ -46,6 +48,12 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		default:
 		}
 		pq := pr.pq
+		if g := c.prefetchGen.Load(); g != pr.trimGen {
+			// The window shrank (an idle group): give back what lies
+			// beyond it and pull that again later (trim.go).
+			pr.trimGen = g
+			c.trim(pr)
+		}
 		// Flow control (RocketMQ pullMessage): the space channel is taken
 		// before the check so a removal between them is not missed.
 		space := pq.spaceChan()
@@ -53,13 +61,6 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			(!pr.orderly && pq.MaxSpan() > c.opts.ConsumeConcurrentlyMaxSpan) {
 			c.stats.flowControlled.Add(1)
 			if !wait(space, 0) {
-				return
-			}
-			continue
-		}
-		if ok, freed := pq.budgetAllows(); !ok {
-			c.stats.flowControlled.Add(1)
-			if !wait(freed, 0) {
 				return
 			}
 			continue
@@ -80,7 +81,29 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			bound = b
 		}
 
+		// The shared cache budget: reserve room for the batch first
+		// (budget.go); the read keeps only what fits.
+		budget, held := pq.budgetRef()
+		var reserved int64
+		if budget != nil {
+			n, ok := budget.reserve(held, int64(c.opts.PullBatchSize)*pr.sizeHint(), pr.stop, pr.nudge)
+			if !ok {
+				c.stats.flowControlled.Add(1)
+				continue // dropped (the loop's top returns) or nudged (trim)
+			}
+			reserved = n
+		}
 		res, err := c.deps.Reader.GetMessages(pr.mq, pr.nextOffset, c.opts.PullBatchSize, pr.filter)
+		if reserved > 0 && (err != nil || res.Status != core.Found || pr.stale.Load()) {
+			budget.release(reserved)
+			reserved = 0
+		}
+		if reserved > 0 && !fitReservation(pr, &res, reserved) {
+			// The first message alone is larger than the reservation:
+			// reserve for its size and read again.
+			budget.release(reserved)
+			continue
+		}
 		if pr.stale.Load() {
 			// Read with a filter the group no longer has: drop the result
 			// and wait for rebalance to replace this request (the bounded
@@ -112,6 +135,9 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			continue
 		}
 		if !sameIncarnation(pr, res.TopicUID) {
+			if reserved > 0 {
+				budget.release(reserved)
+			}
 			// The topic was deleted and created again: this queue's offsets
 			// are the old topic's. Rebalance drops it (topicchange.go).
 			signal(c.kick)
@@ -122,6 +148,9 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		}
 		if pr.orderly {
 			if res.Layouts != len(pr.layouts) {
+				if reserved > 0 {
+					budget.release(reserved)
+				}
 				// The topic grew since pr learnt its layouts: classify
 				// nothing of this read, re-read them and gate again.
 				if !c.refreshLayouts(pr) && !wait(nil, c.opts.PullDelayOnError) {
@@ -131,21 +160,32 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			}
 			fitFence(&res, bound)
 		}
+		if reserved > 0 && res.Status != core.Found {
+			budget.release(reserved) // fitFence cut everything
+			reserved = 0
+		}
 		switch res.Status {
 		case core.Found:
 			pr.nextOffset = res.NextOffset
+			pr.learnSize(res.Messages)
 			// Messages finished before a restart above the committed
 			// offset (acknowledged, sent back) are not consumed again.
 			msgs := c.offsets.skipFinished(pr.mq, res.Messages)
 			if len(msgs) == 0 {
+				if reserved > 0 {
+					budget.release(reserved)
+				}
 				if pq.Empty() {
 					c.offsets.update(pr.mq, res.NextOffset, true)
 				}
 				continue
 			}
-			pq.PutMessage(msgs)
+			msgs = pq.putReserved(msgs, budget, reserved)
 			if pq.Dropped() {
 				return
+			}
+			if len(msgs) == 0 {
+				continue // read again after a trim: all finished meanwhile
 			}
 			if pr.orderly {
 				c.tryConsumeOrderly(pr)
@@ -172,10 +212,63 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			c.log.Warn().Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).
 				Int64("offset", pr.nextOffset).Int64("next", res.NextOffset).Msg("OFFSET_ILLEGAL, corrected")
 			pr.nextOffset = res.NextOffset
+			pq.forgetTrimmedBelow(res.NextOffset)
 			if pq.Empty() {
 				c.offsets.update(pr.mq, res.NextOffset, false)
 				c.progress.moved()
 			}
 		}
 	}
+}
+
+// defaultSizeHint is the message size a queue's first reservation assumes.
+const defaultSizeHint = 1 << 10
+
+// sizeHint is the message size pr's next reservation assumes: the mean of
+// its last batch (pull goroutine only).
+func (pr *pullRequest) sizeHint() int64 {
+	if pr.meanSize <= 0 {
+		return defaultSizeHint
+	}
+	return pr.meanSize
+}
+
+// learnSize records the mean size of a batch read.
+func (pr *pullRequest) learnSize(msgs []*core.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	var sum int64
+	for _, m := range msgs {
+		sum += int64(m.Size())
+	}
+	pr.meanSize = max(sum/int64(len(msgs)), 1)
+}
+
+// fitReservation keeps the messages of a read that fit in reserved bytes
+// and moves NextOffset back to the first one left out. If even the first
+// does not fit it reports false and raises the size hint to it, once; a
+// message larger than a reservation made for its size is kept alone.
+func fitReservation(pr *pullRequest, res *core.GetResult, reserved int64) bool {
+	var sum int64
+	for i, m := range res.Messages {
+		sz := int64(m.Size())
+		if sum+sz <= reserved {
+			sum += sz
+			continue
+		}
+		if i == 0 {
+			if pr.sizeHint() < sz {
+				pr.meanSize = sz
+				return false
+			}
+			i = 1 // larger than the whole reservation: alone
+		}
+		if i < len(res.Messages) {
+			res.NextOffset = res.Messages[i].QueueOffset
+			res.Messages = res.Messages[:i]
+		}
+		return true
+	}
+	return true
 }

@@ -35,6 +35,9 @@ type pullRequest struct {
 	epoch uint64
 
 	nextOffset int64              // pull goroutine only
+	trimGen    uint64             // the prefetch generation last trimmed to (trim.go); pull goroutine only
+	meanSize   int64              // mean message size of the last read (budget reservations); pull goroutine only
+	nudge      chan struct{}      // cap 1: the pull loop should look again (prefetch lowered)
 	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
 	mu          sync.Mutex     // orderly consume state; after PushConsumer.mu
@@ -58,7 +61,7 @@ type subscription struct {
 func (c *PushConsumer) subscriptions(cfg core.GroupConfig) []subscription {
 	var subs []subscription
 	for _, s := range cfg.Subscriptions {
-		f, err := core.ParseFilter(s.Filter)
+		f, err := core.ParseSubscription(s)
 		if err != nil {
 			c.log.Error().Err(err).Str("topic", s.Topic).Msg("bad filter, subscription skipped")
 			continue
@@ -160,7 +163,7 @@ func (c *PushConsumer) doRebalance() {
 		_, reset := resets[mq]
 		switch {
 		case !ok && keep[mq.Topic]:
-		case !ok, reset, f.Expr != pr.filter.Expr, pr.orderly != orderly, otherIncarnation(pr, topics):
+		case !ok, reset, !f.Same(pr.filter), pr.orderly != orderly, otherIncarnation(pr, topics):
 			// A queue of a deleted (or deleted and re-created) topic is
 			// dropped without committing: its offset is the old topic's.
 			gone := otherIncarnation(pr, topics)
@@ -168,8 +171,17 @@ func (c *PushConsumer) doRebalance() {
 			c.dropLocked(pr, reset || gone)
 		}
 	}
+	var started []*pullRequest
 	for _, mq := range owned {
 		if _, ok := c.table[mq]; ok {
+			continue
+		}
+		if c.revokedLocked(mq) {
+			// Dropped in this pass and wanted again (a filter change): the
+			// DropListener must first be told and its answers in progress
+			// land (notifyDropped), so the new request starts from a
+			// position that holds them; the rebalance it kicks takes the
+			// queue on.
 			continue
 		}
 		if _, ok := c.draining[mq]; ok {
@@ -189,7 +201,7 @@ func (c *PushConsumer) doRebalance() {
 			}
 			continue
 		}
-		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nextOffset: pos.Offset,
+		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nudge: make(chan struct{}, 1), nextOffset: pos.Offset,
 			layouts: topics[mq.Topic].Layouts, epoch: pos.Epoch}
 		pr.uid.Store(pos.TopicUID)
 		pr.pq.attachBudget(c.opts.CacheBudget)
@@ -198,6 +210,11 @@ func (c *PushConsumer) doRebalance() {
 		}
 		c.table[mq] = pr
 		c.log.Debug().Str("topic", mq.Topic).Int("queue", mq.QueueID).Int64("offset", pos.Offset).Msg("own queue")
+		started = append(started, pr)
+	}
+	// Every new queue is under the cache budget before any pulls, so the
+	// first pulls already see the fair share of them all (budget.go).
+	for _, pr := range started {
 		c.pulls.Add(1)
 		go c.pullLoop(pr)
 	}

@@ -4,7 +4,8 @@
 // offset search by time, long-polling wake-ups (Arrival), the retention
 // cleaner and topic deletion; the schedule service (delay levels on
 // SCHEDULE_TOPIC_XXXX, timer messages in a time index: schedule*.go,
-// timer.go), sendMessageBack to %RETRY%g / %DLQ%g (sendback.go) and DLQ
+// timer.go), sendMessageBack to %RETRY%g / %DLQ%g (sendback.go; many
+// copies of one group per transaction with SendMessagesBack) and DLQ
 // listing and redrive (dlq.go). All writes go through the unexported
 // primitive commit(ctx, []putOp, hook), which targets an explicit (topic,
 // queue), accepts system topics (creating %RETRY%g / %DLQ%g on first use)

@@ -83,6 +83,8 @@ type Engine struct {
 
 	trashWake signal // wakes trashLoop after a deletion (trash.go)
 
+	jobs jobTable // redrive and purge jobs (jobs.go)
+
 	closing   chan struct{}
 	closeOnce sync.Once
 	closeErr  error
@@ -115,6 +117,13 @@ func Open(opts Options) (*Engine, error) {
 		return nil, err
 	}
 	if err := e.startSchedule(); err != nil {
+		st.Close()
+		return nil, err
+	}
+	if err := e.resumeJobs(); err != nil {
+		close(e.closing)
+		e.stopJobs()
+		e.wg.Wait()
 		st.Close()
 		return nil, err
 	}
@@ -153,6 +162,7 @@ func (e *Engine) load() error {
 func (e *Engine) Close() error {
 	e.closeOnce.Do(func() {
 		close(e.closing)
+		e.stopJobs()
 		e.wg.Wait()
 		e.closeErr = e.st.Close()
 		e.arrivals.closeAll()

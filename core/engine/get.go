@@ -41,7 +41,9 @@ func queueIn(tx *bolt.Tx, mq core.MessageQueue) (rec store.TopicRecord, ok bool,
 }
 
 // GetMessages reads up to max messages of one queue from offset, applying
-// the filter (tags code, then exact tag) — RocketMQ getMessage. It works on
+// the filter (tags code, then exact tag; or a SQL92 expression over the
+// properties, so unwanted messages never leave the engine) — RocketMQ
+// getMessage. It works on
 // system topics too; a %RETRY% topic not created yet reads as empty.
 //
 // Statuses: offset == max offset → NO_NEW_MSG (NextOffset = offset); offset
@@ -73,13 +75,14 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 		retryQueue := strings.HasPrefix(mq.Topic, core.RetryTopicPrefix)
 		var scanErr error
 		next := offset
+		purged := purgedIn(tx, mq.Topic, rec.UID, mq.QueueID) // purge.go
 		err = store.ScanQueue(tx, rec.UID, mq.QueueID, offset, func(off int64, u store.Unit) bool {
 			if scanned >= scanCap || len(res.Messages) == max || bytes >= maxGetBytes {
 				return false
 			}
 			scanned++
 			next = off + 1
-			if !filter.MatchCode(int32(u.TagsCode)) {
+			if !filter.MatchCode(int32(u.TagsCode)) || purged.has(off) {
 				return true
 			}
 			m, err := store.MessageAt(tx, u.CommitLogOffset)
@@ -91,7 +94,7 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 				}
 				return true
 			}
-			if !filter.MatchTags(m.Tags) {
+			if !filter.Match(m) { // the tag, or the SQL92 expression over properties
 				return true
 			}
 			if retryQueue {

@@ -49,83 +49,207 @@ func (e *Engine) SendMessageBack(ctx context.Context, group string, msg *core.Me
 // transaction also checks the UID: a send-back racing with the group's
 // deletion writes nothing, as with core.ErrGroupGone.
 func (e *Engine) SendMessageBackSettled(ctx context.Context, group string, msg *core.Message, delayLevel, maxReconsumeTimes int, settle store.Hook) error {
-	if !core.ValidName(group) {
-		return core.FieldError("group", "must match ^[A-Za-z0-9_-]{1,127}$")
-	}
 	if msg == nil {
 		return core.Errorf(core.EInvalid, "no message to send back")
 	}
-	orig := msg
-	if stored, err := e.MessageAt(msg.CommitLogOffset); err == nil && stored.ID == msg.ID {
-		orig = stored
-	} else if core.ErrorCode(err) == core.EUnavailable {
-		return err
+	return e.SendMessagesBack(ctx, group, nil, []SendBack{{Msg: msg, DelayLevel: delayLevel,
+		MaxReconsumeTimes: maxReconsumeTimes, Settle: settle}})
+}
+
+// SendBack is one message of a SendMessagesBack batch: the failed
+// delivery (its ReconsumeTimes is the failed delivery's count), the
+// requested delay level (0: the engine decides, < 0: the DLQ), the group's
+// maxReconsumeTimes and the settle hook (optional) that records the
+// original as finished in the copy's transaction.
+type SendBack struct {
+	Msg               *core.Message
+	DelayLevel        int
+	MaxReconsumeTimes int
+	Settle            store.Hook
+}
+
+// maxSendBackBatch bounds the copies of one SendMessagesBack transaction;
+// a larger batch is committed in several (each one group commit).
+const maxSendBackBatch = 1024
+
+// SendMessagesBack is SendMessageBackSettled for many failed messages of
+// one group: every copy goes in ONE store request (one transaction, one
+// fsync, shared with whatever else the group commit holds), and each
+// copy's settle hook runs in that transaction, in order, after the
+// appends. Copy and settlement still commit together, or neither does.
+//
+// guard (optional) runs once, first: core.ErrGroupGone from it (the
+// group's incarnation was deleted) drops the whole batch — nothing is
+// written, nil is returned. A settle hook answering core.ErrGroupGone
+// drops only its own copy: the request is retried without it (hooks may
+// run more than once, store.Hook), so one stale item never costs the
+// others. Checking the group once in guard keeps the common case (the
+// whole batch belongs to one incarnation) to one pass.
+//
+// It returns nil once every copy not dropped is durably stored; any other
+// error means none of them was.
+func (e *Engine) SendMessagesBack(ctx context.Context, group string, guard store.Hook, backs []SendBack) error {
+	if !core.ValidName(group) {
+		return core.FieldError("group", "must match ^[A-Za-z0-9_-]{1,127}$")
 	}
-	originUID, gone, err := e.originIncarnation(orig, orig != msg)
-	if err != nil {
-		return err
-	}
-	if gone {
-		// The message's topic was deleted: nothing of it may come back, so
-		// no copy; the original is still settled.
-		e.sched.dropped.Add(1)
-		if settle == nil {
-			return nil
-		}
-		if err := e.CommitHook(ctx, settle); err != nil && !errors.Is(err, core.ErrGroupGone) {
+	for len(backs) > 0 {
+		n := min(len(backs), maxSendBackBatch)
+		if err := e.sendBackBatch(ctx, group, guard, backs[:n]); err != nil {
 			return err
 		}
+		backs = backs[n:]
+	}
+	return nil
+}
+
+// settleGone is a settle hook's core.ErrGroupGone, naming its item.
+type settleGone struct{ item int }
+
+func (g settleGone) Error() string { return "send-back settle: group gone" }
+
+// sendBackBatch commits one batch of SendMessagesBack.
+func (e *Engine) sendBackBatch(ctx context.Context, group string, guard store.Hook, backs []SendBack) (err error) {
+	for _, b := range backs {
+		if b.Msg == nil {
+			return core.Errorf(core.EInvalid, "no message to send back")
+		}
+	}
+	// The originals, looked up by commit log offset in one read
+	// transaction (msg itself as the fallback, e.g. after retention).
+	origs := make([]*core.Message, len(backs))
+	err = e.view(func(tx *bolt.Tx) error {
+		for i, b := range backs {
+			origs[i] = b.Msg
+			if stored, err := store.MessageAt(tx, b.Msg.CommitLogOffset); err == nil && stored != nil && stored.ID == b.Msg.ID {
+				origs[i] = stored
+			}
+		}
 		return nil
+	})
+	if err != nil && core.ErrorCode(err) == core.EUnavailable {
+		return err
 	}
 	now := time.Now().UTC()
-	times := max(msg.ReconsumeTimes, 0)
-	m := copyForGroup(orig, now)
-	if originUID != "" {
-		m.SysProps[core.PropRetryTopicUID] = originUID
+	type item struct {
+		op     putOp
+		settle store.Hook
+		dlq    bool
+		level  int // retry: the delay level queue index
+		due    int64
+		times  int
 	}
-	if times >= maxReconsumeTimes || delayLevel < 0 {
-		m.ReconsumeTimes = times
-		err := e.commit(ctx, []putOp{{topic: core.DLQTopic(group), queueID: 0, msg: m}}, settle)
-		if errors.Is(err, core.ErrGroupGone) {
-			e.groupGone(group, m)
-			return nil
+	items := make([]item, 0, len(backs))
+	var goneSettles []store.Hook // originals of a deleted topic: settled, no copy
+	defer func() {
+		if len(goneSettles) > 0 && err == nil {
+			if gerr := e.CommitHook(ctx, chainHooks(goneSettles...)); gerr != nil && !errors.Is(gerr, core.ErrGroupGone) {
+				err = gerr
+			}
 		}
+	}()
+	retry := core.RetryTopic(group)
+	var retryUID uint64
+	for i, b := range backs {
+		originUID, gone, err := e.originIncarnation(origs[i], origs[i] != b.Msg)
 		if err != nil {
 			return err
 		}
-		e.sched.deadLettered.Add(1)
-		e.log.Info().Str("group", group).Str("msgId", m.UserID()).Int("reconsumeTimes", times).
-			Msg("message dead-lettered")
+		if gone {
+			// The message's topic was deleted: nothing of it may come
+			// back (SPEC §8.9), so no copy; the original is still settled.
+			e.sched.dropped.Add(1)
+			goneSettles = append(goneSettles, b.Settle)
+			continue
+		}
+		times := max(b.Msg.ReconsumeTimes, 0)
+		m := copyForGroup(origs[i], now)
+		if originUID != "" {
+			m.SysProps[core.PropRetryTopicUID] = originUID
+		}
+		setLastReason(m, b.Msg) // the failed delivery's, not the original's
+		if times >= b.MaxReconsumeTimes || b.DelayLevel < 0 {
+			m.ReconsumeTimes = times
+			items = append(items, item{op: putOp{topic: core.DLQTopic(group), queueID: 0, msg: m},
+				settle: b.Settle, dlq: true, times: times})
+			continue
+		}
+		if retryUID == 0 {
+			if retryUID, err = e.ensureGroupTopic(retry); err != nil {
+				return err
+			}
+		}
+		level := b.DelayLevel
+		if level == 0 {
+			level = 3 + times
+		}
+		m.ReconsumeTimes = times + 1
+		q := e.levelQueue(level)
+		due := dueMillis(now, e.opts.DelayLevels[q])
+		m.SysProps[core.PropRealTopic] = retry
+		m.SysProps[core.PropRealQueueID] = "0"
+		m.SysProps[core.PropRealTopicUID] = strconv.FormatUint(retryUID, 10)
+		m.SysProps[core.PropDelay] = strconv.Itoa(q + 1)
+		items = append(items, item{op: putOp{topic: core.ScheduleTopic, queueID: q, msg: m, tagsCode: due,
+			hasTagsCode: true, autoCreate: len(e.opts.DelayLevels)}, settle: b.Settle, level: q, due: due, times: times})
+	}
+	for len(items) > 0 {
+		ops := make([]putOp, len(items))
+		anyRetry := false
+		for i := range items {
+			ops[i] = items[i].op
+			anyRetry = anyRetry || !items[i].dlq
+		}
+		hook := func(tx *bolt.Tx) error {
+			if guard != nil {
+				if err := guard(tx); err != nil {
+					return err
+				}
+			}
+			if anyRetry {
+				if err := retryGuard(retry, retryUID)(tx); err != nil {
+					return err
+				}
+			}
+			for i := range items {
+				if items[i].settle == nil {
+					continue
+				}
+				if err := items[i].settle(tx); err != nil {
+					if errors.Is(err, core.ErrGroupGone) {
+						return settleGone{item: i}
+					}
+					return err
+				}
+			}
+			return nil
+		}
+		err := e.commit(ctx, ops, hook)
+		var gone settleGone
+		switch {
+		case errors.As(err, &gone):
+			e.groupGone(group, items[gone.item].op.msg)
+			items = append(items[:gone.item], items[gone.item+1:]...)
+			continue
+		case errors.Is(err, core.ErrGroupGone):
+			for _, it := range items {
+				e.groupGone(group, it.op.msg)
+			}
+			return nil
+		case err != nil:
+			return err
+		}
+		for _, it := range items {
+			if it.dlq {
+				e.sched.deadLettered.Add(1)
+				e.log.Info().Str("group", group).Str("msgId", it.op.msg.UserID()).Int("reconsumeTimes", it.times).
+					Msg("message dead-lettered")
+				continue
+			}
+			e.sched.levels[it.level].offer(it.due)
+			e.sched.retried.Add(1)
+		}
 		return nil
 	}
-	level := delayLevel
-	if level == 0 {
-		level = 3 + times
-	}
-	retry := core.RetryTopic(group)
-	uid, err := e.ensureGroupTopic(retry)
-	if err != nil {
-		return err
-	}
-	m.ReconsumeTimes = times + 1
-	q := e.levelQueue(level)
-	due := dueMillis(now, e.opts.DelayLevels[q])
-	m.SysProps[core.PropRealTopic] = retry
-	m.SysProps[core.PropRealQueueID] = "0"
-	m.SysProps[core.PropRealTopicUID] = strconv.FormatUint(uid, 10)
-	m.SysProps[core.PropDelay] = strconv.Itoa(q + 1)
-	op := putOp{topic: core.ScheduleTopic, queueID: q, msg: m, tagsCode: due, hasTagsCode: true,
-		autoCreate: len(e.opts.DelayLevels)}
-	err = e.commit(ctx, []putOp{op}, chainHooks(retryGuard(retry, uid), settle))
-	if errors.Is(err, core.ErrGroupGone) {
-		e.groupGone(group, m)
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	e.sched.levels[q].offer(due)
-	e.sched.retried.Add(1)
 	return nil
 }
 

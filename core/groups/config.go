@@ -55,11 +55,16 @@ func Normalize(cfg core.GroupConfig) (core.GroupConfig, error) {
 			return cfg, core.FieldError(fmt.Sprintf("subscriptions[%d].topic", i), "topic %q is subscribed twice", s.Topic)
 		}
 		seen[s.Topic] = true
-		f, err := core.ParseFilter(s.Filter)
+		f, err := core.ParseSubscription(s)
 		if err != nil {
-			return cfg, core.FieldError(fmt.Sprintf("subscriptions[%d].filter", i), "%s", err.(*core.Error).Message)
+			ce := err.(*core.Error)
+			return cfg, core.FieldError(fmt.Sprintf("subscriptions[%d].%s", i, ce.Field), "%s", ce.Message)
 		}
-		subs = append(subs, core.Subscription{Topic: s.Topic, Filter: f.Expr})
+		ns := core.Subscription{Topic: s.Topic, Filter: f.Expr}
+		if f.SQL() {
+			ns.FilterType = core.FilterSQL92 // TAG is stored as "", as before SQL92 existed
+		}
+		subs = append(subs, ns)
 	}
 	cfg.Subscriptions = subs
 

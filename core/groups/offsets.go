@@ -190,6 +190,29 @@ func putProgressTx(b *bolt.Bucket, consumerID string, mq core.MessageQueue, p co
 	return b.Put(k, encodeProgress(p))
 }
 
+// GroupGuard returns a transaction hook answering ErrGroupGone unless the
+// group incarnation still exists: run once ahead of a batch of settle hooks
+// of that incarnation (engine.SendMessagesBack), it drops a deleted
+// group's whole batch in one check.
+func (r *Registry) GroupGuard(group string, incarnation uint64) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketConfig).Get([]byte(group))
+		if v == nil {
+			return core.ErrGroupGone
+		}
+		if incarnation != 0 {
+			g, err := decodeGroup(v)
+			if err != nil {
+				return err
+			}
+			if g.Incarnation != incarnation {
+				return core.ErrGroupGone
+			}
+		}
+		return nil
+	}
+}
+
 // SettleHook returns a transaction hook that records offset of mq as
 // finished for (group incarnation, consumerID) at epoch / topicUID: run in
 // the transaction that stores a message's retry or dead-letter copy, it

@@ -24,6 +24,7 @@ type result struct {
 	outcome string // Outcome* constant
 	err     string // for Status.LastError; empty on success
 	level   int    // Nack delay level
+	reason  string // the messages' nack reason (failureReason); empty on success
 }
 
 // webhookID names one request for the receiver's idempotency (Standard
@@ -158,6 +159,9 @@ func (p *Pusher) finish(r result, elapsed time.Duration, n int, tr *http.Transpo
 		p.pauseLocked(now.Add(pause))
 	}
 	p.mu.Unlock()
+	if !r.ok {
+		r.reason = failureReason(r, elapsed)
+	}
 
 	if tr != nil {
 		p.metrics.inFlight(-1)

@@ -41,8 +41,9 @@ func checkFor(t testing.TB, total time.Duration, fn func() error) {
 
 // answer is how the pusher answered one message.
 type answer struct {
-	ok    bool
-	level int
+	ok     bool
+	level  int
+	reason string
 }
 
 // recorder collects the answers of every delivery made with deliver, by
@@ -63,13 +64,13 @@ func newRecorder() *recorder {
 // to the recorder.
 func (r *recorder) deliver(qid int, orderly bool, msgs []*core.Message) *consumer.Delivery {
 	mq := core.MessageQueue{Topic: "orders", QueueID: qid}
-	return consumer.NewDelivery("g", mq, orderly, msgs, func(i int, ok bool, level int) {
+	return consumer.NewDeliveryReasons("g", mq, orderly, msgs, func(i int, ok bool, level int, reason string) {
 		r.mu.Lock()
 		id := msgs[i].ID
 		if _, dup := r.got[id]; dup {
 			r.doubles++
 		} else {
-			r.got[id] = answer{ok: ok, level: level}
+			r.got[id] = answer{ok: ok, level: level, reason: reason}
 			r.order = append(r.order, id)
 		}
 		r.mu.Unlock()

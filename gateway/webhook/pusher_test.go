@@ -221,6 +221,8 @@ func TestFailuresNack(t *testing.T) {
 			for _, id := range []string{"m-0", "m-1"} {
 				if a, _ := rec.get(id); a.ok || a.level != 0 {
 					t.Fatalf("%s answered %+v, want nack level 0", id, a)
+				} else if !strings.HasPrefix(a.reason, "webhook ") || !strings.Contains(a.reason, "ms: ") || !strings.Contains(a.reason, c.wantError) {
+					t.Fatalf("%s nack reason %q: want the outcome, timing and %q", id, a.reason, c.wantError)
 				}
 			}
 			st := p.Status()

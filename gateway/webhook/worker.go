@@ -83,7 +83,7 @@ func (p *Pusher) answer(j job, r result) {
 		if r.ok {
 			j.d.Ack(i)
 		} else {
-			j.d.Nack(i, r.level)
+			j.d.NackReason(i, r.level, r.reason)
 		}
 	}
 }

@@ -1,0 +1,313 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	jsapi "github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// MinServerVersion is the oldest nats-server the backend accepts: message
+// schedules (delay levels, deliverAt) and atomic batch publish came in 2.12.
+const MinServerVersion = "2.12.0"
+
+// Options configure a Backend.
+type Options struct {
+	// Conn is an established connection (tests); otherwise URL (and
+	// Creds, a .creds file) are dialled.
+	Conn  *nats.Conn
+	URL   string
+	Creds string
+	// Key signs receipt handles; every instance in front of one cluster
+	// must hold the same one (gateway.LoadKeyFile).
+	Key []byte
+	// Replicas of every stream, consumer and bucket the backend creates
+	// (default 3; 1 on a single server, with a loud warning).
+	Replicas int
+	// DelayLevels are the durations of delay levels 1..N (the embedded
+	// engine's table; default RocketMQ's).
+	DelayLevels []time.Duration
+	// MaxDelay bounds delaySeconds / deliverAt (default 40 days).
+	MaxDelay time.Duration
+	// InstanceID names this gateway in group status (default random).
+	InstanceID string
+	Logger     zerolog.Logger
+	// RequestTimeout bounds one JetStream API call (default 5 s).
+	RequestTimeout time.Duration
+	// MaxWaitingPerGroup and MaxWaiting bound the long-poll receives
+	// parked on this instance, per group and in all (default 256 and
+	// 4096, as embedded); more answer ETooMany (429).
+	MaxWaitingPerGroup, MaxWaiting int
+	// MaxAtomicBatch is the servers' atomic batch limit
+	// (jetstream.limits.batch.max_msgs, default 1000). A publish is one
+	// batch of its messages and their index entries (one per message
+	// and per key).
+	MaxAtomicBatch int
+}
+
+// Backend serves the HTTP API over a JetStream cluster. It implements
+// api.Engine (topics, publish, DLQ), gateway.Service (receive and settle)
+// and gateway.Groups (group configs and offsets). It keeps no state that
+// another instance needs: everything shared lives in JetStream.
+type Backend struct {
+	opts   Options
+	log    zerolog.Logger
+	nc     *nats.Conn
+	ownNC  bool
+	js     jsapi.JetStream
+	sealer *gateway.HandleSealer
+	groups jsapi.KeyValue // group configs
+	leases jsapi.KeyValue // lease overrides written by nack / extend
+
+	topics  topicCache
+	gc      groupCache
+	ensured sync.Map          // stream/consumer → group UpdatedAt it was made for
+	stash   map[string]*stash // by group / consumerId: messages pulled, not yet received
+	pulls   map[string]bool   // consumers with a waiting pull from this instance
+	stop    chan struct{}
+	wg      sync.WaitGroup
+
+	mu         sync.Mutex
+	rr         map[string]uint32 // round-robin queue choice per topic
+	draining   bool
+	drain      chan struct{}
+	waiting    map[string]int // long-poll receives per group (this instance)
+	waitingAll int
+	closed     bool
+}
+
+var _ gateway.Service = (*Backend)(nil)
+var _ gateway.Groups = (*Backend)(nil)
+
+const (
+	groupsBucket = "MQGATE_GROUPS"
+	leasesBucket = "MQGATE_LEASES"
+)
+
+// defaultDelayLevels is RocketMQ's messageDelayLevel.
+var defaultDelayLevels = []time.Duration{
+	time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
+	3 * time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute, 7 * time.Minute, 8 * time.Minute,
+	9 * time.Minute, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
+}
+
+// Open connects (unless Options.Conn is set), checks the server version,
+// and creates the backend's buckets. It refuses a server older than
+// MinServerVersion and warns when replicas are below 3.
+func Open(ctx context.Context, opts Options) (*Backend, error) {
+	if opts.Replicas == 0 {
+		opts.Replicas = 3
+	}
+	if len(opts.DelayLevels) == 0 {
+		opts.DelayLevels = defaultDelayLevels
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = 40 * 24 * time.Hour
+	}
+	if opts.MaxAtomicBatch <= 0 {
+		opts.MaxAtomicBatch = 1000
+	}
+	if opts.MaxWaitingPerGroup <= 0 {
+		opts.MaxWaitingPerGroup = 256
+	}
+	if opts.MaxWaiting <= 0 {
+		opts.MaxWaiting = 4096
+	}
+	if opts.RequestTimeout <= 0 {
+		opts.RequestTimeout = 5 * time.Second
+	}
+	if opts.InstanceID == "" {
+		opts.InstanceID = "gw-" + nats.NewInbox()[len(nats.InboxPrefix):][:8]
+	}
+	sealer, err := gateway.NewHandleSealer(opts.Key)
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{opts: opts, log: opts.Logger, sealer: sealer, rr: map[string]uint32{},
+		drain: make(chan struct{}), waiting: map[string]int{}, stash: map[string]*stash{},
+		pulls: map[string]bool{}, stop: make(chan struct{})}
+	b.nc = opts.Conn
+	if b.nc == nil {
+		no := []nats.Option{nats.Name("mqgate " + opts.InstanceID), nats.MaxReconnects(-1)}
+		if opts.Creds != "" {
+			no = append(no, nats.UserCredentials(opts.Creds))
+		}
+		nc, err := nats.Connect(opts.URL, no...)
+		if err != nil {
+			return nil, fmt.Errorf("jetstream: connect %s: %w", opts.URL, err)
+		}
+		b.nc, b.ownNC = nc, true
+	}
+	if err := CheckServerVersion(b.nc.ConnectedServerVersion()); err != nil {
+		b.closeConn()
+		return nil, err
+	}
+	if b.js, err = jsapi.New(b.nc); err != nil {
+		b.closeConn()
+		return nil, err
+	}
+	if opts.Replicas < 3 {
+		b.log.Warn().Int("replicas", opts.Replicas).
+			Msg("JetStream streams are NOT replicated 3 ways: losing one server can lose acknowledged messages")
+	}
+	// A cluster that is still forming answers "no suitable peers": poll
+	// until the buckets exist or ctx (default 30 s) ends.
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if err = b.createBuckets(cctx); err == nil {
+			break
+		}
+		select {
+		case <-cctx.Done():
+			b.closeConn()
+			return nil, err
+		case <-tick.C:
+		}
+	}
+	return b, nil
+}
+
+func (b *Backend) createBuckets(ctx context.Context) error {
+	ctx, cancel := b.ctx(ctx)
+	defer cancel()
+	var err error
+	if b.groups, err = b.js.CreateOrUpdateKeyValue(ctx, jsapi.KeyValueConfig{
+		Bucket: groupsBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.FileStorage,
+	}); err != nil {
+		return fmt.Errorf("jetstream: groups bucket: %w", err)
+	}
+	if b.leases, err = b.js.CreateOrUpdateKeyValue(ctx, jsapi.KeyValueConfig{
+		Bucket: leasesBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.FileStorage,
+		// A lease override matters at most the longest lease after it
+		// was written.
+		TTL: 13 * time.Hour,
+	}); err != nil {
+		return fmt.Errorf("jetstream: leases bucket: %w", err)
+	}
+	return nil
+}
+
+// CheckServerVersion refuses a server older than MinServerVersion.
+func CheckServerVersion(v string) error {
+	if !versionAtLeast(v, MinServerVersion) {
+		return fmt.Errorf("jetstream: nats-server %q is too old: mqgate needs %s or newer (message schedules, atomic batches)", v, MinServerVersion)
+	}
+	return nil
+}
+
+func versionAtLeast(v, min string) bool {
+	parse := func(s string) [3]int {
+		s = strings.TrimPrefix(s, "v")
+		if i := strings.IndexAny(s, "-+"); i >= 0 {
+			s = s[:i]
+		}
+		var out [3]int
+		for i, p := range strings.SplitN(s, ".", 3) {
+			n, err := strconv.Atoi(p)
+			if err != nil {
+				return [3]int{-1}
+			}
+			out[i] = n
+		}
+		return out
+	}
+	a, m := parse(v), parse(min)
+	if a[0] < 0 {
+		return false
+	}
+	for i := range a {
+		if a[i] != m[i] {
+			return a[i] > m[i]
+		}
+	}
+	return true
+}
+
+// Ready reports whether the backend can serve: connected to NATS and
+// JetStream answering. /readyz calls it.
+func (b *Backend) Ready(ctx context.Context) error {
+	if !b.nc.IsConnected() {
+		return errors.New("not connected to NATS")
+	}
+	ctx, cancel := context.WithTimeout(ctx, b.opts.RequestTimeout)
+	defer cancel()
+	if _, err := b.js.AccountInfo(ctx); err != nil {
+		return fmt.Errorf("JetStream: %w", err)
+	}
+	return nil
+}
+
+// Drain answers parked receives at once and refuses new ones.
+func (b *Backend) Drain() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.draining {
+		b.draining = true
+		close(b.drain)
+	}
+}
+
+// Close drains and closes the connection it opened. Leases held by
+// callers of this instance are not lost: JetStream redelivers them after
+// their ack wait.
+func (b *Backend) Close(ctx context.Context) error {
+	b.Drain()
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	close(b.stop)
+	b.mu.Unlock()
+	b.wg.Wait()
+	b.closeConn()
+	return nil
+}
+
+func (b *Backend) closeConn() {
+	if b.ownNC && b.nc != nil {
+		b.nc.Close()
+	}
+}
+
+// Conn is the backend's NATS connection.
+func (b *Backend) Conn() *nats.Conn { return b.nc }
+
+func (b *Backend) ctx(parent context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(parent, b.opts.RequestTimeout)
+}
+
+// mapErr turns JetStream errors into core errors.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *core.Error
+	if errors.As(err, &ce) {
+		return err
+	}
+	switch {
+	case errors.Is(err, jsapi.ErrStreamNotFound), errors.Is(err, jsapi.ErrConsumerNotFound),
+		errors.Is(err, jsapi.ErrMsgNotFound), errors.Is(err, jsapi.ErrKeyNotFound):
+		return core.Errorf(core.ENotFound, "not found")
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrNoResponders),
+		errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, jsapi.ErrNoHeartbeat), errors.Is(err, nats.ErrConnectionReconnecting):
+		return core.Errorf(core.EUnavailable, "JetStream unavailable: %v", err)
+	}
+	return err
+}

@@ -1,0 +1,113 @@
+package jetstream
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Headers carrying a message's fields. The body is the NATS payload.
+const (
+	hID        = "Mq-Id"
+	hTags      = "Mq-Tags"
+	hKeys      = "Mq-Keys"  // JSON array
+	hProps     = "Mq-Props" // JSON object
+	hSharding  = "Mq-Sharding-Key"
+	hText      = "Mq-Text" // "1": published as `body`
+	hBorn      = "Mq-Born" // unix ms
+	hDeliverAt = "Mq-Deliver-At"
+	hQueue     = "Mq-Queue"     // the original queue (DLQ and redriven copies)
+	hTopic     = "Mq-Topic"     // the original topic (DLQ copies)
+	hReconsume = "Mq-Reconsume" // reconsume times of a DLQ copy
+	hOrigin    = "Mq-Origin-Seq"
+)
+
+var (
+	idProcess [4]byte
+	idCounter atomic.Uint64
+)
+
+func init() {
+	var seed [8]byte
+	_, _ = rand.Read(idProcess[:])
+	_, _ = rand.Read(seed[:])
+	idCounter.Store(binary.BigEndian.Uint64(seed[:]))
+}
+
+// newID is a message id: 48-bit ms time, 32-bit process nonce, 48-bit
+// counter, 32 upper-case hex digits (sortable by time).
+func newID(now time.Time) string {
+	var b [16]byte
+	ms := uint64(now.UnixMilli())
+	binary.BigEndian.PutUint64(b[0:8], ms<<16)
+	copy(b[6:10], idProcess[:])
+	n := idCounter.Add(1)
+	b[10], b[11], b[12], b[13], b[14], b[15] = byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	return strings.ToUpper(hex.EncodeToString(b[:]))
+}
+
+// encodeHeaders writes a published message's fields.
+func encodeHeaders(h nats.Header, id string, m core.PutMessage, born time.Time) {
+	h.Set(hID, id)
+	if m.Tags != "" {
+		h.Set(hTags, m.Tags)
+	}
+	if len(m.Keys) > 0 {
+		b, _ := json.Marshal(m.Keys)
+		h.Set(hKeys, string(b))
+	}
+	if len(m.Properties) > 0 {
+		b, _ := json.Marshal(m.Properties)
+		h.Set(hProps, string(b))
+	}
+	if m.ShardingKey != "" {
+		h.Set(hSharding, m.ShardingKey)
+	}
+	if m.BodyIsText {
+		h.Set(hText, "1")
+	}
+	h.Set(hBorn, strconv.FormatInt(born.UnixMilli(), 10))
+}
+
+// decodeMessage rebuilds a core.Message from a stored NATS message.
+func decodeMessage(subj string, h nats.Header, body []byte, seq uint64, stored time.Time) *core.Message {
+	topic, q := subjectQueue(subj)
+	if v := h.Get(hQueue); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			q = n
+		}
+	}
+	if v := h.Get(hTopic); v != "" {
+		topic = v
+	}
+	m := &core.Message{
+		ID: h.Get(hID), Topic: topic, QueueID: max(q, 0), QueueOffset: int64(seq),
+		Body: body, BodyIsText: h.Get(hText) == "1", Tags: h.Get(hTags),
+		ShardingKey: h.Get(hSharding), StoredAt: stored.UTC(), SysProps: map[string]string{},
+	}
+	if v := h.Get(hKeys); v != "" {
+		_ = json.Unmarshal([]byte(v), &m.Keys)
+	}
+	if v := h.Get(hProps); v != "" {
+		_ = json.Unmarshal([]byte(v), &m.Properties)
+	}
+	if v, err := strconv.ParseInt(h.Get(hBorn), 10, 64); err == nil {
+		m.BornAt = time.UnixMilli(v).UTC()
+	}
+	if v := h.Get(hDeliverAt); v != "" {
+		m.SysProps[core.PropDeliverAt] = v
+	}
+	if v, err := strconv.Atoi(h.Get(hReconsume)); err == nil {
+		m.ReconsumeTimes = v
+	}
+	return m
+}

@@ -1,0 +1,732 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// Receive implements gateway.Service over the group's pull consumers.
+//
+// Every leased message is NAKed with a delay equal to its lease
+// (invisibleSeconds): JetStream keeps it pending and redelivers it when
+// the lease ends unless an ack comes first, from any connection. The
+// handle carries the ack subject, so any instance settles it.
+func (b *Backend) Receive(ctx context.Context, group string, req gateway.ReceiveRequest) ([]gateway.Received, error) {
+	if req.MaxMessages < 1 || req.MaxMessages > gateway.MaxReceiveMessages {
+		return nil, core.FieldError("maxMessages", "must be between 1 and %d", gateway.MaxReceiveMessages)
+	}
+	if req.Wait < 0 || req.Wait > gateway.MaxWait {
+		return nil, core.FieldError("waitSeconds", "must be between 0 and %d", int(gateway.MaxWait/time.Second))
+	}
+	if req.Invisible != 0 && (req.Invisible < gateway.MinInvisible || req.Invisible > gateway.MaxInvisible) {
+		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(gateway.MaxInvisible/time.Second))
+	}
+	g, err := b.cachedGroup(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	if g.Push != nil {
+		return nil, core.Errorf(core.EConflict, "group %q is a push (webhook) group", group)
+	}
+	return b.receive(ctx, g, req)
+}
+
+// receive is Receive on a loaded group (the push runner calls it for push
+// groups too).
+func (b *Backend) receive(ctx context.Context, g core.Group, req gateway.ReceiveRequest) ([]gateway.Received, error) {
+	group := g.Name
+	consumerID := ""
+	if g.MessageModel == core.Broadcasting {
+		if req.ConsumerID == "" {
+			return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
+		}
+		if !core.ValidName(req.ConsumerID) {
+			return nil, core.FieldError("consumerId", "must match ^[A-Za-z0-9_-]{1,127}$")
+		}
+		consumerID = req.ConsumerID
+	}
+	invisible := req.Invisible
+	if invisible == 0 {
+		invisible = time.Duration(g.InvisibleSeconds) * time.Second
+	}
+	if invisible <= 0 {
+		invisible = core.DefaultInvisibleSeconds * time.Second
+	}
+	var refs []consumerRef
+	for _, s := range g.Subscriptions {
+		t, err := b.cachedTopic(s.Topic)
+		if core.ErrorCode(err) == core.ENotFound {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		for _, ref := range b.consumersOf(g, consumerID, t) {
+			if err := b.ensureConsumer(ctx, g, ref, false); err != nil {
+				return nil, err
+			}
+			refs = append(refs, ref)
+		}
+	}
+
+	key := group + "/" + consumerID
+	b.mu.Lock()
+	if b.draining {
+		b.mu.Unlock()
+		return nil, core.ErrClosed
+	}
+	st := b.stash[key]
+	if st == nil {
+		st = &stash{signal: make(chan struct{})}
+		b.stash[key] = st
+	}
+	if req.Wait > 0 {
+		if b.waiting[group] >= b.opts.MaxWaitingPerGroup || b.waitingAll >= b.opts.MaxWaiting {
+			b.mu.Unlock()
+			return nil, core.Errorf(core.ETooMany, "too many waiting receives; retry later")
+		}
+		b.waiting[group]++
+		b.waitingAll++
+		defer func() {
+			b.mu.Lock()
+			b.waiting[group]--
+			b.waitingAll--
+			b.mu.Unlock()
+		}()
+	}
+	b.mu.Unlock()
+
+	deadline := time.Now().Add(req.Wait)
+	var timer *time.Timer
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		items, signal := b.take(ctx, st, req.MaxMessages, g)
+		if len(items) == 0 && len(refs) > 0 {
+			done := b.pullNow(st, refs, req.MaxMessages)
+			select {
+			case <-signal:
+			case <-done:
+			case <-ctx.Done():
+				return nil, nil
+			}
+			items, signal = b.take(ctx, st, req.MaxMessages, g)
+		}
+		if len(items) > 0 {
+			got, err := b.lease(ctx, g, consumerID, items, invisible)
+			if len(got) > 0 || err != nil {
+				return got, err
+			}
+			continue // every message was filtered out or dead-lettered
+		}
+		left := time.Until(deadline)
+		if left <= 0 || len(refs) == 0 {
+			return nil, nil
+		}
+		b.parkPulls(key, st, refs, req.MaxMessages, left)
+		if timer == nil {
+			timer = time.NewTimer(left)
+		}
+		select {
+		case <-signal:
+		case <-timer.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, nil
+		case <-b.drain:
+			return nil, nil
+		}
+	}
+}
+
+// take removes up to n stashed messages. One stashed longer than half its
+// consumer's ack wait is NAKed instead (JetStream redelivers it now): its
+// server-side timer may be close to ending.
+func (b *Backend) take(ctx context.Context, st *stash, n int, g core.Group) ([]pulled, <-chan struct{}) {
+	ackWait := time.Duration(max(g.InvisibleSeconds, 1)) * time.Second
+	b.mu.Lock()
+	var out, stale []pulled
+	i := 0
+	for ; i < len(st.items) && len(out) < n; i++ {
+		if time.Since(st.items[i].at) > ackWait/2 {
+			stale = append(stale, st.items[i])
+			continue
+		}
+		out = append(out, st.items[i])
+	}
+	st.items = append(st.items[:0:0], st.items[i:]...)
+	signal := st.signal
+	b.mu.Unlock()
+	if len(stale) > 0 {
+		subs := make([]string, len(stale))
+		for i, p := range stale {
+			subs[i] = p.msg.Reply
+		}
+		b.requestAll(ctx, subs, []byte("-NAK"))
+	}
+	return out, signal
+}
+
+// pullNow asks every consumer at once for what is ready (no_wait), up
+// to n each. The pulls run on goroutines owned by the backend and stash
+// what they get (signalling each arrival), so the caller can take the
+// first message at once while a request still runs; the returned channel
+// closes when every pull ended.
+func (b *Backend) pullNow(st *stash, refs []consumerRef, n int) <-chan struct{} {
+	done := make(chan struct{})
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		close(done)
+		return done
+	}
+	var wg sync.WaitGroup
+	for _, ref := range refs {
+		wg.Add(1)
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			defer wg.Done()
+			ctx, cancel := b.stopContext()
+			defer cancel()
+			missing, err := b.pull(ctx, ref, n, 0, func(m *nats.Msg) { b.stashOne(st, pulled{m, ref, time.Now()}) })
+			if missing || err != nil {
+				b.ensured.Delete(ref.stream + "/" + ref.name) // recreated on the next receive
+			}
+		}()
+	}
+	b.mu.Unlock()
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return done
+}
+
+// stopContext is a context that ends at Close.
+func (b *Backend) stopContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-b.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// stashOne adds a delivered message to st and wakes its receives.
+func (b *Backend) stashOne(st *stash, p pulled) {
+	b.mu.Lock()
+	st.items = append(st.items, p)
+	close(st.signal)
+	st.signal = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// parkPulls starts a waiting pull on every consumer of key that has none
+// from this instance. Each runs on its own goroutine, owned by the backend
+// (Close stops it), and stashes what it gets.
+func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, batch int, wait time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	for _, ref := range refs {
+		pk := key + "\x00" + ref.stream + "/" + ref.name
+		if b.pulls[pk] {
+			continue
+		}
+		b.pulls[pk] = true
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			ctx, cancel := b.stopContext()
+			defer cancel()
+			_, _ = b.pull(ctx, ref, batch, wait, func(m *nats.Msg) { b.stashOne(st, pulled{m, ref, time.Now()}) })
+			b.mu.Lock()
+			delete(b.pulls, pk)
+			// Parked receives re-park: without a waiting pull they would
+			// see nothing new until their own wait ran out.
+			close(st.signal)
+			st.signal = make(chan struct{})
+			b.mu.Unlock()
+		}()
+	}
+}
+
+// lease turns pulled messages into leased ones: dead-letters those past
+// maxReconsumeTimes, acks those the subscription's tag filter rejects,
+// and NAKs the rest with a delay of invisible (the lease).
+func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, items []pulled, invisible time.Duration) ([]gateway.Received, error) {
+	filters := map[string]core.Filter{}
+	for _, s := range g.Subscriptions {
+		f, _ := core.ParseFilter(s.Filter)
+		filters[s.Topic] = f
+	}
+	type cand struct {
+		p    pulled
+		meta ackMeta
+		m    *core.Message
+	}
+	var keep []cand
+	var skip []string
+	for _, p := range items {
+		meta, ok := parseAck(p.msg.Reply)
+		if !ok {
+			continue
+		}
+		m := decodeMessage(p.msg.Subject, p.msg.Header, p.msg.Data, meta.sseq, meta.ts)
+		m.ReconsumeTimes = int(meta.delivered) - 1
+		if m.ReconsumeTimes > g.MaxReconsumeTimes {
+			// Failed by lease expiry more often than allowed.
+			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1); err != nil {
+				b.log.Warn().Err(err).Str("group", g.Name).Msg("dead-letter on receive failed; retried at redelivery")
+			}
+			continue
+		}
+		if f, ok := filters[p.ref.topic]; ok && !f.All() && !f.MatchTags(m.Tags) {
+			skip = append(skip, p.msg.Reply)
+			continue
+		}
+		keep = append(keep, cand{p, meta, m})
+	}
+	if len(skip) > 0 {
+		b.requestAll(ctx, skip, []byte("+ACK"))
+	}
+	// A message that just arrived, leased for the consumer's own ack wait,
+	// needs no NAK: JetStream redelivers it one ack wait after it sent it,
+	// and the handle's deadline is set leaseMargin before that. Any other
+	// lease is set with a NAK delay (one more replicated write).
+	ackWait := time.Duration(max(g.InvisibleSeconds, 1)) * time.Second
+	var subs []string
+	var nakIdx []int
+	for i, c := range keep {
+		if invisible != ackWait || time.Since(c.p.at) > freshFor {
+			subs, nakIdx = append(subs, c.p.msg.Reply), append(nakIdx, i)
+		}
+	}
+	start := time.Now()
+	errs := make([]error, len(keep))
+	for j, err := range b.requestAll(ctx, subs, nakDelay(invisible)) {
+		errs[nakIdx[j]] = err
+	}
+	naked := make([]bool, len(keep))
+	for _, i := range nakIdx {
+		naked[i] = true
+	}
+	var out []gateway.Received
+	for i, c := range keep {
+		if errs[i] != nil {
+			continue // not leased: JetStream redelivers it after its ack wait
+		}
+		until := start.Add(invisible)
+		if !naked[i] {
+			until = c.p.at.Add(invisible - leaseMargin)
+		}
+		h := b.sealer.Seal(encodeLease(lease{
+			sseq: c.meta.sseq, delivered: c.meta.delivered, deadline: until,
+			group: g.Name, consumerID: consumerID, reply: c.p.msg.Reply,
+		}))
+		out = append(out, gateway.Received{Message: c.m, ReceiptHandle: h, InvisibleUntil: until})
+	}
+	if len(out) == 0 && len(keep) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+const (
+	// freshFor: a message that arrived this recently is leased without a
+	// NAK when the lease equals the consumer's ack wait.
+	freshFor = 100 * time.Millisecond
+	// leaseMargin: such a lease's deadline is this much before the
+	// server's redelivery (which counts from when the server sent it).
+	leaseMargin = 250 * time.Millisecond
+)
+
+func nakDelay(d time.Duration) []byte {
+	return []byte(fmt.Sprintf(`-NAK {"delay":%d}`, int64(d)))
+}
+
+// lease is what a receipt handle of this backend says.
+type lease struct {
+	sseq, delivered uint64
+	deadline        time.Time
+	group           string
+	consumerID      string
+	reply           string // the JetStream ack subject
+	meta            ackMeta
+}
+
+func encodeLease(l lease) []byte {
+	b := binary.AppendUvarint(nil, l.sseq)
+	b = binary.AppendUvarint(b, l.delivered)
+	b = binary.AppendUvarint(b, uint64(l.deadline.UnixMilli()))
+	for _, s := range []string{l.group, l.consumerID, l.reply} {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	return b
+}
+
+func decodeLease(p []byte) (lease, bool) {
+	var l lease
+	var nums [3]uint64
+	for i := range nums {
+		v, n := binary.Uvarint(p)
+		if n <= 0 {
+			return l, false
+		}
+		nums[i], p = v, p[n:]
+	}
+	var strs [3]string
+	for i := range strs {
+		v, n := binary.Uvarint(p)
+		if n <= 0 || v > uint64(len(p)-n) {
+			return l, false
+		}
+		strs[i], p = string(p[n:n+int(v)]), p[n+int(v):]
+	}
+	if len(p) != 0 || nums[2] > 1<<50 {
+		return l, false
+	}
+	l.sseq, l.delivered, l.deadline = nums[0], nums[1], time.UnixMilli(int64(nums[2]))
+	l.group, l.consumerID, l.reply = strs[0], strs[1], strs[2]
+	meta, ok := parseAck(l.reply)
+	if !ok || meta.sseq != l.sseq || meta.delivered != l.delivered {
+		return l, false
+	}
+	l.meta = meta
+	return l, true
+}
+
+// A lease override (bucket MQGATE_LEASES, key <stream>.<consumer hex>.<sseq>)
+// records what a nack or an extend did to one delivery, so that every
+// instance answers the same for its handle: "<delivered> <n|x> <deadline ms>".
+func leaseKey(l lease) string {
+	return fmt.Sprintf("%s.%x.%d", l.meta.stream, l.meta.consumer, l.sseq)
+}
+
+type override struct {
+	delivered uint64
+	nacked    bool
+	deadline  time.Time
+}
+
+func (b *Backend) override(ctx context.Context, l lease) (override, bool, error) {
+	v, found, err := b.leaderGet(ctx, "KV_"+leasesBucket, "$KV."+leasesBucket+"."+leaseKey(l))
+	if err != nil || !found {
+		return override{}, false, err
+	}
+	f := strings.Fields(string(v))
+	if len(f) != 3 {
+		return override{}, false, nil // a delete or purge marker
+	}
+	d, _ := strconv.ParseUint(f[0], 10, 64)
+	ms, _ := strconv.ParseInt(f[2], 10, 64)
+	return override{delivered: d, nacked: f[1] == "n", deadline: time.UnixMilli(ms)}, true, nil
+}
+
+// leaderGet reads the last message of subject from the stream's leader
+// (STREAM.MSG.GET, not a direct get: a direct get may be served by a
+// follower that has not applied a write another instance just made, and
+// an override must be seen by the next ack on any instance).
+func (b *Backend) leaderGet(ctx context.Context, stream, subject string) ([]byte, bool, error) {
+	ctx, cancel := b.ctx(ctx)
+	defer cancel()
+	req, _ := json.Marshal(map[string]string{"last_by_subj": subject})
+	resp, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
+	if err != nil {
+		return nil, false, mapErr(err)
+	}
+	var r struct {
+		Message *struct {
+			Data []byte `json:"data"`
+		} `json:"message"`
+		Error *struct {
+			Code        int    `json:"code"`
+			ErrCode     int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(resp.Data, &r); err != nil {
+		return nil, false, err
+	}
+	if r.Error != nil {
+		if r.Error.Code == 404 {
+			return nil, false, nil
+		}
+		return nil, false, core.Errorf(core.EUnavailable, "JetStream: %s", r.Error.Description)
+	}
+	if r.Message == nil {
+		return nil, false, nil
+	}
+	return r.Message.Data, true, nil
+}
+
+func (b *Backend) putOverride(ctx context.Context, l lease, o override) error {
+	st := "x"
+	if o.nacked {
+		st = "n"
+	}
+	_, err := b.leases.Put(ctx, leaseKey(l), []byte(fmt.Sprintf("%d %s %d", o.delivered, st, o.deadline.UnixMilli())))
+	return mapErr(err)
+}
+
+// check decodes a handle and says whether its lease is live now.
+func (b *Backend) check(ctx context.Context, group, h string, now time.Time) (lease, gateway.HandleStatus, error) {
+	p, err := b.sealer.Open(h)
+	if err != nil {
+		return lease{}, gateway.HandleInvalid, nil
+	}
+	l, ok := decodeLease(p)
+	if !ok || l.group != group {
+		return lease{}, gateway.HandleInvalid, nil
+	}
+	o, found, err := b.override(ctx, l)
+	if err != nil {
+		return l, "", err
+	}
+	deadline := l.deadline
+	if found {
+		switch {
+		case o.delivered > l.delivered:
+			return l, gateway.HandleExpired, nil // delivered again since
+		case o.delivered == l.delivered && o.nacked:
+			return l, gateway.HandleExpired, nil
+		case o.delivered == l.delivered:
+			deadline = o.deadline
+		}
+	}
+	if !now.Before(deadline) {
+		return l, gateway.HandleExpired, nil
+	}
+	return l, gateway.HandleOK, nil
+}
+
+type checked struct {
+	l  lease
+	st gateway.HandleStatus
+}
+
+// checkAll checks handles concurrently (each reads its override from the
+// leases stream's leader: one round trip).
+func (b *Backend) checkAll(ctx context.Context, group string, handles []string, now time.Time) ([]checked, error) {
+	out := make([]checked, len(handles))
+	errs := make([]error, len(handles))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, h := range handles {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i].l, out[i].st, errs[i] = b.check(ctx, group, h, now)
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+func checkHandles(handles []string) error {
+	if len(handles) < 1 || len(handles) > gateway.MaxHandles {
+		return core.FieldError("receiptHandles", "must hold 1 to %d handles", gateway.MaxHandles)
+	}
+	return nil
+}
+
+// Ack implements gateway.Service: a synchronous JetStream ack of each live
+// lease. A repeated ack answers ok while the lease lasts, and after it when
+// the consumer's ack floor has passed the message.
+func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]gateway.HandleResult, error) {
+	if err := checkHandles(handles); err != nil {
+		return nil, err
+	}
+	if _, err := b.cachedGroup(ctx, group); err != nil {
+		return nil, err
+	}
+	res := make([]gateway.HandleResult, len(handles))
+	var subs []string
+	var idx []int
+	now := time.Now()
+	checked, err := b.checkAll(ctx, group, handles, now)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range handles {
+		res[i].ReceiptHandle = h
+		l, st := checked[i].l, checked[i].st
+		if st == gateway.HandleExpired && b.ackedBefore(ctx, l) {
+			st = gateway.HandleOK
+		} else if st == gateway.HandleOK {
+			subs, idx = append(subs, l.reply), append(idx, i)
+		}
+		res[i].Status = st
+	}
+	for j, err := range b.requestAll(ctx, subs, []byte("+ACK")) {
+		if err != nil {
+			return nil, err
+		}
+		_ = j
+	}
+	_ = idx
+	return res, nil
+}
+
+// ackedBefore reports whether the consumer's ack floor is at or past the
+// lease's message (it was acknowledged, by this handle or a later one).
+func (b *Backend) ackedBefore(ctx context.Context, l lease) bool {
+	c, err := b.js.Consumer(ctx, l.meta.stream, l.meta.consumer)
+	if err != nil {
+		return false
+	}
+	return c.CachedInfo().AckFloor.Stream >= l.sseq
+}
+
+// Nack implements gateway.Service with the embedded retry policy: level 0
+// is 3 + reconsumeTimes, the 1 + maxReconsumeTimes-th failure (or level
+// -1) goes to the group's DLQ stream. A retry is a JetStream NAK with the
+// level's delay on the same consumer (ordering of ORDERLY queues holds:
+// the queue's consumer has one message out at a time).
+func (b *Backend) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]gateway.HandleResult, error) {
+	if err := checkHandles(handles); err != nil {
+		return nil, err
+	}
+	if delayLevel < -1 || delayLevel > len(b.opts.DelayLevels) {
+		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level (1..%d)", len(b.opts.DelayLevels))
+	}
+	g, err := b.cachedGroup(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	res := make([]gateway.HandleResult, len(handles))
+	now := time.Now()
+	checked, err := b.checkAll(ctx, group, handles, now)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range handles {
+		res[i].ReceiptHandle = h
+		l, st := checked[i].l, checked[i].st
+		res[i].Status = st
+		if st != gateway.HandleOK {
+			continue
+		}
+		times := int(l.delivered) - 1
+		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now}); err != nil {
+			return nil, err
+		}
+		if delayLevel < 0 || times >= g.MaxReconsumeTimes {
+			if err := b.deadLetterLease(ctx, g.Name, l, times); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		level := delayLevel
+		if level == 0 {
+			level = 3 + times
+		}
+		level = min(max(level, 1), len(b.opts.DelayLevels))
+		if errs := b.requestAll(ctx, []string{l.reply}, nakDelay(b.opts.DelayLevels[level-1])); errs[0] != nil {
+			return nil, errs[0]
+		}
+	}
+	return res, nil
+}
+
+// Extend implements gateway.Service: NAK with a delay of invisible (the
+// server's timer restarts) and an override with the new deadline.
+func (b *Backend) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]gateway.HandleResult, error) {
+	if err := checkHandles(handles); err != nil {
+		return nil, err
+	}
+	if invisible < gateway.MinInvisible || invisible > gateway.MaxInvisible {
+		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(gateway.MaxInvisible/time.Second))
+	}
+	if _, err := b.cachedGroup(ctx, group); err != nil {
+		return nil, err
+	}
+	res := make([]gateway.HandleResult, len(handles))
+	now := time.Now()
+	checked, err := b.checkAll(ctx, group, handles, now)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range handles {
+		res[i].ReceiptHandle = h
+		l, st := checked[i].l, checked[i].st
+		res[i].Status = st
+		if st != gateway.HandleOK {
+			continue
+		}
+		until := now.Add(invisible)
+		if err := b.putOverride(ctx, l, override{delivered: l.delivered, deadline: until}); err != nil {
+			return nil, err
+		}
+		if errs := b.requestAll(ctx, []string{l.reply}, nakDelay(invisible)); errs[0] != nil {
+			return nil, errs[0]
+		}
+		res[i].InvisibleUntil = until
+	}
+	return res, nil
+}
+
+// GroupStatus implements gateway.Service: this instance's view (parked
+// receives, stashed messages) and each consumer's server-side state.
+func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupStatus, error) {
+	g, err := b.Group(ctx, group)
+	if err != nil {
+		return gateway.GroupStatus{}, err
+	}
+	st := gateway.GroupStatus{Group: group}
+	b.mu.Lock()
+	st.Waiting = b.waiting[group]
+	buffered := 0
+	if s := b.stash[group+"/"]; s != nil {
+		buffered = len(s.items)
+	}
+	b.mu.Unlock()
+	if g.MessageModel == core.Broadcasting {
+		return st, nil
+	}
+	cs := gateway.ClientStatus{ClientID: b.opts.InstanceID}
+	for _, s := range g.Subscriptions {
+		t, err := b.cachedTopic(s.Topic)
+		if err != nil {
+			continue
+		}
+		for _, ref := range b.consumersOf(g, "", t) {
+			c, err := b.js.Consumer(ctx, ref.stream, ref.name)
+			if err != nil {
+				continue
+			}
+			ci := c.CachedInfo()
+			cs.Queues = append(cs.Queues, gateway.QueueStatus{
+				Queue:          core.MessageQueue{Topic: ref.topic, QueueID: max(ref.queue, 0)},
+				ConsumedOffset: int64(ci.AckFloor.Stream), InFlight: ci.NumAckPending,
+				Buffered: buffered, Locked: ref.queue >= 0 && ci.NumAckPending > 0,
+			})
+			buffered = 0
+		}
+	}
+	st.Clients = []gateway.ClientStatus{cs}
+	return st, nil
+}

@@ -1,0 +1,419 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	jsapi "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/groups"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// A group's config is a key of the MQGATE_GROUPS bucket; its position in
+// each subscribed topic is one durable pull consumer (CONCURRENTLY) or one
+// per queue (ORDERLY, MaxAckPending 1) on the topic's stream, per
+// consumerId for BROADCASTING. Its dead letters are the stream MQD_<group>.
+
+type groupCache struct {
+	mu sync.Mutex
+	m  map[string]cachedGroup
+}
+
+type cachedGroup struct {
+	g  core.Group
+	at time.Time
+}
+
+// groupTTL: a group changed through another instance is seen by this
+// one's receives within it.
+const groupTTL = time.Second
+
+func (b *Backend) gcache() *groupCache {
+	b.gc.mu.Lock()
+	if b.gc.m == nil {
+		b.gc.m = map[string]cachedGroup{}
+	}
+	b.gc.mu.Unlock()
+	return &b.gc
+}
+
+// PutGroup implements gateway.Groups.
+func (b *Backend) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Group, bool, error) {
+	cfg, err := groups.Normalize(cfg)
+	if err != nil {
+		return core.Group{}, false, err
+	}
+	ctx, cancel := b.ctx(ctx)
+	defer cancel()
+	now := time.Now().UTC()
+	g := core.Group{GroupConfig: cfg, CreatedAt: now, UpdatedAt: now}
+	created := true
+	old, err := b.Group(ctx, cfg.Name)
+	if err == nil {
+		created = false
+		g.CreatedAt, g.Incarnation = old.CreatedAt, old.Incarnation
+		if old.ConsumeMode != cfg.ConsumeMode || old.MessageModel != cfg.MessageModel {
+			// The consumers change shape: drop the old ones.
+			b.deleteConsumers(ctx, old)
+		}
+	} else if core.ErrorCode(err) != core.ENotFound {
+		return core.Group{}, false, err
+	} else {
+		g.Incarnation = uint64(now.UnixNano())
+	}
+	raw, _ := json.Marshal(g)
+	if _, err := b.groups.Put(ctx, cfg.Name, raw); err != nil {
+		return core.Group{}, false, mapErr(err)
+	}
+	b.gcache().forget(cfg.Name)
+	if g.MessageModel == core.Clustering {
+		for _, s := range g.Subscriptions {
+			if err := b.ensureConsumers(ctx, g, "", s.Topic); err != nil && core.ErrorCode(err) != core.ENotFound {
+				return core.Group{}, false, err
+			}
+		}
+	}
+	return g, created, nil
+}
+
+func (c *groupCache) forget(name string) {
+	c.mu.Lock()
+	delete(c.m, name)
+	c.mu.Unlock()
+}
+
+// Group implements gateway.Groups.
+func (b *Backend) Group(ctx context.Context, name string) (core.Group, error) {
+	if !core.ValidName(name) {
+		return core.Group{}, core.Errorf(core.ENotFound, "group %q not found", name)
+	}
+	// From the stream leader: a group just created through another
+	// instance is seen at once (a direct get may be served by a follower).
+	v, found, err := b.leaderGet(ctx, "KV_"+groupsBucket, "$KV."+groupsBucket+"."+name)
+	if err != nil {
+		return core.Group{}, err
+	}
+	if !found || len(v) == 0 { // absent, or a delete marker
+		return core.Group{}, core.Errorf(core.ENotFound, "group %q not found", name)
+	}
+	var g core.Group
+	if err := json.Unmarshal(v, &g); err != nil {
+		return core.Group{}, err
+	}
+	return g, nil
+}
+
+// cachedGroup is Group through a short cache (the receive path).
+func (b *Backend) cachedGroup(ctx context.Context, name string) (core.Group, error) {
+	c := b.gcache()
+	c.mu.Lock()
+	e, ok := c.m[name]
+	c.mu.Unlock()
+	if ok && time.Since(e.at) < groupTTL {
+		return e.g, nil
+	}
+	g, err := b.Group(ctx, name)
+	if err != nil {
+		return g, err
+	}
+	c.mu.Lock()
+	c.m[name] = cachedGroup{g, time.Now()}
+	c.mu.Unlock()
+	return g, nil
+}
+
+// GroupList implements gateway.Groups.
+func (b *Backend) GroupList(ctx context.Context) ([]core.Group, error) {
+	keys, err := b.groups.ListKeys(ctx)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	var names []string
+	for k := range keys.Keys() {
+		names = append(names, k)
+	}
+	var out []core.Group
+	for _, n := range names {
+		g, err := b.Group(ctx, n)
+		if core.ErrorCode(err) == core.ENotFound {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	sortGroups(out)
+	return out, nil
+}
+
+func sortGroups(gs []core.Group) {
+	for i := 1; i < len(gs); i++ {
+		for j := i; j > 0 && gs[j].Name < gs[j-1].Name; j-- {
+			gs[j], gs[j-1] = gs[j-1], gs[j]
+		}
+	}
+}
+
+// DeleteGroup implements gateway.Groups: the config, every consumer and
+// the dead-letter stream.
+func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
+	g, err := b.Group(ctx, name)
+	if err != nil {
+		return err
+	}
+	if err := b.groups.Delete(ctx, name); err != nil {
+		return mapErr(err)
+	}
+	b.gcache().forget(name)
+	b.deleteConsumers(ctx, g)
+	if err := b.js.DeleteStream(ctx, dlqStream(name)); err != nil && !errors.Is(err, jsapi.ErrStreamNotFound) {
+		return mapErr(err)
+	}
+	return nil
+}
+
+// deleteConsumers removes every consumer of g on its topics' streams
+// (also BROADCASTING consumers created by any instance).
+func (b *Backend) deleteConsumers(ctx context.Context, g core.Group) {
+	for _, s := range g.Subscriptions {
+		st, err := b.js.Stream(ctx, topicStream(s.Topic))
+		if err != nil {
+			continue
+		}
+		l := st.ConsumerNames(ctx)
+		var names []string
+		for n := range l.Name() {
+			if n == g.Name || strings.HasPrefix(n, g.Name+"~") {
+				names = append(names, n)
+			}
+		}
+		for _, n := range names {
+			_ = st.DeleteConsumer(ctx, n)
+			b.ensured.Delete(topicStream(s.Topic) + "/" + n)
+		}
+	}
+}
+
+// consumerRef is one durable consumer a receive pulls from.
+type consumerRef struct {
+	topic  string
+	stream string
+	name   string
+	queue  int // -1: every queue
+}
+
+// consumersOf lists the consumers of (g, consumerID) on topic.
+func (b *Backend) consumersOf(g core.Group, consumerID string, t core.Topic) []consumerRef {
+	if g.ConsumeMode != core.Orderly {
+		return []consumerRef{{t.Name, topicStream(t.Name), consumerName(g.Name, consumerID, -1), -1}}
+	}
+	out := make([]consumerRef, t.Queues)
+	for q := range out {
+		out[q] = consumerRef{t.Name, topicStream(t.Name), consumerName(g.Name, consumerID, q), q}
+	}
+	return out
+}
+
+// consumerConfig is the durable consumer of ref for g.
+func (b *Backend) consumerConfig(g core.Group, ref consumerRef) jsapi.ConsumerConfig {
+	cc := jsapi.ConsumerConfig{
+		Durable:       ref.name,
+		AckPolicy:     jsapi.AckExplicitPolicy,
+		AckWait:       time.Duration(max(g.InvisibleSeconds, 1)) * time.Second,
+		MaxDeliver:    -1, // the gateway dead-letters (maxReconsumeTimes)
+		MaxAckPending: 10000,
+		MaxWaiting:    4096,
+		Replicas:      b.opts.Replicas,
+		Metadata:      map[string]string{"mqgate.group": g.Name},
+	}
+	if ref.queue < 0 {
+		cc.FilterSubjects = []string{queueWildcard(ref.topic), redriveSubject(ref.topic, g.Name)}
+	} else {
+		cc.MaxAckPending = 1 // ORDERLY: one message of the queue out at a time
+		cc.FilterSubjects = []string{queueSubject(ref.topic, ref.queue)}
+		if ref.queue == 0 {
+			cc.FilterSubjects = append(cc.FilterSubjects, redriveSubject(ref.topic, g.Name))
+		}
+	}
+	switch g.ConsumeFrom {
+	case core.ConsumeFromFirstOffset:
+		cc.DeliverPolicy = jsapi.DeliverAllPolicy
+	case core.ConsumeFromTimestamp:
+		cc.DeliverPolicy = jsapi.DeliverByStartTimePolicy
+		ts := g.ConsumeTimestamp
+		cc.OptStartTime = &ts
+	default:
+		cc.DeliverPolicy = jsapi.DeliverNewPolicy
+	}
+	return cc
+}
+
+// ensureConsumers creates (or updates) the consumers of (g, consumerID)
+// on topic; ENotFound when the topic does not exist yet.
+func (b *Backend) ensureConsumers(ctx context.Context, g core.Group, consumerID, topic string) error {
+	t, err := b.cachedTopic(topic)
+	if err != nil {
+		return err
+	}
+	for _, ref := range b.consumersOf(g, consumerID, t) {
+		if err := b.ensureConsumer(ctx, g, ref, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureConsumer creates or updates one consumer unless this instance
+// already did for this group revision.
+func (b *Backend) ensureConsumer(ctx context.Context, g core.Group, ref consumerRef, force bool) error {
+	key := ref.stream + "/" + ref.name
+	if v, ok := b.ensured.Load(key); ok && !force && v.(time.Time).Equal(g.UpdatedAt) {
+		return nil
+	}
+	if _, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, b.consumerConfig(g, ref)); err != nil {
+		if errors.Is(err, jsapi.ErrStreamNotFound) {
+			return core.Errorf(core.ENotFound, "topic %q not found", ref.topic)
+		}
+		return mapErr(err)
+	}
+	b.ensured.Store(key, g.UpdatedAt)
+	return nil
+}
+
+// Offsets implements gateway.Groups from consumer info: Committed is the
+// ack floor (a stream sequence), Max the stream's last sequence, Lag the
+// messages not yet delivered plus those delivered and unacknowledged.
+func (b *Backend) Offsets(ctx context.Context, group, consumerID string) ([]gateway.QueueOffset, error) {
+	g, consumerID, err := b.groupConsumer(ctx, group, consumerID)
+	if err != nil {
+		return nil, err
+	}
+	var out []gateway.QueueOffset
+	for _, s := range g.Subscriptions {
+		t, err := b.Topic(s.Topic)
+		if core.ErrorCode(err) == core.ENotFound {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		for _, ref := range b.consumersOf(g, consumerID, t) {
+			qo, err := b.consumerOffset(ctx, g, ref)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, qo)
+		}
+	}
+	return out, nil
+}
+
+func (b *Backend) consumerOffset(ctx context.Context, g core.Group, ref consumerRef) (gateway.QueueOffset, error) {
+	q := max(ref.queue, 0)
+	qo := gateway.QueueOffset{Queue: core.MessageQueue{Topic: ref.topic, QueueID: q}}
+	if err := b.ensureConsumer(ctx, g, ref, false); err != nil {
+		return qo, err
+	}
+	c, err := b.js.Consumer(ctx, ref.stream, ref.name)
+	if err != nil {
+		return qo, mapErr(err)
+	}
+	ci := c.CachedInfo()
+	qo.Committed = int64(ci.AckFloor.Stream)
+	qo.Lag = int64(ci.NumPending) + int64(ci.NumAckPending)
+	qo.Max = int64(ci.Delivered.Stream) + int64(ci.NumPending)
+	qo.InFlight = ci.NumAckPending
+	return qo, nil
+}
+
+func (b *Backend) groupConsumer(ctx context.Context, group, consumerID string) (core.Group, string, error) {
+	g, err := b.Group(ctx, group)
+	if err != nil {
+		return g, "", err
+	}
+	if g.MessageModel != core.Broadcasting {
+		return g, "", nil
+	}
+	if consumerID == "" {
+		return core.Group{}, "", core.FieldError("consumerId", "is required for a BROADCASTING group")
+	}
+	if !core.ValidName(consumerID) {
+		return core.Group{}, "", core.FieldError("consumerId", "must match ^[A-Za-z0-9_-]{1,127}$")
+	}
+	return g, consumerID, nil
+}
+
+// ResetOffsets implements gateway.Groups: each consumer of the group on
+// topic is reset to the stream sequence of position (JetStream consumer
+// reset, nats-server ≥ 2.14); messages it had delivered and not yet had
+// acknowledged are forgotten.
+func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]gateway.QueueOffset, error) {
+	g, consumerID, err := b.groupConsumer(ctx, group, consumerID)
+	if err != nil {
+		return nil, err
+	}
+	subscribed := false
+	for _, s := range g.Subscriptions {
+		subscribed = subscribed || s.Topic == topic
+	}
+	if !subscribed {
+		return nil, core.FieldError("topic", "group %q does not subscribe to %q", group, topic)
+	}
+	t, err := b.Topic(topic)
+	if err != nil {
+		return nil, err
+	}
+	st, err := b.js.Stream(ctx, topicStream(topic))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	si := st.CachedInfo()
+	seq := si.State.LastSeq + 1
+	switch position {
+	case core.ConsumeFromFirstOffset:
+		seq = si.State.FirstSeq
+	case core.ConsumeFromTimestamp:
+		seq = b.seqAt(ctx, st, ts, si.State.LastSeq+1)
+	}
+	var out []gateway.QueueOffset
+	for _, ref := range b.consumersOf(g, consumerID, t) {
+		cc := b.consumerConfig(g, ref)
+		// Recreate from the sequence: a consumer's deliver policy must
+		// admit the position it is reset to.
+		_ = st.DeleteConsumer(ctx, ref.name)
+		cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = jsapi.DeliverByStartSequencePolicy, max(seq, 1), nil
+		if _, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, cc); err != nil {
+			return nil, mapErr(err)
+		}
+		b.ensured.Store(ref.stream+"/"+ref.name, g.UpdatedAt)
+		qo, err := b.consumerOffset(ctx, g, ref)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, qo)
+	}
+	return out, nil
+}
+
+// seqAt is the first sequence stored at or after ts (end when none).
+func (b *Backend) seqAt(ctx context.Context, st jsapi.Stream, ts time.Time, end uint64) uint64 {
+	lo, hi := st.CachedInfo().State.FirstSeq, end
+	for lo < hi { // binary search over stored timestamps
+		mid := lo + (hi-lo)/2
+		m, err := st.GetMsg(ctx, mid, jsapi.WithGetMsgSubject(topicSubjects(strings.TrimPrefix(st.CachedInfo().Config.Name, "MQ_"))))
+		if err != nil {
+			return end
+		}
+		if m.Time.Before(ts) {
+			lo = m.Sequence + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}

@@ -1,0 +1,71 @@
+package jetstream
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Names of everything the backend keeps in JetStream (docs/jetstream.md).
+// Topic and group names match ^[A-Za-z0-9_-]{1,127}$, so they are valid
+// stream-name and subject tokens as they are; '~' (never in a name)
+// separates the parts of consumer names.
+
+func topicStream(topic string) string         { return "MQ_" + topic }
+func topicSubjects(topic string) string       { return "mq." + topic + ".>" }
+func queueSubject(topic string, q int) string { return "mq." + topic + "." + strconv.Itoa(q) }
+func queueWildcard(topic string) string       { return "mq." + topic + ".*" }
+
+// scheduleSubject holds the schedule message of one delayed message (one
+// subject per message: a schedule is the last message on its subject).
+func scheduleSubject(topic, id string) string { return "mq." + topic + ".s." + id }
+
+// redriveSubject carries messages redriven to one group only.
+func redriveSubject(topic, group string) string { return "mq." + topic + ".r." + group }
+
+func dlqStream(group string) string  { return "MQD_" + group }
+func dlqSubject(group string) string { return "mqd." + group }
+
+// consumerName is the durable consumer of group on one topic stream:
+// queue < 0 for a CONCURRENTLY group (one consumer over every queue), the
+// queue for ORDERLY (one per queue, MaxAckPending 1); consumerID names a
+// BROADCASTING consumer.
+func consumerName(group, consumerID string, queue int) string {
+	var b strings.Builder
+	b.WriteString(group)
+	if consumerID != "" {
+		b.WriteString("~b~")
+		b.WriteString(consumerID)
+	}
+	if queue >= 0 {
+		fmt.Fprintf(&b, "~q%d", queue)
+	}
+	return b.String()
+}
+
+// subjectQueue parses the queue of a stored message's subject
+// (mq.<topic>.<queue>); -1 for any other subject.
+func subjectQueue(subj string) (topic string, queue int) {
+	t := strings.Split(subj, ".")
+	if len(t) == 3 && t[0] == "mq" {
+		if q, err := strconv.Atoi(t[2]); err == nil {
+			return t[1], q
+		}
+	}
+	if len(t) >= 2 {
+		return t[1], -1
+	}
+	return "", -1
+}
+
+func userTopic(name string) error {
+	if core.IsSystemTopic(name) {
+		return core.Errorf(core.EForbidden, "%q is a system topic", name)
+	}
+	if !core.ValidName(name) {
+		return core.FieldError("name", "must match ^[A-Za-z0-9_-]{1,127}$")
+	}
+	return nil
+}

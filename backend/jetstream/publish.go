@@ -1,0 +1,207 @@
+package jetstream
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	jsapi "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Put implements api.Engine. One message is one JetStream publish with
+// Nats-Msg-Id = its id (a retried publish inside the dedup window is
+// answered with the first copy). A batch is one JetStream atomic batch
+// (Nats-Batch-Id / -Sequence / -Commit): all of it is stored or none.
+// A delayed message (delayLevel, deliverAt) is a schedule message on
+// mq.<topic>.s.<id> (Nats-Schedule: @at …, Nats-Schedule-Target: its
+// queue subject): the server stores it in the queue when due, never
+// before.
+func (b *Backend) Put(ctx context.Context, topic string, msgs []core.PutMessage) ([]core.PutResult, error) {
+	if len(msgs) == 0 {
+		return nil, core.Errorf(core.EInvalid, "no messages")
+	}
+	if len(msgs) > core.MaxBatch {
+		return nil, core.Errorf(core.ETooLarge, "at most %d messages in a batch", core.MaxBatch)
+	}
+	if core.IsSystemTopic(topic) {
+		return nil, core.Errorf(core.EForbidden, "%q is a system topic", topic)
+	}
+	t, err := b.cachedTopic(topic)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	out := make([]core.PutResult, len(msgs))
+	nm := make([]*nats.Msg, len(msgs))
+	for i, m := range msgs {
+		if len(m.Body) > core.MaxMessageSize {
+			return nil, core.Errorf(core.ETooLarge, "message body exceeds %d bytes", core.MaxMessageSize)
+		}
+		id := newID(now)
+		q := b.chooseQueue(t, m.ShardingKey)
+		msg := nats.NewMsg(queueSubject(topic, q))
+		msg.Data = m.Body
+		encodeHeaders(msg.Header, id, m, now)
+		msg.Header.Set(jsapi.MsgIDHeader, id)
+		res := core.PutResult{MessageID: id, Topic: topic, QueueID: q, StoredAt: now}
+		due, err := b.dueAt(m, now)
+		if err != nil {
+			return nil, err
+		}
+		if !due.IsZero() {
+			msg.Subject = scheduleSubject(topic, id)
+			msg.Header.Set("Nats-Schedule", "@at "+due.UTC().Format(time.RFC3339Nano))
+			msg.Header.Set("Nats-Schedule-Target", queueSubject(topic, q))
+			msg.Header.Set(hDeliverAt, strconv.FormatInt(due.UnixMilli(), 10))
+			res.QueueID, res.QueueOffset, res.DeliverAt = -1, -1, due
+		}
+		nm[i], out[i] = msg, res
+	}
+	// Each message is followed, in the same atomic batch, by its index
+	// entries: mq.<topic>.i.<id> and mq.<topic>.k.<key hash>, whose payload
+	// is how many sequences back the message is.
+	all := make([]*nats.Msg, 0, 2*len(nm))
+	pos := make([]int, len(nm))
+	for i, m := range nm {
+		pos[i] = len(all)
+		all = append(all, m)
+		all = append(all, indexMsg(idSubject(topic, out[i].MessageID), 1))
+		seen := map[string]bool{}
+		for _, k := range msgs[i].Keys {
+			if k == "" || seen[k] {
+				continue
+			}
+			seen[k] = true
+			all = append(all, indexMsg(keySubject(topic, k), len(all)-pos[i]))
+		}
+	}
+	if len(all) > b.opts.MaxAtomicBatch {
+		return nil, core.Errorf(core.ETooLarge, "this batch needs %d JetStream messages with its index entries; the configured atomic batch limit is %d (raise jetstream.limits.batch.max_msgs on the servers and --nats-max-batch)", len(all), b.opts.MaxAtomicBatch)
+	}
+	last, err := b.publishBatch(ctx, all)
+	if err != nil {
+		return nil, err
+	}
+	first := last - uint64(len(all)) + 1
+	for i := range out {
+		if out[i].QueueOffset == 0 {
+			out[i].QueueOffset = int64(first + uint64(pos[i]))
+		}
+	}
+	return out, nil
+}
+
+func indexMsg(subject string, back int) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Data = []byte(strconv.Itoa(back))
+	return m
+}
+
+// idSubject and keySubject are a message's index entries in its topic's
+// stream (4 tokens: no consumer filter matches them). Keys are hashed:
+// they may hold any character.
+func idSubject(topic, id string) string { return "mq." + topic + ".i." + id }
+
+func keySubject(topic, key string) string {
+	h := sha256.Sum256([]byte(key))
+	return "mq." + topic + ".k." + hex.EncodeToString(h[:20])
+}
+
+func publishErr(err error) error {
+	if e := mapErr(err); e != err {
+		return e
+	}
+	return core.Errorf(core.EUnavailable, "publish not confirmed by JetStream: %v", err)
+}
+
+// dueAt is when a delayed message is due (zero: now).
+func (b *Backend) dueAt(m core.PutMessage, now time.Time) (time.Time, error) {
+	switch {
+	case m.DelayLevel != 0:
+		if m.DelayLevel < 1 || m.DelayLevel > len(b.opts.DelayLevels) {
+			return time.Time{}, core.FieldError("delayLevel", "must be between 1 and %d", len(b.opts.DelayLevels))
+		}
+		return now.Add(b.opts.DelayLevels[m.DelayLevel-1]), nil
+	case !m.DeliverAt.IsZero():
+		if m.DeliverAt.After(now.Add(b.opts.MaxDelay)) {
+			return time.Time{}, core.FieldError("deliverAt", "must be at most %s ahead", b.opts.MaxDelay)
+		}
+		if !m.DeliverAt.After(now) {
+			return time.Time{}, nil
+		}
+		return m.DeliverAt, nil
+	}
+	return time.Time{}, nil
+}
+
+// chooseQueue hashes a sharding key (FNV-1a mod the queue count, as the
+// embedded engine) or goes round-robin.
+func (b *Backend) chooseQueue(t core.Topic, key string) int {
+	if key != "" {
+		h := fnv.New32a()
+		h.Write([]byte(key))
+		return int(h.Sum32() % uint32(t.Queues))
+	}
+	b.mu.Lock()
+	n := b.rr[t.Name]
+	b.rr[t.Name] = n + 1
+	b.mu.Unlock()
+	return int(n % uint32(t.Queues))
+}
+
+// batchAck is the answer to a batch's commit message.
+type batchAck struct {
+	Stream string `json:"stream"`
+	Seq    uint64 `json:"seq"`
+	Count  int    `json:"count"`
+	Error  *struct {
+		Code        int    `json:"code"`
+		ErrCode     int    `json:"err_code"`
+		Description string `json:"description"`
+	} `json:"error"`
+}
+
+// publishBatch publishes msgs as one atomic batch and returns the stream
+// sequence of the last one (the batch is contiguous).
+func (b *Backend) publishBatch(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
+	id := nats.NewInbox()[len(nats.InboxPrefix):]
+	for i, m := range msgs {
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		if i == len(msgs)-1 {
+			m.Header.Set("Nats-Batch-Commit", "1")
+			break
+		}
+		if err := b.nc.PublishMsg(m); err != nil {
+			return 0, publishErr(err)
+		}
+	}
+	rctx, cancel := b.ctx(ctx)
+	defer cancel()
+	resp, err := b.nc.RequestMsgWithContext(rctx, msgs[len(msgs)-1])
+	if err != nil {
+		return 0, publishErr(err)
+	}
+	var a batchAck
+	if err := json.Unmarshal(resp.Data, &a); err != nil {
+		return 0, publishErr(fmt.Errorf("batch ack: %w", err))
+	}
+	if a.Error != nil {
+		if a.Error.Code == 400 {
+			return 0, core.Errorf(core.EInvalid, "batch refused: %s", a.Error.Description)
+		}
+		return 0, core.Errorf(core.EUnavailable, "batch not stored: %s", a.Error.Description)
+	}
+	if a.Count != len(msgs) {
+		return 0, core.Errorf(core.EUnavailable, "batch stored %d of %d messages", a.Count, len(msgs))
+	}
+	return a.Seq, nil
+}

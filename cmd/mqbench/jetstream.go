@@ -1,0 +1,494 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	jsapi "github.com/nats-io/nats.go/jetstream"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/backend/jetstream"
+	"github.com/mqgate/mqgate/backend/jetstream/jstest"
+	"github.com/mqgate/mqgate/core/consumer"
+	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/core/groups"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// `mqbench jetstream` compares, on one machine and in this process:
+// two gateways with the jetstream backend behind a round-robin reverse
+// proxy, a direct JetStream client, both on one in-process 3-node R3
+// cluster (sync always), and the embedded backend — publish msgs/s,
+// receive+ack msgs/s and publish→receive latency at a fixed rate.
+
+type jsBenchConfig struct {
+	size        int
+	concurrency int
+	duration    time.Duration
+	messages    int
+	rate        int
+	jsonOut     bool
+}
+
+func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("mqbench jetstream", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c jsBenchConfig
+	fs.IntVar(&c.size, "size", 1024, "body bytes")
+	fs.IntVar(&c.concurrency, "concurrency", 32, "publishers / consumers")
+	fs.DurationVar(&c.duration, "duration", 5*time.Second, "publish and latency phase length")
+	fs.IntVar(&c.messages, "messages", 5000, "messages pre-published for the receive+ack phase")
+	fs.IntVar(&c.rate, "rate", 200, "publishes per second in the latency phase")
+	fs.BoolVar(&c.jsonOut, "json", false, "JSON output")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if c.size < 16 || c.concurrency < 1 || c.duration <= 0 || c.messages < 1 || c.rate < 1 {
+		return usagef("--size ≥ 16, --concurrency, --duration, --messages and --rate must be positive")
+	}
+	dir, err := os.MkdirTemp("", "mqbench-js-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cl, err := jstest.Start(dir+"/cluster", 3)
+	if err != nil {
+		return err
+	}
+	defer cl.Shutdown()
+
+	gws, gw0URL, closeGW, err := startJSGateways(ctx, cl)
+	if err != nil {
+		return err
+	}
+	defer closeGW()
+	emb, closeEmb, err := startEmbeddedGateway(dir + "/embedded")
+	if err != nil {
+		return err
+	}
+	defer closeEmb()
+	direct, err := newDirectSUT(ctx, cl)
+	if err != nil {
+		return err
+	}
+	defer direct.close()
+
+	suts := []benchSUT{
+		&httpSUT{name: "2 gateways, jetstream (R3)", base: gws, client: benchClient(c.concurrency)},
+		&httpSUT{name: "1 jetstream gateway, no proxy", base: gw0URL, client: benchClient(c.concurrency)},
+		direct,
+		&httpSUT{name: "embedded (bbolt)", base: emb, client: benchClient(c.concurrency)},
+	}
+	var rows []jsBenchRow
+	for _, s := range suts {
+		row, err := runJSBench(ctx, s, c)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.label(), err)
+		}
+		rows = append(rows, row)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if c.jsonOut {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	fmt.Fprintf(stdout, "size %d B, concurrency %d, publish %v, receive+ack %d msgs, latency at %d/s\n",
+		c.size, c.concurrency, c.duration, c.messages, c.rate)
+	fmt.Fprintf(stdout, "%-30s %12s %16s %10s %10s\n", "system", "publish/s", "receive+ack/s", "p50 ms", "p99 ms")
+	for _, r := range rows {
+		fmt.Fprintf(stdout, "%-30s %12.0f %16.0f %10.2f %10.2f\n", r.System, r.PublishPerSec, r.ReceiveAckPerSec, r.Latency.P50Ms, r.Latency.P99Ms)
+	}
+	return nil
+}
+
+type jsBenchRow struct {
+	System           string         `json:"system"`
+	PublishPerSec    float64        `json:"publishPerSec"`
+	PublishErrors    int64          `json:"publishErrors"`
+	ReceiveAckPerSec float64        `json:"receiveAckPerSec"`
+	Latency          LatencySummary `json:"publishToReceive"`
+}
+
+// benchSUT is one system under test. Every phase gets a fresh topic name.
+type benchSUT interface {
+	label() string
+	setup(ctx context.Context, topic string) error
+	publish(ctx context.Context, topic string, body []byte) error
+	// receive takes up to 32 messages of topic's group, waiting up to
+	// wait, acknowledges them and returns their bodies.
+	receive(ctx context.Context, topic string, wait time.Duration) ([][]byte, error)
+}
+
+func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, error) {
+	row := jsBenchRow{System: s.label()}
+	body := bytes.Repeat([]byte("x"), c.size)
+
+	// Publish for duration with concurrency publishers.
+	if err := s.setup(ctx, "pub"); err != nil {
+		return row, err
+	}
+	var ok, bad atomic.Int64
+	pctx, cancel := context.WithTimeout(ctx, c.duration)
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < c.concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for pctx.Err() == nil {
+				if err := s.publish(pctx, "pub", body); err != nil {
+					if pctx.Err() == nil {
+						bad.Add(1)
+					}
+					continue
+				}
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	cancel()
+	row.PublishPerSec = float64(ok.Load()) / time.Since(start).Seconds()
+	row.PublishErrors = bad.Load()
+
+	// Receive+ack of messages pre-published.
+	if err := s.setup(ctx, "rcv"); err != nil {
+		return row, err
+	}
+	var next atomic.Int64
+	for i := 0; i < c.concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(c.messages) && ctx.Err() == nil {
+				for s.publish(ctx, "rcv", body) != nil && ctx.Err() == nil {
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var got atomic.Int64
+	start = time.Now()
+	deadline := start.Add(2 * time.Minute)
+	for i := 0; i < c.concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for got.Load() < int64(c.messages) && time.Now().Before(deadline) && ctx.Err() == nil {
+				bs, err := s.receive(ctx, "rcv", time.Second)
+				if err == nil {
+					got.Add(int64(len(bs)))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	row.ReceiveAckPerSec = float64(got.Load()) / time.Since(start).Seconds()
+
+	// Publish → receive latency at a fixed rate.
+	if err := s.setup(ctx, "lat"); err != nil {
+		return row, err
+	}
+	var mu sync.Mutex
+	var lat []time.Duration
+	lctx, lcancel := context.WithCancel(ctx)
+	var cw sync.WaitGroup
+	for i := 0; i < min(c.concurrency, 8); i++ {
+		cw.Add(1)
+		go func() {
+			defer cw.Done()
+			for lctx.Err() == nil {
+				bs, err := s.receive(lctx, "lat", time.Second)
+				now := time.Now()
+				if err != nil {
+					continue
+				}
+				mu.Lock()
+				for _, b := range bs {
+					if n, err := strconv.ParseInt(strings.TrimSpace(string(b[:min(len(b), 20)])), 10, 64); err == nil {
+						lat = append(lat, now.Sub(time.Unix(0, n)))
+					}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	tick := time.NewTicker(time.Second / time.Duration(c.rate))
+	end := time.Now().Add(c.duration)
+	sent := 0
+	for time.Now().Before(end) && ctx.Err() == nil {
+		<-tick.C
+		b := append([]byte(nil), body...)
+		copy(b, fmt.Sprintf("%-20d", time.Now().UnixNano()))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.publish(ctx, "lat", b)
+		}()
+		sent++
+	}
+	tick.Stop()
+	wg.Wait()
+	// Let the consumers catch up (bounded), then stop them.
+	catch := time.Now().Add(10 * time.Second)
+	poll := time.NewTicker(20 * time.Millisecond)
+	for time.Now().Before(catch) {
+		mu.Lock()
+		n := len(lat)
+		mu.Unlock()
+		if n >= sent {
+			break
+		}
+		<-poll.C
+	}
+	poll.Stop()
+	lcancel()
+	cw.Wait()
+	row.Latency = summarize(lat)
+	return row, nil
+}
+
+func benchClient(conc int) *http.Client {
+	return &http.Client{Timeout: 40 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 2 * conc, MaxConnsPerHost: 0}}
+}
+
+// httpSUT drives the HTTP API (the gateways' proxy or the embedded one).
+type httpSUT struct {
+	name   string
+	base   string
+	client *http.Client
+}
+
+func (h *httpSUT) label() string { return h.name }
+
+func (h *httpSUT) do(ctx context.Context, method, path string, body, out any) (int, error) {
+	b, _ := json.Marshal(body)
+	req, err := http.NewRequestWithContext(ctx, method, h.base+path, bytes.NewReader(b))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			return resp.StatusCode, err
+		}
+	}
+	if resp.StatusCode >= 300 {
+		return resp.StatusCode, fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	}
+	return resp.StatusCode, nil
+}
+
+func (h *httpSUT) setup(ctx context.Context, topic string) error {
+	if _, err := h.do(ctx, "PUT", "/v1/topics/"+topic, map[string]any{"queues": 8}, nil); err != nil {
+		return err
+	}
+	_, err := h.do(ctx, "PUT", "/v1/groups/"+topic+"-g", map[string]any{
+		"subscriptions": []map[string]any{{"topic": topic}}, "consumeFrom": map[string]any{"position": "FIRST_OFFSET"}}, nil)
+	return err
+}
+
+func (h *httpSUT) publish(ctx context.Context, topic string, body []byte) error {
+	_, err := h.do(ctx, "POST", "/v1/topics/"+topic+"/messages", map[string]any{"body": string(body)}, nil)
+	return err
+}
+
+func (h *httpSUT) receive(ctx context.Context, topic string, wait time.Duration) ([][]byte, error) {
+	var r struct {
+		Messages []struct {
+			Body          string `json:"body"`
+			ReceiptHandle string `json:"receiptHandle"`
+		} `json:"messages"`
+	}
+	if _, err := h.do(ctx, "POST", "/v1/groups/"+topic+"-g/receive", map[string]any{"maxMessages": 32, "waitSeconds": int(wait / time.Second)}, &r); err != nil {
+		return nil, err
+	}
+	if len(r.Messages) == 0 {
+		return nil, nil
+	}
+	hs := make([]string, len(r.Messages))
+	out := make([][]byte, len(r.Messages))
+	for i, m := range r.Messages {
+		hs[i], out[i] = m.ReceiptHandle, []byte(m.Body)
+	}
+	if _, err := h.do(ctx, "POST", "/v1/groups/"+topic+"-g/ack", map[string]any{"receiptHandles": hs}, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// directSUT is a plain JetStream client: publish with PubAck, pull
+// consumer Fetch, synchronous ack (as the gateway's).
+type directSUT struct {
+	nc   *nats.Conn
+	js   jsapi.JetStream
+	mu   sync.Mutex
+	cons map[string]jsapi.Consumer
+}
+
+func newDirectSUT(ctx context.Context, cl *jstest.Cluster) (*directSUT, error) {
+	nc, err := nats.Connect(cl.URLs())
+	if err != nil {
+		return nil, err
+	}
+	js, err := jsapi.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return &directSUT{nc: nc, js: js, cons: map[string]jsapi.Consumer{}}, nil
+}
+
+func (d *directSUT) label() string { return "direct JetStream client (R3)" }
+func (d *directSUT) close()        { d.nc.Close() }
+
+func (d *directSUT) setup(ctx context.Context, topic string) error {
+	name := "DIRECT_" + topic
+	if _, err := d.js.CreateOrUpdateStream(ctx, jsapi.StreamConfig{Name: name, Subjects: []string{"direct." + topic + ".>"},
+		Replicas: 3, Storage: jsapi.FileStorage}); err != nil {
+		return err
+	}
+	c, err := d.js.CreateOrUpdateConsumer(ctx, name, jsapi.ConsumerConfig{Durable: "g", AckPolicy: jsapi.AckExplicitPolicy,
+		AckWait: time.Minute, MaxAckPending: 100000, Replicas: 3})
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.cons[topic] = c
+	d.mu.Unlock()
+	return nil
+}
+
+var directRR atomic.Uint64
+
+func (d *directSUT) publish(ctx context.Context, topic string, body []byte) error {
+	_, err := d.js.Publish(ctx, fmt.Sprintf("direct.%s.%d", topic, directRR.Add(1)%8), body)
+	return err
+}
+
+func (d *directSUT) receive(ctx context.Context, topic string, wait time.Duration) ([][]byte, error) {
+	d.mu.Lock()
+	c := d.cons[topic]
+	d.mu.Unlock()
+	// What is ready now, else wait for the first message (a Fetch of 32
+	// would wait for all 32 or the whole wait).
+	b, err := c.FetchNoWait(32)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	for m := range b.Messages() {
+		if err := m.DoubleAck(ctx); err == nil {
+			out = append(out, m.Data())
+		}
+	}
+	if len(out) > 0 || b.Error() != nil {
+		return out, b.Error()
+	}
+	b, err = c.Fetch(1, jsapi.FetchMaxWait(wait))
+	if err != nil {
+		return nil, err
+	}
+	for m := range b.Messages() {
+		if err := m.DoubleAck(ctx); err == nil {
+			out = append(out, m.Data())
+		}
+	}
+	return out, b.Error()
+}
+
+// startJSGateways starts two jetstream-backend gateways and a round-robin
+// reverse proxy in front of them; it returns the proxy's URL and the first
+// gateway's.
+func startJSGateways(ctx context.Context, cl *jstest.Cluster) (lbURL, first string, stop func(), err error) {
+	key := bytes.Repeat([]byte{5}, 32)
+	urls := strings.Split(cl.URLs(), ",")
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	var targets []*url.URL
+	for i := 0; i < 2; i++ {
+		nc, err := nats.Connect(strings.Join(append([]string{urls[i]}, urls...), ","), nats.DontRandomize(), nats.MaxReconnects(-1))
+		if err != nil {
+			closeAll()
+			return "", "", nil, err
+		}
+		b, err := jetstream.Open(ctx, jetstream.Options{Conn: nc, Key: key, Replicas: 3, InstanceID: fmt.Sprintf("gw%d", i)})
+		if err != nil {
+			nc.Close()
+			closeAll()
+			return "", "", nil, err
+		}
+		srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b}))
+		closers = append(closers, func() { srv.Close(); b.Close(context.Background()); nc.Close() })
+		u, _ := url.Parse(srv.URL)
+		targets = append(targets, u)
+	}
+	var n atomic.Uint64
+	lb := httptest.NewServer(&httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(targets[n.Add(1)%uint64(len(targets))])
+	}, Transport: &http.Transport{MaxIdleConnsPerHost: 256}, ErrorLog: log.New(io.Discard, "", 0)})
+	closers = append(closers, lb.Close)
+	return lb.URL, targets[0].String(), closeAll, nil
+}
+
+// startEmbeddedGateway is the default backend in-process (as cmd/mqgate
+// wires it, without auth and webhooks).
+func startEmbeddedGateway(dir string) (string, func(), error) {
+	eng, err := engine.Open(engine.Options{Dir: dir})
+	if err != nil {
+		return "", nil, err
+	}
+	reg, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng,
+		Commit: func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) }})
+	if err != nil {
+		eng.Close()
+		return "", nil, err
+	}
+	gw, err := gateway.New(gateway.Options{Dir: dir, Groups: reg,
+		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg}, Coordinator: reg}, nil)})
+	if err == nil {
+		err = gw.Start()
+	}
+	if err != nil {
+		reg.Close()
+		eng.Close()
+		return "", nil, err
+	}
+	srv := httptest.NewServer(api.New(api.Options{Engine: eng, Consume: gw, Groups: &gateway.Admin{Registry: reg, Engine: eng, Service: gw}}))
+	return srv.URL, func() {
+		srv.Close()
+		gw.Close(context.Background())
+		reg.Close()
+		eng.Close()
+	}, nil
+}

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/backend/jetstream"
+	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/internal/auth"
+	"github.com/mqgate/mqgate/openapi"
+)
+
+// jsRun is what `mqgate serve --backend jetstream` runs: the HTTP API over
+// backend/jetstream, no local store. Any number of these serve one
+// cluster; they share only the handle key.
+type jsRun struct {
+	b      *jetstream.Backend
+	api    *api.Server
+	ln     net.Listener
+	http   *http.Server
+	served chan error
+}
+
+func (m *Main) runJetStream() error {
+	var keyring *auth.Keyring
+	if m.Config.APIKeys != "" {
+		kr, err := auth.OpenKeyring(m.Config.APIKeys)
+		if err != nil {
+			return fmt.Errorf("--api-keys: %w", err)
+		}
+		keyring = kr
+	}
+	key, err := gateway.LoadKeyFile(m.Config.HandleKeyFile)
+	if err != nil {
+		return fmt.Errorf("--handle-key-file: %w", err)
+	}
+	levels, err := engine.ParseDelayLevels(m.Config.DelayLevels)
+	if err != nil {
+		return fmt.Errorf("--delay-levels: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b, err := jetstream.Open(ctx, jetstream.Options{
+		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, Replicas: m.Config.NATSReplicas,
+		DelayLevels: levels, MaxDelay: m.Config.MaxDelay, Logger: m.component("jetstream"),
+		MaxWaitingPerGroup: m.Config.MaxWaitingPerGroup, MaxWaiting: m.Config.MaxWaiting,
+		MaxAtomicBatch: m.Config.NATSMaxBatch,
+	})
+	if err != nil {
+		return err
+	}
+	r := &jsRun{b: b, served: make(chan error, 1)}
+	m.js = r
+	// Push (webhook) groups run on every instance over the shared
+	// consumers (each message is delivered once overall).
+	if err := b.StartPush(jetstream.PushOptions{AllowLoopback: m.Config.WebhookAllowLoopback}); err != nil {
+		return fmt.Errorf("start webhook pushers: %w", err)
+	}
+	metrics := prometheus.NewRegistry()
+	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	httpLog := m.component("http")
+	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
+		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring})
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
+	}
+	m.ln, r.ln = ln, ln
+	r.http = &http.Server{Handler: readyzNATS(r.api, b), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: newStdLogger(httpLog)}
+	m.served = r.served
+	go func() {
+		defer close(r.served)
+		if err := r.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			r.served <- err
+		}
+	}()
+	m.Logger.Info().Str("addr", ln.Addr().String()).Str("backend", "jetstream").
+		Str("nats", m.Config.NATSURL).Str("version", Version()).Msg("listening")
+	if keyring != nil {
+		m.keys = startKeyReloader(keyring, m.component("auth"))
+	} else {
+		m.Logger.Warn().Msg("no --api-keys: /v1 is open to anyone who can reach this address")
+	}
+	if m.logw != nil {
+		m.logw.flush()
+	}
+	return nil
+}
+
+// readyzNATS answers /readyz 503 while the NATS connection or JetStream is
+// down, so a load balancer takes this instance out; everything else goes
+// to the API (which answers /readyz itself when NATS is fine).
+func readyzNATS(next http.Handler, b *jetstream.Backend) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/readyz" {
+			if err := b.Ready(r.Context()); err != nil {
+				w.Header().Set("Content-Type", "application/problem+json")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprintf(w, `{"type":"about:blank","title":"Service Unavailable","status":503,"detail":%q}`, "NATS: "+err.Error())
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (m *Main) closeJetStream(ctx context.Context) error {
+	r := m.js
+	m.js = nil
+	var errs []error
+	if r.http != nil {
+		r.api.SetShuttingDown()
+		r.b.Drain()
+		if err := r.http.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+			_ = r.http.Close()
+		}
+		<-r.served
+	}
+	m.ln = nil
+	errs = append(errs, r.b.Close(ctx))
+	return errors.Join(errs...)
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mqgate/mqgate/backend/jetstream/jstest"
+)
+
+// serve --backend jetstream runs the API over a JetStream server, and
+// /readyz turns 503 when the server goes away.
+func TestServeJetStream(t *testing.T) {
+	dir := t.TempDir()
+	cl, err := jstest.Start(filepath.Join(dir, "nats"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Shutdown()
+	keyFile := filepath.Join(dir, "handle.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain()
+	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "1",
+		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	base := "http://" + m.Addr()
+	get := func(path string) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if st := get("/readyz"); st != 200 {
+		t.Fatalf("/readyz = %d", st)
+	}
+	req, _ := http.NewRequest("PUT", base+"/v1/topics/served", strings.NewReader(`{"queues":2}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("create topic: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	cl.Kill(0)
+	deadline := time.Now().Add(15 * time.Second)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for get("/readyz") != 503 {
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz still 200 without NATS")
+		}
+		<-tick.C
+	}
+}

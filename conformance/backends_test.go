@@ -1,0 +1,105 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/backend/jetstream"
+	"github.com/mqgate/mqgate/backend/jetstream/jstest"
+	"github.com/mqgate/mqgate/core/consumer"
+	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/core/groups"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// target is one running backend as the suite sees it: a URL for
+// everything and two instance URLs (the same one on embedded) for the
+// cross-instance rules.
+type target struct {
+	name string
+	lb   string
+	a, b string
+}
+
+// levels are short delay levels so retries run in milliseconds.
+var levels = []time.Duration{
+	200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond, 500 * time.Millisecond,
+	100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond,
+	100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond,
+	100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond,
+	100 * time.Millisecond, 100 * time.Millisecond,
+}
+
+func startEmbedded(t *testing.T) target {
+	dir := t.TempDir()
+	eng, err := engine.Open(engine.Options{Dir: dir, DelayLevels: levels, MaxDelay: 24 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng,
+		Commit: func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := gateway.New(gateway.Options{Dir: dir, Groups: reg,
+		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg}, Coordinator: reg}, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(api.New(api.Options{Engine: eng, Consume: gw, Groups: &gateway.Admin{Registry: reg, Engine: eng, Service: gw}}))
+	t.Cleanup(func() {
+		srv.Close()
+		gw.Close(context.Background())
+		reg.Close()
+		eng.Close()
+	})
+	return target{name: "embedded", lb: srv.URL, a: srv.URL, b: srv.URL}
+}
+
+var key = bytes.Repeat([]byte{9}, 32)
+
+func startJetStream(t *testing.T, c *jstest.Cluster) target {
+	urls := strings.Split(c.URLs(), ",")
+	var inst []string
+	for i := 0; i < 2; i++ {
+		nc, err := nats.Connect(strings.Join(append([]string{urls[i]}, urls...), ","), nats.DontRandomize(), nats.MaxReconnects(-1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := jetstream.Open(context.Background(), jetstream.Options{Conn: nc, Key: key, Replicas: 3,
+			DelayLevels: levels, InstanceID: fmt.Sprintf("gw%d", i), MaxAtomicBatch: jstest.MaxBatch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b}))
+		t.Cleanup(func() {
+			srv.Close()
+			b.Close(context.Background())
+			nc.Close()
+		})
+		inst = append(inst, srv.URL)
+	}
+	var n atomic.Uint64
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		u, _ := url.Parse(inst[n.Add(1)%2])
+		r.SetURL(u)
+	}}
+	lb := httptest.NewServer(proxy)
+	t.Cleanup(lb.Close)
+	return target{name: "jetstream", lb: lb.URL, a: inst[0], b: inst[1]}
+}

@@ -1,0 +1,202 @@
+package consumer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// sendBackTimeout bounds one batch's SendMessagesBack.
+const sendBackTimeout = 10 * time.Second
+
+// maxSendBackBatch bounds the messages one SendMessagesBack call carries;
+// more waiting go in the next call (the engine splits further if needed).
+const maxSendBackBatch = 1024
+
+// sendBackJob is one failed message waiting for sendMessageBack.
+type sendBackJob struct {
+	pr                *pullRequest
+	msg               *core.Message
+	delayLevel        int
+	maxReconsumeTimes int
+	// then, if set, continues the caller's work with the outcome (orderly:
+	// the DLQ move of a queue's head). Without it the message is handled
+	// as processConsumeResult (concurrently) does: removeMessage when
+	// stored, else reconsumeTimes+1 and a local re-consume
+	// SendBackFailedDelay later.
+	then func(err error)
+}
+
+// sendBackQueue is a client's send-back queue (RocketMQ sends each failed
+// message back from the consume thread, one request each; here the
+// goroutine that finds a failure — an HTTP nack, the lease-expiry loop,
+// the scheduler — only queues it). One goroutine owned by the client
+// takes everything waiting and stores it with one SendMessagesBack: one
+// store transaction and fsync for the lot, each copy committed with its
+// settlement. 10 000 leases expiring together cost about ten group
+// commits instead of 10 000.
+type sendBackQueue struct {
+	mu      sync.Mutex // leaf
+	jobs    []sendBackJob
+	stopped bool
+
+	kick chan struct{} // cap 1: jobs are waiting
+	stop chan struct{}
+	done chan struct{}
+}
+
+func newSendBackQueue() *sendBackQueue {
+	return &sendBackQueue{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// add queues jobs; after close they are dropped (the client is shutting
+// down: the messages are delivered again from the committed offset).
+func (q *sendBackQueue) add(jobs ...sendBackJob) {
+	q.mu.Lock()
+	if q.stopped {
+		q.mu.Unlock()
+		return
+	}
+	q.jobs = append(q.jobs, jobs...)
+	q.mu.Unlock()
+	signal(q.kick)
+}
+
+// take returns up to max waiting jobs, oldest first.
+func (q *sendBackQueue) take(max int) []sendBackJob {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := min(len(q.jobs), max)
+	if n == 0 {
+		return nil
+	}
+	out := make([]sendBackJob, n)
+	copy(out, q.jobs)
+	clear(q.jobs[:n])
+	q.jobs = q.jobs[n:]
+	if len(q.jobs) == 0 {
+		q.jobs = nil // let the backing array go
+	}
+	return out
+}
+
+// pending is the number of jobs waiting.
+func (q *sendBackQueue) pending() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.jobs)
+}
+
+// close stops the loop after the batch in flight; waiting jobs are
+// dropped.
+func (q *sendBackQueue) close() {
+	q.mu.Lock()
+	q.stopped = true
+	q.jobs = nil
+	q.mu.Unlock()
+	close(q.stop)
+	<-q.done
+}
+
+// sendBackLoop drains the client's send-back queue until it is closed.
+func (c *PushConsumer) sendBackLoop() {
+	q := c.backs
+	defer close(q.done)
+	for {
+		select {
+		case <-q.stop:
+			return
+		case <-q.kick:
+		}
+		for {
+			select {
+			case <-q.stop:
+				return
+			default:
+			}
+			jobs := q.take(maxSendBackBatch)
+			if len(jobs) == 0 {
+				break
+			}
+			c.sendBackBatch(jobs)
+		}
+	}
+}
+
+// sendBackBatch stores jobs with one SendMessagesBack and finishes each:
+// concurrently, the stored ones are removed (removeMessage, offset
+// forward) and the others are consumed again locally later, their
+// reconsumeTimes+1; jobs with a continuation get the outcome.
+func (c *PushConsumer) sendBackBatch(jobs []sendBackJob) {
+	c.mu.Lock()
+	inc, cid := c.cfg.Incarnation, c.consumerID
+	c.mu.Unlock()
+	backs := make([]SendBack, len(jobs))
+	for i, j := range jobs {
+		backs[i] = SendBack{Msg: j.msg, DelayLevel: j.delayLevel, MaxReconsumeTimes: j.maxReconsumeTimes,
+			Settle: Settle{Incarnation: inc, ConsumerID: cid, Queue: j.pr.mq, Offset: j.msg.QueueOffset,
+				Epoch: j.pr.epoch, TopicUID: j.pr.uid.Load()}}
+	}
+	err := errors.New("consumer: no SendBacker")
+	if c.deps.SendBack != nil {
+		ctx, cancel := context.WithTimeout(c.ctx, sendBackTimeout)
+		err = c.deps.SendBack.SendMessagesBack(ctx, c.group, backs)
+		cancel()
+	}
+	if err != nil {
+		c.stats.sendBackFailed.Add(int64(len(jobs)))
+		c.log.Warn().Err(err).Int("messages", len(jobs)).Msg("sendMessageBack failed")
+	} else {
+		c.stats.sentBack.Add(int64(len(jobs)))
+	}
+
+	// Concurrently: per queue, one removeMessage and one local re-consume.
+	type queueResult struct {
+		done, again []*core.Message
+	}
+	var order []*pullRequest
+	byQueue := map[*pullRequest]*queueResult{}
+	for _, j := range jobs {
+		if j.then != nil {
+			j.then(err)
+			continue
+		}
+		r := byQueue[j.pr]
+		if r == nil {
+			r = &queueResult{}
+			byQueue[j.pr] = r
+			order = append(order, j.pr)
+		}
+		if err == nil {
+			r.done = append(r.done, j.msg)
+			continue
+		}
+		cp := *j.msg
+		cp.ReconsumeTimes++
+		r.again = append(r.again, &cp)
+	}
+	if len(order) == 0 || !c.running() {
+		return
+	}
+	for _, pr := range order {
+		r := byQueue[pr]
+		if pr.pq.Dropped() {
+			continue // the new owner consumes from the committed offset
+		}
+		if len(r.again) > 0 {
+			for _, m := range r.again {
+				pr.pq.ReplaceMessage(m)
+			}
+			again := r.again
+			c.sched.after(c.opts.SendBackFailedDelay, func() { c.submitAgain(pr, again) })
+		}
+		if len(r.done) > 0 {
+			if off := pr.pq.RemoveMessage(r.done); off >= 0 && !pr.pq.Dropped() {
+				c.offsets.finished(pr.mq, off)
+			}
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// ReasonNacker is a Service that also takes the reason of a nack (API.md
+// "Nack reason"). It is a separate interface so that a Service without
+// it keeps working: the HTTP layer then nacks without the reason.
+type ReasonNacker interface {
+	// NackReason is Service.Nack with the failure's reason (at most
+	// core.MaxReasonLength characters, "" for none), stored with the
+	// retry and dead-letter copies as core.PropLastReason.
+	NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]HandleResult, error)
+}
+
+var _ ReasonNacker = (*Embedded)(nil)
+
+// NackReason implements ReasonNacker.
+func (e *Embedded) NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]HandleResult, error) {
+	if delayLevel < -1 {
+		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level")
+	}
+	if len([]rune(reason)) > core.MaxReasonLength {
+		return nil, core.FieldError("reason", "must be at most %d characters", core.MaxReasonLength)
+	}
+	return e.apply(group, handles, opNack, delayLevel, core.ClipReason(reason), 0)
+}
+
+// reasonAnswerer is an answerer that takes a nack's reason
+// (*consumer.Delivery).
+type reasonAnswerer interface {
+	NackReason(i int, delayLevel int, reason string)
+}
+
+// nackReason nacks message i of d with reason when d takes one.
+func nackReason(d answerer, i, level int, reason string) {
+	if r, ok := d.(reasonAnswerer); ok {
+		r.NackReason(i, level, reason)
+		return
+	}
+	d.Nack(i, level)
+}
+
+// withReason gives the nacks among calls the reason (orderly: the later
+// messages of the batch answered with the failed one get it too).
+func withReason(calls []call, reason string) {
+	for k := range calls {
+		if !calls[k].ok {
+			calls[k].reason = reason
+		}
+	}
+}
+
+// leaseExpiredReason is the reason recorded when a lease runs out.
+func leaseExpiredReason(l *lease) string {
+	return "lease expired at " + l.deadline.UTC().Format(time.RFC3339) + " without ack or nack"
+}
