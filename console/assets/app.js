@@ -241,6 +241,31 @@ async function pageDLQ(group) {
     say(`Redriven: ${r.redriven ?? r.moved ?? 0}`);
     render();
   };
+  // Redrive by filter (a job): count first with a dry run.
+  const tags = el("input", { id: "f-tags", placeholder: "created || paid" });
+  const reason = el("input", { id: "f-reason", placeholder: "503" });
+  const count = el("output", { id: "f-count", for: "f-tags f-reason", "aria-live": "polite" });
+  const filter = () => { const f = {}; if (tags.value.trim()) f.tags = tags.value.trim(); if (reason.value.trim()) f.reason = reason.value.trim(); return f; };
+  const dry = async () => {
+    const r = await api("POST", `/groups/${enc(group)}/dlq/redrive`, { filter: filter(), dryRun: true });
+    count.textContent = `${r.matched} dead letters match.`;
+  };
+  const run = async () => {
+    if (!confirm(`Redrive the dead letters of ${group} matching this filter?`)) return;
+    let job = await api("POST", `/groups/${enc(group)}/dlq/redrive`, { filter: filter() });
+    count.textContent = `Job ${job.id}: ${job.state}…`;
+    const end = Date.now() + 60000;
+    while (job.state === "RUNNING" && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 300));
+      job = await api("GET", `/jobs/${enc(job.id)}`);
+    }
+    count.textContent = `Job ${job.id}: ${job.state}, ${job.moved} of ${job.matched} redriven.`;
+    say(`Redriven: ${job.moved}`);
+    render();
+  };
+  out.push(el("form", { class: "row", "aria-label": "Redrive by filter", onsubmit: (e) => { e.preventDefault(); dry(); } },
+    el("label", { for: "f-tags" }, "Tags", tags), el("label", { for: "f-reason" }, "Reason contains", reason),
+    el("button", { type: "submit" }, "Count (dry run)"), el("button", { type: "button", class: "primary", onclick: run }, "Redrive matching"), count));
   out.push(el("p", {}, `${page.messages.length} shown${page.nextCursor ? " (more exist)" : ""}.`),
     el("div", { class: "row" },
       el("button", { type: "button", class: "primary", onclick: () => redrive(boxes.filter((b) => b.checked).map((b) => b.value)) }, "Redrive selected"), " ",
