@@ -17,7 +17,7 @@ SCHEMATHESIS_VERSION := 4.32.5
 REDOCLY             := $(TOOLS)/node_modules/.bin/redocly
 SCHEMATHESIS        := $(TOOLS)/venv/bin/schemathesis
 
-.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools
+.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools console-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -60,6 +60,11 @@ bench: ## issue-2 publish figures: gateway vs bare-HTTP baseline, 1 KiB, 64 clie
 	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 1   --duration 10s --warmup 2s --runs 3
 	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 100 --duration 10s --warmup 2s --runs 3
 
+console-test: ## drive the web console in Chromium (Playwright, console/browser); screenshots in build/console-screenshots
+	$(GO) build -race -o $(BIN)/mqgate-console ./cmd/mqgate
+	cd console/browser && npm ci --no-audit --no-fund
+	MQGATE_BIN=$(CURDIR)/$(BIN)/mqgate-console node console/browser/run.mjs
+
 conformance: openapi-lint api-fuzz ## the OpenAPI document against linters and the real server (redocly, Schemathesis)
 
 openapi-lint: $(REDOCLY) ## redocly lint openapi/openapi.json: 0 errors, 0 warnings (rules in openapi/redocly.yaml)
@@ -79,4 +84,4 @@ $(SCHEMATHESIS):
 	$(TOOLS)/venv/bin/pip install --quiet --disable-pip-version-check schemathesis==$(SCHEMATHESIS_VERSION)
 
 clean: ## remove build output
-	rm -rf $(BIN)
+	rm -rf $(BIN) build
