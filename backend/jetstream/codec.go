@@ -1,13 +1,8 @@
 package jetstream
 
 import (
-	"crypto/rand"
-	"encoding/binary"
-	"encoding/hex"
 	"encoding/json"
 	"strconv"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,29 +26,9 @@ const (
 	hOrigin    = "Mq-Origin-Seq"
 )
 
-var (
-	idProcess [4]byte
-	idCounter atomic.Uint64
-)
-
-func init() {
-	var seed [8]byte
-	_, _ = rand.Read(idProcess[:])
-	_, _ = rand.Read(seed[:])
-	idCounter.Store(binary.BigEndian.Uint64(seed[:]))
-}
-
-// newID is a message id: 48-bit ms time, 32-bit process nonce, 48-bit
-// counter, 32 upper-case hex digits (sortable by time).
-func newID(now time.Time) string {
-	var b [16]byte
-	ms := uint64(now.UnixMilli())
-	binary.BigEndian.PutUint64(b[0:8], ms<<16)
-	copy(b[6:10], idProcess[:])
-	n := idCounter.Add(1)
-	b[10], b[11], b[12], b[13], b[14], b[15] = byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
-	return strings.ToUpper(hex.EncodeToString(b[:]))
-}
+// newID is a message id: the same format on every backend
+// (core.NewMessageID).
+func newID(now time.Time) string { return core.NewMessageID(now) }
 
 // encodeHeaders writes a published message's fields.
 func encodeHeaders(h nats.Header, id string, m core.PutMessage, born time.Time) {
