@@ -114,11 +114,14 @@ func TestBlockedKeys(t *testing.T) {
 		if m.Body != "p1" || m.ReconsumeTimes != attempt-1 {
 			t.Fatalf("attempt %d: got %q reconsumeTimes %d", attempt, m.Body, m.ReconsumeTimes)
 		}
-		settle(t, s, "bk", "nack", m)
+		reason := fmt.Sprintf("card declined (%d)", attempt)
+		r := s.do(t, "POST", "/v1/groups/bk/nack", map[string]any{"receiptHandles": []string{m.ReceiptHandle}, "reason": reason})
+		want(t, r, http.StatusOK)
 		checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
 			got := blockedList(t, s, "bk")
 			if len(got) != 1 || got[0].State != "BLOCKED" || got[0].ShardingKey != "P" || got[0].MessageID != p1 ||
-				got[0].Attempts != attempt || got[0].Topic != "ord" || got[0].QueueID != 0 || got[0].Since == "" {
+				got[0].Attempts != attempt || got[0].Topic != "ord" || got[0].QueueID != 0 || got[0].Since == "" ||
+				got[0].LastReason != reason {
 				return fmt.Errorf("blocked = %+v, want p1 BLOCKED after %d attempts", got, attempt)
 			}
 			return nil

@@ -309,7 +309,7 @@ func (e *Embedded) Blocked(group string) ([]BlockedEntry, error) {
 			since = h.Head.StoredAt
 		}
 		out = append(out, BlockedEntry{Queue: h.Queue, ShardingKey: h.Head.ShardingKey, MessageID: h.Head.UserID(),
-			Since: since, Attempts: attempts, State: StateBlocked})
+			Since: since, Attempts: attempts, State: StateBlocked, LastReason: e.lastReason(group, &h.Head)})
 	}
 	rules.mu.Lock()
 	for k, p := range rules.parks {
@@ -482,4 +482,17 @@ func (e *Embedded) saveParks() {
 	if err := e.parks.save(); err != nil {
 		e.log.Warn().Err(err).Msg("saving parked keys")
 	}
+}
+
+// lastReason is the reason of m's latest failure: the newest NACKED or
+// LEASE_EXPIRED event of its timeline (memory, bounded), else the reason
+// its retry copy carries (core.PropLastReason).
+func (e *Embedded) lastReason(group string, m *core.Message) string {
+	evs := e.opts.Timeline.Events(group, m.UserID())
+	for i := len(evs) - 1; i >= 0; i-- {
+		if t := evs[i].Type; (t == EventNacked || t == EventLeaseExpired) && evs[i].Reason != "" {
+			return evs[i].Reason
+		}
+	}
+	return m.SysProps[core.PropLastReason]
 }
