@@ -45,8 +45,11 @@ func TestSendMessagesBackBatch(t *testing.T) {
 	if want := []int{0, 1, 2, 0, 1, 3, 4}; !equalInts(ran, want) {
 		t.Fatalf("hooks ran %v, want %v (in order, the gone one dropped)", ran, want)
 	}
-	if got := e.WriterStats().Groups - before; got > 2 {
-		t.Fatalf("%d group commits for one batch, want at most 2 (one attempt rolled back)", got)
+	// Two for the batch (one attempt rolled back, one committed); the
+	// engine's own tasks may commit meanwhile on a loaded machine. One
+	// commit per message would be at least five.
+	if got := e.WriterStats().Groups - before; got > 4 {
+		t.Fatalf("%d group commits for one batch of 5, want about 2 (one attempt rolled back)", got)
 	}
 	if c := e.Counters(); c.Retried != 3 || c.DeadLettered != 1 {
 		t.Fatalf("counters %+v, want 3 retried, 1 dead-lettered", c)
