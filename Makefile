@@ -29,7 +29,7 @@ TS_SDK              := clients/typescript
 TS_MODULES          := $(TS_SDK)/node_modules/.bin/openapi-typescript
 
 .PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools \
-	sdk sdk-python sdk-typescript sdk-check sdk-python-check sdk-typescript-check sdk-test sdk-python-test sdk-typescript-test
+	sdk sdk-python sdk-typescript sdk-ci sdk-check sdk-python-check sdk-typescript-check sdk-test sdk-python-test sdk-typescript-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -105,8 +105,8 @@ sdk-python-check: $(OPC)
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	  $(OPC) generate --path openapi/openapi.json --meta setup --config clients/python/openapi-python-client.yaml \
 	    --output-path "$$tmp/out" >/dev/null && \
-	  if ! diff -r "$$tmp/out" $(PY_SDK) >/dev/null; then \
-	    diff -r "$$tmp/out" $(PY_SDK) | head -20; \
+	  if ! diff -r -x __pycache__ "$$tmp/out" $(PY_SDK) >/dev/null; then \
+	    diff -r -x __pycache__ "$$tmp/out" $(PY_SDK) | head -20; \
 	    echo "$(PY_SDK) is stale: run \`make sdk-python\` and commit it"; exit 1; fi
 
 sdk-typescript-check: $(TS_MODULES)
@@ -117,10 +117,12 @@ sdk-typescript-check: $(TS_MODULES)
 
 sdk-test: sdk-python-test sdk-typescript-test ## each SDK's live round trip against bin/mqgate on 127.0.0.1
 
+sdk-ci: sdk-check sdk-test ## what CI runs after make test: SDK freshness and both round trips (installs pinned tools)
+
 sdk-python-test: $(OPC)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/mqgate ./cmd/mqgate
 	$(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check ./$(PY_SDK)
-	clients/with-server.sh $(BIN)/mqgate $(SDK_VENV)/bin/python -m pytest -p no:cacheprovider -v clients/python/test_roundtrip.py
+	PYTHONDONTWRITEBYTECODE=1 clients/with-server.sh $(BIN)/mqgate $(SDK_VENV)/bin/python -m pytest -p no:cacheprovider -v clients/python/test_roundtrip.py
 
 sdk-typescript-test: $(TS_MODULES)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/mqgate ./cmd/mqgate
