@@ -121,7 +121,9 @@ sdk-ci: sdk-check sdk-test ## what CI runs after make test: SDK freshness and bo
 
 sdk-python-test: $(OPC)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/mqgate ./cmd/mqgate
-	$(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check ./$(PY_SDK)
+	@# installed from a copy: a build in place leaves build/ and *.egg-info next to the generated code
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cp -r $(PY_SDK) "$$tmp/" && \
+	  $(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check "$$tmp/$(notdir $(PY_SDK))"
 	PYTHONDONTWRITEBYTECODE=1 clients/with-server.sh $(BIN)/mqgate $(SDK_VENV)/bin/python -m pytest -p no:cacheprovider -v clients/python/test_roundtrip.py
 
 sdk-typescript-test: $(TS_MODULES)
