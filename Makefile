@@ -28,7 +28,7 @@ PY_SDK              := clients/python/mqgate-client
 TS_SDK              := clients/typescript
 TS_MODULES          := $(TS_SDK)/node_modules/.bin/openapi-typescript
 
-.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools \
+.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools console-test \
 	sdk sdk-python sdk-typescript sdk-ci sdk-check sdk-python-check sdk-typescript-check sdk-test sdk-python-test sdk-typescript-test
 
 help: ## list the targets
@@ -71,6 +71,11 @@ bench: ## issue-2 publish figures: gateway vs bare-HTTP baseline, 1 KiB, 64 clie
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/mqgate ./cmd/mqgate
 	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 1   --duration 10s --warmup 2s --runs 3
 	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 100 --duration 10s --warmup 2s --runs 3
+
+console-test: ## drive the web console in Chromium (Playwright, console/browser); screenshots in build/console-screenshots
+	$(GO) build -race -o $(BIN)/mqgate-console ./cmd/mqgate
+	cd console/browser && npm ci --no-audit --no-fund
+	MQGATE_BIN=$(CURDIR)/$(BIN)/mqgate-console node console/browser/run.mjs
 
 conformance: openapi-lint api-fuzz ## the OpenAPI document against linters and the real server (redocly, Schemathesis)
 
@@ -141,4 +146,4 @@ $(TS_MODULES): $(TS_SDK)/package-lock.json
 	@touch $@
 
 clean: ## remove build output
-	rm -rf $(BIN)
+	rm -rf $(BIN) build

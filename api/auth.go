@@ -64,6 +64,15 @@ var routeAccess = map[string]access{
 	"POST /v1/topics/{topic}/purge": {kind: auth.Admin},
 	"GET /v1/jobs/{id}":             {kind: auth.Admin},
 
+	// Blocked keys: consumers may look, only admin may act.
+	"GET /v1/groups/{group}/blocked":         {auth.Sub, "group"},
+	"POST /v1/groups/{group}/blocked/skip":   {kind: auth.Admin},
+	"POST /v1/groups/{group}/blocked/park":   {kind: auth.Admin},
+	"POST /v1/groups/{group}/blocked/resume": {kind: auth.Admin},
+	"GET /v1/groups/{group}/keys":            {auth.Sub, "group"},
+
+	"GET /v1/groups/{group}/messages/{messageId}/timeline": {auth.Sub, "group"},
+
 	// A copy of the whole store: admin only.
 	"GET /v1/admin/backup": {kind: auth.Admin},
 }

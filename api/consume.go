@@ -34,6 +34,9 @@ type ReceivedMessage struct {
 // ReceiveResponse is the answer of receive (empty after the wait).
 type ReceiveResponse struct {
 	Messages []ReceivedMessage `json:"messages"`
+	// Empty tells why no message came (present only when messages is
+	// empty; diagnose.go).
+	Empty *EmptyReceive `json:"empty,omitempty"`
 }
 
 // AckRequest is the body of POST /v1/groups/{group}/ack.
@@ -149,6 +152,9 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 		out.Messages = append(out.Messages, ReceivedMessage{
 			Message: newMessage(m.Message), ReceiptHandle: m.ReceiptHandle, InvisibleUntil: formatTime(m.InvisibleUntil),
 		})
+	}
+	if len(got) == 0 {
+		out.Empty = s.emptyReceive(r.Context(), name, req.ConsumerID)
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -124,6 +124,10 @@ type GroupStatus struct {
 	// Push is the webhook delivery of a push group (absent for pull
 	// groups, and while this gateway has not started pushing it yet).
 	Push *PushStatus `json:"push,omitempty"`
+	// Empty is what an empty receive would answer now (diagnose.go):
+	// present when nothing waits to be received or ORDERLY keys are
+	// blocked; absent for push groups.
+	Empty *EmptyReceive `json:"empty,omitempty"`
 }
 
 // GroupList is the answer of GET /v1/groups.
@@ -388,6 +392,9 @@ func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 	// DLQDepth leaves them out where the topic's message count would not.
 	if n, err := s.engine.DLQDepth(name); err == nil {
 		st.DLQDepth = n
+	}
+	if gs.Push == nil {
+		st.Empty = s.statusEmpty(r.Context(), name, st.Buffered)
 	}
 	out.Status = st
 	writeJSON(w, http.StatusOK, out)

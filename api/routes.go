@@ -7,6 +7,7 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mqgate/mqgate/console"
 	"github.com/mqgate/mqgate/core"
 )
 
@@ -33,6 +34,8 @@ func (s *Server) routes() http.Handler {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	r.Get("/openapi.json", s.handleOpenAPI)
 	r.Get("/docs", s.handleDocs)
+	r.Handle("/console", console.Handler("/console")) // the web console (console/)
+	r.Handle("/console/*", console.Handler("/console"))
 
 	r.Route("/v1", func(r chi.Router) {
 		// API keys (auth.go): every /v1 route needs the grant routeAccess
@@ -73,6 +76,14 @@ func (s *Server) routes() http.Handler {
 			r.Get("/groups/{group}/dlq", s.handleDLQList)
 			r.Post("/groups/{group}/dlq/redrive", s.handleDLQRedrive)
 			r.Post("/groups/{group}/dlq/purge", s.handleDLQPurge) // jobs.go
+
+			// Blocked ordering keys (blocked.go).
+			r.Get("/groups/{group}/blocked", s.handleBlockedList)
+			r.Post("/groups/{group}/blocked/skip", s.handleBlockedSkip)
+			r.Post("/groups/{group}/blocked/park", s.handleBlockedPark)
+			r.Post("/groups/{group}/blocked/resume", s.handleBlockedResume)
+			r.Get("/groups/{group}/keys", s.handleKeyLags)                           // keys.go
+			r.Get("/groups/{group}/messages/{messageId}/timeline", s.handleTimeline) // timeline.go
 		})
 
 		// Operators (admin.go).

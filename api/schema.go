@@ -22,6 +22,7 @@ var RequestBodies = []any{
 	PublishRequest{}, PublishBatchRequest{}, TopicRequest{}, GroupRequest{}, SubscriptionBody{},
 	ConsumeFrom{}, PushBody{}, OffsetResetRequest{}, ReceiveRequest{}, AckRequest{}, NackRequest{},
 	ExtendRequest{}, RedriveRequest{},
+	BlockedKeyRequest{}, // blocked.go
 }
 
 // ResponseBodies are the response body types. Their schemas list every
@@ -32,6 +33,7 @@ var ResponseBodies = []any{
 	Message{}, MessageList{}, Group{}, ConsumeFromView{}, PushView{}, GroupStatus{}, PushStatus{},
 	GroupList{}, OffsetList{}, QueueOffset{}, ReceiveResponse{}, ReceivedMessage{}, HandleResults{},
 	HandleResult{}, DLQPage{}, RedriveResult{}, Health{}, Problem{}, FieldProblem{},
+	EmptyReceive{}, BlockedKey{}, BlockedList{}, KeyLag{}, KeyLagList{}, Timeline{}, TimelineEvent{}, // stuck consumers
 }
 
 // FieldGroup is a rule over several members of one request type that no
@@ -137,6 +139,7 @@ var ParamPatterns = map[string]string{
 	"listDeadLetters.cursor": `^[0-9]{0,18}$`,
 	"listTopics.cursor":      `^[A-Za-z0-9_-]{0,127}$`,
 	"listGroups.cursor":      `^[A-Za-z0-9_-]{0,127}$`,
+	"listBlockedKeys.cursor": `^[0-9]{0,9}$`, // a position in the list
 	// consumerId (GET offsets): a BROADCASTING consumer's name; empty is
 	// the same as absent.
 	"consumerId": `^[A-Za-z0-9_-]{0,127}$`,

@@ -18,6 +18,30 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for BlockedKeyState.
+const (
+	BlockedKeyStateBLOCKED BlockedKeyState = "BLOCKED"
+	BlockedKeyStatePARKED  BlockedKeyState = "PARKED"
+	BlockedKeyStateRESUMED BlockedKeyState = "RESUMED"
+	BlockedKeyStateSKIPPED BlockedKeyState = "SKIPPED"
+)
+
+// Valid indicates whether the value is a known member of the BlockedKeyState enum.
+func (e BlockedKeyState) Valid() bool {
+	switch e {
+	case BlockedKeyStateBLOCKED:
+		return true
+	case BlockedKeyStatePARKED:
+		return true
+	case BlockedKeyStateRESUMED:
+		return true
+	case BlockedKeyStateSKIPPED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ConsumeFromPosition.
 const (
 	ConsumeFromPositionFIRSTOFFSET ConsumeFromPosition = "FIRST_OFFSET"
@@ -54,6 +78,33 @@ func (e ConsumeFromViewPosition) Valid() bool {
 	case ConsumeFromViewPositionLASTOFFSET:
 		return true
 	case ConsumeFromViewPositionTIMESTAMP:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for EmptyReceiveReason.
+const (
+	KEYSBLOCKED         EmptyReceiveReason = "KEYS_BLOCKED"
+	NOMESSAGES          EmptyReceiveReason = "NO_MESSAGES"
+	NOSUBSCRIPTIONMATCH EmptyReceiveReason = "NO_SUBSCRIPTION_MATCH"
+	NOTVISIBLEYET       EmptyReceiveReason = "NOT_VISIBLE_YET"
+	PAUSED              EmptyReceiveReason = "PAUSED"
+)
+
+// Valid indicates whether the value is a known member of the EmptyReceiveReason enum.
+func (e EmptyReceiveReason) Valid() bool {
+	switch e {
+	case KEYSBLOCKED:
+		return true
+	case NOMESSAGES:
+		return true
+	case NOSUBSCRIPTIONMATCH:
+		return true
+	case NOTVISIBLEYET:
+		return true
+	case PAUSED:
 		return true
 	default:
 		return false
@@ -249,11 +300,118 @@ func (e SubscriptionBodyFilterType) Valid() bool {
 	}
 }
 
+// Defines values for TimelineEventType.
+const (
+	TimelineEventTypeACKED          TimelineEventType = "ACKED"
+	TimelineEventTypeDEADLETTERED   TimelineEventType = "DEAD_LETTERED"
+	TimelineEventTypeDELIVERED      TimelineEventType = "DELIVERED"
+	TimelineEventTypeLEASEEXPIRED   TimelineEventType = "LEASE_EXPIRED"
+	TimelineEventTypeNACKED         TimelineEventType = "NACKED"
+	TimelineEventTypePUBLISHED      TimelineEventType = "PUBLISHED"
+	TimelineEventTypeREDRIVEN       TimelineEventType = "REDRIVEN"
+	TimelineEventTypeRETRYSCHEDULED TimelineEventType = "RETRY_SCHEDULED"
+	TimelineEventTypeSKIPPED        TimelineEventType = "SKIPPED"
+)
+
+// Valid indicates whether the value is a known member of the TimelineEventType enum.
+func (e TimelineEventType) Valid() bool {
+	switch e {
+	case TimelineEventTypeACKED:
+		return true
+	case TimelineEventTypeDEADLETTERED:
+		return true
+	case TimelineEventTypeDELIVERED:
+		return true
+	case TimelineEventTypeLEASEEXPIRED:
+		return true
+	case TimelineEventTypeNACKED:
+		return true
+	case TimelineEventTypePUBLISHED:
+		return true
+	case TimelineEventTypeREDRIVEN:
+		return true
+	case TimelineEventTypeRETRYSCHEDULED:
+		return true
+	case TimelineEventTypeSKIPPED:
+		return true
+	default:
+		return false
+	}
+}
+
 // AckRequest defines model for AckRequest.
 type AckRequest struct {
 	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
 	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
+}
+
+// BlockedKey defines model for BlockedKey.
+type BlockedKey struct {
+	// Attempts Attempts: failed deliveries of the head (BLOCKED) or messages parked (PARKED).
+	//
+	// Example: 3
+	Attempts int `json:"attempts"`
+
+	// LastReason LastReason is the last nack reason, when one was given.
+	LastReason *string `json:"lastReason,omitempty"`
+
+	// MessageId MessageID is the failed head (BLOCKED) or the first parked message.
+	//
+	// Example: 01J9Z7K3V1W2X3Y4Z5A6B7C8D9
+	MessageId *string `json:"messageId,omitempty"`
+
+	// QueueId Example: 0
+	QueueId int `json:"queueId"`
+
+	// ShardingKey ShardingKey is the head message's ordering key (RocketMQ blocks the
+	// whole queue behind it).
+	//
+	// Example: customer-9
+	ShardingKey string `json:"shardingKey"`
+
+	// Since Since is the head's first failure in a row, or when the key was parked.
+	Since time.Time `json:"since"`
+
+	// State State: BLOCKED or PARKED in the list; an action answers the entry's
+	// new state (SKIPPED, PARKED or RESUMED).
+	//
+	// Example: BLOCKED
+	State BlockedKeyState `json:"state"`
+
+	// Topic Example: orders
+	Topic string `json:"topic"`
+}
+
+// BlockedKeyState State: BLOCKED or PARKED in the list; an action answers the entry's
+// new state (SKIPPED, PARKED or RESUMED).
+//
+// Example: BLOCKED
+type BlockedKeyState string
+
+// BlockedKeyRequest defines model for BlockedKeyRequest.
+type BlockedKeyRequest struct {
+	// QueueId QueueID is the queue's id (default 0).
+	//
+	// Example: 0
+	QueueId *int `json:"queueId,omitempty"`
+
+	// ShardingKey Example: customer-9
+	ShardingKey *string `json:"shardingKey,omitempty"`
+
+	// Topic Topic is the queue's topic: a subscribed topic or the group's
+	// %RETRY% topic.
+	//
+	// Example: orders
+	Topic string `json:"topic"`
+}
+
+// BlockedList defines model for BlockedList.
+type BlockedList struct {
+	Blocked []BlockedKey `json:"blocked"`
+
+	// NextCursor NextCursor fetches the next page; absent on the last.
+	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // ConsumeFrom defines model for ConsumeFrom.
@@ -438,6 +596,39 @@ type DryRunResult struct {
 	Matched *int `json:"matched,omitempty"`
 }
 
+// EmptyReceive defines model for EmptyReceive.
+type EmptyReceive struct {
+	// BlockedKeys BlockedKeys are the sharding keys of the heads holding ORDERLY
+	// queues back (KEYS_BLOCKED), one per queue.
+	//
+	// Example: ["customer-9"]
+	BlockedKeys *[]string `json:"blockedKeys,omitempty"`
+
+	// NextVisibleAt NextVisibleAt is the earliest lease deadline or suspension end of
+	// what holds messages back.
+	//
+	// Example: 2026-01-02T15:05:05.000Z
+	NextVisibleAt *time.Time `json:"nextVisibleAt,omitempty"`
+
+	// Reason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+	// NOT_VISIBLE_YET (everything held is leased to other receives),
+	// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
+	// failed head's suspension), PAUSED (reserved: groups cannot be paused
+	// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+	//
+	// Example: KEYS_BLOCKED
+	Reason EmptyReceiveReason `json:"reason"`
+}
+
+// EmptyReceiveReason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+// NOT_VISIBLE_YET (everything held is leased to other receives),
+// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
+// failed head's suspension), PAUSED (reserved: groups cannot be paused
+// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+//
+// Example: KEYS_BLOCKED
+type EmptyReceiveReason string
+
 // ExtendRequest defines model for ExtendRequest.
 type ExtendRequest struct {
 	// InvisibleSeconds InvisibleSeconds is the new lease, from now.
@@ -562,7 +753,8 @@ type GroupStatus struct {
 	// DlqDepth DLQDepth counts the group's dead letters not yet redriven.
 	//
 	// Example: 0
-	DlqDepth int `json:"dlqDepth"`
+	DlqDepth int           `json:"dlqDepth"`
+	Empty    *EmptyReceive `json:"empty,omitempty"`
 
 	// InFlight InFlight counts messages received and not yet acked, nacked or expired.
 	//
@@ -703,6 +895,38 @@ type JobFilter struct {
 
 	// To To selects messages stored before this time.
 	To *time.Time `json:"to,omitempty"`
+}
+
+// KeyLag defines model for KeyLag.
+type KeyLag struct {
+	// Depth Depth counts the key's pulled, unfinished messages.
+	//
+	// Example: 12
+	Depth int `json:"depth"`
+
+	// OldestAgeSeconds OldestAgeSeconds is how long ago the key's oldest unfinished message
+	// was born.
+	//
+	// Example: 95
+	OldestAgeSeconds int `json:"oldestAgeSeconds"`
+
+	// OldestBornAt OldestBornAt is that message's bornAt; OldestMessageID its id.
+	OldestBornAt    time.Time `json:"oldestBornAt"`
+	OldestMessageId string    `json:"oldestMessageId"`
+
+	// QueueId Example: 0
+	QueueId int `json:"queueId"`
+
+	// ShardingKey Example: customer-9
+	ShardingKey string `json:"shardingKey"`
+
+	// Topic Example: orders
+	Topic string `json:"topic"`
+}
+
+// KeyLagList defines model for KeyLagList.
+type KeyLagList struct {
+	Keys []KeyLag `json:"keys"`
 }
 
 // Message defines model for Message.
@@ -1180,6 +1404,7 @@ type ReceiveRequest struct {
 
 // ReceiveResponse defines model for ReceiveResponse.
 type ReceiveResponse struct {
+	Empty    *EmptyReceive     `json:"empty,omitempty"`
 	Messages []ReceivedMessage `json:"messages"`
 }
 
@@ -1328,6 +1553,40 @@ type SubscriptionBody struct {
 // Example: TAG
 type SubscriptionBodyFilterType string
 
+// Timeline defines model for Timeline.
+type Timeline struct {
+	Events []TimelineEvent `json:"events"`
+}
+
+// TimelineEvent defines model for TimelineEvent.
+type TimelineEvent struct {
+	At time.Time `json:"at"`
+
+	// Attempt Attempt is the delivery's number, 1 for the first (DELIVERED).
+	//
+	// Example: 1
+	Attempt *int `json:"attempt,omitempty"`
+
+	// ConsumerId ConsumerID is who received it (DELIVERED).
+	//
+	// Example: c1
+	ConsumerId *string `json:"consumerId,omitempty"`
+
+	// DelayLevel DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
+	//
+	// Example: 3
+	DelayLevel *int `json:"delayLevel,omitempty"`
+
+	// Reason Reason is the nack reason, when one was given (NACKED).
+	Reason *string `json:"reason,omitempty"`
+
+	// Type Example: DELIVERED
+	Type TimelineEventType `json:"type"`
+}
+
+// TimelineEventType Example: DELIVERED
+type TimelineEventType string
+
 // Topic defines model for Topic.
 type Topic struct {
 	// CreatedAt CreatedAt is when the topic was created (RFC 3339, UTC, milliseconds).
@@ -1413,6 +1672,15 @@ type ListGroupsParams struct {
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
 }
 
+// ListBlockedKeysParams defines parameters for ListBlockedKeys.
+type ListBlockedKeysParams struct {
+	// Limit Most entries to return (default 100)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Cursor nextCursor of the previous page
+	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
 // ListDeadLettersParams defines parameters for ListDeadLetters.
 type ListDeadLettersParams struct {
 	// Limit Most messages to return (default 32)
@@ -1420,6 +1688,12 @@ type ListDeadLettersParams struct {
 
 	// Cursor nextCursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+}
+
+// ListKeyLagsParams defines parameters for ListKeyLags.
+type ListKeyLagsParams struct {
+	// Limit Most keys to return (default 20)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // GetGroupOffsetsParams defines parameters for GetGroupOffsets.
@@ -1466,6 +1740,15 @@ type PutGroupJSONRequestBody = GroupRequest
 
 // AckMessagesJSONRequestBody defines body for AckMessages for application/json ContentType.
 type AckMessagesJSONRequestBody = AckRequest
+
+// ParkBlockedKeyJSONRequestBody defines body for ParkBlockedKey for application/json ContentType.
+type ParkBlockedKeyJSONRequestBody = BlockedKeyRequest
+
+// ResumeBlockedKeyJSONRequestBody defines body for ResumeBlockedKey for application/json ContentType.
+type ResumeBlockedKeyJSONRequestBody = BlockedKeyRequest
+
+// SkipBlockedKeyJSONRequestBody defines body for SkipBlockedKey for application/json ContentType.
+type SkipBlockedKeyJSONRequestBody = BlockedKeyRequest
 
 // PurgeDeadLettersJSONRequestBody defines body for PurgeDeadLetters for application/json ContentType.
 type PurgeDeadLettersJSONRequestBody = PurgeRequest
@@ -1883,6 +2166,67 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 	AckMessages(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListBlockedKeys List blocked ordering keys
+	//
+	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+	//
+	// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
+	ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ParkBlockedKeyWithBody Park an ordering key
+	//
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+	ParkBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ParkBlockedKey Park an ordering key
+	//
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+	ParkBlockedKey(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeBlockedKeyWithBody Resume a parked ordering key
+	//
+	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+	ResumeBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeBlockedKey Resume a parked ordering key
+	//
+	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+	ResumeBlockedKey(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SkipBlockedKeyWithBody Skip a blocked key's head message
+	//
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+	SkipBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SkipBlockedKey Skip a blocked key's head message
+	//
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+	SkipBlockedKey(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListDeadLetters List a group's dead letters
 	//
 	// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -1939,6 +2283,20 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 	ExtendLeases(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListKeyLags Per-key lag (ORDERLY)
+	//
+	// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+	//
+	// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
+	ListKeyLags(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMessageTimeline A message's timeline in a group
+	//
+	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+	//
+	// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
+	GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// NackMessagesWithBody Negatively acknowledge messages
 	//
@@ -2347,6 +2705,137 @@ func (c *Client) AckMessages(ctx context.Context, group string, body AckMessages
 	return c.Client.Do(req)
 }
 
+// ListBlockedKeys List blocked ordering keys
+//
+// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+//
+// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
+func (c *Client) ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBlockedKeysRequest(c.Server, group, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ParkBlockedKeyWithBody Park an ordering key
+//
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+func (c *Client) ParkBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewParkBlockedKeyRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ParkBlockedKey Park an ordering key
+//
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+func (c *Client) ParkBlockedKey(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewParkBlockedKeyRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeBlockedKeyWithBody Resume a parked ordering key
+//
+// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+func (c *Client) ResumeBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeBlockedKeyRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeBlockedKey Resume a parked ordering key
+//
+// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+func (c *Client) ResumeBlockedKey(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeBlockedKeyRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SkipBlockedKeyWithBody Skip a blocked key's head message
+//
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+func (c *Client) SkipBlockedKeyWithBody(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSkipBlockedKeyRequestWithBody(c.Server, group, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SkipBlockedKey Skip a blocked key's head message
+//
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+func (c *Client) SkipBlockedKey(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSkipBlockedKeyRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListDeadLetters List a group's dead letters
 //
 // Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -2464,6 +2953,40 @@ func (c *Client) ExtendLeasesWithBody(ctx context.Context, group string, content
 // Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 func (c *Client) ExtendLeases(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewExtendLeasesRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListKeyLags Per-key lag (ORDERLY)
+//
+// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+//
+// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
+func (c *Client) ListKeyLags(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListKeyLagsRequest(c.Server, group, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMessageTimeline A message's timeline in a group
+//
+// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+//
+// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
+func (c *Client) GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMessageTimelineRequest(c.Server, group, messageId)
 	if err != nil {
 		return nil, err
 	}
@@ -3287,6 +3810,220 @@ func NewAckMessagesRequestWithBody(server string, group string, contentType stri
 	return req, nil
 }
 
+// NewListBlockedKeysRequest constructs an http.Request for the ListBlockedKeys method
+func NewListBlockedKeysRequest(server string, group string, params *ListBlockedKeysParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/blocked", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Cursor != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewParkBlockedKeyRequest calls the generic ParkBlockedKey builder with application/json body
+func NewParkBlockedKeyRequest(server string, group string, body ParkBlockedKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewParkBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewParkBlockedKeyRequestWithBody constructs an http.Request for the ParkBlockedKey method, with any body, and a specified content type
+func NewParkBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/park", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResumeBlockedKeyRequest calls the generic ResumeBlockedKey builder with application/json body
+func NewResumeBlockedKeyRequest(server string, group string, body ResumeBlockedKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewResumeBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewResumeBlockedKeyRequestWithBody constructs an http.Request for the ResumeBlockedKey method, with any body, and a specified content type
+func NewResumeBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSkipBlockedKeyRequest calls the generic SkipBlockedKey builder with application/json body
+func NewSkipBlockedKeyRequest(server string, group string, body SkipBlockedKeyJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSkipBlockedKeyRequestWithBody(server, group, "application/json", bodyReader)
+}
+
+// NewSkipBlockedKeyRequestWithBody constructs an http.Request for the SkipBlockedKey method, with any body, and a specified content type
+func NewSkipBlockedKeyRequestWithBody(server string, group string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/blocked/skip", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListDeadLettersRequest constructs an http.Request for the ListDeadLetters method
 func NewListDeadLettersRequest(server string, group string, params *ListDeadLettersParams) (*http.Request, error) {
 	var err error
@@ -3497,6 +4234,108 @@ func NewExtendLeasesRequestWithBody(server string, group string, contentType str
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListKeyLagsRequest constructs an http.Request for the ListKeyLags method
+func NewListKeyLagsRequest(server string, group string, params *ListKeyLagsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/keys", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMessageTimelineRequest constructs an http.Request for the GetMessageTimeline method
+func NewGetMessageTimelineRequest(server string, group string, messageId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "messageId", messageId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/messages/%s/timeline", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -4412,6 +5251,69 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/groups/{group}/ack (the `AckMessages` operationId).
 	AckMessagesWithResponse(ctx context.Context, group string, body AckMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*AckMessagesResponse, error)
 
+	// ListBlockedKeysWithResponse List blocked ordering keys
+	//
+	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
+	ListBlockedKeysWithResponse(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*ListBlockedKeysResponse, error)
+
+	// ParkBlockedKeyWithBodyWithResponse Park an ordering key
+	//
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+	ParkBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error)
+
+	// ParkBlockedKeyWithResponse Park an ordering key
+	//
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+	ParkBlockedKeyWithResponse(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error)
+
+	// ResumeBlockedKeyWithBodyWithResponse Resume a parked ordering key
+	//
+	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+	ResumeBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error)
+
+	// ResumeBlockedKeyWithResponse Resume a parked ordering key
+	//
+	// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+	ResumeBlockedKeyWithResponse(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error)
+
+	// SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
+	//
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+	SkipBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error)
+
+	// SkipBlockedKeyWithResponse Skip a blocked key's head message
+	//
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+	SkipBlockedKeyWithResponse(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error)
+
 	// ListDeadLettersWithResponse List a group's dead letters
 	//
 	// Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -4470,6 +5372,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/extend (the `ExtendLeases` operationId).
 	ExtendLeasesWithResponse(ctx context.Context, group string, body ExtendLeasesJSONRequestBody, reqEditors ...RequestEditorFn) (*ExtendLeasesResponse, error)
+
+	// ListKeyLagsWithResponse Per-key lag (ORDERLY)
+	//
+	// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
+	ListKeyLagsWithResponse(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*ListKeyLagsResponse, error)
+
+	// GetMessageTimelineWithResponse A message's timeline in a group
+	//
+	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
+	GetMessageTimelineWithResponse(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*GetMessageTimelineResponse, error)
 
 	// NackMessagesWithBodyWithResponse Negatively acknowledge messages
 	//
@@ -5513,6 +6433,457 @@ func (r AckMessagesResponse) ContentType() string {
 	return ""
 }
 
+// ListBlockedKeysResponse503Headers the declared response headers of an HTTP 503 response for ListBlockedKeys
+type ListBlockedKeysResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListBlockedKeysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlockedList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBlockedKeysResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBlockedKeysResponse) GetJSON200() *BlockedList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListBlockedKeysResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBlockedKeysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBlockedKeysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBlockedKeysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBlockedKeysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ParkBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for ParkBlockedKey
+type ParkBlockedKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ParkBlockedKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlockedKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ParkBlockedKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ParkBlockedKeyResponse) GetJSON200() *BlockedKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ParkBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ParkBlockedKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ParkBlockedKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ParkBlockedKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ParkBlockedKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for ResumeBlockedKey
+type ResumeBlockedKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ResumeBlockedKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlockedKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeBlockedKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeBlockedKeyResponse) GetJSON200() *BlockedKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeBlockedKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeBlockedKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeBlockedKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeBlockedKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SkipBlockedKeyResponse503Headers the declared response headers of an HTTP 503 response for SkipBlockedKey
+type SkipBlockedKeyResponse503Headers struct {
+	RetryAfter *int
+}
+
+type SkipBlockedKeyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlockedKey
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON408 the response for an HTTP 408 `application/problem+json` response
+	ApplicationproblemJSON408 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON413 the response for an HTTP 413 `application/problem+json` response
+	ApplicationproblemJSON413 *Problem
+	// ApplicationproblemJSON415 the response for an HTTP 415 `application/problem+json` response
+	ApplicationproblemJSON415 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *SkipBlockedKeyResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SkipBlockedKeyResponse) GetJSON200() *BlockedKey {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON408 returns the response for an HTTP 408 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON408() *Problem {
+	return r.ApplicationproblemJSON408
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON413 returns the response for an HTTP 413 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON413() *Problem {
+	return r.ApplicationproblemJSON413
+}
+
+// GetApplicationproblemJSON415 returns the response for an HTTP 415 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON415() *Problem {
+	return r.ApplicationproblemJSON415
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r SkipBlockedKeyResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r SkipBlockedKeyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SkipBlockedKeyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SkipBlockedKeyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SkipBlockedKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListDeadLettersResponse503Headers the declared response headers of an HTTP 503 response for ListDeadLetters
 type ListDeadLettersResponse503Headers struct {
 	RetryAfter *int
@@ -5965,6 +7336,193 @@ func (r ExtendLeasesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ExtendLeasesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListKeyLagsResponse503Headers the declared response headers of an HTTP 503 response for ListKeyLags
+type ListKeyLagsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ListKeyLagsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *KeyLagList
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListKeyLagsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListKeyLagsResponse) GetJSON200() *KeyLagList {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ListKeyLagsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListKeyLagsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListKeyLagsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListKeyLagsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListKeyLagsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMessageTimelineResponse503Headers the declared response headers of an HTTP 503 response for GetMessageTimeline
+type GetMessageTimelineResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetMessageTimelineResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Timeline
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMessageTimelineResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMessageTimelineResponse) GetJSON200() *Timeline {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetMessageTimelineResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMessageTimelineResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMessageTimelineResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMessageTimelineResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMessageTimelineResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -7711,6 +9269,111 @@ func (c *ClientWithResponses) AckMessagesWithResponse(ctx context.Context, group
 	return ParseAckMessagesResponse(rsp)
 }
 
+// ListBlockedKeysWithResponse List blocked ordering keys
+//
+// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
+func (c *ClientWithResponses) ListBlockedKeysWithResponse(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*ListBlockedKeysResponse, error) {
+	rsp, err := c.ListBlockedKeys(ctx, group, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBlockedKeysResponse(rsp)
+}
+
+// ParkBlockedKeyWithBodyWithResponse Park an ordering key
+//
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+func (c *ClientWithResponses) ParkBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error) {
+	rsp, err := c.ParkBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseParkBlockedKeyResponse(rsp)
+}
+
+// ParkBlockedKeyWithResponse Park an ordering key
+//
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/park (the `ParkBlockedKey` operationId).
+func (c *ClientWithResponses) ParkBlockedKeyWithResponse(ctx context.Context, group string, body ParkBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ParkBlockedKeyResponse, error) {
+	rsp, err := c.ParkBlockedKey(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseParkBlockedKeyResponse(rsp)
+}
+
+// ResumeBlockedKeyWithBodyWithResponse Resume a parked ordering key
+//
+// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+func (c *ClientWithResponses) ResumeBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error) {
+	rsp, err := c.ResumeBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeBlockedKeyResponse(rsp)
+}
+
+// ResumeBlockedKeyWithResponse Resume a parked ordering key
+//
+// Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/resume (the `ResumeBlockedKey` operationId).
+func (c *ClientWithResponses) ResumeBlockedKeyWithResponse(ctx context.Context, group string, body ResumeBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*ResumeBlockedKeyResponse, error) {
+	rsp, err := c.ResumeBlockedKey(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeBlockedKeyResponse(rsp)
+}
+
+// SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
+//
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+func (c *ClientWithResponses) SkipBlockedKeyWithBodyWithResponse(ctx context.Context, group string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error) {
+	rsp, err := c.SkipBlockedKeyWithBody(ctx, group, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSkipBlockedKeyResponse(rsp)
+}
+
+// SkipBlockedKeyWithResponse Skip a blocked key's head message
+//
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/blocked/skip (the `SkipBlockedKey` operationId).
+func (c *ClientWithResponses) SkipBlockedKeyWithResponse(ctx context.Context, group string, body SkipBlockedKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*SkipBlockedKeyResponse, error) {
+	rsp, err := c.SkipBlockedKey(ctx, group, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSkipBlockedKeyResponse(rsp)
+}
+
 // ListDeadLettersWithResponse List a group's dead letters
 //
 // Dead letters of the group (%DLQ%group), oldest first, redriven ones left out. Each shows its original id, topic, tags, keys, properties, body and reconsumeTimes. Follow nextCursor for the next page.
@@ -7810,6 +9473,36 @@ func (c *ClientWithResponses) ExtendLeasesWithResponse(ctx context.Context, grou
 		return nil, err
 	}
 	return ParseExtendLeasesResponse(rsp)
+}
+
+// ListKeyLagsWithResponse Per-key lag (ORDERLY)
+//
+// The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/groups/{group}/keys (the `ListKeyLags` operationId).
+func (c *ClientWithResponses) ListKeyLagsWithResponse(ctx context.Context, group string, params *ListKeyLagsParams, reqEditors ...RequestEditorFn) (*ListKeyLagsResponse, error) {
+	rsp, err := c.ListKeyLags(ctx, group, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListKeyLagsResponse(rsp)
+}
+
+// GetMessageTimelineWithResponse A message's timeline in a group
+//
+// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
+func (c *ClientWithResponses) GetMessageTimelineWithResponse(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*GetMessageTimelineResponse, error) {
+	rsp, err := c.GetMessageTimeline(ctx, group, messageId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMessageTimelineResponse(rsp)
 }
 
 // NackMessagesWithBodyWithResponse Negatively acknowledge messages
@@ -8868,6 +10561,421 @@ func ParseAckMessagesResponse(rsp *http.Response) (*AckMessagesResponse, error) 
 	return response, nil
 }
 
+// ParseListBlockedKeysResponse parses an HTTP response from a ListBlockedKeysWithResponse call
+func ParseListBlockedKeysResponse(rsp *http.Response) (*ListBlockedKeysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBlockedKeysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlockedList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListBlockedKeysResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseParkBlockedKeyResponse parses an HTTP response from a ParkBlockedKeyWithResponse call
+func ParseParkBlockedKeyResponse(rsp *http.Response) (*ParkBlockedKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ParkBlockedKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlockedKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ParkBlockedKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeBlockedKeyResponse parses an HTTP response from a ResumeBlockedKeyWithResponse call
+func ParseResumeBlockedKeyResponse(rsp *http.Response) (*ResumeBlockedKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeBlockedKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlockedKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResumeBlockedKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSkipBlockedKeyResponse parses an HTTP response from a SkipBlockedKeyWithResponse call
+func ParseSkipBlockedKeyResponse(rsp *http.Response) (*SkipBlockedKeyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SkipBlockedKeyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlockedKey
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 408:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON408 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers SkipBlockedKeyResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListDeadLettersResponse parses an HTTP response from a ListDeadLettersWithResponse call
 func ParseListDeadLettersResponse(rsp *http.Response) (*ListDeadLettersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -9283,6 +11391,175 @@ func ParseExtendLeasesResponse(rsp *http.Response) (*ExtendLeasesResponse, error
 	switch {
 	case rsp.StatusCode == 503:
 		var headers ExtendLeasesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListKeyLagsResponse parses an HTTP response from a ListKeyLagsWithResponse call
+func ParseListKeyLagsResponse(rsp *http.Response) (*ListKeyLagsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListKeyLagsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest KeyLagList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ListKeyLagsResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMessageTimelineResponse parses an HTTP response from a GetMessageTimelineWithResponse call
+func ParseGetMessageTimelineResponse(rsp *http.Response) (*GetMessageTimelineResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMessageTimelineResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Timeline
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetMessageTimelineResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

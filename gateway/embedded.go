@@ -22,6 +22,7 @@ type Embedded struct {
 	opts   Options
 	log    zerolog.Logger
 	leases *leaseTable
+	parks  blockedRules // skip and park rules of ORDERLY groups (blocked.go)
 
 	mu       sync.Mutex // guards below; taken before leaseTable.mu
 	groups   map[string]*groupRT
@@ -85,7 +86,8 @@ func New(opts Options) (*Embedded, error) {
 	return &Embedded{
 		opts:   opts,
 		log:    opts.Logger,
-		leases: newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key)),
+		leases: withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key)), opts.Timeline),
+		parks:  blockedRules{file: parkFile(opts.Dir)},
 		groups: map[string]*groupRT{},
 		pushes: map[string]*pushRT{},
 		drain:  make(chan struct{}),

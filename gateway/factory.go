@@ -28,6 +28,8 @@ func ConsumerFactory(deps consumer.Deps, tune func(*consumer.Options)) NewClient
 type SettlingSendBack struct {
 	Engine   *engine.Engine
 	Registry *groups.Registry
+	// Timeline, if set, records RETRY_SCHEDULED and DEAD_LETTERED.
+	Timeline *Timeline
 }
 
 var _ consumer.SendBacker = SettlingSendBack{}
@@ -47,5 +49,11 @@ func (s SettlingSendBack) SendMessagesBack(ctx context.Context, group string, ba
 			Settle: s.Registry.SettleHook(group, st.Incarnation, st.ConsumerID, st.Queue, st.Offset, st.Epoch, st.TopicUID)}
 	}
 	// A batch is one client's: one group incarnation.
-	return s.Engine.SendMessagesBack(ctx, group, s.Registry.GroupGuard(group, backs[0].Settle.Incarnation), out)
+	err := s.Engine.SendMessagesBack(ctx, group, s.Registry.GroupGuard(group, backs[0].Settle.Incarnation), out)
+	if err == nil {
+		for _, b := range backs {
+			s.Timeline.recordSendBack(group, b.Msg, b.DelayLevel, b.MaxReconsumeTimes)
+		}
+	}
+	return err
 }

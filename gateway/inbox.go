@@ -134,6 +134,8 @@ type inbox struct {
 	ticket  uint64
 	waiters []*waiter
 	closed  bool
+	rules   *groupRules // skip and park rules of ORDERLY groups (blocked.go); nil: none
+	persist func()      // persists park rules after rules recorded an id
 }
 
 var (
@@ -155,6 +157,14 @@ func (b *inbox) consume(d answerer, mq core.MessageQueue, orderly bool, msgs []*
 	if len(msgs) == 0 {
 		return
 	}
+	var calls []call
+	save := false
+	defer func() { // after mu is released
+		runCalls(calls)
+		if save && b.persist != nil {
+			b.persist()
+		}
+	}()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed || d.Dropped() {
@@ -175,6 +185,9 @@ func (b *inbox) consume(d answerer, mq core.MessageQueue, orderly bool, msgs []*
 		state: make([]msgState, len(msgs)), leases: make([]*lease, len(msgs))}
 	for i := range msgs {
 		q.items = append(q.items, item{dl: dl, i: i})
+	}
+	if orderly && b.rules != nil {
+		calls, save = b.applyRulesLocked(dl, calls)
 	}
 	if q.takeable(0) {
 		b.wakeLocked()

@@ -83,6 +83,7 @@ type leaseTable struct {
 	acked *ackedSet
 
 	kick chan struct{} // cap 1: the earliest deadline may have moved
+	tl   *Timeline     // records deliveries and answers (timeline.go); nil: none
 }
 
 func newLeaseTable(epoch uint64, codec *handleCodec) *leaseTable {
@@ -141,6 +142,7 @@ func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline
 		it.dl.leases[it.i] = l
 		t.byID[l.seq] = l
 		heap.Push(&t.h, l)
+		t.note(l, EventDelivered, 0, "")
 		out = append(out, Received{Message: m, ReceiptHandle: t.codec.encode(l.rc), InvisibleUntil: deadline})
 	}
 	box.mu.Unlock()
@@ -206,9 +208,11 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 		}
 		switch o {
 		case opAck:
+			t.note(l, EventAcked, 0, "")
 			calls = box.answerLocked(l.dl, l.i, true, 0, calls)
 			t.endLocked(l, outcomeAcked)
 		case opNack:
+			t.note(l, EventNacked, level, reason)
 			n := len(calls)
 			calls = box.answerLocked(l.dl, l.i, false, level, calls)
 			withReason(calls[n:], reason)
@@ -244,6 +248,7 @@ func (t *leaseTable) expire(now time.Time) ([]call, time.Time) {
 		if box.closed || l.dl.d.Dropped() {
 			box.voidLocked(l.dl, l.i)
 		} else {
+			t.note(l, EventLeaseExpired, 0, "")
 			n := len(calls)
 			calls = box.answerLocked(l.dl, l.i, false, 0, calls)
 			withReason(calls[n:], leaseExpiredReason(l))

@@ -74,6 +74,9 @@ type Options struct {
 	ClientShutdownTimeout time.Duration
 	// Logger receives the gateway's logs. Default: none.
 	Logger zerolog.Logger
+	// Timeline, if set, records what happens to each message (timeline.go);
+	// share it with SettlingSendBack.Timeline.
+	Timeline *Timeline
 	// Webhook is shared by the pushers of every push group: metrics
 	// registerer, logger, network guard, Retry-After → delay level
 	// (webhook.LevelAtLeast over the engine's delay levels). The zero value

@@ -165,6 +165,9 @@ func (e *Embedded) clientLocked(rt *groupRT, consumerID string) (*clientRT, erro
 		clientID = consumerID
 	}
 	box := newInbox(rt.cfg.Name, clientID, e.leases)
+	if rt.cfg.ConsumeMode == core.Orderly && consumerID == "" {
+		box.rules, box.persist = e.parks.rules(rt.cfg.Name), e.saveParks
+	}
 	pc, err := e.opts.NewClient(consumer.Options{
 		Group:    rt.cfg,
 		ClientID: clientID,

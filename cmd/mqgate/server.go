@@ -156,10 +156,12 @@ func (m *Main) Run() error {
 		return fmt.Errorf("webhook network guard: %w", err)
 	}
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
+	timeline := gateway.NewTimeline(0) // message timelines: bounded rings in memory
 	gw, err := gateway.New(gateway.Options{
-		Dir:    m.Config.Data,
-		Groups: reg,
-		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg}, Coordinator: reg}, func(o *consumer.Options) {
+		Dir:      m.Config.Data,
+		Groups:   reg,
+		Timeline: timeline,
+		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg}, func(o *consumer.Options) {
 			// One budget for every client of the process: memory stays
 			// bounded however many groups and backlogged queues there are.
 			o.CacheBudget = budget

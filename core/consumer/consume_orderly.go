@@ -106,6 +106,7 @@ func (c *PushConsumer) processOrderlyResult(st *deliveryState) {
 	c.stats.succeeded.Add(int64(k))
 	switch {
 	case k == n:
+		pr.failing.note(nil, time.Time{}) // the head succeeded (suspend.go)
 		c.finishOrderlyResult(st, false)
 	case st.released:
 		// The queue was dropped with the batch out (DropListener): the
@@ -157,6 +158,11 @@ func (c *PushConsumer) consumeAgain(st *deliveryState, k int, skip bool) {
 		again = append(again, &cp)
 	}
 	st.pr.pq.MakeMessageToConsumeAgain(again)
+	if skip { // the failing head left the queue, or is sent round again (suspend.go)
+		st.pr.failing.note(nil, time.Time{})
+	} else {
+		st.pr.failing.note(again[0], time.Now().Add(c.opts.SuspendTime))
+	}
 	c.finishOrderlyResult(st, !skip)
 }
 

@@ -46,6 +46,7 @@ type pullRequest struct {
 	draining    bool           // dropped while a batch was out: finish it, then unlock
 	noCommit    bool           // dropped for an offset reset: results must not commit
 	current     *deliveryState // orderly: the batch out (release on drop)
+	failing     failingHead    // orderly: the failing head, if any (suspend.go)
 	lockRetry   bool           // orderly: a tryLockLaterAndReconsume is scheduled
 	lockFree    bool           // BROADCASTING orderly: no broker lock (per-consumer offsets)
 }

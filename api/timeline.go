@@ -1,0 +1,120 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// Message timelines (API.md "Timeline"; gateway/timeline.go keeps the
+// events).
+
+type timelines interface {
+	MessageEvents(group, id string) []gateway.Event
+	RecordEvents(group string, evs ...gateway.Event)
+}
+
+// TimelineEvent is one step of a message's life in a group.
+type TimelineEvent struct {
+	At   string `json:"at" format:"date-time"`
+	Type string `json:"type" enums:"PUBLISHED,DELIVERED,ACKED,NACKED,LEASE_EXPIRED,RETRY_SCHEDULED,DEAD_LETTERED,REDRIVEN,SKIPPED" example:"DELIVERED"`
+	// ConsumerID is who received it (DELIVERED).
+	ConsumerID string `json:"consumerId,omitempty" example:"c1"`
+	// Attempt is the delivery's number, 1 for the first (DELIVERED).
+	Attempt int `json:"attempt,omitempty" example:"1"`
+	// Reason is the nack reason, when one was given (NACKED).
+	Reason string `json:"reason,omitempty"`
+	// DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
+	DelayLevel *int `json:"delayLevel,omitempty" example:"3"`
+}
+
+// Timeline is the answer of GET /v1/groups/{group}/messages/{messageId}/timeline.
+type Timeline struct {
+	Events []TimelineEvent `json:"events"`
+}
+
+// handleTimeline lists what happened to one message in a group.
+//
+//	@Summary		A message's timeline in a group
+//	@Description	PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+//	@Tags			consuming
+//	@Produce		json
+//	@Param			group		path		string	true	"Group name"
+//	@Param			messageId	path		string	true	"Message id"
+//	@Success		200			{object}	Timeline
+//	@Failure		400			{object}	Problem
+//	@Failure		404			{object}	Problem	"Unknown group, or a message neither stored in its topics nor seen"
+//	@Failure		503			{object}	Problem
+//	@ID				getMessageTimeline
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
+//	@Router			/v1/groups/{group}/messages/{messageId}/timeline [get]
+func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
+	name, err := groupParam(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	g, err := s.groups.Group(r.Context(), name)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	id := pathParam(r, "messageId")
+	out := Timeline{Events: []TimelineEvent{}}
+	for _, sub := range g.Subscriptions {
+		if m, err := s.engine.Message(sub.Topic, id); err == nil {
+			out.Events = append(out.Events, TimelineEvent{At: formatTime(m.BornAt), Type: string(gateway.EventPublished)})
+			break
+		}
+	}
+	if tl, ok := s.consume.(timelines); ok {
+		for _, e := range tl.MessageEvents(name, id) {
+			te := TimelineEvent{At: formatTime(e.At), Type: string(e.Type), ConsumerID: e.ConsumerID, Attempt: e.Attempt, Reason: e.Reason}
+			if e.Type == gateway.EventNacked || e.Type == gateway.EventRetryScheduled {
+				level := e.DelayLevel
+				te.DelayLevel = &level
+			}
+			out.Events = append(out.Events, te)
+		}
+	}
+	if len(out.Events) == 0 {
+		s.writeProblem(w, r, core.Errorf(core.ENotFound, "message %q is neither stored in the topics of group %q nor seen by it", id, name))
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// redriveIDs are the ids a redrive of ids will move, for the timeline:
+// ids, or (all) the first 1000 dead letters.
+func (s *Server) redriveIDs(group string, ids []string) []string {
+	if len(ids) > 0 {
+		return ids
+	}
+	if _, ok := s.consume.(timelines); !ok {
+		return nil
+	}
+	msgs, _, err := s.engine.DLQMessages(group, "", 1000)
+	if err != nil {
+		return nil
+	}
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		out = append(out, m.UserID())
+	}
+	return out
+}
+
+// noteRedriven records REDRIVEN for ids in group's timeline.
+func (s *Server) noteRedriven(_ context.Context, group string, ids []string) {
+	tl, ok := s.consume.(timelines)
+	if !ok {
+		return
+	}
+	for _, id := range ids {
+		tl.RecordEvents(group, gateway.Event{Type: gateway.EventRedriven, MessageID: id})
+	}
+}

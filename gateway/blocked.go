@@ -1,0 +1,485 @@
+package gateway
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Blocked ordering keys of ORDERLY groups (API.md "Blocked keys"): a
+// queue is blocked while its head message has failed (nacked or expired:
+// reconsumeTimes > 0, or suspended). RocketMQ blocks per queue; the entry
+// names the head message's shardingKey.
+//
+// Skip and park both go through the consumer's own dead-letter path: the
+// gateway answers the head with nack delay level -1 (dead-letter now), so
+// the DLQ copy and the original's settlement commit in one transaction
+// (SettlingSendBack) and the queue moves on.
+//
+//   - skip: the blocked head goes to the DLQ once.
+//   - park: every message of (topic, queueId, shardingKey) that reaches the
+//     head of its queue goes to the DLQ, in queue order, while the other
+//     keys continue; the ids are recorded. resume stops that and the API
+//     redrives the recorded ids (in DLQ order, through %RETRY%<group>'s one
+//     queue, so they come back in order; messages of the key published after
+//     the resume may be consumed before the released ones finish).
+//
+// A rule applies to a head that is leased or buffered when it is set, or
+// to a delivery when it reaches the inbox (a suspended head comes back
+// within the consume service's SuspendTime). A batch's later messages are
+// answered too (orderly nack) and sent round again by the consumer with
+// reconsumeTimes + 1.
+//
+// Park rules and their ids persist in <data>/parked-keys.json (written
+// whenever they change), so a park survives a restart; the parked messages
+// themselves are ordinary dead letters in bbolt. Memory: one rule per
+// parked key plus its ids (at most maxParkedIDs each; later messages stay
+// in the DLQ without being recorded: redrive them by hand).
+
+// BlockedState is the state of a blocked-keys entry.
+type BlockedState string
+
+const (
+	StateBlocked BlockedState = "BLOCKED" // the head failed; the queue waits behind it
+	StateParked  BlockedState = "PARKED"  // the key is set aside
+	StateSkipped BlockedState = "SKIPPED" // answer of skip: the head goes to the DLQ
+	StateResumed BlockedState = "RESUMED" // answer of resume: the key's messages are released
+)
+
+// maxParkedIDs bounds the ids one park records.
+const maxParkedIDs = 100_000
+
+// BlockedEntry is one blocked queue or parked key.
+type BlockedEntry struct {
+	Queue       core.MessageQueue
+	ShardingKey string
+	MessageID   string    // the head (BLOCKED) or the first parked message
+	Since       time.Time // first failure of the head, or when the key was parked
+	Attempts    int       // failed deliveries of the head; parked: messages parked
+	LastReason  string    // the last nack reason (none recorded yet)
+	State       BlockedState
+	ParkedIDs   []string // resume: the ids to redrive
+}
+
+// keyRef names an ordering key of a queue.
+type keyRef struct {
+	Queue core.MessageQueue
+	Key   string
+}
+
+// parkRule is one parked key.
+type parkRule struct {
+	Since time.Time `json:"since"`
+	IDs   []string  `json:"messageIds"`
+}
+
+// groupRules are a group's skip and park rules. mu is a leaf lock, taken
+// after inbox.mu.
+type groupRules struct {
+	mu    sync.Mutex
+	skips map[core.MessageQueue]int64 // queue → offset of the head to dead-letter
+	parks map[keyRef]*parkRule
+	dirty bool // parks changed since the last save
+}
+
+// blockedRules holds every group's rules and where they persist.
+type blockedRules struct {
+	mu     sync.Mutex // guards groups and loaded; a leaf lock
+	file   string     // "" : memory only
+	loaded bool
+	groups map[string]*groupRules
+}
+
+type parkFileEntry struct {
+	Topic       string `json:"topic"`
+	QueueID     int    `json:"queueId"`
+	ShardingKey string `json:"shardingKey"`
+	parkRule
+}
+
+// rules returns group's rules, loading the park file on first use.
+func (r *blockedRules) rules(group string) *groupRules {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.loaded {
+		r.loaded = true
+		r.groups = map[string]*groupRules{}
+		r.load()
+	}
+	g := r.groups[group]
+	if g == nil {
+		g = &groupRules{skips: map[core.MessageQueue]int64{}, parks: map[keyRef]*parkRule{}}
+		r.groups[group] = g
+	}
+	return g
+}
+
+func (r *blockedRules) load() {
+	if r.file == "" {
+		return
+	}
+	b, err := os.ReadFile(r.file)
+	if err != nil {
+		return // none yet (or unreadable: parks start empty)
+	}
+	var f map[string][]parkFileEntry
+	if json.Unmarshal(b, &f) != nil {
+		return
+	}
+	for g, es := range f {
+		gr := &groupRules{skips: map[core.MessageQueue]int64{}, parks: map[keyRef]*parkRule{}}
+		for _, e := range es {
+			p := e.parkRule
+			gr.parks[keyRef{core.MessageQueue{Topic: e.Topic, QueueID: e.QueueID}, e.ShardingKey}] = &p
+		}
+		r.groups[g] = gr
+	}
+}
+
+// save writes every group's parks if any changed (no lock held by the
+// caller but r's own).
+func (r *blockedRules) save() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.file == "" {
+		return nil
+	}
+	changed := false
+	f := map[string][]parkFileEntry{}
+	for name, g := range r.groups {
+		g.mu.Lock()
+		changed = changed || g.dirty
+		g.dirty = false
+		for k, p := range g.parks {
+			f[name] = append(f[name], parkFileEntry{Topic: k.Queue.Topic, QueueID: k.Queue.QueueID, ShardingKey: k.Key,
+				parkRule: parkRule{Since: p.Since, IDs: slices.Clone(p.IDs)}})
+		}
+		g.mu.Unlock()
+	}
+	if !changed {
+		return nil
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	tmp := r.file + ".tmp"
+	fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err = fh.Write(b); err == nil {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return os.Rename(tmp, r.file)
+}
+
+// matchLocked reports whether message m at the head of mq is to be
+// dead-lettered by a rule, recording it (g.mu held).
+func (g *groupRules) matchLocked(mq core.MessageQueue, m *core.Message) bool {
+	if off, ok := g.skips[mq]; ok && off == m.QueueOffset {
+		delete(g.skips, mq)
+		return true
+	}
+	if p := g.parks[keyRef{mq, m.ShardingKey}]; p != nil {
+		if len(p.IDs) < maxParkedIDs && !slices.Contains(p.IDs, m.UserID()) {
+			p.IDs = append(p.IDs, m.UserID())
+			g.dirty = true
+		}
+		return true
+	}
+	return false
+}
+
+// applyRulesLocked dead-letters the first message of a fresh orderly
+// delivery that a rule names (b.mu held; the delivery has no lease yet).
+// It reports whether a park recorded something (save it).
+func (b *inbox) applyRulesLocked(dl *delivery, calls []call) ([]call, bool) {
+	g := b.rules
+	g.mu.Lock()
+	if len(g.skips) == 0 && len(g.parks) == 0 {
+		g.mu.Unlock()
+		return calls, false
+	}
+	hit := -1
+	for i, m := range dl.msgs {
+		if g.matchLocked(dl.mq, m) {
+			hit = i
+			break
+		}
+	}
+	dirty := g.dirty
+	g.mu.Unlock()
+	if hit < 0 {
+		return calls, false
+	}
+	return b.answerLocked(dl, hit, false, -1, calls), dirty
+}
+
+// pendingLocked lists mq's unanswered messages in b in queue order: the
+// leased ones (by offset), then the buffered ones (t.mu and b.mu held).
+// A lease scan: only skip and park pay it.
+func (t *leaseTable) pendingLocked(b *inbox, mq core.MessageQueue) []pendingMsg {
+	var out []pendingMsg
+	for _, x := range t.h {
+		if x.box == b && x.dl != nil && x.dl.mq == mq {
+			out = append(out, pendingMsg{x, x.dl, x.i})
+		}
+	}
+	slices.SortFunc(out, func(a, b pendingMsg) int {
+		return cmpInt64(a.dl.msgs[a.i].QueueOffset, b.dl.msgs[b.i].QueueOffset)
+	})
+	if q := b.queues[mq]; q != nil {
+		for _, it := range q.items {
+			out = append(out, pendingMsg{nil, it.dl, it.i})
+		}
+	}
+	return out
+}
+
+// pendingMsg is one unanswered message: leased (l set) or buffered.
+type pendingMsg struct {
+	l  *lease
+	dl *delivery
+	i  int
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// orderlyClient returns the CLUSTERING ORDERLY group's client (nil: none
+// running) and its rules.
+func (e *Embedded) orderlyClient(group string) (*clientRT, *groupRules, error) {
+	g, err := e.opts.Groups.Get(group)
+	if err != nil {
+		return nil, nil, err
+	}
+	if g.ConsumeMode != core.Orderly {
+		return nil, nil, core.Errorf(core.EConflict, "group %q is not ORDERLY: it has no blocked keys", group)
+	}
+	if g.MessageModel == core.Broadcasting {
+		return nil, nil, core.Errorf(core.EConflict, "group %q is BROADCASTING: blocked keys are per consumer and not managed here", group)
+	}
+	e.mu.Lock()
+	var c *clientRT
+	if rt := e.groups[group]; rt != nil {
+		c = rt.clients[""]
+	}
+	e.mu.Unlock()
+	return c, e.parks.rules(group), nil
+}
+
+// Blocked lists group's blocked queues and parked keys, by topic, queue
+// and key.
+func (e *Embedded) Blocked(group string) ([]BlockedEntry, error) {
+	_, rules, err := e.orderlyClient(group)
+	if err != nil {
+		return nil, err
+	}
+	held, err := e.HeldQueues(group, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []BlockedEntry
+	for _, h := range held {
+		if !h.Failed() {
+			continue
+		}
+		attempts := h.Head.ReconsumeTimes
+		since := h.Since
+		if since.IsZero() {
+			since = h.Head.StoredAt
+		}
+		out = append(out, BlockedEntry{Queue: h.Queue, ShardingKey: h.Head.ShardingKey, MessageID: h.Head.UserID(),
+			Since: since, Attempts: attempts, State: StateBlocked})
+	}
+	rules.mu.Lock()
+	for k, p := range rules.parks {
+		en := BlockedEntry{Queue: k.Queue, ShardingKey: k.Key, Since: p.Since, Attempts: len(p.IDs), State: StateParked}
+		if len(p.IDs) > 0 {
+			en.MessageID = p.IDs[0]
+		}
+		out = append(out, en)
+	}
+	rules.mu.Unlock()
+	slices.SortFunc(out, func(a, b BlockedEntry) int {
+		if a.Queue != b.Queue {
+			if a.Queue.Less(b.Queue) {
+				return -1
+			}
+			return 1
+		}
+		if a.ShardingKey != b.ShardingKey {
+			if a.ShardingKey < b.ShardingKey {
+				return -1
+			}
+			return 1
+		}
+		if a.State < b.State {
+			return -1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// SkipBlocked sends the failed head of (mq, key) to the DLQ and lets the
+// queue continue. ENotFound when that queue is not blocked on key.
+func (e *Embedded) SkipBlocked(group string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+	c, rules, err := e.orderlyClient(group)
+	if err != nil {
+		return BlockedEntry{}, err
+	}
+	entries, err := e.Blocked(group)
+	if err != nil {
+		return BlockedEntry{}, err
+	}
+	i := slices.IndexFunc(entries, func(en BlockedEntry) bool {
+		return en.State == StateBlocked && en.Queue == mq && en.ShardingKey == key
+	})
+	if i < 0 || c == nil {
+		return BlockedEntry{}, core.Errorf(core.ENotFound, "queue %s/%d is not blocked on key %q", mq.Topic, mq.QueueID, key)
+	}
+	en := entries[i]
+	held, _ := e.HeldQueues(group, "")
+	off := int64(-1)
+	for _, h := range held {
+		if h.Queue == mq {
+			off = h.Head.QueueOffset
+		}
+	}
+	e.opts.Timeline.Record(group, Event{Type: EventSkipped, MessageID: en.MessageID})
+	rules.mu.Lock()
+	rules.skips[mq] = off
+	rules.mu.Unlock()
+	e.applyToHead(c, rules, mq)
+	en.State = StateSkipped
+	return en, nil
+}
+
+// ParkKey sets (mq, key) aside: its messages go to the DLQ as they reach
+// the head of the queue, recorded for resume, and the other keys continue.
+func (e *Embedded) ParkKey(group string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+	c, rules, err := e.orderlyClient(group)
+	if err != nil {
+		return BlockedEntry{}, err
+	}
+	k := keyRef{mq, key}
+	rules.mu.Lock()
+	p := rules.parks[k]
+	if p == nil {
+		p = &parkRule{Since: time.Now().UTC()}
+		rules.parks[k] = p
+		rules.dirty = true
+	}
+	rules.mu.Unlock()
+	if err := e.parks.save(); err != nil {
+		return BlockedEntry{}, err
+	}
+	if c != nil {
+		e.applyToHead(c, rules, mq)
+	}
+	rules.mu.Lock()
+	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(p.IDs), State: StateParked}
+	if len(p.IDs) > 0 {
+		en.MessageID = p.IDs[0]
+	}
+	rules.mu.Unlock()
+	return en, nil
+}
+
+// ResumeKey ends the park of (mq, key) and returns its entry with the
+// parked ids, in order, for the caller to redrive. ENotFound when the key
+// is not parked.
+func (e *Embedded) ResumeKey(group string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+	_, rules, err := e.orderlyClient(group)
+	if err != nil {
+		return BlockedEntry{}, err
+	}
+	k := keyRef{mq, key}
+	rules.mu.Lock()
+	p := rules.parks[k]
+	if p != nil {
+		delete(rules.parks, k)
+		rules.dirty = true
+	}
+	rules.mu.Unlock()
+	if p == nil {
+		return BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
+	}
+	if err := e.parks.save(); err != nil {
+		return BlockedEntry{}, err
+	}
+	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(p.IDs), State: StateResumed, ParkedIDs: p.IDs}
+	if len(p.IDs) > 0 {
+		en.MessageID = p.IDs[0]
+	}
+	return en, nil
+}
+
+// applyToHead dead-letters the first unanswered message of mq in c that a
+// rule names (leased: its lease ends as nacked; buffered: answered at
+// once); the orderly nack answers the rest of its batch too.
+func (e *Embedded) applyToHead(c *clientRT, rules *groupRules, mq core.MessageQueue) {
+	t := e.leases
+	var calls []call
+	// Answers decided here are in progress until runCalls delivered them
+	// (QueueDropped waits for them), as in apply.
+	t.answering.RLock()
+	defer t.answering.RUnlock()
+	t.mu.Lock()
+	c.box.mu.Lock()
+	for _, p := range t.pendingLocked(c.box, mq) {
+		if !p.dl.orderly || p.dl.d.Dropped() || p.dl.state[p.i] == stAnswered {
+			continue
+		}
+		rules.mu.Lock()
+		hit := rules.matchLocked(mq, p.dl.msgs[p.i])
+		rules.mu.Unlock()
+		if hit {
+			calls = c.box.answerLocked(p.dl, p.i, false, -1, calls)
+			if p.l != nil {
+				t.endLocked(p.l, outcomeNacked)
+			}
+			break
+		}
+	}
+	c.box.mu.Unlock()
+	t.mu.Unlock()
+	runCalls(calls)
+	if err := e.parks.save(); err != nil {
+		e.log.Warn().Err(err).Msg("saving parked keys")
+	}
+}
+
+// parkFile is where park rules persist in the data dir.
+func parkFile(dir string) string {
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "parked-keys.json")
+}
+
+func (e *Embedded) saveParks() {
+	if err := e.parks.save(); err != nil {
+		e.log.Warn().Err(err).Msg("saving parked keys")
+	}
+}

@@ -1,0 +1,48 @@
+package gateway
+
+import (
+	"slices"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/consumer"
+)
+
+// keyLagger is the optional part of PushClient that reports per-key lag
+// (*consumer.PushConsumer).
+type keyLagger interface {
+	KeyLags() []consumer.KeyLag
+}
+
+// KeyLags lists the CLUSTERING ORDERLY group's ordering keys with
+// unfinished messages, oldest first, at most limit (per-key lag: what the
+// group's client has pulled and not finished). EConflict for other groups.
+func (e *Embedded) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
+	c, _, err := e.orderlyClient(group)
+	if err != nil {
+		return nil, err
+	}
+	if c == nil {
+		return nil, nil
+	}
+	kl, ok := c.pc.(keyLagger)
+	if !ok {
+		return nil, core.Errorf(core.EUnavailable, "per-key lag is not available on this backend")
+	}
+	out := kl.KeyLags()
+	slices.SortFunc(out, func(a, b consumer.KeyLag) int {
+		if c := a.Oldest.Compare(b.Oldest); c != 0 {
+			return c
+		}
+		if a.ShardingKey != b.ShardingKey {
+			if a.ShardingKey < b.ShardingKey {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

@@ -1,0 +1,187 @@
+package gateway
+
+import (
+	"sync"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Message timelines (API.md "Timeline"): what happened to a message in a
+// group, from a bounded in-memory ring per group plus what the store
+// keeps (the API adds PUBLISHED from the message's bornAt).
+//
+// Retention: the last TimelineRingSize events of each group (all messages
+// of the group share the ring), lost on restart. Memory: a ring grows with
+// its events up to TimelineRingSize slots of about 100 bytes (~400 KiB a
+// group at most); a deleted group's ring stays until the restart. Cost: recording is one
+// short critical section writing a fixed-size slot (no allocation: the id
+// and consumer id strings are shared with the message and the lease);
+// a lookup scans the group's ring.
+
+// EventType is what happened.
+type EventType string
+
+const (
+	EventPublished      EventType = "PUBLISHED"
+	EventDelivered      EventType = "DELIVERED"
+	EventAcked          EventType = "ACKED"
+	EventNacked         EventType = "NACKED"
+	EventLeaseExpired   EventType = "LEASE_EXPIRED"
+	EventRetryScheduled EventType = "RETRY_SCHEDULED"
+	EventDeadLettered   EventType = "DEAD_LETTERED"
+	EventRedriven       EventType = "REDRIVEN"
+	EventSkipped        EventType = "SKIPPED"
+)
+
+// TimelineRingSize is how many events each group's ring keeps.
+const TimelineRingSize = 4096
+
+// Event is one step of a message's life in a group.
+type Event struct {
+	At         time.Time
+	Type       EventType
+	MessageID  string // the user id (stable across retries and redrives)
+	ConsumerID string // DELIVERED: the BROADCASTING consumer or the gateway client
+	Attempt    int    // DELIVERED: reconsumeTimes + 1
+	DelayLevel int    // NACKED, RETRY_SCHEDULED
+	Reason     string // NACKED: the nack reason, when given
+}
+
+// Timeline holds every group's ring. The zero value is not usable: use
+// NewTimeline. A nil *Timeline records nothing.
+type Timeline struct {
+	mu     sync.Mutex // a leaf lock: taken after any gateway lock
+	size   int
+	groups map[string]*ring
+}
+
+type ring struct {
+	ev   []Event
+	next int // slot of the next event
+	full bool
+}
+
+// NewTimeline returns rings of size events per group (TimelineRingSize
+// when size <= 0).
+func NewTimeline(size int) *Timeline {
+	if size <= 0 {
+		size = TimelineRingSize
+	}
+	return &Timeline{size: size, groups: map[string]*ring{}}
+}
+
+// Record adds one event of group.
+func (t *Timeline) Record(group string, ev Event) {
+	if t == nil {
+		return
+	}
+	if ev.At.IsZero() {
+		ev.At = time.Now()
+	}
+	t.mu.Lock()
+	r := t.groups[group]
+	if r == nil {
+		r = &ring{}
+		t.groups[group] = r
+	}
+	if !r.full && len(r.ev) < t.size {
+		r.ev = append(r.ev, ev) // grows to size, then wraps
+	} else {
+		r.ev[r.next] = ev
+	}
+	r.next++
+	if r.next == t.size {
+		r.next, r.full = 0, true
+	}
+	t.mu.Unlock()
+}
+
+// Events returns the events of message id in group, oldest first.
+func (t *Timeline) Events(group, id string) []Event {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.groups[group]
+	if r == nil {
+		return nil
+	}
+	var out []Event
+	start, n := 0, r.next
+	if r.full {
+		start, n = r.next, len(r.ev)
+	}
+	for k := range n {
+		if e := r.ev[(start+k)%len(r.ev)]; e.MessageID == id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Forget drops group's ring (the group was deleted).
+func (t *Timeline) Forget(group string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	delete(t.groups, group)
+	t.mu.Unlock()
+}
+
+// Timeline returns the gateway's timeline (nil when Options.Timeline is
+// unset).
+func (e *Embedded) Timeline() *Timeline { return e.opts.Timeline }
+
+// MessageEvents returns what the gateway recorded of message id in group.
+func (e *Embedded) MessageEvents(group, id string) []Event {
+	return e.opts.Timeline.Events(group, id)
+}
+
+// RecordEvents records events of group (the API's REDRIVEN).
+func (e *Embedded) RecordEvents(group string, evs ...Event) {
+	for _, ev := range evs {
+		e.opts.Timeline.Record(group, ev)
+	}
+}
+
+// note records an event of lease l (t.mu held, before l ends).
+func (t *leaseTable) note(l *lease, typ EventType, level int, reason string) {
+	if t.tl == nil || l.dl == nil {
+		return
+	}
+	m := l.dl.msgs[l.i]
+	ev := Event{Type: typ, MessageID: m.UserID(), DelayLevel: level, Reason: reason}
+	if typ == EventDelivered {
+		ev.ConsumerID, ev.Attempt = l.rc.ConsumerID, m.ReconsumeTimes+1
+		if ev.ConsumerID == "" {
+			ev.ConsumerID = l.box.clientID
+		}
+	}
+	t.tl.Record(l.box.group, ev)
+}
+
+// recordSendBack records a successful send-back: the engine dead-letters
+// when reconsumeTimes reached maxReconsumeTimes or the level is -1, and
+// otherwise schedules a retry at level (0: 3 + reconsumeTimes).
+func (t *Timeline) recordSendBack(group string, m *core.Message, level, maxReconsumeTimes int) {
+	if t == nil {
+		return
+	}
+	times := max(m.ReconsumeTimes, 0)
+	if times >= maxReconsumeTimes || level < 0 {
+		t.Record(group, Event{Type: EventDeadLettered, MessageID: m.UserID()})
+		return
+	}
+	if level == 0 {
+		level = 3 + times
+	}
+	t.Record(group, Event{Type: EventRetryScheduled, MessageID: m.UserID(), DelayLevel: level})
+}
+
+func withTimeline(t *leaseTable, tl *Timeline) *leaseTable {
+	t.tl = tl
+	return t
+}

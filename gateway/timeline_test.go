@@ -1,0 +1,43 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+)
+
+func TestTimelineRingKeepsTheLastEvents(t *testing.T) {
+	tl := NewTimeline(4)
+	for i := range 6 {
+		tl.Record("g", Event{Type: EventDelivered, MessageID: fmt.Sprintf("m%d", i%2), Attempt: i})
+	}
+	tl.Record("other", Event{Type: EventAcked, MessageID: "m0"})
+	var got []int
+	for _, e := range tl.Events("g", "m0") {
+		got = append(got, e.Attempt)
+	}
+	// Six events in a ring of four: 2..5 are left; m0's are 2 and 4.
+	if !slices.Equal(got, []int{2, 4}) {
+		t.Fatalf("m0 attempts %v, want [2 4]", got)
+	}
+	if evs := tl.Events("g", "m1"); len(evs) != 2 || evs[0].Attempt != 3 || evs[1].Attempt != 5 {
+		t.Fatalf("m1 events %+v", evs)
+	}
+	if evs := tl.Events("nope", "m0"); evs != nil {
+		t.Fatalf("unknown group: %+v", evs)
+	}
+	var none *Timeline
+	none.Record("g", Event{}) // a nil timeline records nothing
+	if none.Events("g", "m0") != nil {
+		t.Fatal("nil timeline has events")
+	}
+}
+
+func BenchmarkTimelineRecord(b *testing.B) {
+	tl := NewTimeline(0)
+	ev := Event{Type: EventDelivered, MessageID: "01J9Z7K3V1W2X3Y4Z5A6B7C8D9", ConsumerID: "gw-1", Attempt: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		tl.Record("g", ev)
+	}
+}
