@@ -156,6 +156,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/groups/{group}/blocked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List blocked ordering keys
+         * @description ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+         */
+        get: operations["listBlockedKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{group}/blocked/park": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Park an ordering key
+         * @description Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+         */
+        post: operations["parkBlockedKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{group}/blocked/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a parked ordering key
+         * @description Ends the park and redrives the key's parked messages, in order, through %RETRY%group (reconsumeTimes reset). Messages of the key published after the resume may be consumed before the released ones finish.
+         */
+        post: operations["resumeBlockedKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{group}/blocked/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Skip a blocked key's head message
+         * @description Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+         */
+        post: operations["skipBlockedKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/groups/{group}/dlq": {
         parameters: {
             query?: never;
@@ -227,6 +307,46 @@ export interface paths {
         put?: never;
         /** Extend leases */
         post: operations["extendLeases"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{group}/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per-key lag (ORDERLY)
+         * @description The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its cache thresholds), not what is only in the store.
+         */
+        get: operations["listKeyLags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{group}/messages/{messageId}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A message's timeline in a group
+         * @description PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+         */
+        get: operations["getMessageTimeline"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -487,6 +607,62 @@ export interface components {
              */
             receiptHandles: string[];
         };
+        BlockedKey: {
+            /**
+             * @description Attempts: failed deliveries of the head (BLOCKED) or messages parked (PARKED).
+             * @example 3
+             */
+            attempts: number;
+            /** @description LastReason is the last nack reason, when one was given. */
+            lastReason?: string;
+            /**
+             * @description MessageID is the failed head (BLOCKED) or the first parked message.
+             * @example 01J9Z7K3V1W2X3Y4Z5A6B7C8D9
+             */
+            messageId?: string;
+            /** @example 0 */
+            queueId: number;
+            /**
+             * @description ShardingKey is the head message's ordering key (RocketMQ blocks the
+             *     whole queue behind it).
+             * @example customer-9
+             */
+            shardingKey: string;
+            /**
+             * Format: date-time
+             * @description Since is the head's first failure in a row, or when the key was parked.
+             */
+            since: string;
+            /**
+             * @description State: BLOCKED or PARKED in the list; an action answers the entry's
+             *     new state (SKIPPED, PARKED or RESUMED).
+             * @example BLOCKED
+             * @enum {string}
+             */
+            state: "BLOCKED" | "PARKED" | "SKIPPED" | "RESUMED";
+            /** @example orders */
+            topic: string;
+        };
+        BlockedKeyRequest: {
+            /**
+             * @description QueueID is the queue's id (default 0).
+             * @example 0
+             */
+            queueId?: number;
+            /** @example customer-9 */
+            shardingKey?: string;
+            /**
+             * @description Topic is the queue's topic: a subscribed topic or the group's
+             *     %RETRY% topic.
+             * @example orders
+             */
+            topic: string;
+        };
+        BlockedList: {
+            blocked: components["schemas"]["BlockedKey"][];
+            /** @description NextCursor fetches the next page; absent on the last. */
+            nextCursor?: string;
+        };
         ConsumeFrom: {
             /**
              * @description Position: LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
@@ -665,6 +841,33 @@ export interface components {
              */
             matched?: number;
         };
+        EmptyReceive: {
+            /**
+             * @description BlockedKeys are the sharding keys of the heads holding ORDERLY
+             *     queues back (KEYS_BLOCKED), one per queue.
+             * @example [
+             *       "customer-9"
+             *     ]
+             */
+            blockedKeys?: string[];
+            /**
+             * Format: date-time
+             * @description NextVisibleAt is the earliest lease deadline or suspension end of
+             *     what holds messages back.
+             * @example 2026-01-02T15:05:05.000Z
+             */
+            nextVisibleAt?: string;
+            /**
+             * @description Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+             *     NOT_VISIBLE_YET (everything held is leased to other receives),
+             *     KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
+             *     failed head's suspension), PAUSED (reserved: groups cannot be paused
+             *     yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+             * @example KEYS_BLOCKED
+             * @enum {string}
+             */
+            reason: "NO_MESSAGES" | "NOT_VISIBLE_YET" | "KEYS_BLOCKED" | "PAUSED" | "NO_SUBSCRIPTION_MATCH";
+        };
         ExtendRequest: {
             /**
              * @description InvisibleSeconds is the new lease, from now.
@@ -771,6 +974,7 @@ export interface components {
              * @example 0
              */
             dlqDepth: number;
+            empty?: components["schemas"]["EmptyReceive"];
             /**
              * @description InFlight counts messages received and not yet acked, nacked or expired.
              * @example 3
@@ -892,6 +1096,34 @@ export interface components {
              * @description To selects messages stored before this time.
              */
             to?: string;
+        };
+        KeyLag: {
+            /**
+             * @description Depth counts the key's pulled, unfinished messages.
+             * @example 12
+             */
+            depth: number;
+            /**
+             * @description OldestAgeSeconds is how long ago the key's oldest unfinished message
+             *     was born.
+             * @example 95
+             */
+            oldestAgeSeconds: number;
+            /**
+             * Format: date-time
+             * @description OldestBornAt is that message's bornAt; OldestMessageID its id.
+             */
+            oldestBornAt: string;
+            oldestMessageId: string;
+            /** @example 0 */
+            queueId: number;
+            /** @example customer-9 */
+            shardingKey: string;
+            /** @example orders */
+            topic: string;
+        };
+        KeyLagList: {
+            keys: components["schemas"]["KeyLag"][];
         };
         Message: {
             /**
@@ -1353,6 +1585,7 @@ export interface components {
             waitSeconds?: number;
         };
         ReceiveResponse: {
+            empty?: components["schemas"]["EmptyReceive"];
             messages: components["schemas"]["ReceivedMessage"][];
         };
         ReceivedMessage: {
@@ -1501,6 +1734,35 @@ export interface components {
              * @example orders
              */
             topic: string;
+        };
+        Timeline: {
+            events: components["schemas"]["TimelineEvent"][];
+        };
+        TimelineEvent: {
+            /** Format: date-time */
+            at: string;
+            /**
+             * @description Attempt is the delivery's number, 1 for the first (DELIVERED).
+             * @example 1
+             */
+            attempt?: number;
+            /**
+             * @description ConsumerID is who received it (DELIVERED).
+             * @example c1
+             */
+            consumerId?: string;
+            /**
+             * @description DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
+             * @example 3
+             */
+            delayLevel?: number;
+            /** @description Reason is the nack reason, when one was given (NACKED). */
+            reason?: string;
+            /**
+             * @example DELIVERED
+             * @enum {string}
+             */
+            type: "PUBLISHED" | "DELIVERED" | "ACKED" | "NACKED" | "LEASE_EXPIRED" | "RETRY_SCHEDULED" | "DEAD_LETTERED" | "REDRIVEN" | "SKIPPED";
         };
         Topic: {
             /**
@@ -2290,6 +2552,459 @@ export interface operations {
             };
         };
     };
+    listBlockedKeys: {
+        parameters: {
+            query?: {
+                /** @description Most entries to return (default 100) */
+                limit?: number;
+                /** @description nextCursor of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Group name */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockedList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown group */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a CLUSTERING ORDERLY group */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    parkBlockedKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Group name */
+                group: string;
+            };
+            cookie?: never;
+        };
+        /** @description The key */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockedKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description state PARKED */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockedKey"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown group */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive within the body read deadline */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a CLUSTERING ORDERLY group */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resumeBlockedKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Group name */
+                group: string;
+            };
+            cookie?: never;
+        };
+        /** @description The key */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockedKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description state RESUMED */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockedKey"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown group, or the key is not parked */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive within the body read deadline */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a CLUSTERING ORDERLY group */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    skipBlockedKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Group name */
+                group: string;
+            };
+            cookie?: never;
+        };
+        /** @description The key */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BlockedKeyRequest"];
+            };
+        };
+        responses: {
+            /** @description state SKIPPED */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlockedKey"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown group, or the queue is not blocked on this key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body did not arrive within the body read deadline */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a CLUSTERING ORDERLY group */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body over the limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listDeadLetters: {
         parameters: {
             query?: {
@@ -2709,6 +3424,178 @@ export interface operations {
             };
             /** @description Unsupported Media Type */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listKeyLags: {
+        parameters: {
+            query?: {
+                /** @description Most keys to return (default 20) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Group name */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeyLagList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown group */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not a CLUSTERING ORDERLY group */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMessageTimeline: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Group name */
+                group: string;
+                /** @description Message id */
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Timeline"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown group, or a message neither stored in its topics nor seen */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,10 @@
 """ Contains all the data models used in inputs/outputs """
 
 from .ack_request import AckRequest
+from .blocked_key import BlockedKey
+from .blocked_key_request import BlockedKeyRequest
+from .blocked_key_state import BlockedKeyState
+from .blocked_list import BlockedList
 from .consume_from import ConsumeFrom
 from .consume_from_position import ConsumeFromPosition
 from .consume_from_view import ConsumeFromView
@@ -11,6 +15,8 @@ from .dead_letter import DeadLetter
 from .dead_letter_properties import DeadLetterProperties
 from .dlq_page import DLQPage
 from .dry_run_result import DryRunResult
+from .empty_receive import EmptyReceive
+from .empty_receive_reason import EmptyReceiveReason
 from .extend_request import ExtendRequest
 from .field_problem import FieldProblem
 from .get_open_api_response_200 import GetOpenApiResponse200
@@ -31,6 +37,8 @@ from .job import Job
 from .job_filter import JobFilter
 from .job_kind import JobKind
 from .job_state import JobState
+from .key_lag import KeyLag
+from .key_lag_list import KeyLagList
 from .message import Message
 from .message_list import MessageList
 from .message_properties import MessageProperties
@@ -58,6 +66,9 @@ from .redrive_request import RedriveRequest
 from .redrive_result import RedriveResult
 from .subscription_body import SubscriptionBody
 from .subscription_body_filter_type import SubscriptionBodyFilterType
+from .timeline import Timeline
+from .timeline_event import TimelineEvent
+from .timeline_event_type import TimelineEventType
 from .topic import Topic
 from .topic_list import TopicList
 from .topic_request import TopicRequest
@@ -65,6 +76,10 @@ from .topic_stats import TopicStats
 
 __all__ = (
     "AckRequest",
+    "BlockedKey",
+    "BlockedKeyRequest",
+    "BlockedKeyState",
+    "BlockedList",
     "ConsumeFrom",
     "ConsumeFromPosition",
     "ConsumeFromView",
@@ -75,6 +90,8 @@ __all__ = (
     "DeadLetterProperties",
     "DLQPage",
     "DryRunResult",
+    "EmptyReceive",
+    "EmptyReceiveReason",
     "ExtendRequest",
     "FieldProblem",
     "GetOpenApiResponse200",
@@ -95,6 +112,8 @@ __all__ = (
     "JobFilter",
     "JobKind",
     "JobState",
+    "KeyLag",
+    "KeyLagList",
     "Message",
     "MessageList",
     "MessageProperties",
@@ -122,6 +141,9 @@ __all__ = (
     "RedriveResult",
     "SubscriptionBody",
     "SubscriptionBodyFilterType",
+    "Timeline",
+    "TimelineEvent",
+    "TimelineEventType",
     "Topic",
     "TopicList",
     "TopicRequest",

@@ -12,6 +12,7 @@ from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.empty_receive import EmptyReceive
   from ..models.push_status import PushStatus
 
 
@@ -34,6 +35,7 @@ class GroupStatus:
             queues_owned (int): QueuesOwned counts the queues this gateway's clients own. Example: 8.
             retry_depth (int): RetryDepth is the lag of the group's retry queue (%RETRY%group). Example: 0.
             waiting (int): Waiting counts long polls parked on the group. Example: 2.
+            empty (EmptyReceive | Unset):
             push (PushStatus | Unset):
      """
 
@@ -44,6 +46,7 @@ class GroupStatus:
     queues_owned: int
     retry_depth: int
     waiting: int
+    empty: EmptyReceive | Unset = UNSET
     push: PushStatus | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -52,6 +55,7 @@ class GroupStatus:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.empty_receive import EmptyReceive # noqa: PLC0415
         from ..models.push_status import PushStatus # noqa: PLC0415
         buffered = self.buffered
 
@@ -69,6 +73,10 @@ class GroupStatus:
 
         waiting = self.waiting
 
+        empty: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.empty, Unset):
+            empty = self.empty.to_dict()
+
         push: dict[str, Any] | Unset = UNSET
         if not isinstance(self.push, Unset):
             push = self.push.to_dict()
@@ -85,6 +93,8 @@ class GroupStatus:
             "retryDepth": retry_depth,
             "waiting": waiting,
         })
+        if empty is not UNSET:
+            field_dict["empty"] = empty
         if push is not UNSET:
             field_dict["push"] = push
 
@@ -94,6 +104,7 @@ class GroupStatus:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.empty_receive import EmptyReceive # noqa: PLC0415
         from ..models.push_status import PushStatus # noqa: PLC0415
         d = dict(src_dict)
         buffered = d.pop("buffered")
@@ -110,6 +121,16 @@ class GroupStatus:
         retry_depth = d.pop("retryDepth")
 
         waiting = d.pop("waiting")
+
+        _empty = d.pop("empty", UNSET)
+        empty: EmptyReceive | Unset
+        if isinstance(_empty,  Unset):
+            empty = UNSET
+        else:
+            empty = EmptyReceive.from_dict(_empty)
+
+
+
 
         _push = d.pop("push", UNSET)
         push: PushStatus | Unset
@@ -129,6 +150,7 @@ class GroupStatus:
             queues_owned=queues_owned,
             retry_depth=retry_depth,
             waiting=waiting,
+            empty=empty,
             push=push,
         )
 

@@ -8,9 +8,11 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
+from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
+  from ..models.empty_receive import EmptyReceive
   from ..models.received_message import ReceivedMessage
 
 
@@ -26,9 +28,11 @@ class ReceiveResponse:
     """ 
         Attributes:
             messages (list[ReceivedMessage]):
+            empty (EmptyReceive | Unset):
      """
 
     messages: list[ReceivedMessage]
+    empty: EmptyReceive | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -36,6 +40,7 @@ class ReceiveResponse:
 
 
     def to_dict(self) -> dict[str, Any]:
+        from ..models.empty_receive import EmptyReceive # noqa: PLC0415
         from ..models.received_message import ReceivedMessage # noqa: PLC0415
         messages = []
         for messages_item_data in self.messages:
@@ -44,12 +49,18 @@ class ReceiveResponse:
 
 
 
+        empty: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.empty, Unset):
+            empty = self.empty.to_dict()
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
             "messages": messages,
         })
+        if empty is not UNSET:
+            field_dict["empty"] = empty
 
         return field_dict
 
@@ -57,6 +68,7 @@ class ReceiveResponse:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.empty_receive import EmptyReceive # noqa: PLC0415
         from ..models.received_message import ReceivedMessage # noqa: PLC0415
         d = dict(src_dict)
         messages = []
@@ -69,8 +81,19 @@ class ReceiveResponse:
             messages.append(messages_item)
 
 
+        _empty = d.pop("empty", UNSET)
+        empty: EmptyReceive | Unset
+        if isinstance(_empty,  Unset):
+            empty = UNSET
+        else:
+            empty = EmptyReceive.from_dict(_empty)
+
+
+
+
         receive_response = cls(
             messages=messages,
+            empty=empty,
         )
 
 
