@@ -17,7 +17,19 @@ SCHEMATHESIS_VERSION := 4.32.5
 REDOCLY             := $(TOOLS)/node_modules/.bin/redocly
 SCHEMATHESIS        := $(TOOLS)/venv/bin/schemathesis
 
-.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools console-test
+# Pinned SDK generators (`make sdk`): openapi-python-client and pytest in
+# their own venv under $(TOOLS); openapi-typescript, openapi-fetch and tsc
+# from clients/typescript/package-lock.json (npm ci, node_modules not committed).
+OPENAPI_PYTHON_CLIENT_VERSION := 0.29.1
+PYTEST_VERSION                := 9.2.0
+SDK_VENV            := $(TOOLS)/sdk-venv
+OPC                 := $(SDK_VENV)/bin/openapi-python-client
+PY_SDK              := clients/python/mqgate-client
+TS_SDK              := clients/typescript
+TS_MODULES          := $(TS_SDK)/node_modules/.bin/openapi-typescript
+
+.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools console-test \
+	sdk sdk-python sdk-typescript sdk-ci sdk-check sdk-python-check sdk-typescript-check sdk-test sdk-python-test sdk-typescript-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -82,6 +94,56 @@ $(REDOCLY):
 $(SCHEMATHESIS):
 	python3 -m venv $(TOOLS)/venv
 	$(TOOLS)/venv/bin/pip install --quiet --disable-pip-version-check schemathesis==$(SCHEMATHESIS_VERSION)
+
+sdk: sdk-python sdk-typescript ## regenerate both SDKs in clients/ from openapi/openapi.json
+
+sdk-python: $(OPC) ## regenerate the Python SDK clients/python/mqgate-client (openapi-python-client)
+	$(OPC) generate --path openapi/openapi.json --meta setup --config clients/python/openapi-python-client.yaml \
+	  --output-path $(PY_SDK) --overwrite
+
+sdk-typescript: $(TS_MODULES) ## regenerate the TypeScript types clients/typescript/schema.d.ts (openapi-typescript)
+	cd $(TS_SDK) && node_modules/.bin/openapi-typescript ../../openapi/openapi.json -o schema.d.ts
+
+sdk-check: sdk-python-check sdk-typescript-check ## fail when a committed SDK is stale against openapi/openapi.json
+
+sdk-python-check: $(OPC)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  $(OPC) generate --path openapi/openapi.json --meta setup --config clients/python/openapi-python-client.yaml \
+	    --output-path "$$tmp/out" >/dev/null && \
+	  if ! diff -r -x __pycache__ "$$tmp/out" $(PY_SDK) >/dev/null; then \
+	    diff -r -x __pycache__ "$$tmp/out" $(PY_SDK) | head -20; \
+	    echo "$(PY_SDK) is stale: run \`make sdk-python\` and commit it"; exit 1; fi
+
+sdk-typescript-check: $(TS_MODULES)
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	  $(TS_SDK)/node_modules/.bin/openapi-typescript openapi/openapi.json -o "$$tmp/schema.d.ts" >/dev/null 2>&1 && \
+	  if ! cmp -s "$$tmp/schema.d.ts" $(TS_SDK)/schema.d.ts; then \
+	    echo "$(TS_SDK)/schema.d.ts is stale: run \`make sdk-typescript\` and commit it"; exit 1; fi
+
+sdk-test: sdk-python-test sdk-typescript-test ## each SDK's live round trip against bin/mqgate on 127.0.0.1
+
+sdk-ci: sdk-check sdk-test ## what CI runs after make test: SDK freshness and both round trips (installs pinned tools)
+
+sdk-python-test: $(OPC)
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/mqgate ./cmd/mqgate
+	@# installed from a copy: a build in place leaves build/ and *.egg-info next to the generated code
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cp -r $(PY_SDK) "$$tmp/" && \
+	  $(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check "$$tmp/$(notdir $(PY_SDK))"
+	PYTHONDONTWRITEBYTECODE=1 clients/with-server.sh $(BIN)/mqgate $(SDK_VENV)/bin/python -m pytest -p no:cacheprovider -v clients/python/test_roundtrip.py
+
+sdk-typescript-test: $(TS_MODULES)
+	CGO_ENABLED=0 $(GO) build -o $(BIN)/mqgate ./cmd/mqgate
+	cd $(TS_SDK) && node_modules/.bin/tsc -p tsconfig.json
+	clients/with-server.sh $(BIN)/mqgate node --test $(TS_SDK)/roundtrip.test.js
+
+$(OPC):
+	python3 -m venv $(SDK_VENV)
+	$(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check \
+	  openapi-python-client==$(OPENAPI_PYTHON_CLIENT_VERSION) pytest==$(PYTEST_VERSION)
+
+$(TS_MODULES): $(TS_SDK)/package-lock.json
+	npm ci --prefix $(TS_SDK) --no-audit --no-fund --loglevel=error
+	@touch $@
 
 clean: ## remove build output
 	rm -rf $(BIN) build

@@ -1,0 +1,259 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.key_lag_list import KeyLagList
+from ...models.problem import Problem
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    group: str,
+    *,
+    limit: int | Unset = UNSET,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["limit"] = limit
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/groups/{group}/keys".format(group=quote(str(group), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> KeyLagList | Problem | None:
+    if response.status_code == 200:
+        response_200 = KeyLagList.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = Problem.from_dict(response.json())
+
+
+
+        return response_409
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[KeyLagList | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = UNSET,
+
+) -> Response[KeyLagList | Problem]:
+    """ Per-key lag (ORDERLY)
+
+     The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked
+    message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its
+    cache thresholds), not what is only in the store.
+
+    Args:
+        group (str):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[KeyLagList | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        group=group,
+limit=limit,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = UNSET,
+
+) -> KeyLagList | Problem | None:
+    """ Per-key lag (ORDERLY)
+
+     The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked
+    message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its
+    cache thresholds), not what is only in the store.
+
+    Args:
+        group (str):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        KeyLagList | Problem
+     """
+
+
+    return sync_detailed(
+        group=group,
+client=client,
+limit=limit,
+
+    ).parsed
+
+async def asyncio_detailed(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = UNSET,
+
+) -> Response[KeyLagList | Problem]:
+    """ Per-key lag (ORDERLY)
+
+     The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked
+    message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its
+    cache thresholds), not what is only in the store.
+
+    Args:
+        group (str):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[KeyLagList | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        group=group,
+limit=limit,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+    limit: int | Unset = UNSET,
+
+) -> KeyLagList | Problem | None:
+    """ Per-key lag (ORDERLY)
+
+     The ordering keys with unfinished messages, oldest first: depth and the age of the oldest unacked
+    message per (topic, queueId, shardingKey). Counts what the gateway's client has pulled (up to its
+    cache thresholds), not what is only in the store.
+
+    Args:
+        group (str):
+        limit (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        KeyLagList | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        group=group,
+client=client,
+limit=limit,
+
+    )).parsed

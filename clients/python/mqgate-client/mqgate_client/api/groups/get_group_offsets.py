@@ -1,0 +1,236 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.offset_list import OffsetList
+from ...models.problem import Problem
+from ...types import UNSET, Unset
+from typing import cast
+
+
+
+def _get_kwargs(
+    group: str,
+    *,
+    consumer_id: str | Unset = UNSET,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    params: dict[str, Any] = {}
+
+    params["consumerId"] = consumer_id
+
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/groups/{group}/offsets".format(group=quote(str(group), safe=""),),
+        "params": params,
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> OffsetList | Problem | None:
+    if response.status_code == 200:
+        response_200 = OffsetList.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[OffsetList | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+    consumer_id: str | Unset = UNSET,
+
+) -> Response[OffsetList | Problem]:
+    """ Get a group's offsets
+
+    Args:
+        group (str):
+        consumer_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[OffsetList | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        group=group,
+consumer_id=consumer_id,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+    consumer_id: str | Unset = UNSET,
+
+) -> OffsetList | Problem | None:
+    """ Get a group's offsets
+
+    Args:
+        group (str):
+        consumer_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        OffsetList | Problem
+     """
+
+
+    return sync_detailed(
+        group=group,
+client=client,
+consumer_id=consumer_id,
+
+    ).parsed
+
+async def asyncio_detailed(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+    consumer_id: str | Unset = UNSET,
+
+) -> Response[OffsetList | Problem]:
+    """ Get a group's offsets
+
+    Args:
+        group (str):
+        consumer_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[OffsetList | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        group=group,
+consumer_id=consumer_id,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+    consumer_id: str | Unset = UNSET,
+
+) -> OffsetList | Problem | None:
+    """ Get a group's offsets
+
+    Args:
+        group (str):
+        consumer_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        OffsetList | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        group=group,
+client=client,
+consumer_id=consumer_id,
+
+    )).parsed
