@@ -76,20 +76,30 @@ func (s *Store) DiskStats() (DiskStats, error) {
 	return d, nil
 }
 
+// openChecked pre-checks the store file at path (plain reads) and opens it
+// read-only under a shared lock: ErrLocked while a server holds it.
+func openChecked(path string) (*bolt.DB, error) {
+	if _, err := PreCheck(path); err != nil {
+		return nil, err
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockTimeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return db, nil
+}
+
 // Verify checks the store file at path without writing it: the pre-check
 // (every page, with plain reads) and the self check (mqgate's own
 // structures). It is what a backup or a compacted file passes before it
 // is trusted; records failing their checksum are reported, not set aside.
 func Verify(path string) (corrupt int, err error) {
-	if _, err := PreCheck(path); err != nil {
-		return 0, err
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockTimeout})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return 0, fmt.Errorf("%s: %w", path, ErrLocked)
-	}
+	db, err := openChecked(path)
 	if err != nil {
-		return 0, fmt.Errorf("open %s: %w", path, err)
+		return 0, err
 	}
 	defer db.Close()
 	s := &Store{db: db, path: path, opts: Options{FullCheckLimit: 64 << 20}}
@@ -105,15 +115,9 @@ func Verify(path string) (corrupt int, err error) {
 // it fails with ErrLocked while a server holds the file (back up through
 // the server then: GET /v1/admin/backup).
 func BackupFile(path string, w io.Writer) (int64, error) {
-	if _, err := PreCheck(path); err != nil {
-		return 0, err
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockTimeout})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return 0, fmt.Errorf("%s: %w", path, ErrLocked)
-	}
+	db, err := openChecked(path)
 	if err != nil {
-		return 0, fmt.Errorf("open %s: %w", path, err)
+		return 0, err
 	}
 	defer db.Close()
 	var n int64
