@@ -34,11 +34,19 @@ func (c *PushConsumer) revokeLocked(pr *pullRequest) {
 	}
 }
 
-// revokedLocked reports whether mq was dropped and the DropListener not
-// told yet (c.mu held).
+// revokedLocked reports whether mq was dropped keeping late answers and
+// the DropListener was not told yet (c.mu held).
 func (c *PushConsumer) revokedLocked(mq core.MessageQueue) bool {
 	for _, pr := range c.revoked {
-		if pr.mq == mq {
+		if pr.mq != mq {
+			continue
+		}
+		// A drop for an offset reset keeps no late answer (settleLate):
+		// the queue is taken on again at once, from the reset.
+		pr.mu.Lock()
+		noCommit := pr.noCommit
+		pr.mu.Unlock()
+		if !noCommit {
 			return true
 		}
 	}
