@@ -160,7 +160,17 @@ func (pq *ProcessQueue) RemoveMessage(msgs []*core.Message) int64 {
 	slices.Sort(idx)
 	idx = slices.Compact(idx)
 	removed := len(idx)
-	if removed > 0 {
+	if removed == 1 && idx[0] < len(pq.msgs)/2 {
+		// One message near the head (a receive client's ack, the usual
+		// case): shift the few before it instead of the cached tail.
+		i := idx[0]
+		size := int64(pq.msgs[i].Size())
+		pq.bytes -= size
+		pq.budgetAddLocked(-size)
+		copy(pq.msgs[1:i+1], pq.msgs[:i])
+		pq.msgs[0] = nil
+		pq.msgs = pq.msgs[1:]
+	} else if removed > 0 {
 		w := idx[0]
 		for k, i := range idx {
 			size := int64(pq.msgs[i].Size())
