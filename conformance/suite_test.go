@@ -57,6 +57,8 @@ var rules = []rule{
 	{"LookupByIDAndKey", ruleLookupByID},
 	{"AckAfterLeaseEnds", ruleAckAfterLeaseEnds},
 	{"OffsetsRetryRow", ruleOffsetsRetryRow},
+	{"DelayLevelAboveLastIsLast", ruleLevelAboveLast},
+	{"OffsetsReset", ruleOffsetsReset},
 }
 
 func TestConformance(t *testing.T) {
@@ -449,4 +451,68 @@ func ruleOffsetsRetryRow(t *testing.T, c *client) {
 		}
 		<-tick.C
 	}
+}
+
+// A delay level above the table's last is the last (policy.LevelIndex),
+// for a publish and for a nack alike.
+func ruleLevelAboveLast(t *testing.T, c *client) {
+	c.setup(nil)
+	at := time.Now()
+	id := c.publish(map[string]any{"body": "x", "delayLevel": len(levels) + 7})
+	m := c.one(c.tg.lb, 10, 30)
+	if m.MessageID != id || time.Since(at) < levels[len(levels)-1] {
+		t.Fatalf("delayed %+v after %v", m, time.Since(at))
+	}
+	c.wantStatus(c.settle(c.tg.a, "nack", m.ReceiptHandle, map[string]any{"delayLevel": len(levels) + 7}), "ok")
+	r := c.one(c.tg.lb, 10, 30)
+	if r.MessageID != id || r.ReconsumeTimes != 1 {
+		t.Fatalf("retry %+v", r)
+	}
+	c.wantStatus(c.settle(c.tg.b, "ack", r.ReceiptHandle, nil), "ok")
+}
+
+// Reset to FIRST_OFFSET delivers the acknowledged messages again; reset
+// to LAST_OFFSET skips what is pending.
+func ruleOffsetsReset(t *testing.T, c *client) {
+	c.setup(nil)
+	ids := map[string]bool{c.publish(map[string]any{"body": "1"}): true, c.publish(map[string]any{"body": "2"}): true}
+	drain := func(base string, want map[string]bool) {
+		t.Helper()
+		got := map[string]bool{}
+		for len(got) < len(want) {
+			for _, m := range c.receive(base, 2, 5, 30) {
+				if !want[m.MessageID] {
+					t.Fatalf("unexpected %+v", m)
+				}
+				got[m.MessageID] = true
+				c.wantStatus(c.settle(c.tg.lb, "ack", m.ReceiptHandle, nil), "ok")
+			}
+		}
+	}
+	drain(c.tg.a, ids)
+	var off struct {
+		Offsets []struct {
+			Topic           string `json:"topic"`
+			CommittedOffset int64  `json:"committedOffset"`
+			Lag             int64  `json:"lag"`
+		} `json:"offsets"`
+	}
+	c.must("POST", c.tg.lb+"/v1/groups/"+c.p+"/offsets/reset", map[string]any{"topic": c.p, "position": "FIRST_OFFSET"}, &off, 200)
+	if len(off.Offsets) == 0 || off.Offsets[0].Lag != 2 {
+		t.Fatalf("after reset to FIRST_OFFSET: %+v", off.Offsets)
+	}
+	drain(c.tg.b, ids) // on the other instance: the reset is the group's, not one instance's
+	if got := c.receive(c.tg.lb, 2, 1, 30); len(got) != 0 {
+		t.Fatalf("delivered again after the reset's redelivery: %+v", got)
+	}
+	// Pending messages, then a reset to LAST_OFFSET: they are skipped.
+	c.publish(map[string]any{"body": "3"})
+	c.must("POST", c.tg.lb+"/v1/groups/"+c.p+"/offsets/reset", map[string]any{"topic": c.p, "position": "LAST_OFFSET"}, &off, 200)
+	if len(off.Offsets) == 0 || off.Offsets[0].Lag != 0 {
+		t.Fatalf("after reset to LAST_OFFSET: %+v", off.Offsets)
+	}
+	if got := c.receive(c.tg.lb, 2, 1, 30); len(got) != 0 {
+		t.Fatalf("delivered after a reset to LAST_OFFSET: %+v", got)
+	}
+	drain(c.tg.lb, map[string]bool{c.publish(map[string]any{"body": "4"}): true})
 }

@@ -23,7 +23,7 @@
 //     BROADCASTING.
 //   - lease → the message stays pending on its consumer; a NAK with delay
 //     = invisibleSeconds sets when JetStream redelivers it. A receipt
-//     handle (gateway.HandleSealer, the key shared by all instances)
+//     handle (policy.Sealer, the key shared by all instances)
 //     carries the JetStream ack subject, the delivery count and the
 //     deadline, so any instance settles it; nack and extend write an
 //     override (KV bucket MQGATE_LEASES) so every instance answers the

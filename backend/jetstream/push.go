@@ -15,6 +15,7 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/gateway/wire"
@@ -196,7 +197,7 @@ func (b *Backend) deliverPush(ctx context.Context, client *http.Client, g core.G
 	level := 0
 	if resp != nil {
 		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-			level = webhook.LevelAtLeast(b.opts.DelayLevels)(time.Duration(s) * time.Second)
+			level = policy.LevelAtLeast(b.opts.DelayLevels, time.Duration(s)*time.Second)
 		}
 	}
 	if _, err := b.Nack(sctx, g.Name, handles, level); err != nil {
