@@ -16,6 +16,7 @@ import (
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/gateway/webhook"
 )
 
 // MinServerVersion is the oldest nats-server the backend accepts: message
@@ -74,9 +75,14 @@ type Backend struct {
 	gc      groupCache
 	ensured sync.Map          // stream/consumer → group UpdatedAt it was made for
 	stash   map[string]*stash // by group / consumerId: messages pulled, not yet received
-	pulls   map[string]bool   // consumers with a waiting pull from this instance
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	// pushers are this instance's webhook pushers by group (push.go);
+	// checkPushURL is the webhook guard's URL check (StartPush). Both
+	// under mu.
+	pushers      map[string]*webhook.Pusher
+	checkPushURL func(ctx context.Context, url string) error
+	pulls        map[string]bool // consumers with a waiting pull from this instance
+	stop         chan struct{}
+	wg           sync.WaitGroup
 
 	mu         sync.Mutex
 	rr         map[string]uint32 // round-robin queue choice per topic
@@ -129,7 +135,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b := &Backend{opts: opts, log: opts.Logger, sealer: sealer, rr: map[string]uint32{},
 		drain: make(chan struct{}), waiting: map[string]int{}, stash: map[string]*stash{},
-		pulls: map[string]bool{}, stop: make(chan struct{})}
+		pulls: map[string]bool{}, stop: make(chan struct{}), pushers: map[string]*webhook.Pusher{}}
 	b.nc = opts.Conn
 	if b.nc == nil {
 		no := []nats.Option{nats.Name("mqgate " + opts.InstanceID), nats.MaxReconnects(-1)}

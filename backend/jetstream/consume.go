@@ -703,7 +703,7 @@ func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupS
 	if err != nil {
 		return gateway.GroupStatus{}, err
 	}
-	st := gateway.GroupStatus{Group: group}
+	st := gateway.GroupStatus{Group: group, Push: b.pushStatus(group)}
 	b.mu.Lock()
 	st.Waiting = b.waiting[group]
 	buffered := 0
