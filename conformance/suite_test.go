@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -33,8 +34,9 @@ func TestMain(m *testing.M) {
 
 // embeddedOnly names the rules that hold on the embedded backend only, and why.
 var embeddedOnly = map[string]string{
-	"AckAfterLeaseEnds": "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
-	"OffsetsRetryRow":   "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
+	"AckAfterLeaseEnds":   "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
+	"OffsetsRetryRow":     "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
+	"OrderlyAcrossGrowth": "no layout fences on JetStream: each queue of an ORDERLY group is its own durable consumer (MaxAckPending 1), and nothing orders a new queue's consumer after the old queue's backlog of a key that moved (docs/jetstream.md, Topic growth)",
 }
 
 type rule struct {
@@ -59,6 +61,7 @@ var rules = []rule{
 	{"OffsetsRetryRow", ruleOffsetsRetryRow},
 	{"DelayLevelAboveLastIsLast", ruleLevelAboveLast},
 	{"OffsetsReset", ruleOffsetsReset},
+	{"OrderlyAcrossGrowth", ruleOrderlyAcrossGrowth},
 }
 
 func TestConformance(t *testing.T) {
@@ -515,4 +518,39 @@ func ruleOffsetsReset(t *testing.T, c *client) {
 		t.Fatalf("delivered after a reset to LAST_OFFSET: %+v", got)
 	}
 	drain(c.tg.lb, map[string]bool{c.publish(map[string]any{"body": "4"}): true})
+}
+
+// SPEC §8.8: per-key order survives topic growth. A key that moves to a
+// new queue when the topic grows from 1 to 4 queues is delivered in
+// publish order: nothing of the new layout before the old backlog.
+func ruleOrderlyAcrossGrowth(t *testing.T, c *client) {
+	c.setup(map[string]any{"consumeMode": "ORDERLY"})
+	key := ""
+	for i := 0; key == ""; i++ {
+		h := fnv.New32a()
+		k := "moving-" + strconv.Itoa(i)
+		h.Write([]byte(k))
+		if h.Sum32()%4 != 0 {
+			key = k // queue 0 of 1, another queue of 4
+		}
+	}
+	var order []string
+	for i := 0; i < 3; i++ {
+		order = append(order, c.publish(map[string]any{"body": "old" + strconv.Itoa(i), "shardingKey": key}))
+	}
+	c.must("PUT", c.tg.lb+"/v1/topics/"+c.p, map[string]any{"queues": 4}, nil, 200)
+	for i := 0; i < 3; i++ {
+		order = append(order, c.publish(map[string]any{"body": "new" + strconv.Itoa(i), "shardingKey": key}))
+	}
+	for i := 0; i < len(order); {
+		got := c.receive(c.tg.lb, 1, 5, 30)
+		if len(got) == 0 {
+			t.Fatalf("after %d of %d: nothing", i, len(order))
+		}
+		if got[0].MessageID != order[i] {
+			t.Fatalf("message %d: got %s (%s), want %s: out of order across the growth", i, got[0].MessageID, got[0].Body, order[i])
+		}
+		c.wantStatus(c.settle(c.tg.lb, "ack", got[0].ReceiptHandle, nil), "ok")
+		i++
+	}
 }
