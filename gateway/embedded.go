@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 )
 
 // Embedded is the Service over the in-process push consumer: one client per
@@ -76,6 +77,9 @@ func New(opts Options) (*Embedded, error) {
 	if len(key) < keySize {
 		return nil, fmt.Errorf("gateway: handle key must be at least %d bytes", keySize)
 	}
+	if _, err := policy.NewSealer(key, opts.PreviousKeys...); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	var nonce [8]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, err
@@ -86,7 +90,7 @@ func New(opts Options) (*Embedded, error) {
 	return &Embedded{
 		opts:   opts,
 		log:    opts.Logger,
-		leases: withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key)), opts.Timeline),
+		leases: withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key, opts.PreviousKeys...)), opts.Timeline),
 		parks:  blockedRules{file: parkFile(opts.Dir)},
 		groups: map[string]*groupRT{},
 		pushes: map[string]*pushRT{},

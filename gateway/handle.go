@@ -47,8 +47,8 @@ type handleCodec struct {
 
 // newHandleCodec panics on a key shorter than policy.KeySize: callers check
 // the key first (New, LoadOrCreateKey).
-func newHandleCodec(key []byte) *handleCodec {
-	s, err := policy.NewSealer(key)
+func newHandleCodec(key []byte, previous ...[]byte) *handleCodec {
+	s, err := policy.NewSealer(key, previous...)
 	if err != nil {
 		panic("gateway: " + err.Error())
 	}

@@ -33,6 +33,9 @@ type Options struct {
 	// Key signs receipt handles; every instance in front of one cluster
 	// must hold the same one (gateway.LoadKeyFile).
 	Key []byte
+	// PreviousKeys still verify handles signed before a key rotation;
+	// they never sign one.
+	PreviousKeys [][]byte
 	// Replicas of every stream, consumer and bucket the backend creates
 	// (default 3; 1 on a single server, with a loud warning).
 	Replicas int
@@ -129,7 +132,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if opts.InstanceID == "" {
 		opts.InstanceID = "gw-" + nats.NewInbox()[len(nats.InboxPrefix):][:8]
 	}
-	sealer, err := policy.NewSealer(opts.Key)
+	sealer, err := policy.NewSealer(opts.Key, opts.PreviousKeys...)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}

@@ -99,8 +99,12 @@ type Config struct {
 	// NATSMaxBatch is the servers' jetstream.limits.batch.max_msgs.
 	NATSMaxBatch int
 	// HandleKeyFile is the receipt-handle key shared by every gateway in
-	// front of one cluster (required with --backend jetstream).
+	// front of one cluster (required with --backend jetstream; on
+	// embedded it replaces the data dir's gateway.key).
 	HandleKeyFile string
+	// HandlePreviousKeyFiles hold keys that still verify handles during a
+	// key rotation but sign none.
+	HandlePreviousKeyFiles []string
 }
 
 // listFlag is a repeatable, comma-separated string flag; the first use on
@@ -209,7 +213,8 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS .creds file (--backend jetstream)")
 	fs.IntVar(&c.NATSReplicas, "nats-replicas", c.NATSReplicas, "replicas of the streams, consumers and buckets mqgate creates (--backend jetstream)")
 	fs.IntVar(&c.NATSMaxBatch, "nats-max-batch", c.NATSMaxBatch, "the servers' jetstream.limits.batch.max_msgs (a publish is one atomic batch of its messages and their index entries)")
-	fs.StringVar(&c.HandleKeyFile, "handle-key-file", c.HandleKeyFile, "receipt-handle key shared by all gateway instances (32+ bytes raw or 64+ hex digits); required with --backend jetstream")
+	fs.StringVar(&c.HandleKeyFile, "handle-key-file", c.HandleKeyFile, "receipt-handle key shared by all gateway instances (32+ bytes raw or 64+ hex digits); required with --backend jetstream, replaces <data>/gateway.key on embedded")
+	fs.Var(&listFlag{dst: &c.HandlePreviousKeyFiles}, "handle-previous-key-file", "a key that still verifies receipt handles but signs none (a key rotation in progress, docs/operations.md); repeatable")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
 	return fs
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core/engine"
-	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/openapi"
@@ -40,9 +39,9 @@ func (m *Main) runJetStream() error {
 		}
 		keyring = kr
 	}
-	key, err := gateway.LoadKeyFile(m.Config.HandleKeyFile)
+	key, previous, err := m.handleKeys()
 	if err != nil {
-		return fmt.Errorf("--handle-key-file: %w", err)
+		return err
 	}
 	levels, err := engine.ParseDelayLevels(m.Config.DelayLevels)
 	if err != nil {
@@ -51,7 +50,7 @@ func (m *Main) runJetStream() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b, err := jetstream.Open(ctx, jetstream.Options{
-		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, Replicas: m.Config.NATSReplicas,
+		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, PreviousKeys: previous, Replicas: m.Config.NATSReplicas,
 		DelayLevels: levels, MaxDelay: m.Config.MaxDelay, Logger: m.component("jetstream"),
 		MaxWaitingPerGroup: m.Config.MaxWaitingPerGroup, MaxWaiting: m.Config.MaxWaiting,
 		MaxAtomicBatch: m.Config.NATSMaxBatch,

@@ -158,10 +158,16 @@ func (m *Main) Run() error {
 	}
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	timeline := gateway.NewTimeline(0) // message timelines: bounded rings in memory
+	key, previous, err := m.handleKeys()
+	if err != nil {
+		return err
+	}
 	gw, err := gateway.New(gateway.Options{
-		Dir:      m.Config.Data,
-		Groups:   reg,
-		Timeline: timeline,
+		Key:          key, // nil: the data dir's gateway.key
+		PreviousKeys: previous,
+		Dir:          m.Config.Data,
+		Groups:       reg,
+		Timeline:     timeline,
 		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg}, func(o *consumer.Options) {
 			// One budget for every client of the process: memory stays
 			// bounded however many groups and backlogged queues there are.
@@ -373,3 +379,21 @@ var (
 	_ api.Backend = gateway.EmbeddedBackend{}
 	_ api.Backend = (*jetstream.Backend)(nil)
 )
+
+// handleKeys loads --handle-key-file (nil when unset) and every
+// --handle-previous-key-file.
+func (m *Main) handleKeys() (key []byte, previous [][]byte, err error) {
+	if m.Config.HandleKeyFile != "" {
+		if key, err = gateway.LoadKeyFile(m.Config.HandleKeyFile); err != nil {
+			return nil, nil, fmt.Errorf("--handle-key-file: %w", err)
+		}
+	}
+	for _, f := range m.Config.HandlePreviousKeyFiles {
+		k, err := gateway.LoadKeyFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--handle-previous-key-file: %w", err)
+		}
+		previous = append(previous, k)
+	}
+	return key, previous, nil
+}

@@ -45,9 +45,12 @@ var ErrBadHandle = errors.New("malformed or forged receipt handle")
 // with its backend's version byte (1: embedded, 2: JetStream), so a
 // handle of one backend never parses as the other's. Every instance in
 // front of one cluster holds the same key, so any of them verifies a
-// handle another issued. A Sealer is safe for concurrent use.
+// handle another issued. Previous keys (a key rotation in progress) still
+// verify handles but never sign one. A Sealer is safe for concurrent use.
 type Sealer struct {
 	key []byte
+	// previous verify handles signed before a rotation.
+	previous []*Sealer
 	// macs recycles keyed HMAC states: hmac.New hashes the padded key
 	// twice and allocates two SHA-256 states, which cost more than
 	// signing a handle; Reset on a used state restores the keyed state
@@ -55,8 +58,24 @@ type Sealer struct {
 	macs sync.Pool
 }
 
-// NewSealer returns a sealer over key (at least KeySize bytes).
-func NewSealer(key []byte) (*Sealer, error) {
+// NewSealer returns a sealer that signs with key and verifies with key
+// and each of previous (every key at least KeySize bytes).
+func NewSealer(key []byte, previous ...[]byte) (*Sealer, error) {
+	s, err := newSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range previous {
+		p, err := newSealer(k)
+		if err != nil {
+			return nil, fmt.Errorf("previous key %d: %w", i+1, err)
+		}
+		s.previous = append(s.previous, p)
+	}
+	return s, nil
+}
+
+func newSealer(key []byte) (*Sealer, error) {
 	if len(key) < KeySize {
 		return nil, fmt.Errorf("handle key must be at least %d bytes", KeySize)
 	}
@@ -107,9 +126,23 @@ func (s *Sealer) Open(h string) ([]byte, error) {
 		return nil, ErrBadHandle
 	}
 	payload, sum := raw[:len(raw)-MACSize], raw[len(raw)-MACSize:]
-	var want [MACSize]byte
-	if !hmac.Equal(sum, s.appendMAC(want[:0], payload)) {
+	if !s.verifies(payload, sum) {
 		return nil, ErrBadHandle
 	}
 	return payload, nil
+}
+
+// verifies reports whether sum is payload's MAC under the key or a
+// previous one.
+func (s *Sealer) verifies(payload, sum []byte) bool {
+	var want [MACSize]byte
+	if hmac.Equal(sum, s.appendMAC(want[:0], payload)) {
+		return true
+	}
+	for _, p := range s.previous {
+		if hmac.Equal(sum, p.appendMAC(want[:0], payload)) {
+			return true
+		}
+	}
+	return false
 }

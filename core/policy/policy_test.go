@@ -92,3 +92,33 @@ func FuzzSealerOpen(f *testing.F) {
 		}
 	})
 }
+
+// TestSealerRotation: a previous key verifies handles it signed but never
+// signs; without it they are forged.
+func TestSealerRotation(t *testing.T) {
+	oldKey, newKey := bytes.Repeat([]byte{1}, KeySize), bytes.Repeat([]byte{2}, KeySize)
+	old, _ := NewSealer(oldKey)
+	rotated, err := NewSealer(newKey, oldKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := NewSealer(newKey)
+	hOld, hNew := old.Seal([]byte{1, 'x'}), rotated.Seal([]byte{1, 'y'})
+	if hNew != fresh.Seal([]byte{1, 'y'}) {
+		t.Fatal("a sealer with a previous key must sign with the new one")
+	}
+	for _, h := range []string{hOld, hNew} {
+		if _, err := rotated.Open(h); err != nil {
+			t.Errorf("rotated sealer refused %q: %v", h, err)
+		}
+	}
+	if _, err := fresh.Open(hOld); err != ErrBadHandle {
+		t.Errorf("old handle opened without the previous key: %v", err)
+	}
+	if _, err := old.Open(hNew); err != ErrBadHandle {
+		t.Errorf("new handle opened by the old key alone: %v", err)
+	}
+	if _, err := NewSealer(newKey, make([]byte, KeySize-1)); err == nil {
+		t.Error("short previous key accepted")
+	}
+}
