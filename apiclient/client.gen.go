@@ -1577,6 +1577,13 @@ type TimelineEvent struct {
 	// Example: 3
 	DelayLevel *int `json:"delayLevel,omitempty"`
 
+	// JobId JobID is the redrive job that moved it back (REDRIVEN by
+	// POST /v1/groups/{group}/dlq/redrive with a filter; absent for a
+	// redrive by message ids or a blocked key's resume).
+	//
+	// Example: 06h2lg7v1kf9hhtg0rkbf6cn4o
+	JobId *string `json:"jobId,omitempty"`
+
 	// Reason Reason is the nack reason, when one was given (NACKED).
 	Reason *string `json:"reason,omitempty"`
 
@@ -2293,7 +2300,7 @@ type ClientInterface interface {
 
 	// GetMessageTimeline A message's timeline in a group
 	//
-	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 	//
 	// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
 	GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2982,7 +2989,7 @@ func (c *Client) ListKeyLags(ctx context.Context, group string, params *ListKeyL
 
 // GetMessageTimeline A message's timeline in a group
 //
-// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 //
 // Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
 func (c *Client) GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5384,7 +5391,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetMessageTimelineWithResponse A message's timeline in a group
 	//
-	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -9492,7 +9499,7 @@ func (c *ClientWithResponses) ListKeyLagsWithResponse(ctx context.Context, group
 
 // GetMessageTimelineWithResponse A message's timeline in a group
 //
-// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -46,6 +46,7 @@ type Event struct {
 	Attempt    int    // DELIVERED: reconsumeTimes + 1
 	DelayLevel int    // NACKED, RETRY_SCHEDULED
 	Reason     string // NACKED: the nack reason, when given
+	Job        string // REDRIVEN by a redrive job: its id
 }
 
 // Timeline holds every group's ring. The zero value is not usable: use
@@ -161,6 +162,18 @@ func (t *leaseTable) note(l *lease, typ EventType, level int, reason string) {
 		}
 	}
 	t.tl.Record(l.box.group, ev)
+}
+
+// RecordJobRedriven records REDRIVEN by job j for each id (its group's
+// ring): engine.Options.JobRedriven.
+func (t *Timeline) RecordJobRedriven(j *core.Job, ids []string) {
+	if t == nil || j.Group == "" {
+		return
+	}
+	now := time.Now()
+	for _, id := range ids {
+		t.Record(j.Group, Event{At: now, Type: EventRedriven, MessageID: id, Job: j.ID})
+	}
 }
 
 // recordSendBack records a successful send-back: the engine dead-letters

@@ -113,12 +113,16 @@ func (m *Main) Run() error {
 	if err := refuseLostStore(m.Config.Data, m.Config.Init); err != nil {
 		return err
 	}
+	// Message timelines: bounded rings in memory. Made before the engine
+	// opens: a redrive job resumed by Open records into it.
+	timeline := gateway.NewTimeline(0)
 	eng, err := engine.Open(engine.Options{
 		Dir:         m.Config.Data,
 		Logger:      m.component("engine"),
 		DelayLevels: levels,
 		MaxDelay:    m.Config.MaxDelay,
 		DedupWindow: m.Config.DedupWindow,
+		JobRedriven: timeline.RecordJobRedriven,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
@@ -156,7 +160,6 @@ func (m *Main) Run() error {
 		return fmt.Errorf("webhook network guard: %w", err)
 	}
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
-	timeline := gateway.NewTimeline(0) // message timelines: bounded rings in memory
 	gw, err := gateway.New(gateway.Options{
 		Dir:      m.Config.Data,
 		Groups:   reg,
