@@ -613,8 +613,9 @@ type EmptyReceive struct {
 	// Reason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
 	// NOT_VISIBLE_YET (everything held is leased to other receives),
 	// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-	// failed head's suspension), PAUSED (reserved: groups cannot be paused
-	// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+	// failed head's suspension), PAUSED (the group is paused: POST
+	// /v1/groups/{group}/resume), NO_SUBSCRIPTION_MATCH (none of the
+	// subscribed topics exists).
 	//
 	// Example: KEYS_BLOCKED
 	Reason EmptyReceiveReason `json:"reason"`
@@ -623,8 +624,9 @@ type EmptyReceive struct {
 // EmptyReceiveReason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
 // NOT_VISIBLE_YET (everything held is leased to other receives),
 // KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-// failed head's suspension), PAUSED (reserved: groups cannot be paused
-// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+// failed head's suspension), PAUSED (the group is paused: POST
+// /v1/groups/{group}/resume), NO_SUBSCRIPTION_MATCH (none of the
+// subscribed topics exists).
 //
 // Example: KEYS_BLOCKED
 type EmptyReceiveReason string
@@ -673,7 +675,17 @@ type Group struct {
 	MessageModel GroupMessageModel `json:"messageModel"`
 
 	// Name Example: orders-billing
-	Name          string             `json:"name"`
+	Name string `json:"name"`
+
+	// Paused Paused: the group hands out nothing (receives answer empty with
+	// reason PAUSED, a push group's webhook gets no request) until
+	// POST /v1/groups/{group}/resume. Set by POST …/pause, kept by PUT.
+	//
+	// Example: false
+	Paused bool `json:"paused"`
+
+	// PausedAt PausedAt is when the group was paused (absent when not paused).
+	PausedAt      *time.Time         `json:"pausedAt,omitempty"`
 	Push          *PushView          `json:"push,omitempty"`
 	Status        *GroupStatus       `json:"status,omitempty"`
 	Subscriptions []SubscriptionBody `json:"subscriptions"`
@@ -2346,6 +2358,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/groups/{group}/offsets/reset (the `ResetGroupOffsets` operationId).
 	ResetGroupOffsets(ctx context.Context, group string, body ResetGroupOffsetsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PauseGroup Pause a consumer group
+	//
+	// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+	//
+	// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
+	PauseGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReceiveMessagesWithBody Receive messages (long poll)
 	//
 	// Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
@@ -2363,6 +2382,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 	ReceiveMessages(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeGroup Resume a paused consumer group
+	//
+	// Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+	//
+	// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
+	ResumeGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetJob Get a redrive or purge job
 	//
@@ -3095,6 +3121,23 @@ func (c *Client) ResetGroupOffsets(ctx context.Context, group string, body Reset
 	return c.Client.Do(req)
 }
 
+// PauseGroup Pause a consumer group
+//
+// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+//
+// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
+func (c *Client) PauseGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseGroupRequest(c.Server, group)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReceiveMessagesWithBody Receive messages (long poll)
 //
 // Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
@@ -3123,6 +3166,23 @@ func (c *Client) ReceiveMessagesWithBody(ctx context.Context, group string, cont
 // Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 func (c *Client) ReceiveMessages(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReceiveMessagesRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeGroup Resume a paused consumer group
+//
+// Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+//
+// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
+func (c *Client) ResumeGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeGroupRequest(c.Server, group)
 	if err != nil {
 		return nil, err
 	}
@@ -4502,6 +4562,40 @@ func NewResetGroupOffsetsRequestWithBody(server string, group string, contentTyp
 	return req, nil
 }
 
+// NewPauseGroupRequest constructs an http.Request for the PauseGroup method
+func NewPauseGroupRequest(server string, group string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReceiveMessagesRequest calls the generic ReceiveMessages builder with application/json body
 func NewReceiveMessagesRequest(server string, group string, body ReceiveMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4545,6 +4639,40 @@ func NewReceiveMessagesRequestWithBody(server string, group string, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResumeGroupRequest constructs an http.Request for the ResumeGroup method
+func NewResumeGroupRequest(server string, group string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -5441,6 +5569,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/groups/{group}/offsets/reset (the `ResetGroupOffsets` operationId).
 	ResetGroupOffsetsWithResponse(ctx context.Context, group string, body ResetGroupOffsetsJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetGroupOffsetsResponse, error)
 
+	// PauseGroupWithResponse Pause a consumer group
+	//
+	// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
+	PauseGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*PauseGroupResponse, error)
+
 	// ReceiveMessagesWithBodyWithResponse Receive messages (long poll)
 	//
 	// Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
@@ -5458,6 +5595,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 	ReceiveMessagesWithResponse(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error)
+
+	// ResumeGroupWithResponse Resume a paused consumer group
+	//
+	// Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
+	ResumeGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*ResumeGroupResponse, error)
 
 	// GetJobWithResponse Get a redrive or purge job
 	//
@@ -7848,6 +7994,96 @@ func (r ResetGroupOffsetsResponse) ContentType() string {
 	return ""
 }
 
+// PauseGroupResponse503Headers the declared response headers of an HTTP 503 response for PauseGroup
+type PauseGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PauseGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Group
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PauseGroupResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseGroupResponse) GetJSON200() *Group {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReceiveMessagesResponse429Headers the declared response headers of an HTTP 429 response for ReceiveMessages
 type ReceiveMessagesResponse429Headers struct {
 	RetryAfter *int
@@ -7974,6 +8210,96 @@ func (r ReceiveMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReceiveMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeGroupResponse503Headers the declared response headers of an HTTP 503 response for ResumeGroup
+type ResumeGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ResumeGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Group
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeGroupResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeGroupResponse) GetJSON200() *Group {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeGroupResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9585,6 +9911,21 @@ func (c *ClientWithResponses) ResetGroupOffsetsWithResponse(ctx context.Context,
 	return ParseResetGroupOffsetsResponse(rsp)
 }
 
+// PauseGroupWithResponse Pause a consumer group
+//
+// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
+func (c *ClientWithResponses) PauseGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*PauseGroupResponse, error) {
+	rsp, err := c.PauseGroup(ctx, group, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseGroupResponse(rsp)
+}
+
 // ReceiveMessagesWithBodyWithResponse Receive messages (long poll)
 //
 // Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
@@ -9613,6 +9954,21 @@ func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, g
 		return nil, err
 	}
 	return ParseReceiveMessagesResponse(rsp)
+}
+
+// ResumeGroupWithResponse Resume a paused consumer group
+//
+// Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
+func (c *ClientWithResponses) ResumeGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*ResumeGroupResponse, error) {
+	rsp, err := c.ResumeGroup(ctx, group, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeGroupResponse(rsp)
 }
 
 // GetJobWithResponse Get a redrive or purge job
@@ -11865,6 +12221,87 @@ func ParseResetGroupOffsetsResponse(rsp *http.Response) (*ResetGroupOffsetsRespo
 	return response, nil
 }
 
+// ParsePauseGroupResponse parses an HTTP response from a PauseGroupWithResponse call
+func ParsePauseGroupResponse(rsp *http.Response) (*PauseGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Group
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PauseGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReceiveMessagesResponse parses an HTTP response from a ReceiveMessagesWithResponse call
 func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11978,6 +12415,87 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReceiveMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeGroupResponse parses an HTTP response from a ResumeGroupWithResponse call
+func ParseResumeGroupResponse(rsp *http.Response) (*ResumeGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Group
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResumeGroupResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
