@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
@@ -113,16 +114,21 @@ func (m *Main) Run() error {
 	if err := refuseLostStore(m.Config.Data, m.Config.Init); err != nil {
 		return err
 	}
-	// Message timelines: bounded rings in memory. Made before the engine
-	// opens: a redrive job resumed by Open records into it.
-	timeline := gateway.NewTimeline(0)
+	// Message timelines: bounded rings in memory (nil: off). Made before
+	// the engine opens: a redrive job resumed by Open records into it.
+	var timeline *gateway.Timeline
+	var jobRedriven func(*core.Job, []string)
+	if m.Config.TimelineEvents > 0 {
+		timeline = gateway.NewTimeline(m.Config.TimelineEvents)
+		jobRedriven = timeline.RecordJobRedriven
+	}
 	eng, err := engine.Open(engine.Options{
 		Dir:         m.Config.Data,
 		Logger:      m.component("engine"),
 		DelayLevels: levels,
 		MaxDelay:    m.Config.MaxDelay,
 		DedupWindow: m.Config.DedupWindow,
-		JobRedriven: timeline.RecordJobRedriven,
+		JobRedriven: jobRedriven,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
