@@ -391,6 +391,13 @@ type BlockedKeyState string
 
 // BlockedKeyRequest defines model for BlockedKeyRequest.
 type BlockedKeyRequest struct {
+	// ConsumerId ConsumerID names the consumer of a BROADCASTING group, whose queues
+	// are its own (required there; ignored for CLUSTERING). Only skip
+	// applies to BROADCASTING: park and resume answer 409.
+	//
+	// Example: c1
+	ConsumerId *string `json:"consumerId,omitempty"`
+
 	// QueueId QueueID is the queue's id (default 0).
 	//
 	// Example: 0
@@ -1698,6 +1705,9 @@ type ListBlockedKeysParams struct {
 
 	// Cursor nextCursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// ConsumerId BROADCASTING groups: the consumer whose queues to list (required there)
+	ConsumerId *string `form:"consumerId,omitempty" json:"consumerId,omitempty"`
 }
 
 // ListDeadLettersParams defines parameters for ListDeadLetters.
@@ -2187,14 +2197,14 @@ type ClientInterface interface {
 
 	// ListBlockedKeys List blocked ordering keys
 	//
-	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 	//
 	// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
 	ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ParkBlockedKeyWithBody Park an ordering key
 	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2203,7 +2213,7 @@ type ClientInterface interface {
 
 	// ParkBlockedKey Park an ordering key
 	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2230,7 +2240,7 @@ type ClientInterface interface {
 
 	// SkipBlockedKeyWithBody Skip a blocked key's head message
 	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2239,7 +2249,7 @@ type ClientInterface interface {
 
 	// SkipBlockedKey Skip a blocked key's head message
 	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2740,7 +2750,7 @@ func (c *Client) AckMessages(ctx context.Context, group string, body AckMessages
 
 // ListBlockedKeys List blocked ordering keys
 //
-// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 //
 // Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
 func (c *Client) ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2757,7 +2767,7 @@ func (c *Client) ListBlockedKeys(ctx context.Context, group string, params *List
 
 // ParkBlockedKeyWithBody Park an ordering key
 //
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2776,7 +2786,7 @@ func (c *Client) ParkBlockedKeyWithBody(ctx context.Context, group string, conte
 
 // ParkBlockedKey Park an ordering key
 //
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2833,7 +2843,7 @@ func (c *Client) ResumeBlockedKey(ctx context.Context, group string, body Resume
 
 // SkipBlockedKeyWithBody Skip a blocked key's head message
 //
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2852,7 +2862,7 @@ func (c *Client) SkipBlockedKeyWithBody(ctx context.Context, group string, conte
 
 // SkipBlockedKey Skip a blocked key's head message
 //
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3927,6 +3937,18 @@ func NewListBlockedKeysRequest(server string, group string, params *ListBlockedK
 		if params.Cursor != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "cursor", *params.Cursor, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.ConsumerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "consumerId", *params.ConsumerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -5388,7 +5410,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListBlockedKeysWithResponse List blocked ordering keys
 	//
-	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5397,7 +5419,7 @@ type ClientWithResponsesInterface interface {
 
 	// ParkBlockedKeyWithBodyWithResponse Park an ordering key
 	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5406,7 +5428,7 @@ type ClientWithResponsesInterface interface {
 
 	// ParkBlockedKeyWithResponse Park an ordering key
 	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5433,7 +5455,7 @@ type ClientWithResponsesInterface interface {
 
 	// SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
 	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5442,7 +5464,7 @@ type ClientWithResponsesInterface interface {
 
 	// SkipBlockedKeyWithResponse Skip a blocked key's head message
 	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9604,7 +9626,7 @@ func (c *ClientWithResponses) AckMessagesWithResponse(ctx context.Context, group
 
 // ListBlockedKeysWithResponse List blocked ordering keys
 //
-// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9619,7 +9641,7 @@ func (c *ClientWithResponses) ListBlockedKeysWithResponse(ctx context.Context, g
 
 // ParkBlockedKeyWithBodyWithResponse Park an ordering key
 //
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9634,7 +9656,7 @@ func (c *ClientWithResponses) ParkBlockedKeyWithBodyWithResponse(ctx context.Con
 
 // ParkBlockedKeyWithResponse Park an ordering key
 //
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9679,7 +9701,7 @@ func (c *ClientWithResponses) ResumeBlockedKeyWithResponse(ctx context.Context, 
 
 // SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
 //
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9694,7 +9716,7 @@ func (c *ClientWithResponses) SkipBlockedKeyWithBodyWithResponse(ctx context.Con
 
 // SkipBlockedKeyWithResponse Skip a blocked key's head message
 //
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -173,8 +173,12 @@ func (e *Embedded) clientLocked(rt *groupRT, consumerID string) (*clientRT, erro
 	}
 	box := newInbox(rt.cfg.Name, clientID, e.leases)
 	box.paused = rt.paused
-	if rt.cfg.ConsumeMode == core.Orderly && consumerID == "" {
-		box.rules, box.persist = e.parks.rules(rt.cfg.Name), e.saveParks
+	if rt.cfg.ConsumeMode == core.Orderly {
+		key := rt.cfg.Name
+		if consumerID != "" {
+			key = broadcastRulesKey(key, consumerID) // skips only (blocked.go)
+		}
+		box.rules, box.persist = e.parks.rules(key), e.saveParks
 	}
 	pc, err := e.opts.NewClient(consumer.Options{
 		Group:    rt.cfg,

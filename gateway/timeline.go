@@ -11,13 +11,16 @@ import (
 // group, from a bounded in-memory ring per group plus what the store
 // keeps (the API adds PUBLISHED from the message's bornAt).
 //
-// Retention: the last TimelineRingSize events of each group (all messages
-// of the group share the ring), lost on restart. Memory: a ring grows with
-// its events up to TimelineRingSize slots of about 100 bytes (~400 KiB a
-// group at most); a deleted group's ring stays until the restart. Cost: recording is one
+// Retention: the last TimelineRingSize events of each group (`mqgate serve
+// --timeline-events`; all messages of the group share the ring), lost on
+// restart; nothing goes to disk. Memory: a ring grows with its events up
+// to its size in 120-byte slots (~480 KiB a group at 4096), plus the nack
+// reasons the slots hold (at most core.MaxReasonLength characters each);
+// a deleted group's ring stays until the restart. Cost: recording is one
 // short critical section writing a fixed-size slot (no allocation: the id
-// and consumer id strings are shared with the message and the lease);
-// a lookup scans the group's ring.
+// and consumer id strings are shared with the message and the lease); a
+// lookup scans the group's ring. A redrive job records one REDRIVEN a
+// message it moves, so a large job pushes older history out.
 
 // EventType is what happened.
 type EventType string
