@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 )
 
 // Message timelines (API.md "Timeline"): what happened to a message in a
@@ -186,15 +187,12 @@ func (t *Timeline) recordSendBack(group string, m *core.Message, level, maxRecon
 	if t == nil {
 		return
 	}
-	times := max(m.ReconsumeTimes, 0)
-	if times >= maxReconsumeTimes || level < 0 {
+	out := policy.Retry(m.ReconsumeTimes, maxReconsumeTimes, level)
+	if out.DeadLetter {
 		t.Record(group, Event{Type: EventDeadLettered, MessageID: m.UserID()})
 		return
 	}
-	if level == 0 {
-		level = 3 + times
-	}
-	t.Record(group, Event{Type: EventRetryScheduled, MessageID: m.UserID(), DelayLevel: level})
+	t.Record(group, Event{Type: EventRetryScheduled, MessageID: m.UserID(), DelayLevel: out.Level})
 }
 
 func withTimeline(t *leaseTable, tl *Timeline) *leaseTable {

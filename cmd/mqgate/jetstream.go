@@ -15,6 +15,7 @@ import (
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/openapi"
 )
@@ -60,13 +61,22 @@ func (m *Main) runJetStream() error {
 	}
 	r := &jsRun{b: b, served: make(chan error, 1)}
 	m.js = r
-	// Push (webhook) groups run on every instance over the shared
-	// consumers (each message is delivered once overall).
-	if err := b.StartPush(jetstream.PushOptions{AllowLoopback: m.Config.WebhookAllowLoopback}); err != nil {
-		return fmt.Errorf("start webhook pushers: %w", err)
-	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Push (webhook) groups run on every instance over the shared
+	// consumers (each message is delivered once overall), with the
+	// embedded gateway's pusher: the same flags, guard and metrics.
+	webhookLog := m.Logger
+	if err := b.StartPush(jetstream.PushOptions{Webhook: webhook.Options{
+		Registerer:    metrics,
+		Logger:        &webhookLog,
+		AllowLoopback: m.Config.WebhookAllowLoopback,
+		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
+		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
+		DelayLevelFor: webhook.LevelAtLeast(levels),
+	}}); err != nil {
+		return fmt.Errorf("start webhook pushers: %w", err)
+	}
 	httpLog := m.component("http")
 	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
 		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring})

@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
@@ -375,3 +376,9 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 		newDiskCollector(eng),    // disk_metrics.go
 	}
 }
+
+// Both backends are one interface to the HTTP layer (api.Backend).
+var (
+	_ api.Backend = gateway.EmbeddedBackend{}
+	_ api.Backend = (*jetstream.Backend)(nil)
+)

@@ -10,6 +10,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/core/store"
 	"github.com/mqgate/mqgate/internal/watch"
 )
@@ -43,13 +44,9 @@ type Options struct {
 	retentionUnit time.Duration
 }
 
-// DefaultDelayLevels are RocketMQ's messageDelayLevel.
-var DefaultDelayLevels = []time.Duration{
-	time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
-	time.Minute, 2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 5 * time.Minute,
-	6 * time.Minute, 7 * time.Minute, 8 * time.Minute, 9 * time.Minute, 10 * time.Minute,
-	20 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
-}
+// DefaultDelayLevels are RocketMQ's messageDelayLevel (policy's table,
+// shared by every backend).
+var DefaultDelayLevels = policy.DefaultDelayLevels
 
 func (o *Options) setDefaults() {
 	if len(o.DelayLevels) == 0 {
