@@ -36,6 +36,7 @@ type Embedded struct {
 	drain chan struct{} // closed by Drain: parked receives answer at once
 	stop  chan struct{} // closed by Close: background loops end
 	kick  chan struct{} // cap 1: a BROADCASTING client went idle
+	syncs chan syncReq  // SyncGroup's requests to the run loop (pause.go)
 	wg    sync.WaitGroup
 }
 
@@ -46,6 +47,7 @@ type groupRT struct {
 	cfg     core.GroupConfig
 	clients map[string]*clientRT // by consumerId; "" for CLUSTERING
 	waiting int
+	paused  bool // the group is paused: its inboxes hand nothing out (pause.go)
 }
 
 // clientRT is one push-consumer client and its inbox.
@@ -97,6 +99,7 @@ func New(opts Options) (*Embedded, error) {
 		drain:  make(chan struct{}),
 		stop:   make(chan struct{}),
 		kick:   make(chan struct{}, 1),
+		syncs:  make(chan syncReq),
 	}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/gateway"
 )
 
 // Config is everything `mqgate serve` can be told. Each field has a flag
@@ -49,6 +50,12 @@ type Config struct {
 	// deduplicationId) is remembered per topic; the records live in the
 	// data file, so a restart keeps them.
 	DedupWindow time.Duration
+	// TimelineEvents is how many events each group's message timeline
+	// keeps in memory (gateway.TimelineRingSize by default); 0 turns
+	// timelines off (the timeline endpoint then shows PUBLISHED only), so
+	// their cost can be measured against a run without them
+	// (cmd/mqbench/timeline-ab.sh).
+	TimelineEvents int
 	// CacheBudgetMiB caps the message bytes prefetched by all consumer
 	// groups together (SPEC §5), shared fairly among them.
 	CacheBudgetMiB int
@@ -141,6 +148,10 @@ func splitList(v string) []string {
 }
 
 // defaultDelayLevels is RocketMQ's messageDelayLevel.
+// maxTimelineEvents bounds --timeline-events: about 400 bytes an event
+// at most (a 256-character reason), 400 MiB a group.
+const maxTimelineEvents = 1 << 20
+
 const defaultDelayLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
 // DefaultConfig returns the built-in defaults (no environment).
@@ -157,6 +168,7 @@ func DefaultConfig() Config {
 		MaxDelay:             40 * 24 * time.Hour,
 		DedupWindow:          engine.DefaultDedupWindow,
 		CacheBudgetMiB:       256,
+		TimelineEvents:       gateway.TimelineRingSize,
 		MaxWaitingPerGroup:   256,
 		MaxWaiting:           4096,
 		BroadcastIdleTimeout: 5 * time.Minute,
@@ -194,6 +206,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
+	fs.IntVar(&c.TimelineEvents, "timeline-events", c.TimelineEvents, "events each group's message timeline keeps in memory; 0 turns timelines off")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
 	fs.IntVar(&c.MaxWaitingPerGroup, "max-waiting-per-group", c.MaxWaitingPerGroup, "long-poll receives parked on one group before 429")
 	fs.IntVar(&c.MaxWaiting, "max-waiting", c.MaxWaiting, "long-poll receives parked in all before 429")
@@ -302,6 +315,9 @@ func (c Config) problems() []error {
 	}
 	if _, err := engine.ParseDelayLevels(c.DelayLevels); err != nil {
 		errs = append(errs, fmt.Errorf("--delay-levels: %w", err))
+	}
+	if c.TimelineEvents < 0 || c.TimelineEvents > maxTimelineEvents {
+		errs = append(errs, fmt.Errorf("--timeline-events must be between 0 (off) and %d", maxTimelineEvents))
 	}
 	if c.CacheBudgetMiB < 1 {
 		errs = append(errs, errors.New("--cache-budget-mib must be at least 1"))

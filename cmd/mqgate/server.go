@@ -18,6 +18,7 @@ import (
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
+	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
@@ -114,12 +115,21 @@ func (m *Main) Run() error {
 	if err := refuseLostStore(m.Config.Data, m.Config.Init); err != nil {
 		return err
 	}
+	// Message timelines: bounded rings in memory (nil: off). Made before
+	// the engine opens: a redrive job resumed by Open records into it.
+	var timeline *gateway.Timeline
+	var jobRedriven func(*core.Job, []string)
+	if m.Config.TimelineEvents > 0 {
+		timeline = gateway.NewTimeline(m.Config.TimelineEvents)
+		jobRedriven = timeline.RecordJobRedriven
+	}
 	eng, err := engine.Open(engine.Options{
 		Dir:         m.Config.Data,
 		Logger:      m.component("engine"),
 		DelayLevels: levels,
 		MaxDelay:    m.Config.MaxDelay,
 		DedupWindow: m.Config.DedupWindow,
+		JobRedriven: jobRedriven,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
@@ -157,7 +167,6 @@ func (m *Main) Run() error {
 		return fmt.Errorf("webhook network guard: %w", err)
 	}
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
-	timeline := gateway.NewTimeline(0) // message timelines: bounded rings in memory
 	key, previous, err := m.handleKeys()
 	if err != nil {
 		return err

@@ -32,6 +32,12 @@ type Options struct {
 	// (core.PutMessage.DedupID; default DefaultDedupWindow, 5m). Records
 	// are kept in the file, so a restart keeps them for their window.
 	DedupWindow time.Duration
+	// JobRedriven, if set, is told the user ids (core.Message.UserID) each
+	// DLQ_REDRIVE job moved, after the chunk holding them committed, in
+	// DLQ order (the gateway's timelines record REDRIVEN by job id). It
+	// runs on the job's goroutine and must not block; a resumed job calls
+	// it from Open, so set it before.
+	JobRedriven func(j *core.Job, ids []string)
 
 	// retentionUnit is the length of one "retention hour" (default 1h);
 	// tests shrink it to exercise the cleaner in milliseconds.
