@@ -49,6 +49,11 @@ type Config struct {
 	// deduplicationId) is remembered per topic; the records live in the
 	// data file, so a restart keeps them.
 	DedupWindow time.Duration
+	// RetentionCheckInterval is how often the retention cleaner looks for
+	// expired messages. A pass that finds nothing expired only reads (one
+	// read transaction over every queue's head); it writes only what
+	// expired.
+	RetentionCheckInterval time.Duration
 	// CacheBudgetMiB caps the message bytes prefetched by all consumer
 	// groups together (SPEC §5), shared fairly among them.
 	CacheBudgetMiB int
@@ -190,6 +195,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
+	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "how often the retention cleaner runs (a pass with nothing expired only reads)")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
 	fs.IntVar(&c.MaxWaitingPerGroup, "max-waiting-per-group", c.MaxWaitingPerGroup, "long-poll receives parked on one group before 429")
 	fs.IntVar(&c.MaxWaiting, "max-waiting", c.MaxWaiting, "long-poll receives parked in all before 429")
@@ -309,6 +315,9 @@ func (c Config) problems() []error {
 	}
 	if c.DedupWindow <= 0 {
 		errs = append(errs, errors.New("--dedup-window must be positive"))
+	}
+	if c.RetentionCheckInterval <= 0 {
+		errs = append(errs, errors.New("--retention-check-interval must be positive"))
 	}
 	if c.MaxDelay <= 0 {
 		errs = append(errs, errors.New("--max-delay must be positive"))
