@@ -167,6 +167,8 @@ func DefaultConfig() Config {
 		NATSURL:              "nats://127.0.0.1:4222",
 		NATSReplicas:         3,
 		NATSMaxBatch:         1000,
+
+		RetentionCheckInterval: time.Minute,
 	}
 }
 
