@@ -24,6 +24,7 @@ type QueueStatus struct {
 	CachedBytes    int64
 	InFlight       int // handed to the listener, not yet answered
 	Locked         bool
+	Parked         bool // idle: no pull goroutine until a message arrives (park.go)
 }
 
 // Stats are a client's counters since it started.
@@ -37,10 +38,11 @@ type Stats struct {
 	BroadcastDropped int64 // BROADCASTING failures, dropped (RocketMQ)
 	Expired          int64 // concurrently: unanswered past ConsumeTimeout
 	FlowControlled   int64 // pulls held back by the per-queue thresholds
+	Parks            int64 // idle queues' pulls parked without a goroutine (park.go)
 }
 
 type stats struct {
-	delivered, succeeded, failed, sentBack, sendBackFailed, deadLettered, broadcastDropped, expired, flowControlled atomic.Int64
+	delivered, succeeded, failed, sentBack, sendBackFailed, deadLettered, broadcastDropped, expired, flowControlled, parks atomic.Int64
 }
 
 const (
@@ -224,6 +226,7 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	for _, pr := range c.table {
 		pr.pq.SetDropped()
 		close(pr.stop)
+		pr.forgetParked()
 		prs = append(prs, pr)
 	}
 	for _, pr := range c.draining {
@@ -302,8 +305,21 @@ func (c *PushConsumer) SetPrefetch(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, pr := range c.table {
+		if int64(n) > old {
+			// Wake pulls held by flow control or the budget; a parked
+			// pull is caught up and needs nothing.
+			signal(pr.nudge)
+			pr.pq.wake()
+			continue
+		}
+		if pr.pq.Count() <= n {
+			// Nothing to give back, so an idle (parked) queue sleeps on;
+			// a pull in progress checks prefetchGen before it pulls again.
+			continue
+		}
 		signal(pr.nudge)
 		pr.pq.wake()
+		c.unparkPull(pr) // the pull goroutine trims
 	}
 }
 
@@ -324,7 +340,7 @@ func (c *PushConsumer) Status() []QueueStatus {
 		out = append(out, QueueStatus{
 			Queue: pr.mq, ConsumedOffset: off,
 			Cached: pr.pq.Count(), CachedBytes: pr.pq.Bytes(),
-			InFlight: int(pr.inFlight.Load()), Locked: pr.pq.Locked(),
+			InFlight: int(pr.inFlight.Load()), Locked: pr.pq.Locked(), Parked: pr.isParked(),
 		})
 	}
 	slices.SortFunc(out, func(a, b QueueStatus) int {
@@ -346,6 +362,7 @@ func (c *PushConsumer) Stats() Stats {
 		Delivered: s.delivered.Load(), Succeeded: s.succeeded.Load(), Failed: s.failed.Load(),
 		SentBack: s.sentBack.Load(), SendBackFailed: s.sendBackFailed.Load(), DeadLettered: s.deadLettered.Load(),
 		BroadcastDropped: s.broadcastDropped.Load(), Expired: s.expired.Load(), FlowControlled: s.flowControlled.Load(),
+		Parks: s.parks.Load(),
 	}
 }
 

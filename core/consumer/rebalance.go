@@ -40,6 +40,10 @@ type pullRequest struct {
 	nudge      chan struct{}      // cap 1: the pull loop should look again (prefetch lowered)
 	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
+	parkMu sync.Mutex  // guards parked and unpark (park.go); after PushConsumer.mu, before the engine's locks
+	parked bool        // no pull goroutine: waiting for an arrival or a nudge
+	unpark func() bool // cancels the engine's wake-up of a parked pull
+
 	mu          sync.Mutex     // orderly consume state; after PushConsumer.mu
 	consuming   bool           // a batch is out or suspended: nothing else goes out
 	outstanding bool           // a batch is out, not fully answered
@@ -278,6 +282,7 @@ func (c *PushConsumer) dropLocked(pr *pullRequest, forReset bool) {
 	delete(c.table, pr.mq)
 	pr.pq.SetDropped()
 	close(pr.stop)
+	pr.forgetParked()
 	c.revokeLocked(pr)
 	pr.mu.Lock()
 	pr.noCommit = forReset
