@@ -20,8 +20,9 @@ type MessageReader interface {
 	Arrival(mq core.MessageQueue, offset int64) <-chan struct{}
 	// AfterArrival is Arrival without a waiting goroutine (an idle queue's
 	// pull parks, park.go): fn runs once, on a goroutine of its own, when
-	// Arrival's channel would close. parked false: that is already so (or
-	// mq is no known queue) and fn never runs. stop cancels; it reports
+	// Arrival's channel would close. It parks only when offset is the
+	// queue's max offset; parked false (more to read, an offset to
+	// correct, no known queue): fn never runs. stop cancels; it reports
 	// whether fn was cancelled before it started.
 	AfterArrival(mq core.MessageQueue, offset int64, fn func()) (stop func() bool, parked bool)
 	// Topic returns a topic's config (ENotFound if absent).

@@ -38,6 +38,22 @@ func (c *PushConsumer) park(pr *pullRequest) bool {
 	return true
 }
 
+// parkNew parks a newly owned queue that has nothing to read from its
+// start (rebalance, with PushConsumer.mu held), so that taking on
+// thousands of idle queues (a start-up) starts no goroutine for them;
+// false: start its pull goroutine.
+func (c *PushConsumer) parkNew(pr *pullRequest) bool {
+	pr.parkMu.Lock()
+	defer pr.parkMu.Unlock()
+	stop, parked := c.deps.Reader.AfterArrival(pr.mq, pr.nextOffset, func() { c.unparkPull(pr) })
+	if !parked {
+		return false
+	}
+	pr.parked, pr.unpark = true, stop
+	c.stats.parks.Add(1)
+	return true
+}
+
 // unparkPull starts pr's pull goroutine again if it is parked (an arrival
 // or a nudge). The WaitGroup is added to under parkMu, so a shutdown
 // (which clears parked under parkMu before it waits) never misses it.

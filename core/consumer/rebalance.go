@@ -218,7 +218,11 @@ func (c *PushConsumer) doRebalance() {
 	}
 	// Every new queue is under the cache budget before any pulls, so the
 	// first pulls already see the fair share of them all (budget.go).
+	// A queue with nothing to read parks at once (park.go).
 	for _, pr := range started {
+		if c.parkNew(pr) {
+			continue
+		}
 		c.pulls.Add(1)
 		go c.pullLoop(pr)
 	}

@@ -147,7 +147,7 @@ func (a *arrivals) park(mq core.MessageQueue, offset int64, fn func()) (stop fun
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	w := a.queueLocked(mq)
-	if w == nil || w.max > offset {
+	if w == nil || w.max != offset {
 		return nil, false
 	}
 	p := &parkedWait{fn: fn, w: w}
@@ -198,10 +198,11 @@ func (e *Engine) Arrival(mq core.MessageQueue, offset int64) <-chan struct{} {
 // AfterArrival is Arrival for a waiter that keeps no goroutine: fn runs,
 // once and on a goroutine of its own, when the queue's max offset exceeds
 // offset (or the topic is deleted, or the engine closes; early wake-ups
-// as with Arrival). parked is false, and fn never runs, when there is
-// nothing to wait for: the queue already holds more, the engine is closed,
-// or mq is not a queue of a known topic. stop cancels a parked fn and
-// reports whether it did so before fn was started.
+// as with Arrival). parked is false, and fn never runs, unless offset is
+// the queue's max offset: when it holds more (read them), when offset is
+// beyond it (a read corrects it: OFFSET_ILLEGAL), when the engine is
+// closed, or when mq is not a queue of a known topic. stop cancels a
+// parked fn and reports whether it did so before fn was started.
 func (e *Engine) AfterArrival(mq core.MessageQueue, offset int64, fn func()) (stop func() bool, parked bool) {
 	return e.arrivals.park(mq, offset, fn)
 }
