@@ -72,6 +72,11 @@ type PushConsumer struct {
 	revoked    []*pullRequest                     // dropped, listener not told yet (dropped.go)
 
 	rb rebalanceCount // rebalances started and finished (RebalanceWait, dropped.go)
+	// unfinished: the last rebalance left a wanted queue untaken (a topic
+	// it could not read, a start it could not compute, a lock another
+	// client holds, a drop in progress); the periodic rebalance runs only
+	// then.
+	unfinished bool
 
 	prefetch    atomic.Int64  // per-queue message threshold in force (SetPrefetch)
 	prefetchGen atomic.Uint64 // bumped when prefetch is lowered: pulls trim (trim.go)
@@ -380,6 +385,26 @@ func (c *PushConsumer) Stats() Stats {
 func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 	defer close(c.done)
 	rebalance := time.NewTimer(c.opts.RebalanceInterval)
+	// The periodic rebalance (RocketMQ RebalanceService, every 20 s) is
+	// armed only while the last rebalance left something undone: every
+	// input of a rebalance — the group's config, clients and resets
+	// (Coordinator.Watch), its topics (WatchTopics) — notifies this loop,
+	// which rebalances at once, so a pass over a settled client would
+	// change nothing and only cost CPU on an idle server.
+	rebalanceArmed := true
+	rearm := func() {
+		c.mu.Lock()
+		want := c.unfinished
+		c.mu.Unlock()
+		switch {
+		case want && !rebalanceArmed:
+			rebalance.Reset(c.opts.RebalanceInterval)
+		case !want && rebalanceArmed:
+			rebalance.Stop()
+		}
+		rebalanceArmed = want
+	}
+	rearm()
 	heartbeat := time.NewTimer(c.opts.HeartbeatInterval)
 	lock := time.NewTimer(c.opts.LockRenewInterval)
 	persist := time.NewTimer(time.Hour)
@@ -409,6 +434,7 @@ func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 			}
 			if name == c.group {
 				c.doRebalance()
+				rearm()
 			}
 		case name, ok := <-topics:
 			if !ok {
@@ -417,12 +443,15 @@ func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 			}
 			if c.subscribesTo(name) {
 				c.doRebalance()
+				rearm()
 			}
 		case <-c.kick:
 			c.doRebalance()
+			rearm()
 		case <-rebalance.C:
+			rebalanceArmed = false // fired: Reset, not Stop, re-arms it
 			c.doRebalance()
-			rebalance.Reset(c.opts.RebalanceInterval)
+			rearm()
 		case <-heartbeat.C:
 			c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
 			heartbeat.Reset(c.opts.HeartbeatInterval)

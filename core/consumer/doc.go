@@ -4,8 +4,9 @@
 // Listeners.
 //
 // It owns, per client:
-//   - RebalanceImpl (rebalance.go): on start, every RebalanceInterval and
-//     at once when the group's clients, config or offsets change
+//   - RebalanceImpl (rebalance.go): on start, every RebalanceInterval
+//     while the last rebalance left a wanted queue untaken (unfinished),
+//     and at once when the group's clients, config or offsets change
 //     (Coordinator.Watch) or a topic it subscribes to is created, grows or
 //     is deleted (MessageReader.WatchTopics; topicchange.go), allocate
 //     the sorted queues among the sorted live clients (AllocateStrategy,
@@ -90,7 +91,7 @@
 // waits for all of them and cancels the parked wake-ups (send-backs still
 // queued are dropped: those messages are delivered again from the
 // committed offset). Nothing wakes while the client is idle except the
-// heartbeat and periodic rebalance.
+// heartbeat and (orderly) the lock renewal.
 //
 // Lock order: PushConsumer.mu → pullRequest.parkMu → the engine's
 // arrival lock (park.go). PushConsumer.mu → pullRequest.mu → ProcessQueue.mu and

@@ -135,10 +135,12 @@ func (c *PushConsumer) doRebalance() {
 	want := map[core.MessageQueue]core.Filter{}
 	keep := map[string]bool{}         // topics whose queues could not be read
 	topics := map[string]core.Topic{} // the others: incarnation and layouts
+	c.unfinished = false              // set below when a wanted queue is not taken on
 	for _, s := range c.subscriptions(cfg) {
 		qs, t, ok := c.topicQueues(s)
 		if !ok {
 			keep[s.topic] = true
+			c.unfinished = true
 			continue
 		}
 		topics[s.topic] = t
@@ -181,6 +183,7 @@ func (c *PushConsumer) doRebalance() {
 			continue
 		}
 		if c.revokedLocked(mq) {
+			c.unfinished = true
 			// Dropped in this pass and wanted again (a filter change): the
 			// DropListener must first be told and its answers in progress
 			// land (notifyDropped), so the new request starts from a
@@ -189,17 +192,20 @@ func (c *PushConsumer) doRebalance() {
 			continue
 		}
 		if _, ok := c.draining[mq]; ok {
+			c.unfinished = true
 			continue // our own previous batch is still out; it kicks us when done
 		}
 		now := time.Now()
 		lockFree := orderly && !needsBrokerLock(cfg)
 		if orderly && !lockFree && !c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, mq, now) {
+			c.unfinished = true
 			continue // another client still holds it; its unlock notifies us
 		}
 		pq := NewProcessQueue()
 		pos, err := c.computePullFromWhere(cfg, mq, topics[mq.Topic].UID, pq)
 		if err != nil {
 			c.log.Warn().Err(err).Str("topic", mq.Topic).Int("queue", mq.QueueID).Msg("compute pull offset")
+			c.unfinished = true
 			if orderly && !lockFree {
 				c.deps.Coordinator.UnlockQueue(c.group, c.opts.ClientID, mq)
 			}
