@@ -34,7 +34,7 @@ func (s *HandleSealer) Seal(payload []byte) string {
 	b := make([]byte, 0, 1+len(payload)+handleMACSize)
 	b = append(b, SealedHandleVersion)
 	b = append(b, payload...)
-	b = append(b, s.c.mac(b)...)
+	b = s.c.mac(b, b)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -54,7 +54,8 @@ func (s *HandleSealer) Open(h string) ([]byte, error) {
 		return nil, errBadHandle
 	}
 	payload, sum := raw[:len(raw)-handleMACSize], raw[len(raw)-handleMACSize:]
-	if !hmac.Equal(sum, s.c.mac(payload)) || payload[0] != SealedHandleVersion {
+	var want [handleMACSize]byte
+	if !hmac.Equal(sum, s.c.mac(want[:0], payload)) || payload[0] != SealedHandleVersion {
 		return nil, errBadHandle
 	}
 	return payload[1:], nil
