@@ -75,7 +75,8 @@ func tenantGroups(topics []string, n int) []tenantGroup {
 //   - retention passes with nothing expired write nothing (the store's
 //     update transactions stay put over several passes);
 //   - a restart's start-up time with that many topics and groups;
-//   - 0 CPU ticks over 10 s of idleness, with a long poll parked;
+//   - 0 CPU ticks over 10 s of idleness, with a long poll parked (at
+//     most 1: the runtime forces a collection every 2 minutes);
 //   - the resident memory (VmRSS, VmHWM), logged;
 //   - the server still delivers at once afterwards.
 func TestTenantsIdle(t *testing.T) {
@@ -174,7 +175,9 @@ func TestTenantsIdle(t *testing.T) {
 	const window = 10 * time.Second
 	used, settled := idleWindow(t, s.cmd.Process.Pid, window, 60*time.Second)
 	t.Logf("idle: %d CPU ticks over %v (after %v settling); %s", used, window, settled.Round(time.Second), memory(t, s.cmd.Process.Pid))
-	if used > 0 {
+	// 0 is the target; one tick is let through for the runtime's forced
+	// collection (every 2 minutes) landing in the window.
+	if used > 1 {
 		t.Errorf("idle server with %d topics × 8 queues and %d groups used %d CPU ticks (%d ms) in %v",
 			nTopics, nGroups, used, used*10, window)
 	}
