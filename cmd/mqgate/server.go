@@ -130,6 +130,8 @@ func (m *Main) Run() error {
 		MaxDelay:    m.Config.MaxDelay,
 		DedupWindow: m.Config.DedupWindow,
 		JobRedriven: jobRedriven,
+
+		RetentionCheckInterval: m.Config.RetentionCheckInterval,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
@@ -378,6 +380,12 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
 		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention and deletion chunks of at most 512 messages); publishers wait for each.",
 			func(s store.WriterStats) float64 { return float64(s.Updates) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mqgate_retention_passes_total",
+			Help: "Retention cleaner passes; a pass that finds nothing expired adds no store write transaction."},
+			func() float64 { return float64(eng.RetentionStats().Passes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mqgate_retention_pass_seconds_total",
+			Help: "Time the retention cleaner spent in its passes."},
+			func() float64 { return eng.RetentionStats().Time.Seconds() }),
 		newCorruptCollector(eng), // corrupt_metrics.go
 		newDiskCollector(eng),    // disk_metrics.go
 	}

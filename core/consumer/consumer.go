@@ -24,6 +24,7 @@ type QueueStatus struct {
 	CachedBytes    int64
 	InFlight       int // handed to the listener, not yet answered
 	Locked         bool
+	Parked         bool // idle: no pull goroutine until a message arrives (park.go)
 }
 
 // Stats are a client's counters since it started.
@@ -37,10 +38,11 @@ type Stats struct {
 	BroadcastDropped int64 // BROADCASTING failures, dropped (RocketMQ)
 	Expired          int64 // concurrently: unanswered past ConsumeTimeout
 	FlowControlled   int64 // pulls held back by the per-queue thresholds
+	Parks            int64 // idle queues' pulls parked without a goroutine (park.go)
 }
 
 type stats struct {
-	delivered, succeeded, failed, sentBack, sendBackFailed, deadLettered, broadcastDropped, expired, flowControlled atomic.Int64
+	delivered, succeeded, failed, sentBack, sendBackFailed, deadLettered, broadcastDropped, expired, flowControlled, parks atomic.Int64
 }
 
 const (
@@ -70,6 +72,11 @@ type PushConsumer struct {
 	revoked    []*pullRequest                     // dropped, listener not told yet (dropped.go)
 
 	rb rebalanceCount // rebalances started and finished (RebalanceWait, dropped.go)
+	// unfinished: the last rebalance left a wanted queue untaken (a topic
+	// it could not read, a start it could not compute, a lock another
+	// client holds, a drop in progress); the periodic rebalance runs only
+	// then.
+	unfinished bool
 
 	prefetch    atomic.Int64  // per-queue message threshold in force (SetPrefetch)
 	prefetchGen atomic.Uint64 // bumped when prefetch is lowered: pulls trim (trim.go)
@@ -224,6 +231,7 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	for _, pr := range c.table {
 		pr.pq.SetDropped()
 		close(pr.stop)
+		pr.forgetParked()
 		prs = append(prs, pr)
 	}
 	for _, pr := range c.draining {
@@ -302,8 +310,21 @@ func (c *PushConsumer) SetPrefetch(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, pr := range c.table {
+		if int64(n) > old {
+			// Wake pulls held by flow control or the budget; a parked
+			// pull is caught up and needs nothing.
+			signal(pr.nudge)
+			pr.pq.wake()
+			continue
+		}
+		if pr.pq.Count() <= n {
+			// Nothing to give back, so an idle (parked) queue sleeps on;
+			// a pull in progress checks prefetchGen before it pulls again.
+			continue
+		}
 		signal(pr.nudge)
 		pr.pq.wake()
+		c.unparkPull(pr) // the pull goroutine trims
 	}
 }
 
@@ -324,7 +345,7 @@ func (c *PushConsumer) Status() []QueueStatus {
 		out = append(out, QueueStatus{
 			Queue: pr.mq, ConsumedOffset: off,
 			Cached: pr.pq.Count(), CachedBytes: pr.pq.Bytes(),
-			InFlight: int(pr.inFlight.Load()), Locked: pr.pq.Locked(),
+			InFlight: int(pr.inFlight.Load()), Locked: pr.pq.Locked(), Parked: pr.isParked(),
 		})
 	}
 	slices.SortFunc(out, func(a, b QueueStatus) int {
@@ -346,6 +367,7 @@ func (c *PushConsumer) Stats() Stats {
 		Delivered: s.delivered.Load(), Succeeded: s.succeeded.Load(), Failed: s.failed.Load(),
 		SentBack: s.sentBack.Load(), SendBackFailed: s.sendBackFailed.Load(), DeadLettered: s.deadLettered.Load(),
 		BroadcastDropped: s.broadcastDropped.Load(), Expired: s.expired.Load(), FlowControlled: s.flowControlled.Load(),
+		Parks: s.parks.Load(),
 	}
 }
 
@@ -363,6 +385,26 @@ func (c *PushConsumer) Stats() Stats {
 func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 	defer close(c.done)
 	rebalance := time.NewTimer(c.opts.RebalanceInterval)
+	// The periodic rebalance (RocketMQ RebalanceService, every 20 s) is
+	// armed only while the last rebalance left something undone: every
+	// input of a rebalance — the group's config, clients and resets
+	// (Coordinator.Watch), its topics (WatchTopics) — notifies this loop,
+	// which rebalances at once, so a pass over a settled client would
+	// change nothing and only cost CPU on an idle server.
+	rebalanceArmed := true
+	rearm := func() {
+		c.mu.Lock()
+		want := c.unfinished
+		c.mu.Unlock()
+		switch {
+		case want && !rebalanceArmed:
+			rebalance.Reset(c.opts.RebalanceInterval)
+		case !want && rebalanceArmed:
+			rebalance.Stop()
+		}
+		rebalanceArmed = want
+	}
+	rearm()
 	heartbeat := time.NewTimer(c.opts.HeartbeatInterval)
 	lock := time.NewTimer(c.opts.LockRenewInterval)
 	persist := time.NewTimer(time.Hour)
@@ -392,6 +434,7 @@ func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 			}
 			if name == c.group {
 				c.doRebalance()
+				rearm()
 			}
 		case name, ok := <-topics:
 			if !ok {
@@ -400,12 +443,15 @@ func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 			}
 			if c.subscribesTo(name) {
 				c.doRebalance()
+				rearm()
 			}
 		case <-c.kick:
 			c.doRebalance()
+			rearm()
 		case <-rebalance.C:
+			rebalanceArmed = false // fired: Reset, not Stop, re-arms it
 			c.doRebalance()
-			rebalance.Reset(c.opts.RebalanceInterval)
+			rearm()
 		case <-heartbeat.C:
 			c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
 			heartbeat.Reset(c.opts.HeartbeatInterval)

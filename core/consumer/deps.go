@@ -18,6 +18,13 @@ type MessageReader interface {
 	// Arrival returns a channel closed once mq's max offset exceeds offset
 	// (long polling, RocketMQ PullRequestHoldService).
 	Arrival(mq core.MessageQueue, offset int64) <-chan struct{}
+	// AfterArrival is Arrival without a waiting goroutine (an idle queue's
+	// pull parks, park.go): fn runs once, on a goroutine of its own, when
+	// Arrival's channel would close. It parks only when offset is the
+	// queue's max offset; parked false (more to read, an offset to
+	// correct, no known queue): fn never runs. stop cancels; it reports
+	// whether fn was cancelled before it started.
+	AfterArrival(mq core.MessageQueue, offset int64, fn func()) (stop func() bool, parked bool)
 	// Topic returns a topic's config (ENotFound if absent).
 	Topic(name string) (core.Topic, error)
 	// SearchOffset returns the first offset of mq stored at or after t.

@@ -4,8 +4,9 @@
 // Listeners.
 //
 // It owns, per client:
-//   - RebalanceImpl (rebalance.go): on start, every RebalanceInterval and
-//     at once when the group's clients, config or offsets change
+//   - RebalanceImpl (rebalance.go): on start, every RebalanceInterval
+//     while the last rebalance left a wanted queue untaken (unfinished),
+//     and at once when the group's clients, config or offsets change
 //     (Coordinator.Watch) or a topic it subscribes to is created, grows or
 //     is deleted (MessageReader.WatchTopics; topicchange.go), allocate
 //     the sorted queues among the sorted live clients (AllocateStrategy,
@@ -24,8 +25,10 @@
 //     correction or a rebalance moves an offset), never by polling, except
 //     every PersistInterval while the missing progress is another
 //     client's. CONCURRENTLY groups ignore fences;
-//   - PullMessageService (pull.go): one pull goroutine per owned queue,
-//     long polling on the engine's Arrival channel, flow control by the
+//   - PullMessageService (pull.go): one pull goroutine per owned queue
+//     while it has work, long polling on the engine's Arrival channel for
+//     at most LongPollingHold, then parked without a goroutine until the
+//     engine reports an arrival (park.go), flow control by the
 //     ProcessQueue thresholds, OFFSET_ILLEGAL correction; under a shared
 //     CacheBudget (budget.go) each pull first reserves its batch's bytes —
 //     at once up to the queue's fair share, beyond it in FIFO order only
@@ -84,12 +87,14 @@
 //
 // Goroutines: per client one service loop (rebalance, heartbeat, lock
 // renewal, offset persistence), one scheduler, one send-back loop and one
-// pull goroutine per owned queue; Shutdown stops and waits for all of
-// them (send-backs still queued are dropped: those messages are delivered
-// again from the committed offset). Nothing wakes
-// while the client is idle except the heartbeat and periodic rebalance.
+// pull goroutine per owned queue that is not parked; Shutdown stops and
+// waits for all of them and cancels the parked wake-ups (send-backs still
+// queued are dropped: those messages are delivered again from the
+// committed offset). Nothing wakes while the client is idle except the
+// heartbeat and (orderly) the lock renewal.
 //
-// Lock order: PushConsumer.mu → pullRequest.mu → ProcessQueue.mu and
+// Lock order: PushConsumer.mu → pullRequest.parkMu → the engine's
+// arrival lock (park.go). PushConsumer.mu → pullRequest.mu → ProcessQueue.mu and
 // offsetStore.mu and offsetProgress.mu and sendBackQueue.mu (leaves). The Coordinator may be called with
 // PushConsumer.mu held (it never calls back). The Listener is never called
 // with any lock held, and never from inside a Delivery's Ack or Nack: an

@@ -76,8 +76,10 @@ type Options struct {
 	// is treated as lost by this client.
 	LockRenewInterval time.Duration
 	LockMaxLiveTime   time.Duration
-	// LongPollingHold: an idle pull waits for an arrival at most this long
-	// before it reads again. Default 15 s.
+	// LongPollingHold: an idle pull's goroutine waits for an arrival at
+	// most this long; then the pull parks: its goroutine ends and the
+	// engine starts one again when a message arrives (park.go). Default
+	// 15 s.
 	LongPollingHold time.Duration
 	// PullDelayOnError: wait after a failed pull. Default 1 s.
 	PullDelayOnError time.Duration

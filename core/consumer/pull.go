@@ -41,6 +41,22 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 			return true
 		}
 	}
+	// hold is wait for long polling: it tells a timeout (park then) from
+	// an arrival or a nudge (pull again), and dropped.
+	hold := func(ch <-chan struct{}, d time.Duration) holdResult {
+		timer.Reset(d)
+		defer timer.Stop()
+		select {
+		case <-pr.stop:
+			return holdDropped
+		case <-ch:
+			return holdWoken
+		case <-pr.nudge:
+			return holdWoken
+		case <-timer.C:
+			return holdTimedOut
+		}
+	}
 	for {
 		select {
 		case <-pr.stop:
@@ -123,7 +139,15 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 					arrival = nil // closed at once: do not spin on it
 				default:
 				}
-				if !wait(arrival, c.opts.LongPollingHold) {
+				if arrival != nil {
+					// A retry topic: the engine wakes the parked pull
+					// when its first message arrives.
+					if c.park(pr) {
+						return
+					}
+					continue
+				}
+				if !wait(nil, c.opts.LongPollingHold) {
 					return
 				}
 				continue
@@ -201,8 +225,15 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 				c.progress.moved()
 			}
 			if res.Status == core.NoNewMsg {
-				if !wait(c.deps.Reader.Arrival(pr.mq, pr.nextOffset), c.opts.LongPollingHold) {
+				// Long polling: wait here for an arrival a while (a busy
+				// queue keeps its goroutine), then park (park.go).
+				switch hold(c.deps.Reader.Arrival(pr.mq, pr.nextOffset), c.opts.LongPollingHold) {
+				case holdDropped:
 					return
+				case holdTimedOut:
+					if c.park(pr) {
+						return
+					}
 				}
 			}
 		case core.OffsetIllegal:
@@ -220,6 +251,15 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		}
 	}
 }
+
+// holdResult is how a long-polling hold ended.
+type holdResult int
+
+const (
+	holdWoken    holdResult = iota // an arrival or a nudge: pull again
+	holdTimedOut                   // nothing for LongPollingHold: park
+	holdDropped                    // dropped: the goroutine ends
+)
 
 // defaultSizeHint is the message size a queue's first reservation assumes.
 const defaultSizeHint = 1 << 10

@@ -40,6 +40,10 @@ type pullRequest struct {
 	nudge      chan struct{}      // cap 1: the pull loop should look again (prefetch lowered)
 	layouts    []core.TopicLayout // growth history (fence.go); pull goroutine only after creation
 
+	parkMu sync.Mutex  // guards parked and unpark (park.go); after PushConsumer.mu, before the engine's locks
+	parked bool        // no pull goroutine: waiting for an arrival or a nudge
+	unpark func() bool // cancels the engine's wake-up of a parked pull
+
 	mu          sync.Mutex     // orderly consume state; after PushConsumer.mu
 	consuming   bool           // a batch is out or suspended: nothing else goes out
 	outstanding bool           // a batch is out, not fully answered
@@ -131,10 +135,12 @@ func (c *PushConsumer) doRebalance() {
 	want := map[core.MessageQueue]core.Filter{}
 	keep := map[string]bool{}         // topics whose queues could not be read
 	topics := map[string]core.Topic{} // the others: incarnation and layouts
+	c.unfinished = false              // set below when a wanted queue is not taken on
 	for _, s := range c.subscriptions(cfg) {
 		qs, t, ok := c.topicQueues(s)
 		if !ok {
 			keep[s.topic] = true
+			c.unfinished = true
 			continue
 		}
 		topics[s.topic] = t
@@ -177,6 +183,7 @@ func (c *PushConsumer) doRebalance() {
 			continue
 		}
 		if c.revokedLocked(mq) {
+			c.unfinished = true
 			// Dropped in this pass and wanted again (a filter change): the
 			// DropListener must first be told and its answers in progress
 			// land (notifyDropped), so the new request starts from a
@@ -185,17 +192,20 @@ func (c *PushConsumer) doRebalance() {
 			continue
 		}
 		if _, ok := c.draining[mq]; ok {
+			c.unfinished = true
 			continue // our own previous batch is still out; it kicks us when done
 		}
 		now := time.Now()
 		lockFree := orderly && !needsBrokerLock(cfg)
 		if orderly && !lockFree && !c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, mq, now) {
+			c.unfinished = true
 			continue // another client still holds it; its unlock notifies us
 		}
 		pq := NewProcessQueue()
 		pos, err := c.computePullFromWhere(cfg, mq, topics[mq.Topic].UID, pq)
 		if err != nil {
 			c.log.Warn().Err(err).Str("topic", mq.Topic).Int("queue", mq.QueueID).Msg("compute pull offset")
+			c.unfinished = true
 			if orderly && !lockFree {
 				c.deps.Coordinator.UnlockQueue(c.group, c.opts.ClientID, mq)
 			}
@@ -214,7 +224,11 @@ func (c *PushConsumer) doRebalance() {
 	}
 	// Every new queue is under the cache budget before any pulls, so the
 	// first pulls already see the fair share of them all (budget.go).
+	// A queue with nothing to read parks at once (park.go).
 	for _, pr := range started {
+		if c.parkNew(pr) {
+			continue
+		}
 		c.pulls.Add(1)
 		go c.pullLoop(pr)
 	}
@@ -278,6 +292,7 @@ func (c *PushConsumer) dropLocked(pr *pullRequest, forReset bool) {
 	delete(c.table, pr.mq)
 	pr.pq.SetDropped()
 	close(pr.stop)
+	pr.forgetParked()
 	c.revokeLocked(pr)
 	pr.mu.Lock()
 	pr.noCommit = forReset

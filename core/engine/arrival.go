@@ -15,6 +15,8 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // without the periodic re-check): per queue the max offset and a
 // "generation" channel that is closed, and replaced lazily, whenever the
 // queue's max offset moves. Waiters hold the channel; nothing ticks.
+// Parked waiters (AfterArrival) hold not even a goroutine: a function is
+// kept per queue and started when the queue moves.
 type arrivals struct {
 	mu     sync.Mutex
 	queues map[core.MessageQueue]*queueWait
@@ -22,8 +24,35 @@ type arrivals struct {
 }
 
 type queueWait struct {
-	max int64
-	gen chan struct{} // nil until someone waits
+	max    int64
+	gen    chan struct{}            // nil until someone waits
+	parked map[*parkedWait]struct{} // AfterArrival waiters; nil when none
+}
+
+// parkedWait is one AfterArrival waiter.
+type parkedWait struct {
+	fn func()
+	w  *queueWait // nil once started or stopped (arrivals.mu)
+}
+
+// wakeLocked takes w's parked waiters, to be started once arrivals.mu is
+// released (startParked).
+func (w *queueWait) wakeLocked(out []func()) []func() {
+	for p := range w.parked {
+		p.w = nil
+		out = append(out, p.fn)
+	}
+	w.parked = nil
+	return out
+}
+
+// startParked starts woken parked waiters, each on a goroutine of its own:
+// the writer calls advance on its commit path, which must not wait for
+// them.
+func startParked(fns []func()) {
+	for _, fn := range fns {
+		go fn()
+	}
 }
 
 func (a *arrivals) init() { a.queues = map[core.MessageQueue]*queueWait{} }
@@ -43,6 +72,8 @@ func (a *arrivals) set(mq core.MessageQueue, max int64) {
 // and before the publishers are answered, so a waiter woken here reads the
 // new messages.
 func (a *arrivals) advance(adv []store.Advance) {
+	var woken []func()
+	defer func() { startParked(woken) }() // after the unlock below
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for _, ad := range adv {
@@ -57,11 +88,14 @@ func (a *arrivals) advance(adv []store.Advance) {
 			close(w.gen)
 			w.gen = nil
 		}
+		woken = w.wakeLocked(woken)
 	}
 }
 
 // drop wakes and forgets every queue of a deleted topic.
 func (a *arrivals) drop(topic string) {
+	var woken []func()
+	defer func() { startParked(woken) }()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for mq, w := range a.queues {
@@ -69,12 +103,15 @@ func (a *arrivals) drop(topic string) {
 			if w.gen != nil {
 				close(w.gen)
 			}
+			woken = w.wakeLocked(woken)
 			delete(a.queues, mq)
 		}
 	}
 }
 
 func (a *arrivals) closeAll() {
+	var woken []func()
+	defer func() { startParked(woken) }()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.closed = true
@@ -83,7 +120,51 @@ func (a *arrivals) closeAll() {
 			close(w.gen)
 			w.gen = nil
 		}
+		woken = w.wakeLocked(woken)
 	}
+}
+
+// queueLocked is the wait entry of mq; nil when the caller should not
+// wait (closed, or an unknown user topic: re-read and see ENotFound).
+func (a *arrivals) queueLocked(mq core.MessageQueue) *queueWait {
+	if a.closed {
+		return nil
+	}
+	w := a.queues[mq]
+	if w == nil {
+		if !core.IsSystemTopic(mq.Topic) {
+			return nil
+		}
+		// A system topic (%RETRY%g) is created by its first put; wait for it.
+		w = &queueWait{}
+		a.queues[mq] = w
+	}
+	return w
+}
+
+// park keeps fn for (mq, offset); see Engine.AfterArrival.
+func (a *arrivals) park(mq core.MessageQueue, offset int64, fn func()) (stop func() bool, parked bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	w := a.queueLocked(mq)
+	if w == nil || w.max != offset {
+		return nil, false
+	}
+	p := &parkedWait{fn: fn, w: w}
+	if w.parked == nil {
+		w.parked = map[*parkedWait]struct{}{}
+	}
+	w.parked[p] = struct{}{}
+	return func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		if p.w == nil {
+			return false
+		}
+		delete(p.w.parked, p)
+		p.w = nil
+		return true
+	}, true
 }
 
 // wait returns the channel for (mq, offset). known reports whether the
@@ -92,17 +173,9 @@ func (a *arrivals) closeAll() {
 func (a *arrivals) wait(mq core.MessageQueue, offset int64) <-chan struct{} {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.closed {
-		return closedChan
-	}
-	w := a.queues[mq]
+	w := a.queueLocked(mq)
 	if w == nil {
-		if !core.IsSystemTopic(mq.Topic) {
-			return closedChan
-		}
-		// A system topic (%RETRY%g) is created by its first put; wait for it.
-		w = &queueWait{}
-		a.queues[mq] = w
+		return closedChan
 	}
 	if w.max > offset {
 		return closedChan
@@ -120,6 +193,18 @@ func (a *arrivals) wait(mq core.MessageQueue, offset int64) <-chan struct{} {
 // wait again.
 func (e *Engine) Arrival(mq core.MessageQueue, offset int64) <-chan struct{} {
 	return e.arrivals.wait(mq, offset)
+}
+
+// AfterArrival is Arrival for a waiter that keeps no goroutine: fn runs,
+// once and on a goroutine of its own, when the queue's max offset exceeds
+// offset (or the topic is deleted, or the engine closes; early wake-ups
+// as with Arrival). parked is false, and fn never runs, unless offset is
+// the queue's max offset: when it holds more (read them), when offset is
+// beyond it (a read corrects it: OFFSET_ILLEGAL), when the engine is
+// closed, or when mq is not a queue of a known topic. stop cancels a
+// parked fn and reports whether it did so before fn was started.
+func (e *Engine) AfterArrival(mq core.MessageQueue, offset int64, fn func()) (stop func() bool, parked bool) {
+	return e.arrivals.park(mq, offset, fn)
 }
 
 // ensure adds a queue of a new or grown topic (max offset 0).

@@ -86,6 +86,8 @@ type Engine struct {
 
 	trashWake signal // wakes trashLoop after a deletion (trash.go)
 
+	cleaner cleanerStats // retention passes (cleaner.go)
+
 	jobs jobTable // redrive and purge jobs (jobs.go)
 
 	closing   chan struct{}
