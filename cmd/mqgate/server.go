@@ -179,7 +179,9 @@ func (m *Main) Run() error {
 		Dir:          m.Config.Data,
 		Groups:       reg,
 		Timeline:     timeline,
-		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg}, func(o *consumer.Options) {
+		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg,
+			Heartbeats: consumer.NewHeartbeats(reg, 0), // one heartbeat timer for every client of the process
+		}, func(o *consumer.Options) {
 			// One budget for every client of the process: memory stays
 			// bounded however many groups and backlogged queues there are.
 			o.CacheBudget = budget

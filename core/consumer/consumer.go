@@ -174,6 +174,9 @@ func (c *PushConsumer) Start() error {
 	topics, topicCancel := c.deps.Reader.WatchTopics()
 	c.topicCancel = topicCancel
 	c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
+	if c.deps.Heartbeats != nil {
+		c.deps.Heartbeats.add(c.group, c.opts.ClientID)
+	}
 	// Decide (once, persisted at once) where this consumer starts in every
 	// queue that exists now; queues that appear later start at their first
 	// offset. A BROADCASTING consumerId appears here; a CLUSTERING group's
@@ -246,6 +249,11 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 
 	close(c.stop)
 	<-c.done
+	if c.deps.Heartbeats != nil {
+		// Before anything else: a client shut down as in a crash must
+		// go silent so the registry expires it.
+		c.deps.Heartbeats.remove(c.group, c.opts.ClientID)
+	}
 	c.persisting.Wait() // the last periodic write lands before the final one
 	c.watchCancel()
 	c.topicCancel()
@@ -392,7 +400,11 @@ func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 	// which rebalances at once, so a pass over a settled client would
 	// change nothing and only cost CPU on an idle server.
 	rebalanceArmed := true
+	var rearmLock func()
 	rearm := func() {
+		if rearmLock != nil {
+			rearmLock()
+		}
 		c.mu.Lock()
 		want := c.unfinished
 		c.mu.Unlock()
@@ -406,7 +418,25 @@ func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 	}
 	rearm()
 	heartbeat := time.NewTimer(c.opts.HeartbeatInterval)
+	if c.deps.Heartbeats != nil {
+		heartbeat.Stop() // sent with every other client's (heartbeat.go)
+	}
+	// Lock renewal runs only while this client holds queues that need a
+	// lock (ORDERLY, CLUSTERING): a concurrent or broadcast client never
+	// wakes for it.
 	lock := time.NewTimer(c.opts.LockRenewInterval)
+	lockArmed := true
+	rearmLock = func() {
+		want := c.needsLocks()
+		switch {
+		case want && !lockArmed:
+			lock.Reset(c.opts.LockRenewInterval)
+		case !want && lockArmed:
+			lock.Stop()
+		}
+		lockArmed = want
+	}
+	rearmLock()
 	persist := time.NewTimer(time.Hour)
 	persist.Stop()
 	persistArmed, inFlight := false, false
@@ -456,8 +486,9 @@ func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 			c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
 			heartbeat.Reset(c.opts.HeartbeatInterval)
 		case <-lock.C:
+			lockArmed = false // fired: Reset, not Stop, re-arms it
 			c.lockAll()
-			lock.Reset(c.opts.LockRenewInterval)
+			rearmLock()
 		case <-c.persistKick:
 			switch {
 			case inFlight, persistArmed:

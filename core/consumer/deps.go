@@ -101,4 +101,8 @@ type Deps struct {
 	Reader      MessageReader
 	SendBack    SendBacker
 	Coordinator Coordinator
+	// Heartbeats, when set, sends this client's heartbeats together with
+	// every other client's built with it (one timer per process);
+	// otherwise each client has its own timer.
+	Heartbeats *Heartbeats
 }

@@ -24,6 +24,8 @@ type env struct {
 	back    *recordingSendBack
 	regOpts groups.Options
 	delays  []time.Duration // engine delay levels (default RocketMQ's)
+	// heartbeats, when set, is every consumer's shared heartbeat sender.
+	heartbeats *Heartbeats
 }
 
 func newEnv(t *testing.T) *env {
@@ -112,7 +114,7 @@ func (e *env) consumer(cfg core.GroupConfig, clientID string, l Listener, mod fu
 	if mod != nil {
 		mod(&o)
 	}
-	c, err := New(o, Deps{Reader: e.eng, SendBack: e.back, Coordinator: e.reg})
+	c, err := New(o, Deps{Reader: e.eng, SendBack: e.back, Coordinator: e.reg, Heartbeats: e.heartbeats})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -326,6 +326,24 @@ func (c *PushConsumer) finishDropLocked(pr *pullRequest) {
 // whose lock is alive again — regained, or renewed after it lapsed on this
 // side (a stall over LockMaxLiveTime) — resumes consuming what is cached.
 // BROADCASTING queues hold no broker lock.
+// needsLocks reports whether the client holds (or drains) a queue whose
+// broker lock must be renewed.
+func (c *PushConsumer) needsLocks() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, pr := range c.table {
+		if pr.orderly && !pr.lockFree {
+			return true
+		}
+	}
+	for _, pr := range c.draining {
+		if !pr.lockFree {
+			return true
+		}
+	}
+	return false
+}
+
 func (c *PushConsumer) lockAll() {
 	c.mu.Lock()
 	var resume []*pullRequest
