@@ -345,3 +345,33 @@ func TestPendingTimerFoundByID(t *testing.T) {
 		t.Fatalf("after rebuilding the id index: %v, %v", m, err)
 	}
 }
+
+// TestSendBackAfterTrashEmptiedDeletedTopic: the send-back of a message
+// whose deleted topic the trash loop already emptied (its record is gone,
+// so it cannot be re-read) is dropped, not taken for a message of the new
+// incarnation that retention removed.
+func TestSendBackAfterTrashEmptiedDeletedTopic(t *testing.T) {
+	e := openTest(t, Options{DelayLevels: shortLevels[:3]})
+	mustTopic(t, e, "t", 1)
+	mustPut(t, e, "t", text("a"), text("b"))
+	msgs := readAll(t, e, core.MessageQueue{Topic: "t"})
+	if err := e.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	mustTopic(t, e, "t", 1)
+	checkFor(t, 10*time.Second, func() error {
+		if n := bucketLen(t, e, "mq.trash"); n != 0 {
+			return fmt.Errorf("%d deleted topics still being emptied", n)
+		}
+		return nil
+	})
+	if err := e.SendMessageBack(t.Context(), "g", msgs[1], 1, 16); err != nil {
+		t.Fatal(err)
+	}
+	if _, max, err := e.QueueOffsets(core.MessageQueue{Topic: core.ScheduleTopic}); err == nil && max != 0 {
+		t.Fatalf("a retry copy of a deleted topic's message was scheduled (schedule queue max %d)", max)
+	}
+	if c := e.Counters(); c.Dropped != 1 {
+		t.Fatalf("counters %+v: want the send-back dropped", c)
+	}
+}

@@ -334,8 +334,8 @@ func copyForGroup(orig *core.Message, now time.Time) *core.Message {
 // RETRY_TOPIC_UID value ("" when unknown: a copy made before incarnations
 // were recorded), and whether that incarnation is gone (the topic was
 // deleted, maybe created again). stored says orig was read from the store;
-// a message retention removed meanwhile is taken to be of the current
-// incarnation.
+// a message no longer there is of the current incarnation only if
+// retention removed it (its offset is below its queue's min).
 func (e *Engine) originIncarnation(orig *core.Message, stored bool) (uid string, gone bool, err error) {
 	err = e.view(func(tx *bolt.Tx) error {
 		if v := orig.SysProps[core.PropRetryTopicUID]; v != "" {
@@ -351,12 +351,18 @@ func (e *Engine) originIncarnation(orig *core.Message, stored bool) (uid string,
 			gone = !ok
 			return err
 		}
-		if stored {
-			mine, err := ofIncarnation(tx, orig, rec)
-			if err != nil || !mine {
-				gone = !mine
-				return err
-			}
+		mine, err := ofIncarnation(tx, orig, rec)
+		if err == nil && !mine && !stored && orig.Topic == rec.Name {
+			// No longer in the store: retention removed it from the
+			// head of a queue of this incarnation (its offset is below
+			// the queue's min), or it belonged to a deleted one whose
+			// records the trash loop removed already.
+			min, _, qerr := store.QueueRange(tx, rec.UID, orig.QueueID)
+			mine, err = qerr == nil && orig.QueueOffset < min, qerr
+		}
+		if err != nil || !mine {
+			gone = !mine
+			return err
 		}
 		uid = strconv.FormatUint(rec.UID, 10)
 		return nil

@@ -121,19 +121,35 @@ func TestSendBackDelayLevels(t *testing.T) {
 	wantCode(t, e.SendMessageBack(t.Context(), "bad group", msg, 0, 1), core.EInvalid)
 }
 
-// TestSendBackWithoutStoredOriginal falls back to the delivered message when the
-// original is gone from the commit log (its topic still exists: a message
-// of a deleted topic is dropped instead, TestRetriesOfADeletedTopicAreNotDelivered).
+// TestSendBackWithoutStoredOriginal falls back to the delivered message when
+// retention removed the original while it was out (its topic still exists:
+// a message of a deleted topic is dropped instead,
+// TestRetriesOfADeletedTopicAreNotDelivered); a message that never was in
+// the topic's current incarnation is dropped.
 func TestSendBackWithoutStoredOriginal(t *testing.T) {
 	e := openTest(t, Options{DelayLevels: ladderLevels})
-	mustTopic(t, e, "t", 1)
-	m := &core.Message{ID: "orig-1", Topic: "t", CommitLogOffset: 1 << 40, Body: []byte("b"), Tags: "x", ReconsumeTimes: 5}
+	if _, _, err := e.PutTopic(core.TopicConfig{Name: "t", Queues: 1, RetentionHours: 1}); err != nil {
+		t.Fatal(err)
+	}
+	id := mustPut(t, e, "t", text("b"))[0].MessageID
+	m := readAll(t, e, core.MessageQueue{Topic: "t"})[0]
+	if err := e.clean(time.Now().Add(2 * time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	m.ReconsumeTimes = 5 // the delivered copy's count
 	if err := e.SendMessageBack(t.Context(), "g", m, 0, 5); err != nil {
 		t.Fatal(err)
 	}
 	dlq, _, err := e.DLQMessages("g", "", 0)
-	if err != nil || len(dlq) != 1 || dlq[0].UserID() != "orig-1" || dlq[0].UserTopic() != "t" || dlq[0].ReconsumeTimes != 5 {
+	if err != nil || len(dlq) != 1 || dlq[0].UserID() != id || dlq[0].UserTopic() != "t" || dlq[0].ReconsumeTimes != 5 {
 		t.Fatalf("dead letter from the delivered copy: %v %+v", err, dlq)
+	}
+	ghost := &core.Message{ID: "never-here", Topic: "t", QueueOffset: 7, CommitLogOffset: 1 << 40, Body: []byte("b"), ReconsumeTimes: 5}
+	if err := e.SendMessageBack(t.Context(), "g", ghost, 0, 5); err != nil {
+		t.Fatal(err)
+	}
+	if dlq, _, err := e.DLQMessages("g", "", 0); err != nil || len(dlq) != 1 {
+		t.Fatalf("a message of no current incarnation was dead-lettered: %v %+v", err, dlq)
 	}
 }
 
