@@ -244,6 +244,13 @@ func (b *Backend) consumerConfig(g core.Group, ref consumerRef) jsapi.ConsumerCo
 	}
 	if ref.queue < 0 {
 		cc.FilterSubjects = []string{queueWildcard(ref.topic), redriveSubject(ref.topic, g.Name)}
+		if g.Push != nil {
+			// maxInFlight bounds the group as a whole, not each
+			// instance: the durable is shared by every gateway, and
+			// JetStream counts its unacknowledged messages across all
+			// of them (a feeder holds one batch until it is answered).
+			cc.MaxAckPending = max(g.Push.MaxInFlight, 1) * max(g.Push.BatchSize, 1)
+		}
 	} else {
 		cc.MaxAckPending = 1 // ORDERLY: one message of the queue out at a time
 		cc.FilterSubjects = []string{queueSubject(ref.topic, ref.queue)}

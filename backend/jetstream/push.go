@@ -25,8 +25,9 @@ import (
 // receives). The pusher acks on 2xx and nacks otherwise through this
 // backend's Ack / Nack (policy.Retry: delay levels, DLQ). The consumers
 // are shared by all instances, so each message is delivered once overall
-// however many instances run, and maxInFlight bounds the group on each
-// instance; an instance that dies mid-POST leaves the lease to expire and
+// however many instances run; maxInFlight bounds the group as a whole
+// (the shared consumer's MaxAckPending is maxInFlight × batchSize, which
+// JetStream enforces across instances); an instance that dies mid-POST leaves the lease to expire and
 // JetStream redelivers it to any instance. Instances follow group changes
 // through a watch on MQGATE_GROUPS.
 

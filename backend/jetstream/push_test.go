@@ -139,3 +139,61 @@ func TestWebhookGuardDeniedCIDR(t *testing.T) {
 		t.Fatalf("PUT a push group into a denied network = %d, want 400", st)
 	}
 }
+
+// maxInFlight bounds a push group as a whole: with two instances feeding
+// one group of maxInFlight 1 and a receiver that answers slowly, never
+// more than one POST is in flight at once (each instance alone would
+// allow one).
+func TestWebhookMaxInFlightIsGroupWide(t *testing.T) {
+	e := newEnv(t)
+	const secret = "push-secret-0123456789-abcdef"
+	var mu sync.Mutex
+	inFlight, peak, delivered := 0, 0, map[string]bool{}
+	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		inFlight++
+		peak = max(peak, inFlight)
+		mu.Unlock()
+		time.Sleep(150 * time.Millisecond) // a slow receiver keeps the POST in flight
+		var p struct {
+			Messages []struct {
+				MessageID string `json:"messageId"`
+			} `json:"messages"`
+		}
+		_ = json.Unmarshal(body, &p)
+		mu.Lock()
+		inFlight--
+		for _, m := range p.Messages {
+			delivered[m.MessageID] = true
+		}
+		mu.Unlock()
+		w.WriteHeader(204)
+	}))
+	defer sink.Close()
+	e.topic("push-mif", 4)
+	e.group("push-mif-g", groupCfg("push-mif", map[string]any{"push": map[string]any{
+		"url": sink.URL, "secret": secret, "maxInFlight": 1, "batchSize": 1}}))
+	const n = 8
+	for i := 0; i < n; i++ {
+		e.publish(e.lb.URL, "push-mif", map[string]any{"body": strconv.Itoa(i)})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		got := len(delivered)
+		mu.Unlock()
+		if got == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d delivered", got, n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if peak != 1 {
+		t.Fatalf("%d POSTs were in flight at once across two instances; maxInFlight 1 bounds the group", peak)
+	}
+}
