@@ -112,7 +112,50 @@ func (e *Engine) trimExpired(now time.Time) error {
 		chunks++
 	}
 	if removed > 0 {
-		e.log.Info().Int("messages", removed).Int("transactions", chunks).Msg("retention removed expired messages")
+		e.log.Info().Int("messages", removed).Int("transactions", chunks).Msg("retention moved queue min offsets past expired messages")
+	}
+	return e.dropSegments("retention")
+}
+
+// dropSegments frees the store segments in which no message is visible any
+// more (retention moved every queue past them, or their topics were
+// deleted): it finds them in a read transaction and drops each whole in a
+// transaction of its own (store.DropSegment: its pages become free, no
+// record is read), so a pass with nothing to drop writes nothing.
+func (e *Engine) dropSegments(why string) error {
+	var starts []int64
+	if err := e.view(func(tx *bolt.Tx) (err error) {
+		starts, err = store.DroppableSegments(tx)
+		return err
+	}); err != nil || len(starts) == 0 {
+		return err
+	}
+	t0 := time.Now()
+	var n int
+	var bytes, records int64
+	for _, start := range starts {
+		select {
+		case <-e.closing:
+			return nil
+		default:
+		}
+		if err := e.update(func(tx *bolt.Tx) error {
+			info, ok, err := store.DropSegment(tx, start)
+			if ok {
+				n++
+				bytes += info.Bytes
+				records += info.Records
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if n > 0 {
+		took := time.Since(t0)
+		e.log.Info().Str("reason", why).Int("segments", n).Int64("messages", records).Int64("bytes", bytes).
+			Dur("took", took).Float64("MBps", float64(bytes)/1e6/max(took.Seconds(), 1e-6)).
+			Msg("store segments dropped")
 	}
 	return nil
 }

@@ -31,6 +31,11 @@ type Options struct {
 	// (core.PutMessage.DedupID; default DefaultDedupWindow, 5m). Records
 	// are kept in the file, so a restart keeps them for their window.
 	DedupWindow time.Duration
+	// SegmentBytes and SegmentSpan bound the store's segments, the unit in
+	// which retention and topic deletion free disk (store.Options;
+	// defaults 256 MiB and 1 h).
+	SegmentBytes int64
+	SegmentSpan  time.Duration
 
 	// retentionUnit is the length of one "retention hour" (default 1h);
 	// tests shrink it to exercise the cleaner in milliseconds.
@@ -107,7 +112,8 @@ func Open(opts Options) (*Engine, error) {
 		trashWake: newSignal(),
 	}
 	e.arrivals.init()
-	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance})
+	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance,
+		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan})
 	if err != nil {
 		return nil, err
 	}

@@ -205,7 +205,7 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 	if err != nil {
 		return -1, nil, err
 	}
-	st := newTxState(tx, storedAt)
+	st := newTxState(tx, storedAt, &s.opts)
 	for i, r := range reqs {
 		r.err, r.placed = nil, nil
 		if err := st.prepare(r.ops); err != nil {
