@@ -106,7 +106,7 @@ func (st *txState) segment() error {
 	st.cl, st.cq, st.ids, st.keys = st.seg.Bucket(segCL), st.seg.Bucket(segCQ), st.seg.Bucket(segIDs), st.seg.Bucket(segKeys)
 	// Append-only buckets: split pages full, not half (keys only grow).
 	st.cl.FillPercent = 1.0
-	st.cq.FillPercent = 0.9 // appends land in the last block or two
+	st.cq.FillPercent = 0.9  // appends land in the last block or two
 	st.ids.FillPercent = 0.9 // ids are time-ordered, so nearly append-only
 	return nil
 }
