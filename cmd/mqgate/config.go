@@ -15,6 +15,7 @@ import (
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // Config is everything `mqgate serve` can be told. Each field has a flag
@@ -49,6 +50,12 @@ type Config struct {
 	// deduplicationId) is remembered per topic; the records live in the
 	// data file, so a restart keeps them.
 	DedupWindow time.Duration
+	// SegmentBytes and SegmentSpan bound a store segment (the commit log
+	// and consume queues are cut into segments; retention and topic
+	// deletion free disk a whole segment at a time): a new one starts when
+	// the newest holds SegmentBytes of messages or began SegmentSpan ago.
+	SegmentBytes int64
+	SegmentSpan  time.Duration
 	// CacheBudgetMiB caps the message bytes prefetched by all consumer
 	// groups together (SPEC §5), shared fairly among them.
 	CacheBudgetMiB int
@@ -152,6 +159,8 @@ func DefaultConfig() Config {
 		DelayLevels:          defaultDelayLevels,
 		MaxDelay:             40 * 24 * time.Hour,
 		DedupWindow:          engine.DefaultDedupWindow,
+		SegmentBytes:         store.DefaultSegmentBytes,
+		SegmentSpan:          store.DefaultSegmentSpan,
 		CacheBudgetMiB:       256,
 		MaxWaitingPerGroup:   256,
 		MaxWaiting:           4096,
@@ -190,6 +199,8 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
+	fs.Int64Var(&c.SegmentBytes, "segment-bytes", c.SegmentBytes, "bytes of messages after which the store starts a new segment (retention and topic deletion free whole segments)")
+	fs.DurationVar(&c.SegmentSpan, "segment-span", c.SegmentSpan, "age after which the store starts a new segment: a message may hold disk up to about this long past its retention")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
 	fs.IntVar(&c.MaxWaitingPerGroup, "max-waiting-per-group", c.MaxWaitingPerGroup, "long-poll receives parked on one group before 429")
 	fs.IntVar(&c.MaxWaiting, "max-waiting", c.MaxWaiting, "long-poll receives parked in all before 429")
@@ -309,6 +320,9 @@ func (c Config) problems() []error {
 	}
 	if c.DedupWindow <= 0 {
 		errs = append(errs, errors.New("--dedup-window must be positive"))
+	}
+	if c.SegmentBytes <= 0 || c.SegmentSpan <= 0 {
+		errs = append(errs, errors.New("--segment-bytes and --segment-span must be positive"))
 	}
 	if c.MaxDelay <= 0 {
 		errs = append(errs, errors.New("--max-delay must be positive"))

@@ -114,11 +114,13 @@ func (m *Main) Run() error {
 		return err
 	}
 	eng, err := engine.Open(engine.Options{
-		Dir:         m.Config.Data,
-		Logger:      m.component("engine"),
-		DelayLevels: levels,
-		MaxDelay:    m.Config.MaxDelay,
-		DedupWindow: m.Config.DedupWindow,
+		Dir:          m.Config.Data,
+		Logger:       m.component("engine"),
+		DelayLevels:  levels,
+		MaxDelay:     m.Config.MaxDelay,
+		DedupWindow:  m.Config.DedupWindow,
+		SegmentBytes: m.Config.SegmentBytes,
+		SegmentSpan:  m.Config.SegmentSpan,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
