@@ -85,6 +85,15 @@ start() {
 		jq -r '"pre-check \(.precheck|floor) ms, bbolt open and freelist rebuild \(.open|floor) ms, self check \(.check|floor) ms"'))"
 }
 
+# rss NAME: the server's resident memory, split into its own (anonymous:
+# heap, stacks) and the mapped file's pages it has touched (page cache,
+# clean and reclaimable: bbolt reads through its mmap).
+rss() {
+	local pid_var="PID_$1"
+	awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s %.0f MiB  ", $1, $2 / 1024} END {print ""}' "/proc/${!pid_var}/status" |
+		sed 's/^/RSS of '"$1"': /'
+}
+
 stop() { # stop NAME: SIGTERM and wait for the process
 	local pid_var="PID_$1"
 	kill "${!pid_var}"
@@ -115,7 +124,7 @@ for i in $(seq 0 $((TOPICS - 1))); do
 done
 echo "filled in $(since "$t0")s"
 disk "A filled" "$PORT_A"
-echo "RSS of A: $(awk '/VmRSS/ {print $2 / 1024 " MiB"}' /proc/$PID_a/status)"
+rss a
 stop a
 start a "$PORT_A" "$WORK/a"
 echo "start-up, filled store: ${STARTUP}"
@@ -165,7 +174,7 @@ done
 echo "freed $(awk -v b="$bytes" 'BEGIN {printf "%.0f MB", b / 1e6}') of records in ${secs}s: $(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f MB/s", b / s / 1e6}')"
 disk "A after deleting" "$PORT_A"
 live=$(metric "$PORT_A" mqgate_store_live_bytes)
-echo "RSS of A: $(awk '/VmRSS/ {print $2 / 1024 " MiB"}' /proc/$PID_a/status)"
+rss a
 stop a
 
 # --- compact ----------------------------------------------------------------
