@@ -804,3 +804,37 @@ func recordCount(t testing.TB, e *Engine) int {
 	}
 	return n
 }
+
+// TestRetentionDropsSegments: once retention moved every queue past a
+// segment's messages, the cleaner drops the segment whole (its records,
+// units and index entries go), keeping those with a visible message.
+func TestRetentionDropsSegments(t *testing.T) {
+	e := openTest(t, Options{RetentionCheckInterval: 10 * time.Millisecond, retentionUnit: 200 * time.Millisecond,
+		SegmentBytes: 1}) // a segment per group commit
+	if _, _, err := e.PutTopic(core.TopicConfig{Name: "short", Queues: 2, RetentionHours: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.PutTopic(core.TopicConfig{Name: "long", Queues: 1, RetentionHours: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		mustPut(t, e, "short", core.PutMessage{Body: []byte(fmt.Sprint("old", i)), Keys: []string{"k"}})
+	}
+	mustPut(t, e, "long", text("kept"))
+	checkFor(t, 5*time.Second, func() error {
+		if n := recordCount(t, e); n != 1 {
+			return fmt.Errorf("%d records left", n)
+		}
+		return nil
+	})
+	if st, _ := e.TopicStats("long"); st.Messages != 1 {
+		t.Fatal("retention removed a message of a topic with long retention")
+	}
+	if ms, _ := e.MessagesByKey("short", "k", 10); len(ms) != 0 {
+		t.Fatal("key index entry survived retention")
+	}
+	mustPut(t, e, "short", text("new"))
+	if st, _ := e.TopicStats("short"); st.Messages != 1 {
+		t.Fatalf("after the drop: %+v", st)
+	}
+}
