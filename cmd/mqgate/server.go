@@ -362,8 +362,10 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
 		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
-		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention and deletion chunks of at most 512 messages); publishers wait for each.",
+		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops); publishers wait for each.",
 			func(s store.WriterStats) float64 { return float64(s.Updates) }),
+		counter("mqgate_store_commit_page_writes_total", "Page runs the writer's group commits wrote (each a scattered write its fsync pays for); divided by groups, the dirty pages per commit.",
+			func(s store.WriterStats) float64 { return float64(s.PageWrites) }),
 		newCorruptCollector(eng), // corrupt_metrics.go
 		newDiskCollector(eng),    // disk_metrics.go
 	}
