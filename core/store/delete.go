@@ -71,9 +71,10 @@ func TrimQueue(tx *bolt.Tx, t TopicRecord, qid int, cutoff int64, limit int) (re
 	return int(min - lo), false, err
 }
 
-// storedAtOfUnit is the store time of the message at off; a unit or
-// record that is missing or unreadable counts as expired (math.MinInt64),
-// so retention never stalls on one.
+// storedAtOfUnit is the store time of the message at off, read from its
+// record's header (a record failing its checksum still has one); a unit
+// or record that is missing or whose header is unreadable counts as
+// expired (math.MinInt64), so retention never stalls on one.
 func storedAtOfUnit(tx *bolt.Tx, r *queueReader, off int64) (int64, error) {
 	u, ok, err := r.at(off)
 	if err != nil || !ok {

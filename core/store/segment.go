@@ -185,7 +185,8 @@ type queueReader struct {
 	uid         uint64
 	qid         int
 	cq          *bolt.Bucket
-	start       int64 // the cached segment's start
+	c           *bolt.Cursor // on cq, at the last unit read (nil: none)
+	start       int64        // the cached segment's start
 	first, next int64 // the queue's stretch in it: [first, next) (next -1: open)
 	key         []byte
 }
@@ -205,11 +206,22 @@ func (r *queueReader) at(off int64) (u Unit, ok bool, err error) {
 		if seg == nil {
 			return Unit{}, false, fmt.Errorf("%w: queue %d of topic uid %d: segment %d is missing", ErrCorrupt, r.qid, r.uid, start)
 		}
-		r.cq, r.start, r.first, r.next = seg.Bucket(segCQ), start, first, next
+		r.cq, r.c, r.start, r.first, r.next = seg.Bucket(segCQ), nil, start, first, next
 	}
 	r.key = appendCQUnitKey(r.key[:0], r.uid, r.qid, off)
-	v := r.cq.Get(r.key)
-	if v == nil {
+	// Reading on in offset order, the next unit of a block is the
+	// cursor's next key; a new block (or a jump) costs a seek.
+	var k, v []byte
+	if r.c != nil {
+		k, v = r.c.Next()
+	}
+	if !bytes.Equal(k, r.key) {
+		if r.c == nil {
+			r.c = r.cq.Cursor()
+		}
+		k, v = r.c.Seek(r.key)
+	}
+	if !bytes.Equal(k, r.key) || v == nil {
 		return Unit{}, false, nil
 	}
 	u, err = decodeUnit(v)
