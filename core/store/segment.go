@@ -187,7 +187,7 @@ type queueReader struct {
 	cq          *bolt.Bucket
 	c           *bolt.Cursor // on cq, at the last unit read (nil: none)
 	start       int64        // the cached segment's start
-	first, next int64 // the queue's stretch in it: [first, next) (next -1: open)
+	first, next int64        // the queue's stretch in it: [first, next) (next -1: open)
 	key         []byte
 }
 
