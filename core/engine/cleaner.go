@@ -112,9 +112,17 @@ func (e *Engine) trimExpired(now time.Time) error {
 		chunks++
 	}
 	if removed > 0 {
+		e.segsDue.Store(true)
 		e.log.Info().Int("messages", removed).Int("transactions", chunks).Msg("retention moved queue min offsets past expired messages")
 	}
-	return e.dropSegments("retention")
+	if !e.segsDue.Swap(false) {
+		return nil // no queue moved since the last look: no segment became droppable
+	}
+	if err := e.dropSegments("retention"); err != nil {
+		e.segsDue.Store(true)
+		return err
+	}
+	return nil
 }
 
 // dropSegments frees the store segments in which no message is visible any

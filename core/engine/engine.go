@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -87,6 +88,10 @@ type Engine struct {
 	sched delayService // schedule service, timers, retry/DLQ counters (schedule.go)
 
 	trashWake signal // wakes trashLoop after a deletion (trash.go)
+	// segsDue says a queue moved past messages since the cleaner last
+	// looked for droppable segments (retention or the schedule service
+	// trimmed); true at open. A pass with it false does not look.
+	segsDue atomic.Bool
 
 	jobs jobTable // redrive and purge jobs (jobs.go)
 
@@ -133,6 +138,7 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	e.segsDue.Store(true) // the first pass looks for droppable segments
 	e.wg.Add(2)
 	go e.cleanLoop()
 	go e.trashLoop()
