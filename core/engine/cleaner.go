@@ -39,11 +39,13 @@ type expiredQueue struct {
 
 // trimExpired is retention's half of a pass (clean) as of now. It decides in one read transaction which
 // queues have an expired head (reading each queue's range, head unit and
-// record header: no body), and writes only when some have: the expired
-// heads of all of them are trimmed in transactions of at most trashChunk
-// messages, so a pass with nothing expired costs no write transaction and
-// publishers wait at most one small one. The schedule topic is never
-// trimmed: its messages are not due yet.
+// record header: no body), and writes only when some have: the min offsets
+// of all of them move past their expired messages (store.TrimQueue, a
+// search by store time, nothing deleted) in a few small transactions;
+// then the store segments left without a visible message are dropped
+// whole (dropSegments). A pass with nothing expired costs no write
+// transaction. The schedule topic is never trimmed here: its messages are
+// not due yet (the schedule service trims its delivered head).
 func (e *Engine) trimExpired(now time.Time) error {
 	var due []expiredQueue
 	if err := e.view(func(tx *bolt.Tx) error {
