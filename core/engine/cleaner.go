@@ -149,6 +149,11 @@ func (e *Engine) dropSegments(why string) error {
 			return nil
 		default:
 		}
+		// Read its pages ahead, outside the write transaction: the drop
+		// then visits them in the page cache (store.PrefetchSegment).
+		if err := e.st.PrefetchSegment(start); err != nil {
+			e.log.Debug().Err(err).Int64("segment", start).Msg("segment prefetch failed")
+		}
 		if err := e.update(func(tx *bolt.Tx) error {
 			info, ok, err := store.DropSegment(tx, start)
 			if ok {

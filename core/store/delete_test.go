@@ -126,6 +126,16 @@ func TestRetentionDropsWholeSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := segmentCount(t, s)
+	var segs []SegmentInfo
+	s.DB().View(func(tx *bolt.Tx) (err error) { segs, err = ListSegments(tx); return err })
+	for i, g := range segs {
+		if g.FirstPage == 0 || (i > 0 && g.FirstPage < segs[i-1].FirstPage) {
+			t.Errorf("segment %d: first page %d", i, g.FirstPage)
+		}
+		if err := s.PrefetchSegment(g.Start); err != nil {
+			t.Fatal(err)
+		}
+	}
 	dropped := dropAll(t, s)
 	if trimmed < 140 || trimmed > 150 || dropped < before/2 || dropped == before {
 		t.Fatalf("trimmed %d messages, dropped %d of %d segments", trimmed, dropped, before)

@@ -254,13 +254,13 @@ func (m *migrator) commitLog(tx *bolt.Tx) error {
 			last = max(last, at)
 		}
 		if cur == nil || cur.Bytes >= m.opts.SegmentBytes || last-cur.Created >= m.opts.SegmentSpan.Milliseconds() {
-			m.segs = append(m.segs, SegmentInfo{Start: off, Created: last})
-			cur = &m.segs[len(m.segs)-1]
 			for _, name := range [][]byte{segCL, segCQ, segQueues, segIDs, segKeys} {
 				if _, err := m.bucket(bucketSegs, u64(off), name); err != nil {
 					return err
 				}
 			}
+			m.segs = append(m.segs, SegmentInfo{Start: off, Created: last, FirstPage: m.tx.Size() / int64(m.db.Info().PageSize)})
+			cur = &m.segs[len(m.segs)-1]
 		}
 		if err := m.put(k, v, bucketSegs, u64(cur.Start), segCL); err != nil {
 			return err

@@ -97,11 +97,11 @@ func (st *txState) segment() error {
 	}
 	if st.seg == nil {
 		start := int64(st.seq)
-		seg, err := createSegment(st.segs, start, st.storedAt)
+		seg, info, err := createSegment(st.tx, st.segs, start, st.storedAt)
 		if err != nil {
 			return err
 		}
-		st.seg, st.segStart, st.segInfo = seg, start, SegmentInfo{Start: start, Created: st.storedAt}
+		st.seg, st.segStart, st.segInfo = seg, start, info
 	}
 	st.cl, st.cq, st.ids, st.keys = st.seg.Bucket(segCL), st.seg.Bucket(segCQ), st.seg.Bucket(segIDs), st.seg.Bucket(segKeys)
 	// Append-only buckets: split pages full, not half (keys only grow).
