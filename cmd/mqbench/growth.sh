@@ -19,7 +19,8 @@
 #
 # Knobs (env): BIN (default bin), GB (default 1; or MB), TOPICS (default 4),
 # SIZE (default 1024), ROUNDS (default 2), DURATION (default 5s), WARMUP
-# (default 1s), CONCURRENCY (default 64), WORK (data dirs and logs;
+# (default 1s), CONCURRENCY (default 64), COLD (default 1: drop the store
+# file's pages from the page cache before the deletions), WORK (data dirs and logs;
 # default a temp dir, removed at the end unless KEEP=1).
 set -euo pipefail
 
@@ -158,6 +159,12 @@ done
 # so this is its free rate, measured from each DELETE to the log line of
 # its own drop pass.
 freed=$((TOPICS * per))
+if [[ ${COLD:-1} == 1 ]] && command -v python3 >/dev/null; then
+	# Evict the file's pages from the page cache (this file only), so the
+	# drop reads from disk as it would on a store larger than memory.
+	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$WORK/a/mqgate.db"
+	echo "(page cache of the store file dropped: a cold start for the drop)"
+fi
 echo "== deleting fill0..fill$((TOPICS - 1)) ($freed messages)"
 secs=0 bytes=0
 for i in $(seq 0 $((TOPICS - 1))); do
