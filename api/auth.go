@@ -73,6 +73,10 @@ var routeAccess = map[string]access{
 
 	"GET /v1/groups/{group}/messages/{messageId}/timeline": {auth.Sub, "group"},
 
+	// Pausing a group is an operator's action.
+	"POST /v1/groups/{group}/pause":  {kind: auth.Admin},
+	"POST /v1/groups/{group}/resume": {kind: auth.Admin},
+
 	// A copy of the whole store: admin only.
 	"GET /v1/admin/backup": {kind: auth.Admin},
 }

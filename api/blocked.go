@@ -14,10 +14,11 @@ import (
 // blockedKeys is the optional part of gateway.Service that manages
 // blocked keys (*gateway.Embedded).
 type blockedKeys interface {
-	Blocked(group string) ([]gateway.BlockedEntry, error)
-	SkipBlocked(group string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
-	ParkKey(group string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
-	ResumeKey(group string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
+	// consumerID names a BROADCASTING group's consumer ("" otherwise).
+	Blocked(group, consumerID string) ([]gateway.BlockedEntry, error)
+	SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
+	ParkKey(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
+	ResumeKey(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
 }
 
 // BlockedKey is one blocked queue (its head failed) or parked key.
@@ -55,6 +56,10 @@ type BlockedKeyRequest struct {
 	// QueueID is the queue's id (default 0).
 	QueueID     int    `json:"queueId" validate:"min=0,max=255" example:"0"`
 	ShardingKey string `json:"shardingKey" validate:"max=1024" example:"customer-9"`
+	// ConsumerID names the consumer of a BROADCASTING group, whose queues
+	// are its own (required there; ignored for CLUSTERING). Only skip
+	// applies to BROADCASTING: park and resume answer 409.
+	ConsumerID string `json:"consumerId,omitempty" validate:"max=127" example:"c1"`
 }
 
 func newBlockedKey(e gateway.BlockedEntry) BlockedKey {
@@ -67,16 +72,17 @@ const maxBlockedLimit = 1000
 // handleBlockedList lists an ORDERLY group's blocked queues and parked keys.
 //
 //	@Summary		List blocked ordering keys
-//	@Description	ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+//	@Description	ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 //	@Tags			blocked keys
 //	@Produce		json
 //	@Param			group	path		string	true	"Group name"
 //	@Param			limit	query		int		false	"Most entries to return (default 100)"	minimum(1)	maximum(1000)
 //	@Param			cursor	query		string	false	"nextCursor of the previous page"
+//	@Param			consumerId	query	string	false	"BROADCASTING groups: the consumer whose queues to list (required there)"
 //	@Success		200		{object}	BlockedList
 //	@Failure		400		{object}	Problem
 //	@Failure		404		{object}	Problem	"Unknown group"
-//	@Failure		409		{object}	Problem	"Not a CLUSTERING ORDERLY group"
+//	@Failure		409		{object}	Problem	"Not an ORDERLY group"
 //	@Failure		503		{object}	Problem
 //	@ID				listBlockedKeys
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -112,7 +118,7 @@ func (s *Server) handleBlockedList(w http.ResponseWriter, r *http.Request) {
 		}
 		start = n
 	}
-	es, err := bk.Blocked(name)
+	es, err := bk.Blocked(name, q.Get("consumerId"))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -128,7 +134,7 @@ func (s *Server) handleBlockedList(w http.ResponseWriter, r *http.Request) {
 }
 
 // blockedAction decodes the key and runs act on it.
-func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(bk blockedKeys, group string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)) {
+func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(bk blockedKeys, group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)) {
 	name, err := groupParam(r)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -144,7 +150,7 @@ func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(
 		s.writeProblem(w, r, core.Errorf(core.EUnavailable, "blocked keys are not available on this backend"))
 		return
 	}
-	e, err := act(bk, name, core.MessageQueue{Topic: req.Topic, QueueID: req.QueueID}, req.ShardingKey)
+	e, err := act(bk, name, req.ConsumerID, core.MessageQueue{Topic: req.Topic, QueueID: req.QueueID}, req.ShardingKey)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -155,7 +161,7 @@ func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(
 // handleBlockedSkip dead-letters a blocked queue's head.
 //
 //	@Summary		Skip a blocked key's head message
-//	@Description	Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+//	@Description	Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //	@Tags			blocked keys
 //	@Accept			json
 //	@Produce		json
@@ -164,7 +170,7 @@ func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(
 //	@Success		200		{object}	BlockedKey			"state SKIPPED"
 //	@Failure		400		{object}	Problem
 //	@Failure		404		{object}	Problem	"Unknown group, or the queue is not blocked on this key"
-//	@Failure		409		{object}	Problem	"Not a CLUSTERING ORDERLY group"
+//	@Failure		409		{object}	Problem	"Not an ORDERLY group"
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				skipBlockedKey
@@ -179,7 +185,7 @@ func (s *Server) handleBlockedSkip(w http.ResponseWriter, r *http.Request) {
 // handleBlockedPark sets a key aside.
 //
 //	@Summary		Park an ordering key
-//	@Description	Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+//	@Description	Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //	@Tags			blocked keys
 //	@Accept			json
 //	@Produce		json
@@ -188,7 +194,7 @@ func (s *Server) handleBlockedSkip(w http.ResponseWriter, r *http.Request) {
 //	@Success		200		{object}	BlockedKey			"state PARKED"
 //	@Failure		400		{object}	Problem
 //	@Failure		404		{object}	Problem	"Unknown group"
-//	@Failure		409		{object}	Problem	"Not a CLUSTERING ORDERLY group"
+//	@Failure		409		{object}	Problem	"Not a CLUSTERING ORDERLY group (BROADCASTING groups cannot park)"
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				parkBlockedKey
@@ -212,7 +218,7 @@ func (s *Server) handleBlockedPark(w http.ResponseWriter, r *http.Request) {
 //	@Success		200		{object}	BlockedKey			"state RESUMED"
 //	@Failure		400		{object}	Problem
 //	@Failure		404		{object}	Problem	"Unknown group, or the key is not parked"
-//	@Failure		409		{object}	Problem	"Not a CLUSTERING ORDERLY group"
+//	@Failure		409		{object}	Problem	"Not a CLUSTERING ORDERLY group (BROADCASTING groups cannot park)"
 //	@Failure		415		{object}	Problem
 //	@Failure		503		{object}	Problem
 //	@ID				resumeBlockedKey
@@ -221,8 +227,8 @@ func (s *Server) handleBlockedPark(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/blocked/resume [post]
 func (s *Server) handleBlockedResume(w http.ResponseWriter, r *http.Request) {
-	s.blockedAction(w, r, func(bk blockedKeys, group string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error) {
-		e, err := bk.ResumeKey(group, mq, key)
+	s.blockedAction(w, r, func(bk blockedKeys, group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error) {
+		e, err := bk.ResumeKey(group, consumerID, mq, key)
 		if err != nil || len(e.ParkedIDs) == 0 {
 			return e, err
 		}

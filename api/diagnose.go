@@ -13,8 +13,9 @@ type EmptyReceive struct {
 	// Reason: NO_MESSAGES (nothing buffered, leased or suspended),
 	// NOT_VISIBLE_YET (everything held is leased to other receives),
 	// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-	// failed head's suspension), PAUSED (reserved: groups cannot be paused
-	// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+	// failed head's suspension), PAUSED (the group is paused: POST
+	// /v1/groups/{group}/resume), NO_SUBSCRIPTION_MATCH (none of the
+	// subscribed topics exists).
 	Reason string `json:"reason" enums:"NO_MESSAGES,NOT_VISIBLE_YET,KEYS_BLOCKED,PAUSED,NO_SUBSCRIPTION_MATCH" example:"KEYS_BLOCKED"`
 	// NextVisibleAt is the earliest lease deadline or suspension end of
 	// what holds messages back.
@@ -81,7 +82,7 @@ func (s *Server) noSubscribedTopic(ctx context.Context, group string) bool {
 // queues are blocked) or when the service cannot tell.
 func (s *Server) statusEmpty(ctx context.Context, group string, buffered int) *EmptyReceive {
 	e := s.emptyReceive(ctx, group, "")
-	if e == nil || (buffered > 0 && e.Reason != string(gateway.EmptyKeysBlocked)) {
+	if e == nil || (buffered > 0 && e.Reason != string(gateway.EmptyKeysBlocked) && e.Reason != string(gateway.EmptyPaused)) {
 		return nil
 	}
 	return e

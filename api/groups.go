@@ -90,6 +90,12 @@ type Group struct {
 	Push              *PushView          `json:"push,omitempty"`
 	CreatedAt         string             `json:"createdAt" format:"date-time"`
 	UpdatedAt         string             `json:"updatedAt" format:"date-time"`
+	// Paused: the group hands out nothing (receives answer empty with
+	// reason PAUSED, a push group's webhook gets no request) until
+	// POST /v1/groups/{group}/resume. Set by POST …/pause, kept by PUT.
+	Paused bool `json:"paused" example:"false"`
+	// PausedAt is when the group was paused (absent when not paused).
+	PausedAt string `json:"pausedAt,omitempty" format:"date-time"`
 	// Status is present on GET /v1/groups/{group}.
 	Status *GroupStatus `json:"status,omitempty"`
 }
@@ -125,8 +131,8 @@ type GroupStatus struct {
 	// groups, and while this gateway has not started pushing it yet).
 	Push *PushStatus `json:"push,omitempty"`
 	// Empty is what an empty receive would answer now (diagnose.go):
-	// present when nothing waits to be received or ORDERLY keys are
-	// blocked; absent for push groups.
+	// present when nothing waits to be received, ORDERLY keys are
+	// blocked or the group is paused; absent for push groups.
 	Empty *EmptyReceive `json:"empty,omitempty"`
 }
 
@@ -218,6 +224,10 @@ func newGroup(g core.Group) Group {
 		InvisibleSeconds:  g.InvisibleSeconds,
 		CreatedAt:         formatTime(g.CreatedAt),
 		UpdatedAt:         formatTime(g.UpdatedAt),
+		Paused:            g.Paused,
+	}
+	if g.Paused && !g.PausedAt.IsZero() {
+		out.PausedAt = formatTime(g.PausedAt)
 	}
 	for _, s := range g.Subscriptions {
 		out.Subscriptions = append(out.Subscriptions, SubscriptionBody{Topic: s.Topic, Filter: s.Filter, FilterType: filterTypeOf(s)})

@@ -84,6 +84,8 @@ func (s *Server) routes() http.Handler {
 			r.Post("/groups/{group}/blocked/resume", s.handleBlockedResume)
 			r.Get("/groups/{group}/keys", s.handleKeyLags)                           // keys.go
 			r.Get("/groups/{group}/messages/{messageId}/timeline", s.handleTimeline) // timeline.go
+			r.Post("/groups/{group}/pause", s.handleGroupPause)                      // pause.go
+			r.Post("/groups/{group}/resume", s.handleGroupResume)
 		})
 
 		// Operators (admin.go).

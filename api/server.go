@@ -16,7 +16,10 @@ import (
 
 // Options configures the HTTP API.
 type Options struct {
-	// Engine serves topics and messages. Required.
+	// Backend, when set, serves everything: Engine, Consume and Groups
+	// default to it.
+	Backend Backend
+	// Engine serves topics and messages. Required (unless Backend is set).
 	Engine Engine
 	// Consume serves receive, ack, nack and extend; Groups serves group
 	// configs and offsets (gateway). Without them those routes answer 503.
@@ -91,6 +94,17 @@ type Server struct {
 
 // New builds the API. It starts no goroutines.
 func New(opts Options) *Server {
+	if b := opts.Backend; b != nil {
+		if opts.Engine == nil {
+			opts.Engine = b
+		}
+		if opts.Consume == nil {
+			opts.Consume = b
+		}
+		if opts.Groups == nil {
+			opts.Groups = b
+		}
+	}
 	s := &Server{
 		engine:   opts.Engine,
 		consume:  opts.Consume,

@@ -28,6 +28,10 @@ type TimelineEvent struct {
 	Reason string `json:"reason,omitempty"`
 	// DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
 	DelayLevel *int `json:"delayLevel,omitempty" example:"3"`
+	// JobID is the redrive job that moved it back (REDRIVEN by
+	// POST /v1/groups/{group}/dlq/redrive with a filter; absent for a
+	// redrive by message ids or a blocked key's resume).
+	JobID string `json:"jobId,omitempty" example:"06h2lg7v1kf9hhtg0rkbf6cn4o"`
 }
 
 // Timeline is the answer of GET /v1/groups/{group}/messages/{messageId}/timeline.
@@ -38,7 +42,7 @@ type Timeline struct {
 // handleTimeline lists what happened to one message in a group.
 //
 //	@Summary		A message's timeline in a group
-//	@Description	PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+//	@Description	PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 //	@Tags			consuming
 //	@Produce		json
 //	@Param			group		path		string	true	"Group name"
@@ -73,7 +77,7 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 	}
 	if tl, ok := s.consume.(timelines); ok {
 		for _, e := range tl.MessageEvents(name, id) {
-			te := TimelineEvent{At: formatTime(e.At), Type: string(e.Type), ConsumerID: e.ConsumerID, Attempt: e.Attempt, Reason: e.Reason}
+			te := TimelineEvent{At: formatTime(e.At), Type: string(e.Type), ConsumerID: e.ConsumerID, Attempt: e.Attempt, Reason: e.Reason, JobID: e.Job}
 			if e.Type == gateway.EventNacked || e.Type == gateway.EventRetryScheduled {
 				level := e.DelayLevel
 				te.DelayLevel = &level

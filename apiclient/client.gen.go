@@ -391,6 +391,13 @@ type BlockedKeyState string
 
 // BlockedKeyRequest defines model for BlockedKeyRequest.
 type BlockedKeyRequest struct {
+	// ConsumerId ConsumerID names the consumer of a BROADCASTING group, whose queues
+	// are its own (required there; ignored for CLUSTERING). Only skip
+	// applies to BROADCASTING: park and resume answer 409.
+	//
+	// Example: c1
+	ConsumerId *string `json:"consumerId,omitempty"`
+
 	// QueueId QueueID is the queue's id (default 0).
 	//
 	// Example: 0
@@ -613,8 +620,9 @@ type EmptyReceive struct {
 	// Reason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
 	// NOT_VISIBLE_YET (everything held is leased to other receives),
 	// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-	// failed head's suspension), PAUSED (reserved: groups cannot be paused
-	// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+	// failed head's suspension), PAUSED (the group is paused: POST
+	// /v1/groups/{group}/resume), NO_SUBSCRIPTION_MATCH (none of the
+	// subscribed topics exists).
 	//
 	// Example: KEYS_BLOCKED
 	Reason EmptyReceiveReason `json:"reason"`
@@ -623,8 +631,9 @@ type EmptyReceive struct {
 // EmptyReceiveReason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
 // NOT_VISIBLE_YET (everything held is leased to other receives),
 // KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-// failed head's suspension), PAUSED (reserved: groups cannot be paused
-// yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+// failed head's suspension), PAUSED (the group is paused: POST
+// /v1/groups/{group}/resume), NO_SUBSCRIPTION_MATCH (none of the
+// subscribed topics exists).
 //
 // Example: KEYS_BLOCKED
 type EmptyReceiveReason string
@@ -673,7 +682,17 @@ type Group struct {
 	MessageModel GroupMessageModel `json:"messageModel"`
 
 	// Name Example: orders-billing
-	Name          string             `json:"name"`
+	Name string `json:"name"`
+
+	// Paused Paused: the group hands out nothing (receives answer empty with
+	// reason PAUSED, a push group's webhook gets no request) until
+	// POST /v1/groups/{group}/resume. Set by POST …/pause, kept by PUT.
+	//
+	// Example: false
+	Paused bool `json:"paused"`
+
+	// PausedAt PausedAt is when the group was paused (absent when not paused).
+	PausedAt      *time.Time         `json:"pausedAt,omitempty"`
 	Push          *PushView          `json:"push,omitempty"`
 	Status        *GroupStatus       `json:"status,omitempty"`
 	Subscriptions []SubscriptionBody `json:"subscriptions"`
@@ -1577,6 +1596,13 @@ type TimelineEvent struct {
 	// Example: 3
 	DelayLevel *int `json:"delayLevel,omitempty"`
 
+	// JobId JobID is the redrive job that moved it back (REDRIVEN by
+	// POST /v1/groups/{group}/dlq/redrive with a filter; absent for a
+	// redrive by message ids or a blocked key's resume).
+	//
+	// Example: 06h2lg7v1kf9hhtg0rkbf6cn4o
+	JobId *string `json:"jobId,omitempty"`
+
 	// Reason Reason is the nack reason, when one was given (NACKED).
 	Reason *string `json:"reason,omitempty"`
 
@@ -1679,6 +1705,9 @@ type ListBlockedKeysParams struct {
 
 	// Cursor nextCursor of the previous page
 	Cursor *string `form:"cursor,omitempty" json:"cursor,omitempty"`
+
+	// ConsumerId BROADCASTING groups: the consumer whose queues to list (required there)
+	ConsumerId *string `form:"consumerId,omitempty" json:"consumerId,omitempty"`
 }
 
 // ListDeadLettersParams defines parameters for ListDeadLetters.
@@ -2168,14 +2197,14 @@ type ClientInterface interface {
 
 	// ListBlockedKeys List blocked ordering keys
 	//
-	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 	//
 	// Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
 	ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ParkBlockedKeyWithBody Park an ordering key
 	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2184,7 +2213,7 @@ type ClientInterface interface {
 
 	// ParkBlockedKey Park an ordering key
 	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2211,7 +2240,7 @@ type ClientInterface interface {
 
 	// SkipBlockedKeyWithBody Skip a blocked key's head message
 	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2220,7 +2249,7 @@ type ClientInterface interface {
 
 	// SkipBlockedKey Skip a blocked key's head message
 	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2293,7 +2322,7 @@ type ClientInterface interface {
 
 	// GetMessageTimeline A message's timeline in a group
 	//
-	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 	//
 	// Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
 	GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2339,6 +2368,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/groups/{group}/offsets/reset (the `ResetGroupOffsets` operationId).
 	ResetGroupOffsets(ctx context.Context, group string, body ResetGroupOffsetsJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// PauseGroup Pause a consumer group
+	//
+	// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+	//
+	// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
+	PauseGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ReceiveMessagesWithBody Receive messages (long poll)
 	//
 	// Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
@@ -2356,6 +2392,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 	ReceiveMessages(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumeGroup Resume a paused consumer group
+	//
+	// Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+	//
+	// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
+	ResumeGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetJob Get a redrive or purge job
 	//
@@ -2707,7 +2750,7 @@ func (c *Client) AckMessages(ctx context.Context, group string, body AckMessages
 
 // ListBlockedKeys List blocked ordering keys
 //
-// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 //
 // Corresponds with GET /v1/groups/{group}/blocked (the `ListBlockedKeys` operationId).
 func (c *Client) ListBlockedKeys(ctx context.Context, group string, params *ListBlockedKeysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2724,7 +2767,7 @@ func (c *Client) ListBlockedKeys(ctx context.Context, group string, params *List
 
 // ParkBlockedKeyWithBody Park an ordering key
 //
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2743,7 +2786,7 @@ func (c *Client) ParkBlockedKeyWithBody(ctx context.Context, group string, conte
 
 // ParkBlockedKey Park an ordering key
 //
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2800,7 +2843,7 @@ func (c *Client) ResumeBlockedKey(ctx context.Context, group string, body Resume
 
 // SkipBlockedKeyWithBody Skip a blocked key's head message
 //
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2819,7 +2862,7 @@ func (c *Client) SkipBlockedKeyWithBody(ctx context.Context, group string, conte
 
 // SkipBlockedKey Skip a blocked key's head message
 //
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2982,7 +3025,7 @@ func (c *Client) ListKeyLags(ctx context.Context, group string, params *ListKeyL
 
 // GetMessageTimeline A message's timeline in a group
 //
-// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 //
 // Corresponds with GET /v1/groups/{group}/messages/{messageId}/timeline (the `GetMessageTimeline` operationId).
 func (c *Client) GetMessageTimeline(ctx context.Context, group string, messageId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3088,6 +3131,23 @@ func (c *Client) ResetGroupOffsets(ctx context.Context, group string, body Reset
 	return c.Client.Do(req)
 }
 
+// PauseGroup Pause a consumer group
+//
+// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+//
+// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
+func (c *Client) PauseGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPauseGroupRequest(c.Server, group)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ReceiveMessagesWithBody Receive messages (long poll)
 //
 // Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
@@ -3116,6 +3176,23 @@ func (c *Client) ReceiveMessagesWithBody(ctx context.Context, group string, cont
 // Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 func (c *Client) ReceiveMessages(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReceiveMessagesRequest(c.Server, group, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumeGroup Resume a paused consumer group
+//
+// Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+//
+// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
+func (c *Client) ResumeGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumeGroupRequest(c.Server, group)
 	if err != nil {
 		return nil, err
 	}
@@ -3869,6 +3946,18 @@ func NewListBlockedKeysRequest(server string, group string, params *ListBlockedK
 
 		}
 
+		if params.ConsumerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "consumerId", *params.ConsumerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -4495,6 +4584,40 @@ func NewResetGroupOffsetsRequestWithBody(server string, group string, contentTyp
 	return req, nil
 }
 
+// NewPauseGroupRequest constructs an http.Request for the PauseGroup method
+func NewPauseGroupRequest(server string, group string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/pause", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewReceiveMessagesRequest calls the generic ReceiveMessages builder with application/json body
 func NewReceiveMessagesRequest(server string, group string, body ReceiveMessagesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -4538,6 +4661,40 @@ func NewReceiveMessagesRequestWithBody(server string, group string, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewResumeGroupRequest constructs an http.Request for the ResumeGroup method
+func NewResumeGroupRequest(server string, group string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/resume", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -5253,7 +5410,7 @@ type ClientWithResponsesInterface interface {
 
 	// ListBlockedKeysWithResponse List blocked ordering keys
 	//
-	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+	// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5262,7 +5419,7 @@ type ClientWithResponsesInterface interface {
 
 	// ParkBlockedKeyWithBodyWithResponse Park an ordering key
 	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5271,7 +5428,7 @@ type ClientWithResponsesInterface interface {
 
 	// ParkBlockedKeyWithResponse Park an ordering key
 	//
-	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+	// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5298,7 +5455,7 @@ type ClientWithResponsesInterface interface {
 
 	// SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
 	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5307,7 +5464,7 @@ type ClientWithResponsesInterface interface {
 
 	// SkipBlockedKeyWithResponse Skip a blocked key's head message
 	//
-	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+	// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5384,7 +5541,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetMessageTimelineWithResponse A message's timeline in a group
 	//
-	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+	// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5434,6 +5591,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/groups/{group}/offsets/reset (the `ResetGroupOffsets` operationId).
 	ResetGroupOffsetsWithResponse(ctx context.Context, group string, body ResetGroupOffsetsJSONRequestBody, reqEditors ...RequestEditorFn) (*ResetGroupOffsetsResponse, error)
 
+	// PauseGroupWithResponse Pause a consumer group
+	//
+	// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
+	PauseGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*PauseGroupResponse, error)
+
 	// ReceiveMessagesWithBodyWithResponse Receive messages (long poll)
 	//
 	// Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
@@ -5451,6 +5617,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/groups/{group}/receive (the `ReceiveMessages` operationId).
 	ReceiveMessagesWithResponse(ctx context.Context, group string, body ReceiveMessagesJSONRequestBody, reqEditors ...RequestEditorFn) (*ReceiveMessagesResponse, error)
+
+	// ResumeGroupWithResponse Resume a paused consumer group
+	//
+	// Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
+	ResumeGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*ResumeGroupResponse, error)
 
 	// GetJobWithResponse Get a redrive or purge job
 	//
@@ -7841,6 +8016,96 @@ func (r ResetGroupOffsetsResponse) ContentType() string {
 	return ""
 }
 
+// PauseGroupResponse503Headers the declared response headers of an HTTP 503 response for PauseGroup
+type PauseGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PauseGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Group
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PauseGroupResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PauseGroupResponse) GetJSON200() *Group {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PauseGroupResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PauseGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PauseGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PauseGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PauseGroupResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ReceiveMessagesResponse429Headers the declared response headers of an HTTP 429 response for ReceiveMessages
 type ReceiveMessagesResponse429Headers struct {
 	RetryAfter *int
@@ -7967,6 +8232,96 @@ func (r ReceiveMessagesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReceiveMessagesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumeGroupResponse503Headers the declared response headers of an HTTP 503 response for ResumeGroup
+type ResumeGroupResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ResumeGroupResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Group
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ResumeGroupResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ResumeGroupResponse) GetJSON200() *Group {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ResumeGroupResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumeGroupResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumeGroupResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumeGroupResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumeGroupResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9271,7 +9626,7 @@ func (c *ClientWithResponses) AckMessagesWithResponse(ctx context.Context, group
 
 // ListBlockedKeysWithResponse List blocked ordering keys
 //
-// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+// ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9286,7 +9641,7 @@ func (c *ClientWithResponses) ListBlockedKeysWithResponse(ctx context.Context, g
 
 // ParkBlockedKeyWithBodyWithResponse Park an ordering key
 //
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9301,7 +9656,7 @@ func (c *ClientWithResponses) ParkBlockedKeyWithBodyWithResponse(ctx context.Con
 
 // ParkBlockedKeyWithResponse Park an ordering key
 //
-// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+// Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9346,7 +9701,7 @@ func (c *ClientWithResponses) ResumeBlockedKeyWithResponse(ctx context.Context, 
 
 // SkipBlockedKeyWithBodyWithResponse Skip a blocked key's head message
 //
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9361,7 +9716,7 @@ func (c *ClientWithResponses) SkipBlockedKeyWithBodyWithResponse(ctx context.Con
 
 // SkipBlockedKeyWithResponse Skip a blocked key's head message
 //
-// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+// Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9492,7 +9847,7 @@ func (c *ClientWithResponses) ListKeyLagsWithResponse(ctx context.Context, group
 
 // GetMessageTimelineWithResponse A message's timeline in a group
 //
-// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+// PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -9578,6 +9933,21 @@ func (c *ClientWithResponses) ResetGroupOffsetsWithResponse(ctx context.Context,
 	return ParseResetGroupOffsetsResponse(rsp)
 }
 
+// PauseGroupWithResponse Pause a consumer group
+//
+// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
+func (c *ClientWithResponses) PauseGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*PauseGroupResponse, error) {
+	rsp, err := c.PauseGroup(ctx, group, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePauseGroupResponse(rsp)
+}
+
 // ReceiveMessagesWithBodyWithResponse Receive messages (long poll)
 //
 // Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
@@ -9606,6 +9976,21 @@ func (c *ClientWithResponses) ReceiveMessagesWithResponse(ctx context.Context, g
 		return nil, err
 	}
 	return ParseReceiveMessagesResponse(rsp)
+}
+
+// ResumeGroupWithResponse Resume a paused consumer group
+//
+// Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
+func (c *ClientWithResponses) ResumeGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*ResumeGroupResponse, error) {
+	rsp, err := c.ResumeGroup(ctx, group, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumeGroupResponse(rsp)
 }
 
 // GetJobWithResponse Get a redrive or purge job
@@ -11858,6 +12243,87 @@ func ParseResetGroupOffsetsResponse(rsp *http.Response) (*ResetGroupOffsetsRespo
 	return response, nil
 }
 
+// ParsePauseGroupResponse parses an HTTP response from a PauseGroupWithResponse call
+func ParsePauseGroupResponse(rsp *http.Response) (*PauseGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PauseGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Group
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers PauseGroupResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseReceiveMessagesResponse parses an HTTP response from a ReceiveMessagesWithResponse call
 func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -11971,6 +12437,87 @@ func ParseReceiveMessagesResponse(rsp *http.Response) (*ReceiveMessagesResponse,
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ReceiveMessagesResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumeGroupResponse parses an HTTP response from a ResumeGroupWithResponse call
+func ParseResumeGroupResponse(rsp *http.Response) (*ResumeGroupResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumeGroupResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Group
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers ResumeGroupResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -61,12 +61,13 @@ func startEmbedded(t *testing.T) target {
 	if err := gw.Start(); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(api.New(api.Options{Engine: eng, Consume: gw, Groups: &gateway.Admin{Registry: reg, Engine: eng, Service: gw}}))
+	// The same api.Backend interface as JetStream's (the seam).
+	var be api.Backend = gateway.EmbeddedBackend{Engine: eng, Embedded: gw, Registry: reg,
+		Admin: &gateway.Admin{Registry: reg, Engine: eng, Service: gw}}
+	srv := httptest.NewServer(api.New(api.Options{Backend: be}))
 	t.Cleanup(func() {
 		srv.Close()
-		gw.Close(context.Background())
-		reg.Close()
-		eng.Close()
+		be.Close(context.Background())
 	})
 	return target{name: "embedded", lb: srv.URL, a: srv.URL, b: srv.URL}
 }
@@ -86,7 +87,7 @@ func startJetStream(t *testing.T, c *jstest.Cluster) target {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b}))
+		srv := httptest.NewServer(api.New(api.Options{Backend: b}))
 		t.Cleanup(func() {
 			srv.Close()
 			b.Close(context.Background())

@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"encoding/json"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/url"
@@ -33,8 +34,9 @@ func TestMain(m *testing.M) {
 
 // embeddedOnly names the rules that hold on the embedded backend only, and why.
 var embeddedOnly = map[string]string{
-	"AckAfterLeaseEnds": "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
-	"OffsetsRetryRow":   "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
+	"AckAfterLeaseEnds":   "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
+	"OffsetsRetryRow":     "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
+	"OrderlyAcrossGrowth": "no layout fences on JetStream: each queue of an ORDERLY group is its own durable consumer (MaxAckPending 1), and nothing orders a new queue's consumer after the old queue's backlog of a key that moved (docs/jetstream.md, Topic growth)",
 }
 
 type rule struct {
@@ -57,6 +59,9 @@ var rules = []rule{
 	{"LookupByIDAndKey", ruleLookupByID},
 	{"AckAfterLeaseEnds", ruleAckAfterLeaseEnds},
 	{"OffsetsRetryRow", ruleOffsetsRetryRow},
+	{"DelayLevelAboveLastIsLast", ruleLevelAboveLast},
+	{"OffsetsReset", ruleOffsetsReset},
+	{"OrderlyAcrossGrowth", ruleOrderlyAcrossGrowth},
 }
 
 func TestConformance(t *testing.T) {
@@ -448,5 +453,104 @@ func ruleOffsetsRetryRow(t *testing.T, c *client) {
 			t.Fatalf("no retry row in %+v", off.Offsets)
 		}
 		<-tick.C
+	}
+}
+
+// A delay level above the table's last is the last (policy.LevelIndex),
+// for a publish and for a nack alike.
+func ruleLevelAboveLast(t *testing.T, c *client) {
+	c.setup(nil)
+	at := time.Now()
+	id := c.publish(map[string]any{"body": "x", "delayLevel": len(levels) + 7})
+	m := c.one(c.tg.lb, 10, 30)
+	if m.MessageID != id || time.Since(at) < levels[len(levels)-1] {
+		t.Fatalf("delayed %+v after %v", m, time.Since(at))
+	}
+	c.wantStatus(c.settle(c.tg.a, "nack", m.ReceiptHandle, map[string]any{"delayLevel": len(levels) + 7}), "ok")
+	r := c.one(c.tg.lb, 10, 30)
+	if r.MessageID != id || r.ReconsumeTimes != 1 {
+		t.Fatalf("retry %+v", r)
+	}
+	c.wantStatus(c.settle(c.tg.b, "ack", r.ReceiptHandle, nil), "ok")
+}
+
+// Reset to FIRST_OFFSET delivers the acknowledged messages again; reset
+// to LAST_OFFSET skips what is pending.
+func ruleOffsetsReset(t *testing.T, c *client) {
+	c.setup(nil)
+	ids := map[string]bool{c.publish(map[string]any{"body": "1"}): true, c.publish(map[string]any{"body": "2"}): true}
+	drain := func(base string, want map[string]bool) {
+		t.Helper()
+		got := map[string]bool{}
+		for len(got) < len(want) {
+			for _, m := range c.receive(base, 2, 5, 30) {
+				if !want[m.MessageID] {
+					t.Fatalf("unexpected %+v", m)
+				}
+				got[m.MessageID] = true
+				c.wantStatus(c.settle(c.tg.lb, "ack", m.ReceiptHandle, nil), "ok")
+			}
+		}
+	}
+	drain(c.tg.a, ids)
+	var off struct {
+		Offsets []struct {
+			Topic           string `json:"topic"`
+			CommittedOffset int64  `json:"committedOffset"`
+			Lag             int64  `json:"lag"`
+		} `json:"offsets"`
+	}
+	c.must("POST", c.tg.lb+"/v1/groups/"+c.p+"/offsets/reset", map[string]any{"topic": c.p, "position": "FIRST_OFFSET"}, &off, 200)
+	if len(off.Offsets) == 0 || off.Offsets[0].Lag != 2 {
+		t.Fatalf("after reset to FIRST_OFFSET: %+v", off.Offsets)
+	}
+	drain(c.tg.b, ids) // on the other instance: the reset is the group's, not one instance's
+	if got := c.receive(c.tg.lb, 2, 1, 30); len(got) != 0 {
+		t.Fatalf("delivered again after the reset's redelivery: %+v", got)
+	}
+	// Pending messages, then a reset to LAST_OFFSET: they are skipped.
+	c.publish(map[string]any{"body": "3"})
+	c.must("POST", c.tg.lb+"/v1/groups/"+c.p+"/offsets/reset", map[string]any{"topic": c.p, "position": "LAST_OFFSET"}, &off, 200)
+	if len(off.Offsets) == 0 || off.Offsets[0].Lag != 0 {
+		t.Fatalf("after reset to LAST_OFFSET: %+v", off.Offsets)
+	}
+	if got := c.receive(c.tg.lb, 2, 1, 30); len(got) != 0 {
+		t.Fatalf("delivered after a reset to LAST_OFFSET: %+v", got)
+	}
+	drain(c.tg.lb, map[string]bool{c.publish(map[string]any{"body": "4"}): true})
+}
+
+// SPEC §8.8: per-key order survives topic growth. A key that moves to a
+// new queue when the topic grows from 1 to 4 queues is delivered in
+// publish order: nothing of the new layout before the old backlog.
+func ruleOrderlyAcrossGrowth(t *testing.T, c *client) {
+	c.setup(map[string]any{"consumeMode": "ORDERLY"})
+	key := ""
+	for i := 0; key == ""; i++ {
+		h := fnv.New32a()
+		k := "moving-" + strconv.Itoa(i)
+		h.Write([]byte(k))
+		if h.Sum32()%4 != 0 {
+			key = k // queue 0 of 1, another queue of 4
+		}
+	}
+	var order []string
+	for i := 0; i < 3; i++ {
+		order = append(order, c.publish(map[string]any{"body": "old" + strconv.Itoa(i), "shardingKey": key}))
+	}
+	c.must("PUT", c.tg.lb+"/v1/topics/"+c.p, map[string]any{"queues": 4}, nil, 200)
+	for i := 0; i < 3; i++ {
+		order = append(order, c.publish(map[string]any{"body": "new" + strconv.Itoa(i), "shardingKey": key}))
+	}
+	for i := 0; i < len(order); {
+		got := c.receive(c.tg.lb, 1, 5, 30)
+		if len(got) == 0 {
+			t.Fatalf("after %d of %d: nothing", i, len(order))
+		}
+		if got[0].MessageID != order[i] {
+			t.Fatalf("message %d: got %s (%s), want %s: out of order across the growth", i, got[0].MessageID, got[0].Body, order[i])
+		}
+		c.wantStatus(c.settle(c.tg.lb, "ack", got[0].ReceiptHandle, nil), "ok")
+		i++
 	}
 }

@@ -76,4 +76,10 @@ type Group struct {
 	GroupConfig
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Paused groups hand out nothing: receives answer empty (reason
+	// PAUSED) and a push group's webhook gets no request, until resumed.
+	// Set by the pause and resume actions, not by a config PUT (which
+	// keeps it); persisted with the group.
+	Paused   bool
+	PausedAt time.Time // when it was paused (zero when not paused)
 }

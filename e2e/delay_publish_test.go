@@ -54,6 +54,17 @@ func TestDelayPublishFields(t *testing.T) {
 		t.Fatalf("deliverAt %s answered as %s", at.Format(time.RFC3339Nano), pa.DeliverAt)
 	}
 	ps := publish(map[string]any{"body": "secs", "delaySeconds": 1})
+	// Timer messages (deliverAt, delaySeconds) read the same way while
+	// they wait in the timer index.
+	for _, p := range []publishResult{pa, ps} {
+		r := s.do(t, "GET", "/v1/topics/later/messages/"+p.MessageID, nil)
+		want(t, r, http.StatusOK)
+		var m message
+		r.JSON(t, &m)
+		if m.MessageID != p.MessageID || m.Topic != "later" || m.QueueID != nil || m.QueueOffset != nil || deref(m.DeliverAt) != p.DeliverAt {
+			t.Fatalf("pending timer message %s read as %s: want topic later, its deliverAt, no queue position", p.MessageID, r.Body)
+		}
+	}
 
 	r = s.do(t, "POST", "/v1/topics/later/messages/batch", map[string]any{"messages": []map[string]any{
 		{"body": "b-level", "delayLevel": 1}, {"body": "b-now"},

@@ -81,7 +81,7 @@ func parseTime(t *testing.T, s string) time.Time {
 }
 
 // TestReceiveEmptyReasons: every empty receive says why, for each cause the
-// gateway can tell apart (PAUSED is reserved: groups cannot be paused).
+// gateway can tell apart.
 func TestReceiveEmptyReasons(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	want(t, s.do(t, "PUT", "/v1/topics/diag", map[string]any{"queues": 1}), http.StatusCreated)
@@ -163,6 +163,16 @@ func TestReceiveEmptyReasons(t *testing.T) {
 		again := receiveWait(t, s, "seq")
 		if again.Body != "a" || again.ReconsumeTimes != 1 {
 			t.Fatalf("after the suspension got %q reconsumeTimes %d, want a 1", again.Body, again.ReconsumeTimes)
+		}
+	})
+
+	t.Run("PAUSED", func(t *testing.T) {
+		// plain holds b, takeable: paused, it is not handed out.
+		want(t, s.do(t, "POST", "/v1/groups/plain/pause", nil), http.StatusOK)
+		wantReason(t, s, "plain", "PAUSED")
+		want(t, s.do(t, "POST", "/v1/groups/plain/resume", nil), http.StatusOK)
+		if m := receiveWait(t, s, "plain"); m.Body != "b" {
+			t.Fatalf("after resume got %q, want b", m.Body)
 		}
 	})
 }

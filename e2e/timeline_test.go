@@ -14,6 +14,7 @@ type timelineEvent struct {
 	ConsumerID string `json:"consumerId"`
 	Attempt    int    `json:"attempt"`
 	DelayLevel *int   `json:"delayLevel"`
+	JobID      string `json:"jobId"`
 }
 
 func timeline(t *testing.T, s *server, group, id string) []timelineEvent {
@@ -36,7 +37,8 @@ func eventTypes(evs []timelineEvent) []string {
 }
 
 // TestMessageTimeline: a message nacked twice, dead-lettered, redriven and
-// acked lists exactly those events, in order.
+// acked lists exactly those events, in order; once redriven by message id,
+// once by a filter job (its REDRIVEN names the job).
 func TestMessageTimeline(t *testing.T) {
 	s := startServer(t, t.TempDir())
 	want(t, s.do(t, "PUT", "/v1/topics/tl", map[string]any{"queues": 1}), http.StatusCreated)
@@ -96,5 +98,48 @@ func TestMessageTimeline(t *testing.T) {
 		if evs[i].DelayLevel == nil || *evs[i].DelayLevel != 1 {
 			t.Errorf("event %d (%s): delayLevel %v, want 1", i, evs[i].Type, evs[i].DelayLevel)
 		}
+	}
+	if evs[7].JobID != "" {
+		t.Errorf("a redrive by id names job %q", evs[7].JobID)
+	}
+
+	// The same life, redriven by a filter job this time.
+	r = s.do(t, "POST", "/v1/topics/tl/messages", map[string]any{"body": "y", "properties": map[string]string{"via": "job"}})
+	want(t, r, http.StatusCreated)
+	r.JSON(t, &pubRes)
+	id2 := pubRes.MessageID
+	nack(receiveWait(t, s, "tlg"))
+	nack(receiveWait(t, s, "tlg"))
+	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if got := eventTypes(timeline(t, s, "tlg", id2)); !slices.Contains(got, "DEAD_LETTERED") {
+			return fmt.Errorf("timeline %v has no DEAD_LETTERED yet", got)
+		}
+		return nil
+	})
+	j := startJob(t, s, "/v1/groups/tlg/dlq/redrive", map[string]any{"filter": map[string]any{"sql": "via = 'job'"}})
+	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if j = getJob(t, s, j.ID); j.State == "RUNNING" {
+			return fmt.Errorf("job %+v", j)
+		}
+		return nil
+	})
+	if j.State != "DONE" || j.Moved != 1 {
+		t.Fatalf("job %+v, want DONE with 1 moved", j)
+	}
+	m = receiveWait(t, s, "tlg")
+	if m.MessageID != id2 {
+		t.Fatalf("received %s after the job, want %s", m.MessageID, id2)
+	}
+	settle(t, s, "tlg", "ack", m)
+	evs = timeline(t, s, "tlg", id2)
+	if got := eventTypes(evs); !slices.Equal(got, wantTypes) {
+		t.Fatalf("job timeline %v\nwant         %v", got, wantTypes)
+	}
+	if evs[7].JobID != j.ID {
+		t.Errorf("REDRIVEN names job %q, want %q", evs[7].JobID, j.ID)
+	}
+	// The first message's history is untouched by the second's job.
+	if got := eventTypes(timeline(t, s, "tlg", id)); !slices.Equal(got, wantTypes) {
+		t.Errorf("first message's timeline now %v", got)
 	}
 }

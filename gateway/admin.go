@@ -42,6 +42,8 @@ type Registry interface {
 	GroupSource
 	Put(cfg core.GroupConfig) (core.Group, bool, error)
 	Delete(name string) error
+	// SetPaused pauses or resumes a group (core.Group.Paused).
+	SetPaused(name string, paused bool) (core.Group, error)
 	Progress(group, consumerID string) (map[core.MessageQueue]core.Progress, error)
 	ResetOffsets(eng groups.OffsetSearcher, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) (map[core.MessageQueue]int64, error)
 }
@@ -77,6 +79,24 @@ func (a *Admin) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Group,
 		}
 	}
 	return a.Registry.Put(cfg)
+}
+
+// PauseGroup pauses (paused true) or resumes a group and answers once
+// the gateway applied it (pause.go): a receive or push after the answer
+// sees the new state. Pausing a paused group changes nothing.
+func (a *Admin) PauseGroup(ctx context.Context, name string, paused bool) (core.Group, error) {
+	g, err := a.Registry.SetPaused(name, paused)
+	if err != nil {
+		return core.Group{}, err
+	}
+	if s, ok := a.Service.(interface {
+		SyncGroup(ctx context.Context, group string) error
+	}); ok {
+		if err := s.SyncGroup(ctx, name); err != nil {
+			return core.Group{}, err
+		}
+	}
+	return g, nil
 }
 
 // Group implements Groups.

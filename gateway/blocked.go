@@ -265,36 +265,66 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// orderlyClient returns the CLUSTERING ORDERLY group's client (nil: none
-// running) and its rules.
-func (e *Embedded) orderlyClient(group string) (*clientRT, *groupRules, error) {
+// orderlyClient returns the ORDERLY group's client (nil: none running)
+// and its rules: the group's for CLUSTERING (consumerID ignored), the
+// consumer's for BROADCASTING (consumerID required: every consumerId has
+// its own queues, offsets and blocked heads).
+func (e *Embedded) orderlyClient(group, consumerID string) (*clientRT, *groupRules, error) {
+	c, rules, _, err := e.orderlyClientModel(group, consumerID)
+	return c, rules, err
+}
+
+// orderlyClientModel is orderlyClient that also tells whether the group
+// is BROADCASTING.
+func (e *Embedded) orderlyClientModel(group, consumerID string) (*clientRT, *groupRules, bool, error) {
 	g, err := e.opts.Groups.Get(group)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if g.ConsumeMode != core.Orderly {
-		return nil, nil, core.Errorf(core.EConflict, "group %q is not ORDERLY: it has no blocked keys", group)
+		return nil, nil, false, core.Errorf(core.EConflict, "group %q is not ORDERLY: it has no blocked keys", group)
 	}
-	if g.MessageModel == core.Broadcasting {
-		return nil, nil, core.Errorf(core.EConflict, "group %q is BROADCASTING: blocked keys are per consumer and not managed here", group)
+	broadcast := g.MessageModel == core.Broadcasting
+	rulesKey := group
+	if broadcast {
+		if consumerID == "" {
+			return nil, nil, true, core.FieldError("consumerId", "is required for a BROADCASTING group (each consumer has its own blocked keys)")
+		}
+		if !core.ValidName(consumerID) {
+			return nil, nil, true, core.FieldError("consumerId", "must match ^[A-Za-z0-9_-]{1,127}$")
+		}
+		rulesKey = broadcastRulesKey(group, consumerID)
+	} else {
+		consumerID = ""
 	}
 	e.mu.Lock()
 	var c *clientRT
 	if rt := e.groups[group]; rt != nil {
-		c = rt.clients[""]
+		c = rt.clients[consumerID]
 	}
 	e.mu.Unlock()
-	return c, e.parks.rules(group), nil
+	return c, e.parks.rules(rulesKey), broadcast, nil
+}
+
+// broadcastRulesKey names a BROADCASTING consumer's rules (skips only:
+// see ParkKey) apart from any group's (group names have no '/').
+func broadcastRulesKey(group, consumerID string) string { return group + "/" + consumerID }
+
+// errBroadcastPark refuses park and resume on BROADCASTING groups.
+func errBroadcastPark(group string) error {
+	return core.Errorf(core.EConflict, "group %q is BROADCASTING: a key cannot be parked, because a broadcast "+
+		"failure is dropped for its consumer (RocketMQ), with no retry or dead-letter copy to release later; "+
+		"skip the blocked head instead (it is dropped for that consumer only)", group)
 }
 
 // Blocked lists group's blocked queues and parked keys, by topic, queue
-// and key.
-func (e *Embedded) Blocked(group string) ([]BlockedEntry, error) {
-	_, rules, err := e.orderlyClient(group)
+// and key (consumerID: a BROADCASTING group's consumer).
+func (e *Embedded) Blocked(group, consumerID string) ([]BlockedEntry, error) {
+	_, rules, err := e.orderlyClient(group, consumerID)
 	if err != nil {
 		return nil, err
 	}
-	held, err := e.HeldQueues(group, "")
+	held, err := e.HeldQueues(group, consumerID)
 	if err != nil {
 		return nil, err
 	}
@@ -342,13 +372,15 @@ func (e *Embedded) Blocked(group string) ([]BlockedEntry, error) {
 }
 
 // SkipBlocked sends the failed head of (mq, key) to the DLQ and lets the
-// queue continue. ENotFound when that queue is not blocked on key.
-func (e *Embedded) SkipBlocked(group string, mq core.MessageQueue, key string) (BlockedEntry, error) {
-	c, rules, err := e.orderlyClient(group)
+// queue continue; BROADCASTING: drops it for consumerID (as the consumer
+// does once maxReconsumeTimes is used up) and that consumer's queue
+// continues. ENotFound when that queue is not blocked on key.
+func (e *Embedded) SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+	c, rules, err := e.orderlyClient(group, consumerID)
 	if err != nil {
 		return BlockedEntry{}, err
 	}
-	entries, err := e.Blocked(group)
+	entries, err := e.Blocked(group, consumerID)
 	if err != nil {
 		return BlockedEntry{}, err
 	}
@@ -359,7 +391,7 @@ func (e *Embedded) SkipBlocked(group string, mq core.MessageQueue, key string) (
 		return BlockedEntry{}, core.Errorf(core.ENotFound, "queue %s/%d is not blocked on key %q", mq.Topic, mq.QueueID, key)
 	}
 	en := entries[i]
-	held, _ := e.HeldQueues(group, "")
+	held, _ := e.HeldQueues(group, consumerID)
 	off := int64(-1)
 	for _, h := range held {
 		if h.Queue == mq {
@@ -377,8 +409,12 @@ func (e *Embedded) SkipBlocked(group string, mq core.MessageQueue, key string) (
 
 // ParkKey sets (mq, key) aside: its messages go to the DLQ as they reach
 // the head of the queue, recorded for resume, and the other keys continue.
-func (e *Embedded) ParkKey(group string, mq core.MessageQueue, key string) (BlockedEntry, error) {
-	c, rules, err := e.orderlyClient(group)
+// CLUSTERING only (errBroadcastPark).
+func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+	c, rules, broadcast, err := e.orderlyClientModel(group, consumerID)
+	if broadcast { // before a missing consumerId: there is nothing to give it
+		return BlockedEntry{}, errBroadcastPark(group)
+	}
 	if err != nil {
 		return BlockedEntry{}, err
 	}
@@ -408,9 +444,12 @@ func (e *Embedded) ParkKey(group string, mq core.MessageQueue, key string) (Bloc
 
 // ResumeKey ends the park of (mq, key) and returns its entry with the
 // parked ids, in order, for the caller to redrive. ENotFound when the key
-// is not parked.
-func (e *Embedded) ResumeKey(group string, mq core.MessageQueue, key string) (BlockedEntry, error) {
-	_, rules, err := e.orderlyClient(group)
+// is not parked. CLUSTERING only (errBroadcastPark).
+func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+	_, rules, broadcast, err := e.orderlyClientModel(group, consumerID)
+	if broadcast { // before a missing consumerId: there is nothing to give it
+		return BlockedEntry{}, errBroadcastPark(group)
+	}
 	if err != nil {
 		return BlockedEntry{}, err
 	}

@@ -23,7 +23,7 @@ const (
 	// EmptyKeysBlocked: ORDERLY queues hold their messages back behind a
 	// message in flight or a failed head waiting out its suspension.
 	EmptyKeysBlocked EmptyReason = "KEYS_BLOCKED"
-	// EmptyPaused: the group is paused (no pause exists yet; reserved).
+	// EmptyPaused: the group is paused (pause.go).
 	EmptyPaused EmptyReason = "PAUSED"
 	// EmptyNoSubscriptionMatch: none of the group's subscribed topics
 	// exists (decided by the API layer, which knows topics).
@@ -76,6 +76,9 @@ func (e *Embedded) Diagnose(group, consumerID string) (Diagnosis, error) {
 	held, earliest, err := e.held(group, consumerID)
 	if err != nil {
 		return Diagnosis{}, err
+	}
+	if e.paused(group) {
+		return Diagnosis{Reason: EmptyPaused}, nil
 	}
 	held = slices.DeleteFunc(held, func(h HeldQueue) bool { return h.Buffered })
 	if len(held) > 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 )
 
 // Embedded is the Service over the in-process push consumer: one client per
@@ -35,6 +36,7 @@ type Embedded struct {
 	drain chan struct{} // closed by Drain: parked receives answer at once
 	stop  chan struct{} // closed by Close: background loops end
 	kick  chan struct{} // cap 1: a BROADCASTING client went idle
+	syncs chan syncReq  // SyncGroup's requests to the run loop (pause.go)
 	wg    sync.WaitGroup
 }
 
@@ -45,6 +47,7 @@ type groupRT struct {
 	cfg     core.GroupConfig
 	clients map[string]*clientRT // by consumerId; "" for CLUSTERING
 	waiting int
+	paused  bool // the group is paused: its inboxes hand nothing out (pause.go)
 }
 
 // clientRT is one push-consumer client and its inbox.
@@ -76,6 +79,9 @@ func New(opts Options) (*Embedded, error) {
 	if len(key) < keySize {
 		return nil, fmt.Errorf("gateway: handle key must be at least %d bytes", keySize)
 	}
+	if _, err := policy.NewSealer(key, opts.PreviousKeys...); err != nil {
+		return nil, fmt.Errorf("gateway: %w", err)
+	}
 	var nonce [8]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
 		return nil, err
@@ -86,13 +92,14 @@ func New(opts Options) (*Embedded, error) {
 	return &Embedded{
 		opts:   opts,
 		log:    opts.Logger,
-		leases: withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key)), opts.Timeline),
+		leases: withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key, opts.PreviousKeys...)), opts.Timeline),
 		parks:  blockedRules{file: parkFile(opts.Dir)},
 		groups: map[string]*groupRT{},
 		pushes: map[string]*pushRT{},
 		drain:  make(chan struct{}),
 		stop:   make(chan struct{}),
 		kick:   make(chan struct{}, 1),
+		syncs:  make(chan syncReq),
 	}, nil
 }
 

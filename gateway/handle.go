@@ -1,14 +1,11 @@
 package gateway
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/binary"
-	"errors"
 	"time"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 )
 
 // A receipt handle names one delivery of one message: which gateway run
@@ -34,25 +31,28 @@ type receipt struct {
 
 const (
 	handleVersion = 1
-	handleMACSize = 16
-	// maxHandleLen bounds what the decoder looks at; real handles are far
-	// shorter (names are at most 127 bytes each).
-	maxHandleLen = 1024
+	handleMACSize = policy.MACSize
+	maxHandleLen  = policy.MaxHandleLen
 )
 
-var errBadHandle = errors.New("malformed or forged receipt handle")
+var errBadHandle = policy.ErrBadHandle
 
-// handleCodec signs and verifies receipt handles with one key.
+// handleCodec signs and verifies receipt handles with one key: the seal
+// (HMAC construction, encoding, the checks before parsing) is
+// policy.Sealer's, shared with every backend; the payload is this
+// gateway's receipt.
 type handleCodec struct {
-	key []byte
+	s *policy.Sealer
 }
 
-func newHandleCodec(key []byte) *handleCodec { return &handleCodec{key: append([]byte(nil), key...)} }
-
-func (c *handleCodec) mac(payload []byte) []byte {
-	m := hmac.New(sha256.New, c.key)
-	m.Write(payload)
-	return m.Sum(nil)[:handleMACSize]
+// newHandleCodec panics on a key shorter than policy.KeySize: callers check
+// the key first (New, LoadOrCreateKey).
+func newHandleCodec(key []byte, previous ...[]byte) *handleCodec {
+	s, err := policy.NewSealer(key, previous...)
+	if err != nil {
+		panic("gateway: " + err.Error())
+	}
+	return &handleCodec{s: s}
 }
 
 // encode returns the signed, URL-safe handle of r.
@@ -68,30 +68,15 @@ func (c *handleCodec) encode(r receipt) string {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
-	b = append(b, c.mac(b)...)
-	return base64.RawURLEncoding.EncodeToString(b)
+	return c.s.Seal(b)
 }
 
 // decode verifies and parses a handle. Any failure is errBadHandle: the
 // caller answers `invalid` without saying why.
 func (c *handleCodec) decode(h string) (receipt, error) {
-	if len(h) == 0 || len(h) > maxHandleLen {
-		return receipt{}, errBadHandle
-	}
-	// The decoder skips CR and LF and tolerates stray trailing bits; a
-	// handle has exactly one spelling.
-	for i := 0; i < len(h); i++ {
-		if c := h[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return receipt{}, errBadHandle
-		}
-	}
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(h)
-	if err != nil || len(raw) < 1+handleMACSize {
-		return receipt{}, errBadHandle
-	}
-	payload, sum := raw[:len(raw)-handleMACSize], raw[len(raw)-handleMACSize:]
 	// Verify before parsing: nothing unauthenticated reaches the parser.
-	if !hmac.Equal(sum, c.mac(payload)) {
+	payload, err := c.s.Open(h)
+	if err != nil {
 		return receipt{}, errBadHandle
 	}
 	return parseReceipt(payload)

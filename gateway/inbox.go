@@ -134,6 +134,7 @@ type inbox struct {
 	ticket  uint64
 	waiters []*waiter
 	closed  bool
+	paused  bool        // the group is paused: nothing is taken (pause.go)
 	rules   *groupRules // skip and park rules of ORDERLY groups (blocked.go); nil: none
 	persist func()      // persists park rules after rules recorded an id
 }
@@ -213,6 +214,9 @@ func (b *inbox) removeWaiterLocked(w *waiter) bool {
 }
 
 func (b *inbox) anyTakeableLocked() bool {
+	if b.paused {
+		return false
+	}
 	for _, q := range b.order {
 		if q.takeable(0) {
 			return true
@@ -225,7 +229,7 @@ func (b *inbox) anyTakeableLocked() bool {
 // starting one queue further on each call so that small receives rotate
 // over the queues.
 func (b *inbox) takeLocked(n int) []item {
-	if len(b.order) == 0 || n <= 0 {
+	if len(b.order) == 0 || n <= 0 || b.paused {
 		return nil
 	}
 	b.ticket++

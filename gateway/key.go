@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/mqgate/mqgate/core/policy"
 )
 
 // KeyFile is the receipt-handle signing key's file name in the data dir.
 const KeyFile = "gateway.key"
 
-const keySize = 32
+const keySize = policy.KeySize
 
 // LoadOrCreateKey returns the handle signing key kept in dir, generating a
 // random one (file mode 0600, written to a temporary file, synced and

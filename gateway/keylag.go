@@ -17,7 +17,14 @@ type keyLagger interface {
 // unfinished messages, oldest first, at most limit (per-key lag: what the
 // group's client has pulled and not finished). EConflict for other groups.
 func (e *Embedded) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
-	c, _, err := e.orderlyClient(group)
+	g, err := e.opts.Groups.Get(group)
+	if err != nil {
+		return nil, err
+	}
+	if g.MessageModel == core.Broadcasting {
+		return nil, core.Errorf(core.EConflict, "group %q is BROADCASTING: per-key lag is kept for CLUSTERING ORDERLY groups", group)
+	}
+	c, _, err := e.orderlyClient(group, "")
 	if err != nil {
 		return nil, err
 	}

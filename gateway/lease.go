@@ -116,6 +116,7 @@ func (t *leaseTable) endLocked(l *lease, o outcome) {
 // left out, and so is one whose ProcessQueue was dropped meanwhile.
 func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline time.Time) []Received {
 	out := make([]Received, 0, len(items))
+	leased := make([]*lease, 0, len(items))
 	t.mu.Lock()
 	earliest := len(t.h) == 0 || deadline.Before(t.h[0].deadline)
 	box.mu.Lock()
@@ -143,10 +144,15 @@ func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline
 		t.byID[l.seq] = l
 		heap.Push(&t.h, l)
 		t.note(l, EventDelivered, 0, "")
-		out = append(out, Received{Message: m, ReceiptHandle: t.codec.encode(l.rc), InvisibleUntil: deadline})
+		out = append(out, Received{Message: m, InvisibleUntil: deadline})
+		leased = append(leased, l)
 	}
 	box.mu.Unlock()
 	t.mu.Unlock()
+	// Sign outside the locks: a receipt never changes once granted.
+	for k, l := range leased {
+		out[k].ReceiptHandle = t.codec.encode(l.rc)
+	}
 	if earliest {
 		t.poke()
 	}
@@ -170,16 +176,27 @@ const (
 // delivers the message again).
 func (t *leaseTable) apply(group string, handles []string, o op, level int, reason string, extendTo time.Time, now time.Time) ([]HandleResult, []call) {
 	res := make([]HandleResult, len(handles))
-	var calls []call
-	moved := false
-	t.mu.Lock()
+	// Verify and parse every handle before taking the table's lock: the
+	// MACs are most of an ack's work, and concurrent acks need not
+	// queue behind each other's.
+	rcs := make([]receipt, len(handles))
+	valid := make([]bool, len(handles))
 	for k, h := range handles {
 		res[k] = HandleResult{ReceiptHandle: h, Status: HandleInvalid}
 		rc, err := t.codec.decode(h)
-		if err != nil || rc.Group != group {
+		if err == nil && rc.Group == group {
+			rcs[k], valid[k] = rc, true
+			res[k].Status = HandleExpired
+		}
+	}
+	var calls []call
+	moved := false
+	t.mu.Lock()
+	for k := range handles {
+		if !valid[k] {
 			continue
 		}
-		res[k].Status = HandleExpired
+		rc := rcs[k]
 		if rc.Epoch != t.epoch {
 			continue // a handle of an earlier run: its message is delivered again
 		}

@@ -48,6 +48,9 @@ type Options struct {
 	// Key signs receipt handles (at least 32 bytes). Default: the key kept
 	// in Dir (LoadOrCreateKey).
 	Key []byte
+	// PreviousKeys still verify handles signed before a key rotation
+	// (each at least 32 bytes); they never sign one.
+	PreviousKeys [][]byte
 	// Dir is the data directory holding the generated key when Key is unset.
 	Dir string
 	// MaxWaitingPerGroup bounds the receives parked on one group; more

@@ -31,6 +31,9 @@ func (e *Embedded) run(changes <-chan string) {
 				break
 			}
 			e.reconcile(name)
+		case req := <-e.syncs:
+			e.reconcile(req.name)
+			close(req.done)
 		case <-fire:
 			e.expireIdle(time.Now())
 		case <-e.kick:
@@ -56,7 +59,8 @@ func (e *Embedded) reconcile(name string) {
 // group. A group moving between pull and push has its old client stopped
 // before the new one starts: both would use the instance id as client id.
 func (e *Embedded) reconcileWith(name string, g core.Group, getErr error) {
-	push := getErr == nil && g.Push != nil
+	// A paused push group runs no client and no pusher (pause.go).
+	push := getErr == nil && g.Push != nil && !g.Paused
 	if !push {
 		e.stopPush(name)
 	}
@@ -77,6 +81,9 @@ func (e *Embedded) reconcilePull(name string, g core.Group, getErr error) {
 		return
 	}
 	rt := e.groups[name]
+	if rt != nil && getErr == nil {
+		rt.setPausedLocked(g.Paused) // before any client below is made
+	}
 	switch {
 	case getErr != nil || g.Push != nil:
 		// Deleted, or a webhook group (reconcilePush runs it): stop the
@@ -87,7 +94,7 @@ func (e *Embedded) reconcilePull(name string, g core.Group, getErr error) {
 			delete(e.groups, name)
 		}
 	case rt == nil:
-		rt = &groupRT{cfg: g.GroupConfig, clients: map[string]*clientRT{}}
+		rt = &groupRT{cfg: g.GroupConfig, clients: map[string]*clientRT{}, paused: g.Paused}
 		e.groups[name] = rt
 		if rt.cfg.MessageModel != core.Broadcasting {
 			if _, err := e.clientLocked(rt, ""); err != nil {
@@ -149,7 +156,7 @@ func (e *Embedded) groupLocked(name string) (*groupRT, error) {
 	if g.Push != nil || e.pushes[name] != nil {
 		return nil, core.Errorf(core.EConflict, "group %q is a push (webhook) group: it cannot be received from", name)
 	}
-	rt := &groupRT{cfg: g.GroupConfig, clients: map[string]*clientRT{}}
+	rt := &groupRT{cfg: g.GroupConfig, clients: map[string]*clientRT{}, paused: g.Paused}
 	e.groups[name] = rt
 	return rt, nil
 }
@@ -165,8 +172,13 @@ func (e *Embedded) clientLocked(rt *groupRT, consumerID string) (*clientRT, erro
 		clientID = consumerID
 	}
 	box := newInbox(rt.cfg.Name, clientID, e.leases)
-	if rt.cfg.ConsumeMode == core.Orderly && consumerID == "" {
-		box.rules, box.persist = e.parks.rules(rt.cfg.Name), e.saveParks
+	box.paused = rt.paused
+	if rt.cfg.ConsumeMode == core.Orderly {
+		key := rt.cfg.Name
+		if consumerID != "" {
+			key = broadcastRulesKey(key, consumerID) // skips only (blocked.go)
+		}
+		box.rules, box.persist = e.parks.rules(key), e.saveParks
 	}
 	pc, err := e.opts.NewClient(consumer.Options{
 		Group:    rt.cfg,

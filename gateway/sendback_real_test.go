@@ -109,9 +109,12 @@ func TestRealMassExpiryGoesToRetryFast(t *testing.T) {
 	took := time.Since(last)
 	t.Logf("%d leases expired; all in retry %v after the last deadline (%d store group commits in all, publishes and offsets included)",
 		n, took.Round(time.Millisecond), e.eng.WriterStats().Groups-groupsBefore)
-	bound := 2 * time.Second
+	// The figure (under 0.5 s on a quiet machine) is the log line above;
+	// the bound only catches a return to one send-back at a time, which
+	// took about 28 s for 10 000, with room for a loaded 2-core CI box.
+	bound := 8 * time.Second
 	if raceEnabled {
-		bound *= 3 // the race detector slows the hooks and the expiry loop ~4x
+		bound *= 2 // the race detector slows the hooks and the expiry loop ~4x
 	}
 	if took > bound {
 		t.Errorf("10 000 expired leases took %v to reach the retry topic, want <= %v", took, bound)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway/webhook"
 )
 
@@ -51,13 +52,14 @@ type Received struct {
 	InvisibleUntil time.Time
 }
 
-// HandleStatus is the outcome of one receipt handle in ack / nack / extend.
-type HandleStatus string
+// HandleStatus is the outcome of one receipt handle in ack / nack / extend:
+// policy.HandleStatus, whose rules every backend shares (core/policy).
+type HandleStatus = policy.HandleStatus
 
 const (
-	HandleOK      HandleStatus = "ok"      // done (or, for ack, done before)
-	HandleExpired HandleStatus = "expired" // the lease ended or the handle names an earlier delivery
-	HandleInvalid HandleStatus = "invalid" // malformed, forged or of another group
+	HandleOK      = policy.HandleOK      // done (or, for ack, done before)
+	HandleExpired = policy.HandleExpired // the lease ended or the handle names an earlier delivery
+	HandleInvalid = policy.HandleInvalid // malformed, forged or of another group
 )
 
 // HandleResult is the answer for one handle, in request order.

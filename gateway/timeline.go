@@ -5,19 +5,23 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 )
 
 // Message timelines (API.md "Timeline"): what happened to a message in a
 // group, from a bounded in-memory ring per group plus what the store
 // keeps (the API adds PUBLISHED from the message's bornAt).
 //
-// Retention: the last TimelineRingSize events of each group (all messages
-// of the group share the ring), lost on restart. Memory: a ring grows with
-// its events up to TimelineRingSize slots of about 100 bytes (~400 KiB a
-// group at most); a deleted group's ring stays until the restart. Cost: recording is one
+// Retention: the last TimelineRingSize events of each group (`mqgate serve
+// --timeline-events`; all messages of the group share the ring), lost on
+// restart; nothing goes to disk. Memory: a ring grows with its events up
+// to its size in 120-byte slots (~480 KiB a group at 4096), plus the nack
+// reasons the slots hold (at most core.MaxReasonLength characters each);
+// a deleted group's ring stays until the restart. Cost: recording is one
 // short critical section writing a fixed-size slot (no allocation: the id
-// and consumer id strings are shared with the message and the lease);
-// a lookup scans the group's ring.
+// and consumer id strings are shared with the message and the lease); a
+// lookup scans the group's ring. A redrive job records one REDRIVEN a
+// message it moves, so a large job pushes older history out.
 
 // EventType is what happened.
 type EventType string
@@ -46,6 +50,7 @@ type Event struct {
 	Attempt    int    // DELIVERED: reconsumeTimes + 1
 	DelayLevel int    // NACKED, RETRY_SCHEDULED
 	Reason     string // NACKED: the nack reason, when given
+	Job        string // REDRIVEN by a redrive job: its id
 }
 
 // Timeline holds every group's ring. The zero value is not usable: use
@@ -163,6 +168,18 @@ func (t *leaseTable) note(l *lease, typ EventType, level int, reason string) {
 	t.tl.Record(l.box.group, ev)
 }
 
+// RecordJobRedriven records REDRIVEN by job j for each id (its group's
+// ring): engine.Options.JobRedriven.
+func (t *Timeline) RecordJobRedriven(j *core.Job, ids []string) {
+	if t == nil || j.Group == "" {
+		return
+	}
+	now := time.Now()
+	for _, id := range ids {
+		t.Record(j.Group, Event{At: now, Type: EventRedriven, MessageID: id, Job: j.ID})
+	}
+}
+
 // recordSendBack records a successful send-back: the engine dead-letters
 // when reconsumeTimes reached maxReconsumeTimes or the level is -1, and
 // otherwise schedules a retry at level (0: 3 + reconsumeTimes).
@@ -170,15 +187,12 @@ func (t *Timeline) recordSendBack(group string, m *core.Message, level, maxRecon
 	if t == nil {
 		return
 	}
-	times := max(m.ReconsumeTimes, 0)
-	if times >= maxReconsumeTimes || level < 0 {
+	out := policy.Retry(m.ReconsumeTimes, maxReconsumeTimes, level)
+	if out.DeadLetter {
 		t.Record(group, Event{Type: EventDeadLettered, MessageID: m.UserID()})
 		return
 	}
-	if level == 0 {
-		level = 3 + times
-	}
-	t.Record(group, Event{Type: EventRetryScheduled, MessageID: m.UserID(), DelayLevel: level})
+	t.Record(group, Event{Type: EventRetryScheduled, MessageID: m.UserID(), DelayLevel: out.Level})
 }
 
 func withTimeline(t *leaseTable, tl *Timeline) *leaseTable {

@@ -14,7 +14,9 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/gateway/webhook"
 )
 
 // MinServerVersion is the oldest nats-server the backend accepts: message
@@ -31,11 +33,14 @@ type Options struct {
 	// Key signs receipt handles; every instance in front of one cluster
 	// must hold the same one (gateway.LoadKeyFile).
 	Key []byte
+	// PreviousKeys still verify handles signed before a key rotation;
+	// they never sign one.
+	PreviousKeys [][]byte
 	// Replicas of every stream, consumer and bucket the backend creates
 	// (default 3; 1 on a single server, with a loud warning).
 	Replicas int
-	// DelayLevels are the durations of delay levels 1..N (the embedded
-	// engine's table; default RocketMQ's).
+	// DelayLevels are the durations of delay levels 1..N (default
+	// policy.DefaultDelayLevels, RocketMQ's, as on the embedded engine).
 	DelayLevels []time.Duration
 	// MaxDelay bounds delaySeconds / deliverAt (default 40 days).
 	MaxDelay time.Duration
@@ -65,7 +70,7 @@ type Backend struct {
 	nc     *nats.Conn
 	ownNC  bool
 	js     jsapi.JetStream
-	sealer *gateway.HandleSealer
+	sealer *policy.Sealer // receipt handles (version byte sealedVersion)
 	groups jsapi.KeyValue // group configs
 	leases jsapi.KeyValue // lease overrides written by nack / extend
 
@@ -73,9 +78,14 @@ type Backend struct {
 	gc      groupCache
 	ensured sync.Map          // stream/consumer → group UpdatedAt it was made for
 	stash   map[string]*stash // by group / consumerId: messages pulled, not yet received
-	pulls   map[string]bool   // consumers with a waiting pull from this instance
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	// pushers are this instance's webhook pushers by group (push.go);
+	// checkPushURL is the webhook guard's URL check (StartPush). Both
+	// under mu.
+	pushers      map[string]*webhook.Pusher
+	checkPushURL func(ctx context.Context, url string) error
+	pulls        map[string]bool // consumers with a waiting pull from this instance
+	stop         chan struct{}
+	wg           sync.WaitGroup
 
 	mu         sync.Mutex
 	rr         map[string]uint32 // round-robin queue choice per topic
@@ -94,13 +104,6 @@ const (
 	leasesBucket = "MQGATE_LEASES"
 )
 
-// defaultDelayLevels is RocketMQ's messageDelayLevel.
-var defaultDelayLevels = []time.Duration{
-	time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute,
-	3 * time.Minute, 4 * time.Minute, 5 * time.Minute, 6 * time.Minute, 7 * time.Minute, 8 * time.Minute,
-	9 * time.Minute, 10 * time.Minute, 20 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
-}
-
 // Open connects (unless Options.Conn is set), checks the server version,
 // and creates the backend's buckets. It refuses a server older than
 // MinServerVersion and warns when replicas are below 3.
@@ -109,7 +112,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		opts.Replicas = 3
 	}
 	if len(opts.DelayLevels) == 0 {
-		opts.DelayLevels = defaultDelayLevels
+		opts.DelayLevels = policy.DefaultDelayLevels
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = 40 * 24 * time.Hour
@@ -129,13 +132,13 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	if opts.InstanceID == "" {
 		opts.InstanceID = "gw-" + nats.NewInbox()[len(nats.InboxPrefix):][:8]
 	}
-	sealer, err := gateway.NewHandleSealer(opts.Key)
+	sealer, err := policy.NewSealer(opts.Key, opts.PreviousKeys...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	b := &Backend{opts: opts, log: opts.Logger, sealer: sealer, rr: map[string]uint32{},
 		drain: make(chan struct{}), waiting: map[string]int{}, stash: map[string]*stash{},
-		pulls: map[string]bool{}, stop: make(chan struct{})}
+		pulls: map[string]bool{}, stop: make(chan struct{}), pushers: map[string]*webhook.Pusher{}}
 	b.nc = opts.Conn
 	if b.nc == nil {
 		no := []nats.Option{nats.Name("mqgate " + opts.InstanceID), nats.MaxReconnects(-1)}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway"
 )
 
@@ -294,7 +295,7 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		}
 		m := decodeMessage(p.msg.Subject, p.msg.Header, p.msg.Data, meta.sseq, meta.ts)
 		m.ReconsumeTimes = int(meta.delivered) - 1
-		if m.ReconsumeTimes > g.MaxReconsumeTimes {
+		if policy.Exhausted(m.ReconsumeTimes, g.MaxReconsumeTimes) {
 			// Failed by lease expiry more often than allowed.
 			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1); err != nil {
 				b.log.Warn().Err(err).Str("group", g.Name).Msg("dead-letter on receive failed; retried at redelivery")
@@ -375,8 +376,13 @@ type lease struct {
 	meta            ackMeta
 }
 
+// sealedVersion is the first byte of this backend's handle payloads (the
+// embedded gateway's are 1): a handle of one backend never parses as the
+// other's.
+const sealedVersion = 2
+
 func encodeLease(l lease) []byte {
-	b := binary.AppendUvarint(nil, l.sseq)
+	b := binary.AppendUvarint([]byte{sealedVersion}, l.sseq)
 	b = binary.AppendUvarint(b, l.delivered)
 	b = binary.AppendUvarint(b, uint64(l.deadline.UnixMilli()))
 	for _, s := range []string{l.group, l.consumerID, l.reply} {
@@ -388,6 +394,10 @@ func encodeLease(l lease) []byte {
 
 func decodeLease(p []byte) (lease, bool) {
 	var l lease
+	if len(p) == 0 || p[0] != sealedVersion {
+		return l, false
+	}
+	p = p[1:]
 	var nums [3]uint64
 	for i := range nums {
 		v, n := binary.Uvarint(p)
@@ -601,17 +611,18 @@ func (b *Backend) ackedBefore(ctx context.Context, l lease) bool {
 	return c.CachedInfo().AckFloor.Stream >= l.sseq
 }
 
-// Nack implements gateway.Service with the embedded retry policy: level 0
-// is 3 + reconsumeTimes, the 1 + maxReconsumeTimes-th failure (or level
-// -1) goes to the group's DLQ stream. A retry is a JetStream NAK with the
+// Nack implements gateway.Service with the retry policy every backend
+// shares (policy.Retry): level 0 is 3 + reconsumeTimes, a level above the
+// last is the last, the 1 + maxReconsumeTimes-th failure (or level -1)
+// goes to the group's DLQ stream. A retry is a JetStream NAK with the
 // level's delay on the same consumer (ordering of ORDERLY queues holds:
 // the queue's consumer has one message out at a time).
 func (b *Backend) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]gateway.HandleResult, error) {
 	if err := checkHandles(handles); err != nil {
 		return nil, err
 	}
-	if delayLevel < -1 || delayLevel > len(b.opts.DelayLevels) {
-		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level (1..%d)", len(b.opts.DelayLevels))
+	if delayLevel < -1 {
+		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level (1..%d; a level above the last is the last)", len(b.opts.DelayLevels))
 	}
 	g, err := b.cachedGroup(ctx, group)
 	if err != nil {
@@ -634,18 +645,14 @@ func (b *Backend) Nack(ctx context.Context, group string, handles []string, dela
 		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now}); err != nil {
 			return nil, err
 		}
-		if delayLevel < 0 || times >= g.MaxReconsumeTimes {
+		out := policy.Retry(times, g.MaxReconsumeTimes, delayLevel)
+		if out.DeadLetter {
 			if err := b.deadLetterLease(ctx, g.Name, l, times); err != nil {
 				return nil, err
 			}
 			continue
 		}
-		level := delayLevel
-		if level == 0 {
-			level = 3 + times
-		}
-		level = min(max(level, 1), len(b.opts.DelayLevels))
-		if errs := b.requestAll(ctx, []string{l.reply}, nakDelay(b.opts.DelayLevels[level-1])); errs[0] != nil {
+		if errs := b.requestAll(ctx, []string{l.reply}, nakDelay(policy.LevelDelay(b.opts.DelayLevels, out.Level))); errs[0] != nil {
 			return nil, errs[0]
 		}
 	}
@@ -696,7 +703,7 @@ func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupS
 	if err != nil {
 		return gateway.GroupStatus{}, err
 	}
-	st := gateway.GroupStatus{Group: group}
+	st := gateway.GroupStatus{Group: group, Push: b.pushStatus(group)}
 	b.mu.Lock()
 	st.Waiting = b.waiting[group]
 	buffered := 0

@@ -1,5 +1,5 @@
 // Package jetstream is mqgate's distributed backend: the same HTTP API
-// (api.Engine, gateway.Service, gateway.Groups) over a NATS JetStream
+// (api.Backend: api.Engine, gateway.Service, gateway.Groups) over a NATS JetStream
 // cluster, served by any number of stateless gateway instances. The
 // embedded bbolt engine stays the default; docs/jetstream.md has the full
 // mapping, the operations guide and what differs from embedded.
@@ -23,7 +23,7 @@
 //     BROADCASTING.
 //   - lease → the message stays pending on its consumer; a NAK with delay
 //     = invisibleSeconds sets when JetStream redelivers it. A receipt
-//     handle (gateway.HandleSealer, the key shared by all instances)
+//     handle (policy.Sealer, the key shared by all instances)
 //     carries the JetStream ack subject, the delivery count and the
 //     deadline, so any instance settles it; nack and extend write an
 //     override (KV bucket MQGATE_LEASES) so every instance answers the

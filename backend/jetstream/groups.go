@@ -49,6 +49,16 @@ func (b *Backend) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Grou
 	if err != nil {
 		return core.Group{}, false, err
 	}
+	b.mu.Lock()
+	check := b.checkPushURL
+	b.mu.Unlock()
+	if cfg.Push != nil && check != nil {
+		// The webhook network guard, as on the embedded gateway: a URL no
+		// delivery could reach is refused now (400), not at every POST.
+		if err := check(ctx, cfg.Push.URL); err != nil {
+			return core.Group{}, false, err
+		}
+	}
 	ctx, cancel := b.ctx(ctx)
 	defer cancel()
 	now := time.Now().UTC()

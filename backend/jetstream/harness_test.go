@@ -17,11 +17,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/backend/jetstream/jstest"
+	"github.com/mqgate/mqgate/gateway/webhook"
 )
 
 // One 3-node cluster (R3, sync always) for the package; every test uses
@@ -58,6 +60,7 @@ func TestMain(m *testing.M) {
 // real HTTP server on 127.0.0.1.
 type gw struct {
 	b   *jetstream.Backend
+	reg *prometheus.Registry // the webhook pushers' metrics
 	nc  *nats.Conn
 	srv *httptest.Server
 }
@@ -96,12 +99,16 @@ func startGateway(t *testing.T, server int) *gw {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.StartPush(jetstream.PushOptions{AllowLoopback: true, PollWait: time.Second}); err != nil {
+	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
+	reg := prometheus.NewRegistry()
+	// The embedded gateway's webhook options: loopback allowed for the
+	// test sinks, TEST-NET-1 denied (the guard's CIDR flags).
+	if err := b.StartPush(jetstream.PushOptions{Webhook: webhook.Options{AllowLoopback: true,
+		DenyCIDRs: []string{"192.0.2.0/24"}, Registerer: reg, Logger: &log}, PollWait: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	log := zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
-	srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &log}))
-	g := &gw{b: b, nc: nc, srv: srv}
+	srv := httptest.NewServer(api.New(api.Options{Backend: b, Logger: &log}))
+	g := &gw{b: b, reg: reg, nc: nc, srv: srv}
 	t.Cleanup(g.Close)
 	return g
 }

@@ -14,6 +14,7 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 )
 
 // Put implements api.Engine. One message is one JetStream publish with
@@ -126,10 +127,11 @@ func publishErr(err error) error {
 func (b *Backend) dueAt(m core.PutMessage, now time.Time) (time.Time, error) {
 	switch {
 	case m.DelayLevel != 0:
-		if m.DelayLevel < 1 || m.DelayLevel > len(b.opts.DelayLevels) {
-			return time.Time{}, core.FieldError("delayLevel", "must be between 1 and %d", len(b.opts.DelayLevels))
+		if m.DelayLevel < 1 {
+			return time.Time{}, core.FieldError("delayLevel", "must be 1 or more (0 = no delay)")
 		}
-		return now.Add(b.opts.DelayLevels[m.DelayLevel-1]), nil
+		// A level above the last is the last, as on the embedded engine.
+		return now.Add(policy.LevelDelay(b.opts.DelayLevels, m.DelayLevel)), nil
 	case !m.DeliverAt.IsZero():
 		if m.DeliverAt.After(now.Add(b.opts.MaxDelay)) {
 			return time.Time{}, core.FieldError("deliverAt", "must be at most %s ahead", b.opts.MaxDelay)

@@ -4,66 +4,79 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"net"
-	"net/http"
-	"strconv"
 	"sync"
-	"syscall"
+	"sync/atomic"
 	"time"
 
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
-	"github.com/mqgate/mqgate/gateway/wire"
 )
 
-// Push (webhook) groups: every instance runs, per push group, up to
-// push.maxInFlight workers that receive from the group's consumers (the
-// same pull path as HTTP receives), POST the messages signed the Standard
-// Webhooks way, and ack on 2xx or nack otherwise (a Retry-After of d picks
-// the first delay level ≥ d). The consumer is shared by all instances, so
-// each message is delivered once overall however many instances run; an
-// instance that dies mid-POST leaves the lease to expire and JetStream
-// redelivers it to any instance. Instances follow group changes through a
-// watch on MQGATE_GROUPS.
+// Push (webhook) groups: every instance runs, per push group, the same
+// webhook.Pusher as the embedded gateway (Standard Webhooks signing, the
+// network guard with --webhook-allow-loopback / --webhook-allow-cidr /
+// --webhook-deny-cidr, Retry-After pauses, the mqgate_webhook_* metrics,
+// the push state in group status), fed by up to push.maxInFlight feeders
+// that receive from the group's consumers (the same pull path as HTTP
+// receives). The pusher acks on 2xx and nacks otherwise through this
+// backend's Ack / Nack (policy.Retry: delay levels, DLQ). The consumers
+// are shared by all instances, so each message is delivered once overall
+// however many instances run, and maxInFlight bounds the group on each
+// instance; an instance that dies mid-POST leaves the lease to expire and
+// JetStream redelivers it to any instance. Instances follow group changes
+// through a watch on MQGATE_GROUPS.
 
 // PushOptions configure the push runner.
 type PushOptions struct {
-	// AllowLoopback lets webhooks reach loopback addresses (tests).
-	// Loopback, link-local and unspecified addresses are refused
-	// otherwise.
-	AllowLoopback bool
-	// PollWait is how long one worker's receive waits (default 5 s).
+	// Webhook are the gateway-wide webhook settings, the embedded
+	// gateway's: network guard (AllowLoopback, AllowCIDRs, DenyCIDRs),
+	// Registerer for the metrics, Logger. DelayLevelFor defaults to
+	// policy.LevelAtLeast over the backend's delay levels.
+	Webhook webhook.Options
+	// PollWait is how long one feeder's receive waits (default 5 s).
 	PollWait time.Duration
 }
 
 type pushRun struct {
 	cfg    core.GroupConfig
+	pusher *webhook.Pusher
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// StartPush starts following push groups; Close stops it.
+// StartPush starts following push groups; Close stops it. It also makes
+// PutGroup refuse a push.url the guard would never let through (400), as
+// the embedded gateway does.
 func (b *Backend) StartPush(o PushOptions) error {
 	if o.PollWait <= 0 {
 		o.PollWait = 5 * time.Second
+	}
+	if o.Webhook.DelayLevelFor == nil {
+		o.Webhook.DelayLevelFor = webhook.LevelAtLeast(b.opts.DelayLevels)
+	}
+	check, err := webhook.URLChecker(o.Webhook)
+	if err != nil {
+		return err
 	}
 	w, err := b.groups.WatchAll(context.Background())
 	if err != nil {
 		return mapErr(err)
 	}
+	b.mu.Lock()
+	b.checkPushURL = check
+	b.mu.Unlock()
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
 		defer w.Stop()
 		runs := map[string]*pushRun{}
 		defer func() {
-			for _, r := range runs {
-				r.cancel()
-				<-r.done
+			for name, r := range runs {
+				b.stopPush(name, r)
 			}
 		}()
 		for {
@@ -92,20 +105,43 @@ func (b *Backend) pushUpdate(runs map[string]*pushRun, e jsapi.KeyValueEntry, o 
 		if live && equalPush(r.cfg, g.GroupConfig) {
 			return
 		}
-		r.cancel()
-		<-r.done
+		b.stopPush(name, r)
 		delete(runs, name)
 	}
 	if !live {
 		return
 	}
+	p, err := webhook.New(name, *g.Push, o.Webhook)
+	if err != nil {
+		b.log.Error().Err(err).Str("group", name).Msg("push group: cannot start its webhook pusher")
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &pushRun{cfg: g.GroupConfig, cancel: cancel, done: make(chan struct{})}
+	r := &pushRun{cfg: g.GroupConfig, pusher: p, cancel: cancel, done: make(chan struct{})}
 	runs[name] = r
+	b.mu.Lock()
+	b.pushers[name] = p
+	b.mu.Unlock()
 	go func() {
 		defer close(r.done)
-		b.runPush(ctx, g, o)
+		b.feedPush(ctx, g, p, o)
 	}()
+}
+
+// stopPush stops a group's feeders, then its pusher: requests in flight
+// finish and are answered by their outcome; what the pusher still queued
+// is left to its leases (see feedPush).
+func (b *Backend) stopPush(name string, r *pushRun) {
+	r.cancel()
+	<-r.done
+	b.mu.Lock()
+	if b.pushers[name] == r.pusher {
+		delete(b.pushers, name)
+	}
+	b.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.RequestTimeout+time.Duration(max(r.cfg.Push.TimeoutSeconds, 1))*time.Second)
+	defer cancel()
+	_ = r.pusher.Close(ctx)
 }
 
 func equalPush(a, c core.GroupConfig) bool {
@@ -114,39 +150,46 @@ func equalPush(a, c core.GroupConfig) bool {
 	return bytes.Equal(x, y)
 }
 
-// runPush runs a push group's workers until ctx ends.
-func (b *Backend) runPush(ctx context.Context, g core.Group, o PushOptions) {
-	key, err := webhook.DecodeSecret(g.Push.Secret)
-	if err != nil {
-		b.log.Error().Err(err).Str("group", g.Name).Msg("push group: bad secret")
-		return
-	}
+// feedPush runs a push group's feeders until ctx ends. Each feeder
+// receives one batch (push.batchSize) leased for the webhook timeout plus
+// a margin, hands it to the pusher as one Delivery and waits until the
+// pusher answered all of it, so at most maxInFlight batches are out per
+// instance. Answers after ctx ended are applied only when they are acks:
+// a nack then (the pusher closing) is left to the lease, which redelivers
+// without counting a failure, as the embedded gateway redelivers from the
+// committed offset.
+func (b *Backend) feedPush(ctx context.Context, g core.Group, p *webhook.Pusher, o PushOptions) {
 	timeout := time.Duration(max(g.Push.TimeoutSeconds, 1)) * time.Second
-	client := &http.Client{Timeout: timeout, Transport: &http.Transport{
-		DialContext:         guardedDialer(o.AllowLoopback).DialContext,
-		MaxIdleConnsPerHost: max(g.Push.MaxInFlight, 1),
-	}}
-	defer client.CloseIdleConnections()
-	workers := min(max(g.Push.MaxInFlight, 1), 64)
+	feeders := min(max(g.Push.MaxInFlight, 1), 64)
 	batch := min(max(g.Push.BatchSize, 1), gateway.MaxReceiveMessages)
+	orderly := g.ConsumeMode == core.Orderly
 	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
+	for i := 0; i < feeders; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			backoff := time.NewTimer(0)
+			<-backoff.C
+			defer backoff.Stop()
 			for ctx.Err() == nil {
 				got, err := b.receive(ctx, g, gateway.ReceiveRequest{
 					MaxMessages: batch, Wait: o.PollWait, Invisible: timeout + 5*time.Second,
 				})
 				if err != nil {
+					backoff.Reset(time.Second) // the cluster is unreachable: back off
 					select {
 					case <-ctx.Done():
-					case <-time.After(time.Second): // the cluster is unreachable: back off
+					case <-backoff.C:
 					}
 					continue
 				}
-				if len(got) > 0 {
-					b.deliverPush(ctx, client, g, key, got)
+				if len(got) == 0 {
+					continue
+				}
+				done := b.pushDelivery(ctx, g.Name, orderly, got, p)
+				select {
+				case <-done:
+				case <-ctx.Done():
 				}
 			}
 		}()
@@ -154,69 +197,73 @@ func (b *Backend) runPush(ctx context.Context, g core.Group, o PushOptions) {
 	wg.Wait()
 }
 
-// deliverPush POSTs one batch and settles it by the answer.
-func (b *Backend) deliverPush(ctx context.Context, client *http.Client, g core.Group, key []byte, got []gateway.Received) {
-	msgs := struct {
-		Messages []wire.Message `json:"messages"`
-	}{}
-	handles := make([]string, len(got))
+// pushDelivery hands got to the pusher as one Delivery; the channel
+// closes once every message is answered and settled.
+func (b *Backend) pushDelivery(ctx context.Context, group string, orderly bool, got []gateway.Received, p *webhook.Pusher) <-chan struct{} {
+	msgs := make([]*core.Message, len(got))
 	for i, r := range got {
-		msgs.Messages = append(msgs.Messages, wire.NewMessage(r.Message))
-		handles[i] = r.ReceiptHandle
+		msgs[i] = r.Message
 	}
-	body, _ := json.Marshal(msgs)
-	id := "msg_" + got[0].Message.UserID()
-	if len(got) > 1 {
-		id = fmt.Sprintf("batch_%s_%d", got[0].Message.UserID(), len(got))
+	type answer struct {
+		ok    bool
+		level int
 	}
-	ts := time.Now().Unix()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.Push.URL, bytes.NewReader(body))
-	if err != nil {
-		return
-	}
-	req.Header.Set("content-type", "application/json")
-	req.Header.Set(webhook.HeaderID, id)
-	req.Header.Set(webhook.HeaderTimestamp, strconv.FormatInt(ts, 10))
-	req.Header.Set(webhook.HeaderSignature, webhook.Sign(key, id, ts, body))
-	resp, err := client.Do(req)
-	sctx, cancel := context.WithTimeout(context.Background(), b.opts.RequestTimeout)
-	defer cancel()
-	if err == nil {
-		resp.Body.Close()
-		if resp.StatusCode/100 == 2 {
-			if _, err := b.Ack(sctx, g.Name, handles); err != nil {
-				b.log.Warn().Err(err).Str("group", g.Name).Msg("push: ack failed; redelivered after the lease")
-			}
+	var (
+		mu      sync.Mutex
+		answers = make([]*answer, len(got))
+		left    atomic.Int32
+		done    = make(chan struct{})
+	)
+	left.Store(int32(len(got)))
+	mq := core.MessageQueue{Topic: msgs[0].UserTopic()}
+	d := consumer.NewDeliveryReasons(group, mq, orderly, msgs, func(i int, ok bool, level int, _ string) {
+		mu.Lock()
+		if i < 0 || i >= len(answers) || answers[i] != nil {
+			mu.Unlock()
 			return
 		}
-	}
-	if ctx.Err() != nil {
-		return // stopping: the leases expire and JetStream redelivers
-	}
-	level := 0
-	if resp != nil {
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
-			level = webhook.LevelAtLeast(b.opts.DelayLevels)(time.Duration(s) * time.Second)
+		answers[i] = &answer{ok, level}
+		mu.Unlock()
+		if left.Add(-1) != 0 {
+			return
 		}
-	}
-	if _, err := b.Nack(sctx, g.Name, handles, level); err != nil {
-		b.log.Warn().Err(err).Str("group", g.Name).Msg("push: nack failed; redelivered after the lease")
-	}
+		// Every message answered: settle in one ack and one nack per level.
+		var acks []string
+		nacks := map[int][]string{}
+		for i, a := range answers {
+			if a.ok {
+				acks = append(acks, got[i].ReceiptHandle)
+			} else if ctx.Err() == nil {
+				nacks[a.level] = append(nacks[a.level], got[i].ReceiptHandle)
+			}
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), b.opts.RequestTimeout)
+		defer cancel()
+		if len(acks) > 0 {
+			if _, err := b.Ack(sctx, group, acks); err != nil {
+				b.log.Warn().Err(err).Str("group", group).Msg("push: ack failed; redelivered after the lease")
+			}
+		}
+		for level, hs := range nacks {
+			if _, err := b.Nack(sctx, group, hs, level); err != nil {
+				b.log.Warn().Err(err).Str("group", group).Msg("push: nack failed; redelivered after the lease")
+			}
+		}
+		close(done)
+	})
+	p.Consume(d)
+	return done
 }
 
-// guardedDialer refuses loopback (unless allowed), link-local and
-// unspecified addresses, checked on the resolved address at connect time.
-func guardedDialer(allowLoopback bool) *net.Dialer {
-	return &net.Dialer{Timeout: 10 * time.Second, Control: func(network, address string, _ syscall.RawConn) error {
-		host, _, err := net.SplitHostPort(address)
-		if err != nil {
-			return err
-		}
-		ip := net.ParseIP(host)
-		if ip == nil || ip.IsUnspecified() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsMulticast() ||
-			(ip.IsLoopback() && !allowLoopback) {
-			return fmt.Errorf("webhook: address %s is not allowed", host)
-		}
+// pushStatus is this instance's webhook state of group (nil when it runs
+// no pusher for it).
+func (b *Backend) pushStatus(group string) *webhook.Status {
+	b.mu.Lock()
+	p := b.pushers[group]
+	b.mu.Unlock()
+	if p == nil {
 		return nil
-	}}
+	}
+	s := p.Status()
+	return &s
 }

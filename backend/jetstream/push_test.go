@@ -86,8 +86,56 @@ func TestWebhookDeliveredOnce(t *testing.T) {
 	if bad != 0 {
 		t.Fatalf("%d requests with a bad signature", bad)
 	}
+	// The embedded gateway's pusher ran on both instances: its metrics and
+	// the push state in group status count every message once overall.
+	acked, delivered := 0.0, 0
+	for _, g := range e.gws {
+		mfs, err := g.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "mqgate_webhook_messages_total" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "result" && l.GetValue() == "acked" {
+						acked += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		var gr struct {
+			Status struct {
+				Push *struct {
+					Delivered int `json:"delivered"`
+				} `json:"push"`
+			} `json:"status"`
+		}
+		mustDo(t, "GET", g.URL()+"/v1/groups/push-g", nil, &gr, 200)
+		if gr.Status.Push == nil {
+			t.Fatal("group status has no push state")
+		}
+		delivered += gr.Status.Push.Delivered
+	}
+	if acked != n || delivered != n {
+		t.Fatalf("webhook metrics: %v acked, group status: %d delivered; want %d", acked, delivered, n)
+	}
 	// Receive on a push group is a conflict.
 	if st := do(t, "POST", e.lb.URL+"/v1/groups/push-g/receive", map[string]any{"maxMessages": 1}, nil); st != 409 {
 		t.Fatalf("receive on a push group = %d, want 409", st)
+	}
+}
+
+// The webhook guard is the embedded gateway's: a push.url in a denied
+// network (--webhook-deny-cidr) is refused when the group is written.
+func TestWebhookGuardDeniedCIDR(t *testing.T) {
+	e := newEnv(t)
+	e.topic("push-deny", 1)
+	cfg := groupCfg("push-deny", map[string]any{"push": map[string]any{
+		"url": "http://192.0.2.7:8080/hook", "secret": "push-secret-0123456789-abcdef"}})
+	if st := do(t, "PUT", e.lb.URL+"/v1/groups/push-deny-g", cfg, nil); st != 400 {
+		t.Fatalf("PUT a push group into a denied network = %d, want 400", st)
 	}
 }

@@ -165,7 +165,7 @@ export interface paths {
         };
         /**
          * List blocked ordering keys
-         * @description ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+         * @description ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension) — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A BROADCASTING group's consumers each have their own queues: name one with consumerId.
          */
         get: operations["listBlockedKeys"];
         put?: never;
@@ -187,7 +187,7 @@ export interface paths {
         put?: never;
         /**
          * Park an ordering key
-         * @description Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts.
+         * @description Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue. Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only: a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or dead-letter copy, so nothing could be released later.
          */
         post: operations["parkBlockedKey"];
         delete?: never;
@@ -227,7 +227,7 @@ export interface paths {
         put?: never;
         /**
          * Skip a blocked key's head message
-         * @description Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second).
+         * @description Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues; other consumers are untouched.
          */
         post: operations["skipBlockedKey"];
         delete?: never;
@@ -342,7 +342,7 @@ export interface paths {
         };
         /**
          * A message's timeline in a group
-         * @description PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
+         * @description PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED, NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart forgets them).
          */
         get: operations["getMessageTimeline"];
         put?: never;
@@ -410,6 +410,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/groups/{group}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a consumer group
+         * @description The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+         */
+        post: operations["pauseGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/groups/{group}/receive": {
         parameters: {
             query?: never;
@@ -424,6 +444,26 @@ export interface paths {
          * @description Returns up to maxMessages messages, fairly across queues, each leased for invisibleSeconds; waits up to waitSeconds when none is ready and answers as soon as one is. ORDERLY groups hand out a queue's messages in order and none while an earlier one of it is in flight. Push groups answer 409.
          */
         post: operations["receiveMessages"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/groups/{group}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused consumer group
+         * @description Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+         */
+        post: operations["resumeGroup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -645,6 +685,13 @@ export interface components {
         };
         BlockedKeyRequest: {
             /**
+             * @description ConsumerID names the consumer of a BROADCASTING group, whose queues
+             *     are its own (required there; ignored for CLUSTERING). Only skip
+             *     applies to BROADCASTING: park and resume answer 409.
+             * @example c1
+             */
+            consumerId?: string;
+            /**
              * @description QueueID is the queue's id (default 0).
              * @example 0
              */
@@ -861,8 +908,9 @@ export interface components {
              * @description Reason: NO_MESSAGES (nothing buffered, leased or suspended),
              *     NOT_VISIBLE_YET (everything held is leased to other receives),
              *     KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-             *     failed head's suspension), PAUSED (reserved: groups cannot be paused
-             *     yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists).
+             *     failed head's suspension), PAUSED (the group is paused: POST
+             *     /v1/groups/{group}/resume), NO_SUBSCRIPTION_MATCH (none of the
+             *     subscribed topics exists).
              * @example KEYS_BLOCKED
              * @enum {string}
              */
@@ -913,6 +961,18 @@ export interface components {
             messageModel: "CLUSTERING" | "BROADCASTING";
             /** @example orders-billing */
             name: string;
+            /**
+             * @description Paused: the group hands out nothing (receives answer empty with
+             *     reason PAUSED, a push group's webhook gets no request) until
+             *     POST /v1/groups/{group}/resume. Set by POST …/pause, kept by PUT.
+             * @example false
+             */
+            paused: boolean;
+            /**
+             * Format: date-time
+             * @description PausedAt is when the group was paused (absent when not paused).
+             */
+            pausedAt?: string;
             push?: components["schemas"]["PushView"];
             status?: components["schemas"]["GroupStatus"];
             subscriptions: components["schemas"]["SubscriptionBody"][];
@@ -1756,6 +1816,13 @@ export interface components {
              * @example 3
              */
             delayLevel?: number;
+            /**
+             * @description JobID is the redrive job that moved it back (REDRIVEN by
+             *     POST /v1/groups/{group}/dlq/redrive with a filter; absent for a
+             *     redrive by message ids or a blocked key's resume).
+             * @example 06h2lg7v1kf9hhtg0rkbf6cn4o
+             */
+            jobId?: string;
             /** @description Reason is the nack reason, when one was given (NACKED). */
             reason?: string;
             /**
@@ -2559,6 +2626,8 @@ export interface operations {
                 limit?: number;
                 /** @description nextCursor of the previous page */
                 cursor?: string;
+                /** @description BROADCASTING groups: the consumer whose queues to list (required there) */
+                consumerId?: string;
             };
             header?: never;
             path: {
@@ -2614,7 +2683,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not a CLUSTERING ORDERLY group */
+            /** @description Not an ORDERLY group */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2716,7 +2785,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not a CLUSTERING ORDERLY group */
+            /** @description Not a CLUSTERING ORDERLY group (BROADCASTING groups cannot park) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2836,7 +2905,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not a CLUSTERING ORDERLY group */
+            /** @description Not a CLUSTERING ORDERLY group (BROADCASTING groups cannot park) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2956,7 +3025,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Not a CLUSTERING ORDERLY group */
+            /** @description Not an ORDERLY group */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3929,6 +3998,85 @@ export interface operations {
             };
         };
     };
+    pauseGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Group name */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description paused true */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown group */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     receiveMessages: {
         parameters: {
             query?: never;
@@ -4032,6 +4180,85 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    resumeGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Group name */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description paused false */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Group"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown group */
+            404: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

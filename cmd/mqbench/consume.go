@@ -28,6 +28,7 @@ type consumeConfig struct {
 	PubBatch    int
 	Timeout     time.Duration
 	RunTimeout  time.Duration
+	AckBatch    int
 	Runs        int
 	KeepGroup   bool
 	JSON        bool
@@ -46,6 +47,7 @@ func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.BoolVar(&c.Binary, "binary", false, "publish bytes (bodyBase64) instead of text")
 	fs.IntVar(&c.Consumers, "consumers", 8, "concurrent receive+ack loops")
 	fs.IntVar(&c.MaxMessages, "max-messages", 32, "maxMessages per receive (1..32)")
+	fs.IntVar(&c.AckBatch, "ack-batch", 0, "handles per ack request: 0 acks each receive's handles in one request, 1 sends one ack per message")
 	fs.IntVar(&c.WaitSeconds, "wait", 1, "waitSeconds per receive (long poll)")
 	fs.IntVar(&c.PubConc, "publish-concurrency", 16, "clients for the pre-publish")
 	fs.IntVar(&c.PubBatch, "publish-batch", 100, "batch size of the pre-publish")
@@ -64,6 +66,8 @@ func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usagef("--consumers must be at least 1")
 	case c.MaxMessages < 1 || c.MaxMessages > 32:
 		return usagef("--max-messages must be 1..32")
+	case c.AckBatch < 0 || c.AckBatch > 100:
+		return usagef("--ack-batch must be 0..100")
 	case c.WaitSeconds < 0 || c.WaitSeconds > 30:
 		return usagef("--wait must be 0..30")
 	case c.Runs < 1:
@@ -71,7 +75,7 @@ func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	rep := ConsumeReport{Mode: "consume", Config: map[string]any{
 		"url": c.URL, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
-		"maxMessages": c.MaxMessages, "waitSeconds": c.WaitSeconds, "runs": c.Runs,
+		"maxMessages": c.MaxMessages, "ackBatch": c.AckBatch, "waitSeconds": c.WaitSeconds, "runs": c.Runs,
 	}}
 	runs, err := repeatRuns(ctx, c.Runs, func(ctx context.Context) (ConsumeRun, error) { return runConsume(ctx, c) })
 	if err != nil {
@@ -170,7 +174,7 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 	tr := newConsumeTracker(c.Count)
 	start := time.Now()
 	recvs := startReceivers(ctx, c.Consumers, client, c.URL, group,
-		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, tr.received, tr.ackedOK)
+		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, c.AckBatch, tr.received, tr.ackedOK)
 	deadline := time.NewTimer(c.RunTimeout)
 	select {
 	case <-tr.done:

@@ -13,6 +13,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,8 @@ type jsBenchConfig struct {
 	messages    int
 	rate        int
 	jsonOut     bool
+	only        string // run only the systems whose name contains it
+	cpuProfile  string // write a CPU profile of the whole run (servers, gateways, load) here
 }
 
 func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -57,6 +60,8 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.IntVar(&c.messages, "messages", 5000, "messages pre-published for the receive+ack phase")
 	fs.IntVar(&c.rate, "rate", 200, "publishes per second in the latency phase")
 	fs.BoolVar(&c.jsonOut, "json", false, "JSON output")
+	fs.StringVar(&c.only, "only", "", "run only the systems whose name contains this (e.g. \"no proxy\", direct)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (everything is in this process) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -96,8 +101,22 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		direct,
 		&httpSUT{name: "embedded (bbolt)", base: emb, client: benchClient(c.concurrency)},
 	}
+	if c.cpuProfile != "" {
+		f, err := os.Create(c.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var rows []jsBenchRow
 	for _, s := range suts {
+		if c.only != "" && !strings.Contains(s.label(), c.only) {
+			continue
+		}
 		row, err := runJSBench(ctx, s, c)
 		if err != nil {
 			return fmt.Errorf("%s: %w", s.label(), err)

@@ -117,7 +117,7 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	recvCtx, cancelRecv := context.WithCancel(ctx)
 	defer cancelRecv()
 	recvs := startReceivers(recvCtx, c.Consumers, client, c.URL, group,
-		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, tr.received, nil)
+		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, 0, tr.received, nil)
 
 	paced := publishAndDrain(ctx, client, pacedLoad{url: c.URL, topic: topic, size: c.Size, rate: c.Rate,
 		warmup: c.Warmup, duration: c.Duration, conc: c.PubConc, drain: c.Drain}, tr)

@@ -17,6 +17,10 @@ type receiver struct {
 	base    string
 	group   string
 	request receiveRequest
+	// ackBatch is how many handles one ack request carries: 0 acks all of
+	// a receive's handles at once, 1 sends one ack request per message
+	// (the way many HTTP clients consume).
+	ackBatch int
 	// stop ends the loop after the current receive (graceful: no lease is
 	// left dangling by an aborted poll); cancelling ctx ends it at once.
 	stop *atomic.Bool
@@ -67,12 +71,12 @@ type receiverSet struct {
 
 // startReceivers starts n receive+ack loops on group; they run until
 // stopAndMerge (or ctx's end).
-func startReceivers(ctx context.Context, n int, client *http.Client, base, group string, req receiveRequest,
+func startReceivers(ctx context.Context, n int, client *http.Client, base, group string, req receiveRequest, ackBatch int,
 	onReceive func([]receivedMessage, time.Time), onAcked func(receivedMessage)) *receiverSet {
 	s := &receiverSet{recvs: make([]*receiver, n)}
 	for i := range s.recvs {
 		r := &receiver{client: client, base: base, group: group, stop: &s.stop,
-			request: req, onReceive: onReceive, onAcked: onAcked}
+			request: req, ackBatch: ackBatch, onReceive: onReceive, onAcked: onAcked}
 		s.recvs[i] = r
 		s.wg.Go(func() { r.loop(ctx) })
 	}
@@ -127,30 +131,45 @@ func (r *receiver) loop(ctx context.Context) {
 			r.onReceive(ans.Messages, at)
 		}
 
-		ack := handlesRequest{ReceiptHandles: make([]string, len(ans.Messages))}
-		byHandle := make(map[string]int, len(ans.Messages))
-		for i, m := range ans.Messages {
-			ack.ReceiptHandles[i] = m.ReceiptHandle
-			byHandle[m.ReceiptHandle] = i
+		step := len(ans.Messages)
+		if r.ackBatch > 0 {
+			step = r.ackBatch
 		}
-		var res handleResults
-		t0 = time.Now()
-		status, err = doJSON(ctx, r.client, http.MethodPost, ackURL, ack, &res)
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			r.fail(ctx, status, err)
-			continue
-		}
-		r.stats.ackLat = append(r.stats.ackLat, time.Since(t0))
-		for _, h := range res.Results {
-			r.stats.ackStatus[h.Status]++
-			if i, ok := byHandle[h.ReceiptHandle]; ok && h.Status == "ok" && r.onAcked != nil {
-				r.onAcked(ans.Messages[i])
+		for from := 0; from < len(ans.Messages); from += step {
+			if !r.ack(ctx, ackURL, ans.Messages[from:min(from+step, len(ans.Messages))]) {
+				break
 			}
 		}
 	}
+}
+
+// ack acknowledges msgs in one request; false when the request failed (or
+// ctx ended) and the rest of the receive should not be acked now.
+func (r *receiver) ack(ctx context.Context, ackURL string, msgs []receivedMessage) bool {
+	ack := handlesRequest{ReceiptHandles: make([]string, len(msgs))}
+	byHandle := make(map[string]int, len(msgs))
+	for i, m := range msgs {
+		ack.ReceiptHandles[i] = m.ReceiptHandle
+		byHandle[m.ReceiptHandle] = i
+	}
+	var res handleResults
+	t0 := time.Now()
+	status, err := doJSON(ctx, r.client, http.MethodPost, ackURL, ack, &res)
+	if ctx.Err() != nil {
+		return false
+	}
+	if err != nil {
+		r.fail(ctx, status, err)
+		return false
+	}
+	r.stats.ackLat = append(r.stats.ackLat, time.Since(t0))
+	for _, h := range res.Results {
+		r.stats.ackStatus[h.Status]++
+		if i, ok := byHandle[h.ReceiptHandle]; ok && h.Status == "ok" && r.onAcked != nil {
+			r.onAcked(msgs[i])
+		}
+	}
+	return true
 }
 
 func (r *receiver) fail(ctx context.Context, status int, err error) {

@@ -16,6 +16,7 @@ import (
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/store"
+	"github.com/mqgate/mqgate/gateway"
 )
 
 // Config is everything `mqgate serve` can be told. Each field has a flag
@@ -56,6 +57,12 @@ type Config struct {
 	// the newest holds SegmentBytes of messages or began SegmentSpan ago.
 	SegmentBytes int64
 	SegmentSpan  time.Duration
+	// TimelineEvents is how many events each group's message timeline
+	// keeps in memory (gateway.TimelineRingSize by default); 0 turns
+	// timelines off (the timeline endpoint then shows PUBLISHED only), so
+	// their cost can be measured against a run without them
+	// (cmd/mqbench/timeline-ab.sh).
+	TimelineEvents int
 	// CacheBudgetMiB caps the message bytes prefetched by all consumer
 	// groups together (SPEC §5), shared fairly among them.
 	CacheBudgetMiB int
@@ -106,8 +113,12 @@ type Config struct {
 	// NATSMaxBatch is the servers' jetstream.limits.batch.max_msgs.
 	NATSMaxBatch int
 	// HandleKeyFile is the receipt-handle key shared by every gateway in
-	// front of one cluster (required with --backend jetstream).
+	// front of one cluster (required with --backend jetstream; on
+	// embedded it replaces the data dir's gateway.key).
 	HandleKeyFile string
+	// HandlePreviousKeyFiles hold keys that still verify handles during a
+	// key rotation but sign none.
+	HandlePreviousKeyFiles []string
 }
 
 // listFlag is a repeatable, comma-separated string flag; the first use on
@@ -144,6 +155,10 @@ func splitList(v string) []string {
 }
 
 // defaultDelayLevels is RocketMQ's messageDelayLevel.
+// maxTimelineEvents bounds --timeline-events: about 400 bytes an event
+// at most (a 256-character reason), 400 MiB a group.
+const maxTimelineEvents = 1 << 20
+
 const defaultDelayLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h"
 
 // DefaultConfig returns the built-in defaults (no environment).
@@ -162,6 +177,7 @@ func DefaultConfig() Config {
 		SegmentBytes:         store.DefaultSegmentBytes,
 		SegmentSpan:          store.DefaultSegmentSpan,
 		CacheBudgetMiB:       256,
+		TimelineEvents:       gateway.TimelineRingSize,
 		MaxWaitingPerGroup:   256,
 		MaxWaiting:           4096,
 		BroadcastIdleTimeout: 5 * time.Minute,
@@ -201,6 +217,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
 	fs.Int64Var(&c.SegmentBytes, "segment-bytes", c.SegmentBytes, "bytes of messages after which the store starts a new segment (retention and topic deletion free whole segments)")
 	fs.DurationVar(&c.SegmentSpan, "segment-span", c.SegmentSpan, "age after which the store starts a new segment: a message may hold disk up to about this long past its retention")
+	fs.IntVar(&c.TimelineEvents, "timeline-events", c.TimelineEvents, "events each group's message timeline keeps in memory; 0 turns timelines off")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
 	fs.IntVar(&c.MaxWaitingPerGroup, "max-waiting-per-group", c.MaxWaitingPerGroup, "long-poll receives parked on one group before 429")
 	fs.IntVar(&c.MaxWaiting, "max-waiting", c.MaxWaiting, "long-poll receives parked in all before 429")
@@ -220,7 +237,8 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.NATSCreds, "nats-creds", c.NATSCreds, "NATS .creds file (--backend jetstream)")
 	fs.IntVar(&c.NATSReplicas, "nats-replicas", c.NATSReplicas, "replicas of the streams, consumers and buckets mqgate creates (--backend jetstream)")
 	fs.IntVar(&c.NATSMaxBatch, "nats-max-batch", c.NATSMaxBatch, "the servers' jetstream.limits.batch.max_msgs (a publish is one atomic batch of its messages and their index entries)")
-	fs.StringVar(&c.HandleKeyFile, "handle-key-file", c.HandleKeyFile, "receipt-handle key shared by all gateway instances (32+ bytes raw or 64+ hex digits); required with --backend jetstream")
+	fs.StringVar(&c.HandleKeyFile, "handle-key-file", c.HandleKeyFile, "receipt-handle key shared by all gateway instances (32+ bytes raw or 64+ hex digits); required with --backend jetstream, replaces <data>/gateway.key on embedded")
+	fs.Var(&listFlag{dst: &c.HandlePreviousKeyFiles}, "handle-previous-key-file", "a key that still verifies receipt handles but signs none (a key rotation in progress, docs/operations.md); repeatable")
 	fs.VisitAll(func(f *flag.Flag) { f.Usage += " (env " + envName(f.Name) + ")" })
 	return fs
 }
@@ -308,6 +326,9 @@ func (c Config) problems() []error {
 	}
 	if _, err := engine.ParseDelayLevels(c.DelayLevels); err != nil {
 		errs = append(errs, fmt.Errorf("--delay-levels: %w", err))
+	}
+	if c.TimelineEvents < 0 || c.TimelineEvents > maxTimelineEvents {
+		errs = append(errs, fmt.Errorf("--timeline-events must be between 0 (off) and %d", maxTimelineEvents))
 	}
 	if c.CacheBudgetMiB < 1 {
 		errs = append(errs, errors.New("--cache-budget-mib must be at least 1"))

@@ -14,7 +14,7 @@ import (
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core/engine"
-	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/openapi"
 )
@@ -39,9 +39,9 @@ func (m *Main) runJetStream() error {
 		}
 		keyring = kr
 	}
-	key, err := gateway.LoadKeyFile(m.Config.HandleKeyFile)
+	key, previous, err := m.handleKeys()
 	if err != nil {
-		return fmt.Errorf("--handle-key-file: %w", err)
+		return err
 	}
 	levels, err := engine.ParseDelayLevels(m.Config.DelayLevels)
 	if err != nil {
@@ -50,7 +50,7 @@ func (m *Main) runJetStream() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b, err := jetstream.Open(ctx, jetstream.Options{
-		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, Replicas: m.Config.NATSReplicas,
+		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, PreviousKeys: previous, Replicas: m.Config.NATSReplicas,
 		DelayLevels: levels, MaxDelay: m.Config.MaxDelay, Logger: m.component("jetstream"),
 		MaxWaitingPerGroup: m.Config.MaxWaitingPerGroup, MaxWaiting: m.Config.MaxWaiting,
 		MaxAtomicBatch: m.Config.NATSMaxBatch,
@@ -60,13 +60,22 @@ func (m *Main) runJetStream() error {
 	}
 	r := &jsRun{b: b, served: make(chan error, 1)}
 	m.js = r
-	// Push (webhook) groups run on every instance over the shared
-	// consumers (each message is delivered once overall).
-	if err := b.StartPush(jetstream.PushOptions{AllowLoopback: m.Config.WebhookAllowLoopback}); err != nil {
-		return fmt.Errorf("start webhook pushers: %w", err)
-	}
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Push (webhook) groups run on every instance over the shared
+	// consumers (each message is delivered once overall), with the
+	// embedded gateway's pusher: the same flags, guard and metrics.
+	webhookLog := m.Logger
+	if err := b.StartPush(jetstream.PushOptions{Webhook: webhook.Options{
+		Registerer:    metrics,
+		Logger:        &webhookLog,
+		AllowLoopback: m.Config.WebhookAllowLoopback,
+		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
+		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
+		DelayLevelFor: webhook.LevelAtLeast(levels),
+	}}); err != nil {
+		return fmt.Errorf("start webhook pushers: %w", err)
+	}
 	httpLog := m.component("http")
 	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
 		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring})

@@ -17,6 +17,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/backend/jetstream"
+	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
@@ -113,6 +115,14 @@ func (m *Main) Run() error {
 	if err := refuseLostStore(m.Config.Data, m.Config.Init); err != nil {
 		return err
 	}
+	// Message timelines: bounded rings in memory (nil: off). Made before
+	// the engine opens: a redrive job resumed by Open records into it.
+	var timeline *gateway.Timeline
+	var jobRedriven func(*core.Job, []string)
+	if m.Config.TimelineEvents > 0 {
+		timeline = gateway.NewTimeline(m.Config.TimelineEvents)
+		jobRedriven = timeline.RecordJobRedriven
+	}
 	eng, err := engine.Open(engine.Options{
 		Dir:          m.Config.Data,
 		Logger:       m.component("engine"),
@@ -121,6 +131,7 @@ func (m *Main) Run() error {
 		DedupWindow:  m.Config.DedupWindow,
 		SegmentBytes: m.Config.SegmentBytes,
 		SegmentSpan:  m.Config.SegmentSpan,
+		JobRedriven:  jobRedriven,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
@@ -158,11 +169,16 @@ func (m *Main) Run() error {
 		return fmt.Errorf("webhook network guard: %w", err)
 	}
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
-	timeline := gateway.NewTimeline(0) // message timelines: bounded rings in memory
+	key, previous, err := m.handleKeys()
+	if err != nil {
+		return err
+	}
 	gw, err := gateway.New(gateway.Options{
-		Dir:      m.Config.Data,
-		Groups:   reg,
-		Timeline: timeline,
+		Key:          key, // nil: the data dir's gateway.key
+		PreviousKeys: previous,
+		Dir:          m.Config.Data,
+		Groups:       reg,
+		Timeline:     timeline,
 		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg}, func(o *consumer.Options) {
 			// One budget for every client of the process: memory stays
 			// bounded however many groups and backlogged queues there are.
@@ -369,4 +385,28 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 		newCorruptCollector(eng), // corrupt_metrics.go
 		newDiskCollector(eng),    // disk_metrics.go
 	}
+}
+
+// Both backends are one interface to the HTTP layer (api.Backend).
+var (
+	_ api.Backend = gateway.EmbeddedBackend{}
+	_ api.Backend = (*jetstream.Backend)(nil)
+)
+
+// handleKeys loads --handle-key-file (nil when unset) and every
+// --handle-previous-key-file.
+func (m *Main) handleKeys() (key []byte, previous [][]byte, err error) {
+	if m.Config.HandleKeyFile != "" {
+		if key, err = gateway.LoadKeyFile(m.Config.HandleKeyFile); err != nil {
+			return nil, nil, fmt.Errorf("--handle-key-file: %w", err)
+		}
+	}
+	for _, f := range m.Config.HandlePreviousKeyFiles {
+		k, err := gateway.LoadKeyFile(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--handle-previous-key-file: %w", err)
+		}
+		previous = append(previous, k)
+	}
+	return key, previous, nil
 }

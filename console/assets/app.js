@@ -161,7 +161,15 @@ async function groupCard(g) {
     el("dt", {}, "Lag"), el("dd", {}, lag),
     el("dt", {}, "In flight"), el("dd", {}, st.inFlight ?? 0),
     el("dt", {}, "Retry / DLQ"), el("dd", {}, `${st.retryDepth ?? 0} / ${st.dlqDepth ?? 0}`));
-  if (st.empty) dl.append(el("dt", {}, "Receive now"), el("dd", {}, el("span", { class: "badge " + (st.empty.reason === "KEYS_BLOCKED" ? "bad" : "ok") }, st.empty.reason),
+  dl.append(el("dt", {}, "Consumption"), el("dd", {},
+    el("span", { class: "badge " + (detail.paused ? "warn" : "ok") }, detail.paused ? "paused since " + fmtTime(detail.pausedAt) : "running"), " ",
+    el("button", { type: "button", class: detail.paused ? "primary" : "", "aria-label": (detail.paused ? "Resume group " : "Pause group ") + g.name,
+      onclick: async () => {
+        const r = await api("POST", `/groups/${enc(g.name)}/${detail.paused ? "resume" : "pause"}`);
+        say(`${g.name}: ${r.paused ? "paused" : "resumed"}`);
+        render();
+      } }, detail.paused ? "Resume" : "Pause")));
+  if (st.empty) dl.append(el("dt", {}, "Receive now"), el("dd", {}, el("span", { class: "badge " + (st.empty.reason === "KEYS_BLOCKED" ? "bad" : st.empty.reason === "PAUSED" ? "warn" : "ok") }, st.empty.reason),
     st.empty.nextVisibleAt ? " until " + fmtTime(st.empty.nextVisibleAt) : ""));
   const p = st.push;
   if (g.push) {

@@ -139,6 +139,18 @@ async function main() {
     await until("the webhook state on the page", async () => (await page.getByText(/failing \(\d+ in a row\)/).count()) > 0);
     await shot("02-groups");
 
+    // Pause billing and resume it, from the keyboard.
+    const pause = page.getByRole("button", { name: "Pause group billing" });
+    await pause.focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Resume group billing" }).waitFor();
+    if (!(await api("GET", "/groups/billing", undefined, 200)).paused) fail("Pause did not pause billing");
+    await page.getByText(/^paused since /).first().waitFor();
+    await shot("02b-group-paused");
+    await page.getByRole("button", { name: "Resume group billing" }).click();
+    await page.getByRole("button", { name: "Pause group billing" }).waitFor();
+    if ((await api("GET", "/groups/billing", undefined, 200)).paused) fail("Resume did not resume billing");
+
     // Blocked keys: skip acct-7's head through the UI.
     await page.goto(base + "/console#/blocked/ledger-seq");
     const skip = page.getByRole("button", { name: /^Skip .* of key acct-7$/ });

@@ -4,7 +4,10 @@ import "github.com/mqgate/mqgate/core"
 
 // NewDelivery builds a Delivery whose answers go to answer instead of a
 // consume service. Listener packages (gateway, gateway/webhook) use it in
-// their tests to drive a listener without a running push consumer.
+// their tests to drive a listener without a running push consumer, and
+// backend/jetstream feeds gateway/webhook.Pusher with it (one webhook
+// implementation for every backend). answer is called for every answer
+// given: the caller ignores repeated ones.
 func NewDelivery(group string, mq core.MessageQueue, orderly bool, msgs []*core.Message, answer func(i int, ok bool, delayLevel int)) *Delivery {
 	return NewDeliveryReasons(group, mq, orderly, msgs, func(i int, ok bool, delayLevel int, _ string) { answer(i, ok, delayLevel) })
 }

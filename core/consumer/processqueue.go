@@ -147,16 +147,43 @@ func (pq *ProcessQueue) RemoveMessage(msgs []*core.Message) int64 {
 		return result
 	}
 	result = pq.queueOffsetMax + 1
-	removed := 0
+	// Find every index first and close the holes in one pass: deleting
+	// one by one moved the whole cached tail once per message, and acks
+	// mostly remove from the head.
+	var small [64]int
+	idx := small[:0]
 	for _, m := range msgs {
-		i, found := slices.BinarySearchFunc(pq.msgs, m.QueueOffset, cmpOffset)
-		if !found {
-			continue
+		if i, found := slices.BinarySearchFunc(pq.msgs, m.QueueOffset, cmpOffset); found {
+			idx = append(idx, i)
 		}
-		pq.bytes -= int64(pq.msgs[i].Size())
-		pq.budgetAddLocked(-int64(pq.msgs[i].Size()))
-		pq.msgs = slices.Delete(pq.msgs, i, i+1)
-		removed++
+	}
+	slices.Sort(idx)
+	idx = slices.Compact(idx)
+	removed := len(idx)
+	if removed == 1 && idx[0] < len(pq.msgs)/2 {
+		// One message near the head (a receive client's ack, the usual
+		// case): shift the few before it instead of the cached tail.
+		i := idx[0]
+		size := int64(pq.msgs[i].Size())
+		pq.bytes -= size
+		pq.budgetAddLocked(-size)
+		copy(pq.msgs[1:i+1], pq.msgs[:i])
+		pq.msgs[0] = nil
+		pq.msgs = pq.msgs[1:]
+	} else if removed > 0 {
+		w := idx[0]
+		for k, i := range idx {
+			size := int64(pq.msgs[i].Size())
+			pq.bytes -= size
+			pq.budgetAddLocked(-size)
+			end := len(pq.msgs)
+			if k+1 < len(idx) {
+				end = idx[k+1]
+			}
+			w += copy(pq.msgs[w:], pq.msgs[i+1:end])
+		}
+		clear(pq.msgs[w:])
+		pq.msgs = pq.msgs[:w]
 	}
 	pq.count -= removed
 	if len(pq.msgs) > 0 {

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/mqgate/mqgate/core"
@@ -119,5 +120,62 @@ func TestOrderlyTakeCommitAgain(t *testing.T) {
 	}
 	if !pq.Empty() || pq.Count() != 0 || pq.Bytes() != 0 {
 		t.Fatal("not empty after full commit")
+	}
+}
+
+// TestRemoveMessageBatchMatchesModel removes random batches (duplicates,
+// unknown offsets, any order) and compares what stays cached, the byte
+// count and the answer with a plain set.
+func TestRemoveMessageBatchMatchesModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 200; round++ {
+		pq := NewProcessQueue()
+		n := 1 + rng.IntN(300)
+		model := map[int64]bool{}
+		var offs []int64
+		for o := int64(0); o < int64(n); o++ {
+			if rng.IntN(4) > 0 {
+				offs = append(offs, o)
+				model[o] = true
+			}
+		}
+		pq.PutMessage(msgsAt(offs...))
+		maxOff := int64(-1)
+		if len(offs) > 0 {
+			maxOff = offs[len(offs)-1]
+		}
+		for step := 0; step < 60 && len(model) > 0; step++ {
+			size := rng.IntN(40)
+			if round%2 == 0 {
+				size = 1 // one ack at a time, mostly near the head
+			}
+			batch := make([]int64, size)
+			for i := range batch {
+				batch[i] = int64(rng.IntN(n + 5))
+			}
+			want := int64(-1)
+			if len(model) > 0 {
+				for _, o := range batch {
+					delete(model, o)
+				}
+				want = maxOff + 1
+				for o := range model {
+					want = min(want, o)
+				}
+			}
+			if got := pq.RemoveMessage(msgsAt(batch...)); got != want {
+				t.Fatalf("round %d: answer %d, want %d", round, got, want)
+			}
+			if pq.Count() != len(model) || pq.Bytes() != int64(10*len(model)) {
+				t.Fatalf("round %d: count %d bytes %d, model %d", round, pq.Count(), pq.Bytes(), len(model))
+			}
+			prev := int64(-1)
+			for _, m := range pq.msgs {
+				if !model[m.QueueOffset] || m.QueueOffset <= prev {
+					t.Fatalf("round %d: cached %d out of order or removed", round, m.QueueOffset)
+				}
+				prev = m.QueueOffset
+			}
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/core/store"
 	"github.com/mqgate/mqgate/internal/watch"
 )
@@ -37,19 +38,21 @@ type Options struct {
 	// defaults 256 MiB and 1 h).
 	SegmentBytes int64
 	SegmentSpan  time.Duration
+	// JobRedriven, if set, is told the user ids (core.Message.UserID) each
+	// DLQ_REDRIVE job moved, after the chunk holding them committed, in
+	// DLQ order (the gateway's timelines record REDRIVEN by job id). It
+	// runs on the job's goroutine and must not block; a resumed job calls
+	// it from Open, so set it before.
+	JobRedriven func(j *core.Job, ids []string)
 
 	// retentionUnit is the length of one "retention hour" (default 1h);
 	// tests shrink it to exercise the cleaner in milliseconds.
 	retentionUnit time.Duration
 }
 
-// DefaultDelayLevels are RocketMQ's messageDelayLevel.
-var DefaultDelayLevels = []time.Duration{
-	time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second,
-	time.Minute, 2 * time.Minute, 3 * time.Minute, 4 * time.Minute, 5 * time.Minute,
-	6 * time.Minute, 7 * time.Minute, 8 * time.Minute, 9 * time.Minute, 10 * time.Minute,
-	20 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
-}
+// DefaultDelayLevels are RocketMQ's messageDelayLevel (policy's table,
+// shared by every backend).
+var DefaultDelayLevels = policy.DefaultDelayLevels
 
 func (o *Options) setDefaults() {
 	if len(o.DelayLevels) == 0 {

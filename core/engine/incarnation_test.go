@@ -248,9 +248,9 @@ func TestDeleteRemovesPendingTimersAndRedriveMarks(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if byTopic, marks, sweep := bucketLen(t, eng, "sched.timertopics"), bucketLen(t, eng, "dlq.redriven"),
-				bucketLen(t, eng, "sched.sweep"); timers != 1 || byTopic != 1 || marks != 0 || sweep != 0 {
-				return fmt.Errorf("%d timers (%d by topic), %d redrive marks, %d to sweep; want 1, 1, 0, 0", timers, byTopic, marks, sweep)
+			if byTopic, byID, marks, sweep := bucketLen(t, eng, "sched.timertopics"), bucketLen(t, eng, "sched.timerids"),
+				bucketLen(t, eng, "dlq.redriven"), bucketLen(t, eng, "sched.sweep"); timers != 1 || byTopic != 1 || byID != 1 || marks != 0 || sweep != 0 {
+				return fmt.Errorf("%d timers (%d by topic, %d by id), %d redrive marks, %d to sweep; want 1, 1, 1, 0, 0", timers, byTopic, byID, marks, sweep)
 			}
 			return nil
 		})
@@ -295,5 +295,51 @@ func TestRetriesOfADeletedTopicAreNotDelivered(t *testing.T) {
 	res, err := e.GetMessages(retry, 0, 32, core.MatchAll)
 	if err != nil || len(res.Messages) != 0 || res.NextOffset != 1 {
 		t.Fatalf("retry of a deleted topic's message read: %+v, %v", res, err)
+	}
+}
+
+// TestPendingTimerFoundByID: a timer message can be read by id before it
+// is due (shown under its topic without a queue position), after it moved
+// it is found where it landed, its id entry is gone, and a store whose
+// timers were indexed before the id index existed gets one on open.
+func TestPendingTimerFoundByID(t *testing.T) {
+	e := openTest(t, Options{})
+	mustTopic(t, e, "t", 2)
+	res := mustPut(t, e, "t", core.PutMessage{Body: []byte("later"), DeliverAt: time.Now().Add(time.Hour)},
+		core.PutMessage{Body: []byte("soon"), DeliverAt: time.Now().Add(300 * time.Millisecond)})
+	later, soon := res[0].MessageID, res[1].MessageID
+	for _, id := range []string{later, soon} {
+		m, err := e.Message("t", id)
+		if err != nil {
+			t.Fatalf("GET of pending timer %s: %v", id, err)
+		}
+		if m.Topic != core.ScheduleTopic || m.SysProps[core.PropRealTopic] != "t" || m.UserID() != id {
+			t.Fatalf("pending timer shown as %+v", m)
+		}
+	}
+	if _, err := e.Message("other", later); core.ErrorCode(err) != core.ENotFound {
+		t.Fatalf("pending timer found under another topic: %v", err)
+	}
+	checkFor(t, 10*time.Second, func() error {
+		m, err := e.Message("t", soon)
+		if err != nil {
+			return err
+		}
+		if m.Topic != "t" || m.StoredAt.IsZero() {
+			return fmt.Errorf("due timer not placed yet: topic %q", m.Topic)
+		}
+		return nil
+	})
+	if n := bucketLen(t, e, "sched.timerids"); n != 1 {
+		t.Fatalf("%d timer ids after one moved, want 1", n)
+	}
+	// A store from before the id index: drop it, reopen, find it again.
+	if err := e.update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketTimerIDs) }); err != nil {
+		t.Fatal(err)
+	}
+	dir := snapshot(t, e)
+	e2 := openTest(t, Options{Dir: dir})
+	if m, err := e2.Message("t", later); err != nil || m.SysProps[core.PropRealTopic] != "t" {
+		t.Fatalf("after rebuilding the id index: %v, %v", m, err)
 	}
 }

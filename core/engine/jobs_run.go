@@ -161,6 +161,13 @@ func (e *Engine) moveChunk(j *core.Job, c jobChunk) (int, error) {
 		}
 		e.sched.redriven.Add(int64(len(ops)))
 		*j = next
+		if f := e.opts.JobRedriven; f != nil {
+			ids := make([]string, len(c.msgs))
+			for i, m := range c.msgs {
+				ids[i] = m.UserID()
+			}
+			f(j, ids)
+		}
 		return len(ops), nil
 	}
 	moved := 0

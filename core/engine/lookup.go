@@ -25,6 +25,14 @@ func (e *Engine) Message(topic, id string) (*core.Message, error) {
 		}
 		cl, ok := store.OffsetOfID(tx, id)
 		if !ok {
+			// Not placed yet: a timer message waits in the timer index
+			// until it is due.
+			if m, err = pendingTimer(tx, id); err != nil || m == nil {
+				return err
+			}
+			if uid := realUID(m); uid != 0 && uid != rec.UID {
+				m = nil // parked for an earlier incarnation of the topic
+			}
 			return nil
 		}
 		m, err = store.MessageAt(tx, cl)

@@ -28,6 +28,10 @@ var (
 	// entries of each topic incarnation (those stamped REAL_TOPIC_UID), so
 	// deleting a topic removes its pending timers without a scan.
 	bucketTimerTopics = []byte("sched.timertopics")
+	// bucketTimerIDs: message id -> timer key(16); finds a pending timer
+	// message by id (GET of a message before it is due), written and
+	// removed in the transactions that add and move or drop the entry.
+	bucketTimerIDs = []byte("sched.timerids")
 	// bucketSweep: topic uid(8) -> empty; deleted incarnations whose timer
 	// entries and redrive marks the trash loop has yet to remove (written
 	// in the deletion's transaction, so a crash cannot lose one).
@@ -88,6 +92,9 @@ func (e *Engine) startSchedule() error {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
+		}
+		if err := indexTimerIDs(tx); err != nil {
+			return err
 		}
 		if rec, ok, err := store.GetTopic(tx, core.ScheduleTopic); err != nil {
 			return err

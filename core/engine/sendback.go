@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/core/store"
 )
 
@@ -167,7 +168,8 @@ func (e *Engine) sendBackBatch(ctx context.Context, group string, guard store.Ho
 			m.SysProps[core.PropRetryTopicUID] = originUID
 		}
 		setLastReason(m, b.Msg) // the failed delivery's, not the original's
-		if times >= b.MaxReconsumeTimes || b.DelayLevel < 0 {
+		out := policy.Retry(times, b.MaxReconsumeTimes, b.DelayLevel)
+		if out.DeadLetter {
 			m.ReconsumeTimes = times
 			items = append(items, item{op: putOp{topic: core.DLQTopic(group), queueID: 0, msg: m},
 				settle: b.Settle, dlq: true, times: times})
@@ -178,12 +180,8 @@ func (e *Engine) sendBackBatch(ctx context.Context, group string, guard store.Ho
 				return err
 			}
 		}
-		level := b.DelayLevel
-		if level == 0 {
-			level = 3 + times
-		}
 		m.ReconsumeTimes = times + 1
-		q := e.levelQueue(level)
+		q := e.levelQueue(out.Level)
 		due := dueMillis(now, e.opts.DelayLevels[q])
 		m.SysProps[core.PropRealTopic] = retry
 		m.SysProps[core.PropRealQueueID] = "0"

@@ -48,13 +48,15 @@ func timerInsertHook(msgs []*core.Message) store.Hook {
 	recs := make([][]byte, len(msgs))
 	dues := make([]int64, len(msgs))
 	uids := make([]uint64, len(msgs))
+	ids := make([][]byte, len(msgs))
 	for i, m := range msgs {
 		recs[i] = sealRecord(store.EncodeMessage(m))
 		dues[i] = parseDue(m)
 		uids[i] = realUID(m)
+		ids[i] = []byte(m.ID)
 	}
 	return func(tx *bolt.Tx) error {
-		b, bt := tx.Bucket(bucketTimers), tx.Bucket(bucketTimerTopics)
+		b, bt, bi := tx.Bucket(bucketTimers), tx.Bucket(bucketTimerTopics), tx.Bucket(bucketTimerIDs)
 		for i, rec := range recs {
 			seq, err := b.NextSequence()
 			if err != nil {
@@ -62,6 +64,9 @@ func timerInsertHook(msgs []*core.Message) store.Hook {
 			}
 			k := timerKey(dues[i], seq)
 			if err := b.Put(k, rec); err != nil {
+				return err
+			}
+			if err := bi.Put(ids[i], k); err != nil {
 				return err
 			}
 			if uids[i] != 0 {
@@ -135,6 +140,7 @@ func (t *timerTask) pass() (int64, error) {
 			return b.next, nil
 		}
 		err = t.e.commit(context.Background(), b.ops, timerDeleteHook(append(b.keys, b.bad...), b.uids))
+		// (timerDeleteHook removes each entry's id from bucketTimerIDs.)
 		switch core.ErrorCode(err) {
 		case "":
 			t.e.sched.moved.Add(int64(len(b.ops)))
@@ -210,8 +216,12 @@ func timerDeleteHook(keys [][]byte, uids []uint64) store.Hook {
 	return func(tx *bolt.Tx) error {
 		b, bt := tx.Bucket(bucketTimers), tx.Bucket(bucketTimerTopics)
 		for i, k := range keys {
-			if b.Get(k) == nil {
+			v := b.Get(k)
+			if v == nil {
 				return errMoved
+			}
+			if err := forgetTimerID(tx, k, v); err != nil {
+				return err
 			}
 			if err := b.Delete(k); err != nil {
 				return err
@@ -234,4 +244,68 @@ func (e *Engine) pendingTimers() (n int, err error) {
 		return nil
 	})
 	return n, err
+}
+
+// forgetTimerID removes the bucketTimerIDs entry of the timer entry k
+// (record v) when it still points at k: the id is read from the record,
+// so an undecodable record has no entry to remove.
+func forgetTimerID(tx *bolt.Tx, k, v []byte) error {
+	m, err := store.DecodeMessage(0, v)
+	if err != nil || m.ID == "" {
+		return nil
+	}
+	bi := tx.Bucket(bucketTimerIDs)
+	if cur := bi.Get([]byte(m.ID)); cur != nil && bytes.Equal(cur, k) {
+		return bi.Delete([]byte(m.ID))
+	}
+	return nil
+}
+
+// indexTimerIDs creates bucketTimerIDs and, when it is new (a store
+// written before it existed), fills it from the timer index, once.
+func indexTimerIDs(tx *bolt.Tx) error {
+	if tx.Bucket(bucketTimerIDs) != nil {
+		return nil
+	}
+	bi, err := tx.CreateBucket(bucketTimerIDs)
+	if err != nil {
+		return err
+	}
+	return tx.Bucket(bucketTimers).ForEach(func(k, v []byte) error {
+		m, err := store.DecodeMessage(0, v)
+		if err != nil || m.ID == "" || len(k) != 16 {
+			return nil // the timer task removes undecodable entries
+		}
+		return bi.Put([]byte(m.ID), bytes.Clone(k))
+	})
+}
+
+// pendingTimer returns the timer message with id still waiting in the
+// index, or nil. It is shown the way a message waiting on a delay level
+// is: under the schedule topic, with its real topic in PropRealTopic and
+// no queue position.
+func pendingTimer(tx *bolt.Tx, id string) (*core.Message, error) {
+	bi := tx.Bucket(bucketTimerIDs)
+	if bi == nil {
+		return nil, nil
+	}
+	k := bi.Get([]byte(id))
+	if k == nil {
+		return nil, nil
+	}
+	v := tx.Bucket(bucketTimers).Get(k)
+	if v == nil {
+		return nil, nil
+	}
+	m, err := store.DecodeMessage(0, v)
+	if err != nil {
+		return nil, nil // undecodable: the timer task drops it when due
+	}
+	m.Topic, m.QueueID, m.QueueOffset = core.ScheduleTopic, 0, 0
+	if m.StoredAt.IsZero() {
+		// The writer stamps a store time when it places a record; an
+		// index entry was stored by its publish, at its born time.
+		m.StoredAt = m.BornAt
+	}
+	return m, nil
 }

@@ -115,6 +115,9 @@ func (e *Engine) sweepDeleted() error {
 			timers := tx.Bucket(bucketTimers)
 			for _, sk := range prefixKeys(tx.Bucket(bucketTimerTopics), uid, trashChunk) {
 				if tk := sk[len(uid):]; timers.Get(tk) != nil {
+					if err := forgetTimerID(tx, tk, timers.Get(tk)); err != nil {
+						return err
+					}
 					if err := timers.Delete(tk); err != nil {
 						return err
 					}

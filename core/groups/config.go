@@ -150,6 +150,8 @@ type storedGroup struct {
 	Incarnation       uint64                `json:"incarnation,omitempty"`
 	CreatedAt         time.Time             `json:"createdAt"`
 	UpdatedAt         time.Time             `json:"updatedAt"`
+	Paused            bool                  `json:"paused,omitempty"`
+	PausedAt          time.Time             `json:"pausedAt,omitzero"`
 }
 
 func encodeGroup(g core.Group) ([]byte, error) {
@@ -158,6 +160,7 @@ func encodeGroup(g core.Group) ([]byte, error) {
 		ConsumeMode: g.ConsumeMode, ConsumeFrom: g.ConsumeFrom, ConsumeTimestamp: g.ConsumeTimestamp,
 		MaxReconsumeTimes: g.MaxReconsumeTimes, InvisibleSeconds: g.InvisibleSeconds, Push: g.Push,
 		Incarnation: g.Incarnation, CreatedAt: g.CreatedAt, UpdatedAt: g.UpdatedAt,
+		Paused: g.Paused, PausedAt: g.PausedAt,
 	})
 }
 
@@ -173,7 +176,7 @@ func decodeGroup(b []byte) (core.Group, error) {
 			MaxReconsumeTimes: s.MaxReconsumeTimes, InvisibleSeconds: s.InvisibleSeconds, Push: s.Push,
 			Incarnation: s.Incarnation,
 		},
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
+		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, Paused: s.Paused, PausedAt: s.PausedAt,
 	}, nil
 }
 
@@ -200,6 +203,7 @@ func (r *Registry) Put(cfg core.GroupConfig) (g core.Group, created bool, err er
 			}
 			g.CreatedAt, g.UpdatedAt = prev.CreatedAt, prev.UpdatedAt
 			g.Incarnation = prev.Incarnation
+			g.Paused, g.PausedAt = prev.Paused, prev.PausedAt // pause and resume change these
 			oldEnc, _ = encodeGroup(prev)
 		} else {
 			created = true
@@ -248,6 +252,47 @@ func (r *Registry) Put(cfg core.GroupConfig) (g core.Group, created bool, err er
 		r.notifyLocked(cfg.Name)
 	}
 	return g, created, nil
+}
+
+// SetPaused pauses (paused true) or resumes a group and tells watchers;
+// pausing a paused group, or resuming a running one, changes nothing.
+// ENotFound if absent.
+func (r *Registry) SetPaused(name string, paused bool) (core.Group, error) {
+	var g core.Group
+	changed := false
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	err := r.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketConfig)
+		v := b.Get([]byte(name))
+		if v == nil {
+			return core.Errorf(core.ENotFound, "group %q not found", name)
+		}
+		var err error
+		if g, err = decodeGroup(v); err != nil {
+			return err
+		}
+		if g.Paused == paused {
+			return nil
+		}
+		changed = true
+		g.Paused, g.PausedAt = paused, time.Time{}
+		if paused {
+			g.PausedAt = time.Now().UTC().Truncate(time.Millisecond)
+		}
+		enc, err := encodeGroup(g)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(name), enc)
+	})
+	if err != nil {
+		return core.Group{}, err
+	}
+	if changed {
+		r.notifyLocked(name)
+	}
+	return g, nil
 }
 
 // Get returns a group (ENotFound if absent).

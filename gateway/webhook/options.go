@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/mqgate/mqgate/core/policy"
 )
 
 // Options are the gateway-wide settings of webhook pushers (the per-group
@@ -72,19 +74,10 @@ func (o Options) withDefaults() Options {
 }
 
 // LevelAtLeast returns a DelayLevelFor over the engine's delay levels
-// (levels[0] is level 1, RocketMQ messageDelayLevel): the lowest level
-// whose delay is at least d, or the highest level when none is.
+// (levels[0] is level 1, RocketMQ messageDelayLevel): policy.LevelAtLeast,
+// the lowest level whose delay is at least d, or the highest level when
+// none is.
 func LevelAtLeast(levels []time.Duration) func(d time.Duration) int {
 	ls := append([]time.Duration(nil), levels...)
-	return func(d time.Duration) int {
-		if len(ls) == 0 || d <= 0 {
-			return 0
-		}
-		for i, l := range ls {
-			if l >= d {
-				return i + 1
-			}
-		}
-		return len(ls)
-	}
+	return func(d time.Duration) int { return policy.LevelAtLeast(ls, d) }
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -65,5 +66,26 @@ func TestNewMessageJSON(t *testing.T) {
 func TestFormatTimeZero(t *testing.T) {
 	if got := FormatTime(time.Time{}); got != "" {
 		t.Errorf("FormatTime(zero) = %q, want \"\"", got)
+	}
+}
+
+// TestFormatTimeMatchesLayout checks the hand-written formatter against
+// time.Format over random instants, zones and the layout's edges.
+func TestFormatTimeMatchesLayout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	zones := []*time.Location{time.UTC, time.FixedZone("x", -7*3600-30*60), time.FixedZone("y", 13*3600)}
+	check := func(tm time.Time) {
+		if got, want := FormatTime(tm), tm.UTC().Format(TimeLayout); got != want {
+			t.Fatalf("FormatTime(%v) = %q, want %q", tm, got, want)
+		}
+	}
+	for i := 0; i < 20000; i++ {
+		check(time.Unix(rng.Int64N(253402300799), rng.Int64N(1e9)).In(zones[i%len(zones)]))
+	}
+	check(time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC))
+	check(time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC))
+	check(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)) // falls back to time.Format
+	if FormatTime(time.Time{}) != "" {
+		t.Fatal("zero time must format as empty")
 	}
 }

@@ -25,11 +25,15 @@ class BlockedKeyRequest:
         Attributes:
             topic (str): Topic is the queue's topic: a subscribed topic or the group's
                 %RETRY% topic. Example: orders.
+            consumer_id (str | Unset): ConsumerID names the consumer of a BROADCASTING group, whose queues
+                are its own (required there; ignored for CLUSTERING). Only skip
+                applies to BROADCASTING: park and resume answer 409. Example: c1.
             queue_id (int | Unset): QueueID is the queue's id (default 0). Example: 0.
             sharding_key (str | Unset):  Example: customer-9.
      """
 
     topic: str
+    consumer_id: str | Unset = UNSET
     queue_id: int | Unset = UNSET
     sharding_key: str | Unset = UNSET
 
@@ -39,6 +43,8 @@ class BlockedKeyRequest:
 
     def to_dict(self) -> dict[str, Any]:
         topic = self.topic
+
+        consumer_id = self.consumer_id
 
         queue_id = self.queue_id
 
@@ -50,6 +56,8 @@ class BlockedKeyRequest:
         field_dict.update({
             "topic": topic,
         })
+        if consumer_id is not UNSET:
+            field_dict["consumerId"] = consumer_id
         if queue_id is not UNSET:
             field_dict["queueId"] = queue_id
         if sharding_key is not UNSET:
@@ -64,12 +72,15 @@ class BlockedKeyRequest:
         d = dict(src_dict)
         topic = d.pop("topic")
 
+        consumer_id = d.pop("consumerId", UNSET)
+
         queue_id = d.pop("queueId", UNSET)
 
         sharding_key = d.pop("shardingKey", UNSET)
 
         blocked_key_request = cls(
             topic=topic,
+            consumer_id=consumer_id,
             queue_id=queue_id,
             sharding_key=sharding_key,
         )

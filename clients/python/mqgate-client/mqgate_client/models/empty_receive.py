@@ -29,8 +29,9 @@ class EmptyReceive:
             reason (EmptyReceiveReason): Reason: NO_MESSAGES (nothing buffered, leased or suspended),
                 NOT_VISIBLE_YET (everything held is leased to other receives),
                 KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
-                failed head's suspension), PAUSED (reserved: groups cannot be paused
-                yet), NO_SUBSCRIPTION_MATCH (none of the subscribed topics exists). Example: KEYS_BLOCKED.
+                failed head's suspension), PAUSED (the group is paused: POST
+                /v1/groups/{group}/resume), NO_SUBSCRIPTION_MATCH (none of the
+                subscribed topics exists). Example: KEYS_BLOCKED.
             blocked_keys (list[str] | Unset): BlockedKeys are the sharding keys of the heads holding ORDERLY
                 queues back (KEYS_BLOCKED), one per queue. Example: ['customer-9'].
             next_visible_at (datetime.datetime | Unset): NextVisibleAt is the earliest lease deadline or suspension end of

@@ -39,8 +39,12 @@ class Group:
             max_reconsume_times (int):  Example: 16.
             message_model (GroupMessageModel):  Example: CLUSTERING.
             name (str):  Example: orders-billing.
+            paused (bool): Paused: the group hands out nothing (receives answer empty with
+                reason PAUSED, a push group's webhook gets no request) until
+                POST /v1/groups/{group}/resume. Set by POST …/pause, kept by PUT. Example: False.
             subscriptions (list[SubscriptionBody]):
             updated_at (datetime.datetime):
+            paused_at (datetime.datetime | Unset): PausedAt is when the group was paused (absent when not paused).
             push (PushView | Unset):
             status (GroupStatus | Unset):
      """
@@ -52,8 +56,10 @@ class Group:
     max_reconsume_times: int
     message_model: GroupMessageModel
     name: str
+    paused: bool
     subscriptions: list[SubscriptionBody]
     updated_at: datetime.datetime
+    paused_at: datetime.datetime | Unset = UNSET
     push: PushView | Unset = UNSET
     status: GroupStatus | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
@@ -81,6 +87,8 @@ class Group:
 
         name = self.name
 
+        paused = self.paused
+
         subscriptions = []
         for subscriptions_item_data in self.subscriptions:
             subscriptions_item = subscriptions_item_data.to_dict()
@@ -89,6 +97,10 @@ class Group:
 
 
         updated_at = self.updated_at.isoformat()
+
+        paused_at: str | Unset = UNSET
+        if not isinstance(self.paused_at, Unset):
+            paused_at = self.paused_at.isoformat()
 
         push: dict[str, Any] | Unset = UNSET
         if not isinstance(self.push, Unset):
@@ -109,9 +121,12 @@ class Group:
             "maxReconsumeTimes": max_reconsume_times,
             "messageModel": message_model,
             "name": name,
+            "paused": paused,
             "subscriptions": subscriptions,
             "updatedAt": updated_at,
         })
+        if paused_at is not UNSET:
+            field_dict["pausedAt"] = paused_at
         if push is not UNSET:
             field_dict["push"] = push
         if status is not UNSET:
@@ -154,6 +169,8 @@ class Group:
 
         name = d.pop("name")
 
+        paused = d.pop("paused")
+
         subscriptions = []
         _subscriptions = d.pop("subscriptions")
         for subscriptions_item_data in (_subscriptions):
@@ -165,6 +182,16 @@ class Group:
 
 
         updated_at = datetime.datetime.fromisoformat(d.pop("updatedAt"))
+
+
+
+
+        _paused_at = d.pop("pausedAt", UNSET)
+        paused_at: datetime.datetime | Unset
+        if isinstance(_paused_at,  Unset):
+            paused_at = UNSET
+        else:
+            paused_at = datetime.datetime.fromisoformat(_paused_at)
 
 
 
@@ -197,8 +224,10 @@ class Group:
             max_reconsume_times=max_reconsume_times,
             message_model=message_model,
             name=name,
+            paused=paused,
             subscriptions=subscriptions,
             updated_at=updated_at,
+            paused_at=paused_at,
             push=push,
             status=status,
         )

@@ -31,6 +31,9 @@ class TimelineEvent:
             attempt (int | Unset): Attempt is the delivery's number, 1 for the first (DELIVERED). Example: 1.
             consumer_id (str | Unset): ConsumerID is who received it (DELIVERED). Example: c1.
             delay_level (int | Unset): DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED). Example: 3.
+            job_id (str | Unset): JobID is the redrive job that moved it back (REDRIVEN by
+                POST /v1/groups/{group}/dlq/redrive with a filter; absent for a
+                redrive by message ids or a blocked key's resume). Example: 06h2lg7v1kf9hhtg0rkbf6cn4o.
             reason (str | Unset): Reason is the nack reason, when one was given (NACKED).
      """
 
@@ -39,6 +42,7 @@ class TimelineEvent:
     attempt: int | Unset = UNSET
     consumer_id: str | Unset = UNSET
     delay_level: int | Unset = UNSET
+    job_id: str | Unset = UNSET
     reason: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -57,6 +61,8 @@ class TimelineEvent:
 
         delay_level = self.delay_level
 
+        job_id = self.job_id
+
         reason = self.reason
 
 
@@ -72,6 +78,8 @@ class TimelineEvent:
             field_dict["consumerId"] = consumer_id
         if delay_level is not UNSET:
             field_dict["delayLevel"] = delay_level
+        if job_id is not UNSET:
+            field_dict["jobId"] = job_id
         if reason is not UNSET:
             field_dict["reason"] = reason
 
@@ -98,6 +106,8 @@ class TimelineEvent:
 
         delay_level = d.pop("delayLevel", UNSET)
 
+        job_id = d.pop("jobId", UNSET)
+
         reason = d.pop("reason", UNSET)
 
         timeline_event = cls(
@@ -106,6 +116,7 @@ class TimelineEvent:
             attempt=attempt,
             consumer_id=consumer_id,
             delay_level=delay_level,
+            job_id=job_id,
             reason=reason,
         )
 

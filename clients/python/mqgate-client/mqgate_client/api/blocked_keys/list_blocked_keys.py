@@ -20,6 +20,7 @@ def _get_kwargs(
     *,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    consumer_id: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     
@@ -31,6 +32,8 @@ def _get_kwargs(
     params["limit"] = limit
 
     params["cursor"] = cursor
+
+    params["consumerId"] = consumer_id
 
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
@@ -125,17 +128,20 @@ def sync_detailed(
     client: AuthenticatedClient,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    consumer_id: str | Unset = UNSET,
 
 ) -> Response[BlockedList | Problem]:
     """ List blocked ordering keys
 
      ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension)
-    — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+    — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A
+    BROADCASTING group's consumers each have their own queues: name one with consumerId.
 
     Args:
         group (str):
         limit (int | Unset):
         cursor (str | Unset):
+        consumer_id (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -150,6 +156,7 @@ def sync_detailed(
         group=group,
 limit=limit,
 cursor=cursor,
+consumer_id=consumer_id,
 
     )
 
@@ -165,17 +172,20 @@ def sync(
     client: AuthenticatedClient,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    consumer_id: str | Unset = UNSET,
 
 ) -> BlockedList | Problem | None:
     """ List blocked ordering keys
 
      ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension)
-    — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+    — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A
+    BROADCASTING group's consumers each have their own queues: name one with consumerId.
 
     Args:
         group (str):
         limit (int | Unset):
         cursor (str | Unset):
+        consumer_id (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -191,6 +201,7 @@ def sync(
 client=client,
 limit=limit,
 cursor=cursor,
+consumer_id=consumer_id,
 
     ).parsed
 
@@ -200,17 +211,20 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    consumer_id: str | Unset = UNSET,
 
 ) -> Response[BlockedList | Problem]:
     """ List blocked ordering keys
 
      ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension)
-    — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+    — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A
+    BROADCASTING group's consumers each have their own queues: name one with consumerId.
 
     Args:
         group (str):
         limit (int | Unset):
         cursor (str | Unset):
+        consumer_id (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -225,6 +239,7 @@ async def asyncio_detailed(
         group=group,
 limit=limit,
 cursor=cursor,
+consumer_id=consumer_id,
 
     )
 
@@ -240,17 +255,20 @@ async def asyncio(
     client: AuthenticatedClient,
     limit: int | Unset = UNSET,
     cursor: str | Unset = UNSET,
+    consumer_id: str | Unset = UNSET,
 
 ) -> BlockedList | Problem | None:
     """ List blocked ordering keys
 
      ORDERLY groups: queues whose head message failed (nacked or expired, or waiting out its suspension)
-    — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key.
+    — everything behind it waits — and keys set aside with park. Sorted by topic, queue and key. A
+    BROADCASTING group's consumers each have their own queues: name one with consumerId.
 
     Args:
         group (str):
         limit (int | Unset):
         cursor (str | Unset):
+        consumer_id (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -266,5 +284,6 @@ async def asyncio(
 client=client,
 limit=limit,
 cursor=cursor,
+consumer_id=consumer_id,
 
     )).parsed

@@ -146,7 +146,9 @@ def sync_detailed(
 
      Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's
     dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue.
-    Resume releases them in order. Parks persist in the data directory across restarts.
+    Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only:
+    a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or
+    dead-letter copy, so nothing could be released later.
 
     Args:
         group (str):
@@ -184,7 +186,9 @@ def sync(
 
      Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's
     dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue.
-    Resume releases them in order. Parks persist in the data directory across restarts.
+    Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only:
+    a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or
+    dead-letter copy, so nothing could be released later.
 
     Args:
         group (str):
@@ -217,7 +221,9 @@ async def asyncio_detailed(
 
      Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's
     dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue.
-    Resume releases them in order. Parks persist in the data directory across restarts.
+    Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only:
+    a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or
+    dead-letter copy, so nothing could be released later.
 
     Args:
         group (str):
@@ -255,7 +261,9 @@ async def asyncio(
 
      Sets the key aside: each of its messages goes, in queue order, to the DLQ (through the consumer's
     dead-letter path) as it reaches the head of its queue, and the other keys of the queue continue.
-    Resume releases them in order. Parks persist in the data directory across restarts.
+    Resume releases them in order. Parks persist in the data directory across restarts. CLUSTERING only:
+    a BROADCASTING group answers 409 — a broadcast failure is dropped for its consumer with no retry or
+    dead-letter copy, so nothing could be released later.
 
     Args:
         group (str):

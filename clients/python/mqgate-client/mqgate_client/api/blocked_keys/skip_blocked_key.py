@@ -146,7 +146,9 @@ def sync_detailed(
 
      Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's
     dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its
-    suspension ends (within a second).
+    suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that
+    consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues;
+    other consumers are untouched.
 
     Args:
         group (str):
@@ -184,7 +186,9 @@ def sync(
 
      Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's
     dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its
-    suspension ends (within a second).
+    suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that
+    consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues;
+    other consumers are untouched.
 
     Args:
         group (str):
@@ -217,7 +221,9 @@ async def asyncio_detailed(
 
      Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's
     dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its
-    suspension ends (within a second).
+    suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that
+    consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues;
+    other consumers are untouched.
 
     Args:
         group (str):
@@ -255,7 +261,9 @@ async def asyncio(
 
      Sends the failed head message of the queue blocked on this key to the DLQ through the consumer's
     dead-letter path (exactly once), and the queue continues. A suspended head is dead-lettered when its
-    suspension ends (within a second).
+    suspension ends (within a second). BROADCASTING (consumerId required): the head is dropped for that
+    consumer only — a broadcast failure has no retry or DLQ copy (RocketMQ) — and its queue continues;
+    other consumers are untouched.
 
     Args:
         group (str):

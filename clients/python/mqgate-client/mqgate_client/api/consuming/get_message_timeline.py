@@ -110,8 +110,9 @@ def sync_detailed(
     """ A message's timeline in a group
 
      PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED,
-    NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention:
-    the last 4096 events of each group, in memory (a restart forgets them).
+    NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved
+    it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart
+    forgets them).
 
     Args:
         group (str):
@@ -148,8 +149,9 @@ def sync(
     """ A message's timeline in a group
 
      PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED,
-    NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention:
-    the last 4096 events of each group, in memory (a restart forgets them).
+    NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved
+    it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart
+    forgets them).
 
     Args:
         group (str):
@@ -181,8 +183,9 @@ async def asyncio_detailed(
     """ A message's timeline in a group
 
      PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED,
-    NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention:
-    the last 4096 events of each group, in memory (a restart forgets them).
+    NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved
+    it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart
+    forgets them).
 
     Args:
         group (str):
@@ -219,8 +222,9 @@ async def asyncio(
     """ A message's timeline in a group
 
      PUBLISHED (from the stored message), then what this gateway saw in the group: DELIVERED, ACKED,
-    NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN, SKIPPED, oldest first. Retention:
-    the last 4096 events of each group, in memory (a restart forgets them).
+    NACKED, LEASE_EXPIRED, RETRY_SCHEDULED, DEAD_LETTERED, REDRIVEN (with jobId when a redrive job moved
+    it), SKIPPED, oldest first. Retention: the last 4096 events of each group, in memory (a restart
+    forgets them).
 
     Args:
         group (str):

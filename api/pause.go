@@ -1,0 +1,75 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// Pausing a group (API.md "Pause"; gateway/pause.go has the mechanics).
+
+// groupPauser is the optional part of gateway.Groups that pauses groups
+// (*gateway.Admin).
+type groupPauser interface {
+	PauseGroup(ctx context.Context, name string, paused bool) (core.Group, error)
+}
+
+// handleGroupPause pauses a group.
+//
+//	@Summary		Pause a consumer group
+//	@Description	The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+//	@Tags			groups
+//	@Produce		json
+//	@Param			group	path		string	true	"Group name"
+//	@Success		200		{object}	Group	"paused true"
+//	@Failure		400		{object}	Problem
+//	@Failure		404		{object}	Problem	"Unknown group"
+//	@Failure		503		{object}	Problem
+//	@ID				pauseGroup
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
+//	@Router			/v1/groups/{group}/pause [post]
+func (s *Server) handleGroupPause(w http.ResponseWriter, r *http.Request) {
+	s.pauseGroup(w, r, true)
+}
+
+// handleGroupResume resumes a paused group.
+//
+//	@Summary		Resume a paused consumer group
+//	@Description	Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts again from the committed offsets. Resuming a running group changes nothing.
+//	@Tags			groups
+//	@Produce		json
+//	@Param			group	path		string	true	"Group name"
+//	@Success		200		{object}	Group	"paused false"
+//	@Failure		400		{object}	Problem
+//	@Failure		404		{object}	Problem	"Unknown group"
+//	@Failure		503		{object}	Problem
+//	@ID				resumeGroup
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Failure		403	{object}	Problem	"The API key lacks the grant"
+//	@Security		BearerAuth
+//	@Router			/v1/groups/{group}/resume [post]
+func (s *Server) handleGroupResume(w http.ResponseWriter, r *http.Request) {
+	s.pauseGroup(w, r, false)
+}
+
+func (s *Server) pauseGroup(w http.ResponseWriter, r *http.Request, paused bool) {
+	name, err := groupParam(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	p, ok := s.groups.(groupPauser)
+	if !ok {
+		s.writeProblem(w, r, core.Errorf(core.EUnavailable, "pausing groups is not available on this backend"))
+		return
+	}
+	g, err := p.PauseGroup(r.Context(), name, paused)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newGroup(g))
+}

@@ -1,0 +1,226 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...types import Response, UNSET
+from ... import errors
+
+from ...models.group import Group
+from ...models.problem import Problem
+from typing import cast
+
+
+
+def _get_kwargs(
+    group: str,
+
+) -> dict[str, Any]:
+    
+
+    
+
+    
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/groups/{group}/resume".format(group=quote(str(group), safe=""),),
+    }
+
+
+    return _kwargs
+
+
+
+def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Group | Problem | None:
+    if response.status_code == 200:
+        response_200 = Group.from_dict(response.json())
+
+
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = Problem.from_dict(response.json())
+
+
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = Problem.from_dict(response.json())
+
+
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Problem.from_dict(response.json())
+
+
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Problem.from_dict(response.json())
+
+
+
+        return response_404
+
+    if response.status_code == 500:
+        response_500 = Problem.from_dict(response.json())
+
+
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = Problem.from_dict(response.json())
+
+
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(*, client: AuthenticatedClient | Client, response: httpx.Response) -> Response[Group | Problem]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Group | Problem]:
+    """ Resume a paused consumer group
+
+     Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts
+    again from the committed offsets. Resuming a running group changes nothing.
+
+    Args:
+        group (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Group | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        group=group,
+
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+def sync(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Group | Problem | None:
+    """ Resume a paused consumer group
+
+     Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts
+    again from the committed offsets. Resuming a running group changes nothing.
+
+    Args:
+        group (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Group | Problem
+     """
+
+
+    return sync_detailed(
+        group=group,
+client=client,
+
+    ).parsed
+
+async def asyncio_detailed(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Response[Group | Problem]:
+    """ Resume a paused consumer group
+
+     Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts
+    again from the committed offsets. Resuming a running group changes nothing.
+
+    Args:
+        group (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Group | Problem]
+     """
+
+
+    kwargs = _get_kwargs(
+        group=group,
+
+    )
+
+    response = await client.get_async_httpx_client().request(
+        **kwargs
+    )
+
+    return _build_response(client=client, response=response)
+
+async def asyncio(
+    group: str,
+    *,
+    client: AuthenticatedClient,
+
+) -> Group | Problem | None:
+    """ Resume a paused consumer group
+
+     Ends a pause: parked receives get messages again at once and a push group's webhook delivery starts
+    again from the committed offsets. Resuming a running group changes nothing.
+
+    Args:
+        group (str):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Group | Problem
+     """
+
+
+    return (await asyncio_detailed(
+        group=group,
+client=client,
+
+    )).parsed

@@ -1,0 +1,148 @@
+package policy
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash"
+	"sync"
+)
+
+// HandleStatus is the answer for one receipt handle in ack / nack / extend. The
+// rules are the same on every backend:
+//
+//   - HandleInvalid: the handle does not verify (malformed, forged, signed
+//     with another key) or names another group. Nothing happens.
+//   - HandleExpired: it verifies, but its lease ended (deadline passed, nacked,
+//     or the message was delivered again since): a handle from an earlier
+//     delivery never finishes a later one. Nothing happens.
+//   - HandleOK: the lease was live and the operation applied. A repeated ack of
+//     the same delivery answers HandleOK again and has no second effect.
+type HandleStatus string
+
+const (
+	HandleOK      HandleStatus = "ok"
+	HandleExpired HandleStatus = "expired"
+	HandleInvalid HandleStatus = "invalid"
+)
+
+const (
+	// KeySize is the least length of a handle key.
+	KeySize = 32
+	// MACSize is the length of the truncated HMAC-SHA256 every handle ends with.
+	MACSize = 16
+	// MaxHandleLen bounds what Open looks at; real handles are far shorter.
+	MaxHandleLen = 1024
+)
+
+// ErrBadHandle is Open's one error: callers answer HandleInvalid without saying why.
+var ErrBadHandle = errors.New("malformed or forged receipt handle")
+
+// Sealer signs and verifies receipt handles: payload, then its truncated
+// HMAC-SHA256 under the key, base64url without padding. A payload starts
+// with its backend's version byte (1: embedded, 2: JetStream), so a
+// handle of one backend never parses as the other's. Every instance in
+// front of one cluster holds the same key, so any of them verifies a
+// handle another issued. Previous keys (a key rotation in progress) still
+// verify handles but never sign one. A Sealer is safe for concurrent use.
+type Sealer struct {
+	key []byte
+	// previous verify handles signed before a rotation.
+	previous []*Sealer
+	// macs recycles keyed HMAC states: hmac.New hashes the padded key
+	// twice and allocates two SHA-256 states, which cost more than
+	// signing a handle; Reset on a used state restores the keyed state
+	// from a saved copy.
+	macs sync.Pool
+}
+
+// NewSealer returns a sealer that signs with key and verifies with key
+// and each of previous (every key at least KeySize bytes).
+func NewSealer(key []byte, previous ...[]byte) (*Sealer, error) {
+	s, err := newSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	for i, k := range previous {
+		p, err := newSealer(k)
+		if err != nil {
+			return nil, fmt.Errorf("previous key %d: %w", i+1, err)
+		}
+		s.previous = append(s.previous, p)
+	}
+	return s, nil
+}
+
+func newSealer(key []byte) (*Sealer, error) {
+	if len(key) < KeySize {
+		return nil, fmt.Errorf("handle key must be at least %d bytes", KeySize)
+	}
+	s := &Sealer{key: append([]byte(nil), key...)}
+	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	return s, nil
+}
+
+// MAC is the truncated HMAC of payload.
+func (s *Sealer) MAC(payload []byte) []byte {
+	return s.appendMAC(make([]byte, 0, MACSize), payload)
+}
+
+// appendMAC appends the truncated HMAC of payload to dst.
+func (s *Sealer) appendMAC(dst, payload []byte) []byte {
+	m := s.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(payload)
+	var sum [sha256.Size]byte
+	dst = append(dst, m.Sum(sum[:0])[:MACSize]...)
+	s.macs.Put(m)
+	return dst
+}
+
+// Seal returns the handle of payload (its first byte is the version).
+func (s *Sealer) Seal(payload []byte) string {
+	b := make([]byte, 0, len(payload)+MACSize)
+	b = append(b, payload...)
+	b = s.appendMAC(b, payload)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// Open verifies h and returns its payload (version byte first). Nothing
+// unauthenticated is returned: callers parse only what verified. A handle
+// has exactly one spelling (base64url without padding, strict).
+func (s *Sealer) Open(h string) ([]byte, error) {
+	if len(h) == 0 || len(h) > MaxHandleLen {
+		return nil, ErrBadHandle
+	}
+	// The decoder skips CR and LF and tolerates stray trailing bits.
+	for i := 0; i < len(h); i++ {
+		if c := h[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return nil, ErrBadHandle
+		}
+	}
+	raw, err := base64.RawURLEncoding.Strict().DecodeString(h)
+	if err != nil || len(raw) < 1+MACSize {
+		return nil, ErrBadHandle
+	}
+	payload, sum := raw[:len(raw)-MACSize], raw[len(raw)-MACSize:]
+	if !s.verifies(payload, sum) {
+		return nil, ErrBadHandle
+	}
+	return payload, nil
+}
+
+// verifies reports whether sum is payload's MAC under the key or a
+// previous one.
+func (s *Sealer) verifies(payload, sum []byte) bool {
+	var want [MACSize]byte
+	if hmac.Equal(sum, s.appendMAC(want[:0], payload)) {
+		return true
+	}
+	for _, p := range s.previous {
+		if hmac.Equal(sum, p.appendMAC(want[:0], payload)) {
+			return true
+		}
+	}
+	return false
+}
