@@ -218,7 +218,9 @@ func TestBackupWhilePublishing(t *testing.T) {
 // restarts on it with the kept topic's messages.
 func TestCompactCLI(t *testing.T) {
 	dir := t.TempDir()
-	s := startServer(t, dir)
+	// A segment per group commit: each topic's messages have segments of
+	// their own, which its deletion frees.
+	s := startServer(t, dir, "--segment-bytes", "1")
 	body := strings.Repeat("y", 1024)
 	batch := make([]map[string]string, 100)
 	for i := range batch {

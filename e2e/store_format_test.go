@@ -132,15 +132,19 @@ func checkFixture(t *testing.T, s *server) {
 }
 
 // TestStoreWrittenBeforeStore10: today's binary opens a store written by
-// the binary before it (freelist synced), answers every read as that
-// binary did, writes to it (its next commit drops the synced freelist:
-// the only change on disk), reopens it, compacts it, retires its messages
-// by retention-style removal (topic deletion reads ids and keys from the
-// records' fronts) and still passes its start-up checks.
+// the binary before it (freelist synced, layout version 1: it migrates it
+// to segments), answers every read as that binary did, writes to it,
+// reopens it, compacts it, retires a topic's messages by dropping its
+// segments (small segments here, so the topic has its own) and still
+// passes its start-up checks.
 func TestStoreWrittenBeforeStore10(t *testing.T) {
 	dir := t.TempDir()
 	loadFixture(t, dir)
-	s := startServer(t, dir)
+	seg := []string{"--segment-bytes", "1"} // the migration cuts a segment per record
+	s := startServer(t, dir, seg...)
+	if !strings.Contains(s.Logs(), "store migrated from layout version 1 to 2") {
+		t.Fatal("the layout version 1 store was not migrated")
+	}
 	checkFixture(t, s)
 	createTopic(t, s, "fresh", 1)
 	r := s.do(t, "POST", "/v1/topics/fresh/messages", map[string]any{"body": "new", "keys": []string{"shared"}})
@@ -149,7 +153,7 @@ func TestStoreWrittenBeforeStore10(t *testing.T) {
 	r.JSON(t, &pr)
 	s.stop(t)
 
-	s = startServer(t, dir) // reopened: bbolt rebuilds the freelist
+	s = startServer(t, dir, seg...) // reopened: bbolt rebuilds the freelist
 	checkFixture(t, s)
 	want(t, s.do(t, "GET", "/v1/topics/fresh/messages/"+pr.MessageID, nil), 200)
 	s.stop(t)
@@ -157,10 +161,10 @@ func TestStoreWrittenBeforeStore10(t *testing.T) {
 	if out, err := runBinary(t, 60*time.Second, "compact", "--data", dir); err != nil {
 		t.Fatalf("compact: %v %s", err, out)
 	}
-	s = startServer(t, dir)
+	s = startServer(t, dir, seg...)
 	checkFixture(t, s)
-	// Deleting removes every message through the index references read
-	// from the old records; the topic's key index empties with it.
+	// Deleting drops the topic's segments; its key index entries go with
+	// them.
 	want(t, s.do(t, "DELETE", "/v1/topics/audit", nil), 204)
 	checkFor(t, 30*time.Second, 10*time.Millisecond, func() error {
 		if !strings.Contains(s.Logs(), "deleted topics emptied") {

@@ -7,9 +7,9 @@
 #     rebuild) against an empty one;
 #   - publish throughput into the filled store (A) against an empty one
 #     (B), alternating A/B per round, batch 1 and 100;
-#   - the free rate: all topics but one deleted, time until the trash loop
-#     logs them emptied (the same removal as retention: id and keys read
-#     from each record's front, transactions of 512 messages);
+#   - the free rate: every fill topic deleted, timed from each DELETE to
+#     the trash loop's "store segments dropped" line (the segment drop
+#     retention uses too: whole segments, nothing decoded); RSS after it;
 #   - compaction: mqgate compact's time and the file before/after against
 #     the live bytes; start-up time after it.
 #
@@ -19,7 +19,8 @@
 #
 # Knobs (env): BIN (default bin), GB (default 1; or MB), TOPICS (default 4),
 # SIZE (default 1024), ROUNDS (default 2), DURATION (default 5s), WARMUP
-# (default 1s), CONCURRENCY (default 64), WORK (data dirs and logs;
+# (default 1s), CONCURRENCY (default 64), COLD (default 1: drop the store
+# file's pages from the page cache before the deletions), WORK (data dirs and logs;
 # default a temp dir, removed at the end unless KEEP=1).
 set -euo pipefail
 
@@ -62,6 +63,7 @@ waitlog() {
 	done
 	kill "$tpid" 2>/dev/null || true
 	exec {fd}<&-
+	line_seen=$line
 	AT=$(date -d "$(jq -r .time <<<"$line")" +%s.%N)
 }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
@@ -82,6 +84,15 @@ start() {
 	STARTUP=$(secs "$t0" "$AT")
 	STARTUP+="s ($(grep '"message":"store opened' "$WORK/$name.log" | tail -1 |
 		jq -r '"pre-check \(.precheck|floor) ms, bbolt open and freelist rebuild \(.open|floor) ms, self check \(.check|floor) ms"'))"
+}
+
+# rss NAME: the server's resident memory, split into its own (anonymous:
+# heap, stacks) and the mapped file's pages it has touched (page cache,
+# clean and reclaimable: bbolt reads through its mmap).
+rss() {
+	local pid_var="PID_$1"
+	awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s %.0f MiB  ", $1, $2 / 1024} END {print ""}' "/proc/${!pid_var}/status" |
+		sed 's/^/RSS of '"$1"': /'
 }
 
 stop() { # stop NAME: SIGTERM and wait for the process
@@ -114,6 +125,7 @@ for i in $(seq 0 $((TOPICS - 1))); do
 done
 echo "filled in $(since "$t0")s"
 disk "A filled" "$PORT_A"
+rss a
 stop a
 start a "$PORT_A" "$WORK/a"
 echo "start-up, filled store: ${STARTUP}"
@@ -138,21 +150,38 @@ for r in $(seq 1 "$ROUNDS"); do
 	done
 done
 
-# --- free: delete all fill topics but the first -----------------------------
-freed=$(((TOPICS - 1) * per))
-echo "== deleting fill1..fill$((TOPICS - 1)) ($freed messages)"
-secs=0
-for i in $(seq 1 $((TOPICS - 1))); do
-	# One at a time, each timed from its DELETE to the trash loop's line.
-	n=$(count a "deleted topics emptied")
+# --- free: expire all of the filled data ------------------------------------
+# Every fill topic is deleted, one at a time; each DELETE wakes the trash
+# loop, which drops the store segments left without a visible message
+# (store.DropSegment: bbolt DeleteBucket of the whole segment, nothing
+# decoded) and logs "store segments dropped" with their bytes. Retention
+# frees the same way (queue min offsets move, then the same segment drop),
+# so this is its free rate, measured from each DELETE to the log line of
+# its own drop pass.
+freed=$((TOPICS * per))
+if [[ ${COLD:-1} == 1 ]] && command -v python3 >/dev/null; then
+	# Evict the file's pages from the page cache (this file only), so the
+	# drop reads from disk as it would on a store larger than memory.
+	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$WORK/a/mqgate.db"
+	echo "(page cache of the store file dropped: a cold start for the drop)"
+fi
+echo "== deleting fill0..fill$((TOPICS - 1)) ($freed messages)"
+secs=0 bytes=0
+for i in $(seq 0 $((TOPICS - 1))); do
+	n=$(count a "store segments dropped")
 	t0=$(now)
 	curl -fsS -X DELETE -o /dev/null "http://127.0.0.1:$PORT_A/v1/topics/fill$i"
-	waitlog a "deleted topics emptied" $((n + 1))
-	secs=$(awk -v s="$secs" -v d="$(secs "$t0" "$AT")" 'BEGIN {print s + d}')
+	waitlog a "store segments dropped" $((n + 1))
+	d=$(secs "$t0" "$AT")
+	b=$(jq -r .bytes <<<"$line_seen")
+	printf '  fill%d: %s bytes of records in %d segments dropped in %ss\n' "$i" "$b" "$(jq -r .segments <<<"$line_seen")" "$d"
+	secs=$(awk -v s="$secs" -v d="$d" 'BEGIN {print s + d}')
+	bytes=$(awk -v s="$bytes" -v b="$b" 'BEGIN {print s + b}')
 done
-echo "freed $freed messages in ${secs}s: $(awk -v n="$freed" -v s="$secs" -v z="$SIZE" 'BEGIN {printf "%.0f msgs/s, %.1f MB/s of bodies", n / s, n * z / s / 1e6}')"
+echo "freed $(awk -v b="$bytes" 'BEGIN {printf "%.0f MB", b / 1e6}') of records in ${secs}s: $(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f MB/s", b / s / 1e6}')"
 disk "A after deleting" "$PORT_A"
 live=$(metric "$PORT_A" mqgate_store_live_bytes)
+rss a
 stop a
 
 # --- compact ----------------------------------------------------------------

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/core/store"
 	"github.com/mqgate/mqgate/gateway"
 )
 
@@ -50,6 +51,12 @@ type Config struct {
 	// deduplicationId) is remembered per topic; the records live in the
 	// data file, so a restart keeps them.
 	DedupWindow time.Duration
+	// SegmentBytes and SegmentSpan bound a store segment (the commit log
+	// and consume queues are cut into segments; retention and topic
+	// deletion free disk a whole segment at a time): a new one starts when
+	// the newest holds SegmentBytes of messages or began SegmentSpan ago.
+	SegmentBytes int64
+	SegmentSpan  time.Duration
 	// TimelineEvents is how many events each group's message timeline
 	// keeps in memory (gateway.TimelineRingSize by default); 0 turns
 	// timelines off (the timeline endpoint then shows PUBLISHED only), so
@@ -172,6 +179,8 @@ func DefaultConfig() Config {
 		DelayLevels:          defaultDelayLevels,
 		MaxDelay:             40 * 24 * time.Hour,
 		DedupWindow:          engine.DefaultDedupWindow,
+		SegmentBytes:         store.DefaultSegmentBytes,
+		SegmentSpan:          store.DefaultSegmentSpan,
 		CacheBudgetMiB:       256,
 		TimelineEvents:       gateway.TimelineRingSize,
 		MaxWaitingPerGroup:   256,
@@ -213,6 +222,8 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
+	fs.Int64Var(&c.SegmentBytes, "segment-bytes", c.SegmentBytes, "bytes of messages after which the store starts a new segment (retention and topic deletion free whole segments)")
+	fs.DurationVar(&c.SegmentSpan, "segment-span", c.SegmentSpan, "age after which the store starts a new segment: a message may hold disk up to about this long past its retention")
 	fs.IntVar(&c.TimelineEvents, "timeline-events", c.TimelineEvents, "events each group's message timeline keeps in memory; 0 turns timelines off")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "how often the retention cleaner runs (a pass with nothing expired only reads)")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
@@ -341,6 +352,9 @@ func (c Config) problems() []error {
 	}
 	if c.RetentionCheckInterval <= 0 {
 		errs = append(errs, errors.New("--retention-check-interval must be positive"))
+	}
+	if c.SegmentBytes <= 0 || c.SegmentSpan <= 0 {
+		errs = append(errs, errors.New("--segment-bytes and --segment-span must be positive"))
 	}
 	if c.MaxDelay <= 0 {
 		errs = append(errs, errors.New("--max-delay must be positive"))

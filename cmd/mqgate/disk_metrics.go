@@ -11,6 +11,7 @@ import (
 type diskCollector struct {
 	eng                               *engine.Engine
 	file, highWater, live, free, pend *prometheus.Desc
+	segments, oldest                  *prometheus.Desc
 }
 
 func newDiskCollector(eng *engine.Engine) *diskCollector {
@@ -21,11 +22,13 @@ func newDiskCollector(eng *engine.Engine) *diskCollector {
 		live:      d("mqgate_store_live_bytes", "Estimated data in the store file: pages below the high-water mark that are not free."),
 		free:      d("mqgate_store_free_pages", "Free pages bbolt reuses before it grows the file (retention and topic deletion free them)."),
 		pend:      d("mqgate_store_pending_pages", "Pages freed but still seen by an open read transaction (a long backup holds them)."),
+		segments:  d("mqgate_store_segments", "Segments of the store's commit log; retention and topic deletion free disk a whole segment at a time."),
+		oldest:    d("mqgate_store_oldest_segment_timestamp_seconds", "Store time of the oldest segment's first message (unix seconds; 0 without segments)."),
 	}
 }
 
 func (c *diskCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.file, c.highWater, c.live, c.free, c.pend} {
+	for _, d := range []*prometheus.Desc{c.file, c.highWater, c.live, c.free, c.pend, c.segments, c.oldest} {
 		ch <- d
 	}
 }
@@ -42,4 +45,6 @@ func (c *diskCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(c.live, float64(st.LiveBytes))
 	gauge(c.free, float64(st.FreePages))
 	gauge(c.pend, float64(st.PendingPages))
+	gauge(c.segments, float64(st.Segments))
+	gauge(c.oldest, float64(st.OldestSegmentMillis)/1000)
 }

@@ -124,12 +124,14 @@ func (m *Main) Run() error {
 		jobRedriven = timeline.RecordJobRedriven
 	}
 	eng, err := engine.Open(engine.Options{
-		Dir:         m.Config.Data,
-		Logger:      m.component("engine"),
-		DelayLevels: levels,
-		MaxDelay:    m.Config.MaxDelay,
-		DedupWindow: m.Config.DedupWindow,
-		JobRedriven: jobRedriven,
+		Dir:          m.Config.Data,
+		Logger:       m.component("engine"),
+		DelayLevels:  levels,
+		MaxDelay:     m.Config.MaxDelay,
+		DedupWindow:  m.Config.DedupWindow,
+		SegmentBytes: m.Config.SegmentBytes,
+		SegmentSpan:  m.Config.SegmentSpan,
+		JobRedriven:  jobRedriven,
 
 		RetentionCheckInterval: m.Config.RetentionCheckInterval,
 	})
@@ -380,7 +382,7 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
 		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
-		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention and deletion chunks of at most 512 messages); publishers wait for each.",
+		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops); publishers wait for each.",
 			func(s store.WriterStats) float64 { return float64(s.Updates) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mqgate_retention_passes_total",
 			Help: "Retention cleaner passes; a pass that finds nothing expired adds no store write transaction."},
@@ -388,6 +390,8 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mqgate_retention_pass_seconds_total",
 			Help: "Time the retention cleaner spent in its passes."},
 			func() float64 { return eng.RetentionStats().Time.Seconds() }),
+		counter("mqgate_store_commit_page_writes_total", "Page runs the writer's group commits wrote (each a scattered write its fsync pays for); divided by groups, the dirty pages per commit.",
+			func(s store.WriterStats) float64 { return float64(s.PageWrites) }),
 		newCorruptCollector(eng), // corrupt_metrics.go
 		newDiskCollector(eng),    // disk_metrics.go
 	}

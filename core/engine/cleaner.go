@@ -63,11 +63,13 @@ type expiredQueue struct {
 
 // trimExpired is retention's half of a pass (clean) as of now. It decides in one read transaction which
 // queues have an expired head (reading each queue's range, head unit and
-// record header: no body), and writes only when some have: the expired
-// heads of all of them are trimmed in transactions of at most trashChunk
-// messages, so a pass with nothing expired costs no write transaction and
-// publishers wait at most one small one. The schedule topic is never
-// trimmed: its messages are not due yet.
+// record header: no body), and writes only when some have: the min offsets
+// of all of them move past their expired messages (store.TrimQueue, a
+// search by store time, nothing deleted) in a few small transactions;
+// then the store segments left without a visible message are dropped
+// whole (dropSegments). A pass with nothing expired costs no write
+// transaction. The schedule topic is never trimmed here: its messages are
+// not due yet (the schedule service trims its delivered head).
 func (e *Engine) trimExpired(now time.Time) error {
 	var due []expiredQueue
 	if err := e.view(func(tx *bolt.Tx) error {
@@ -136,7 +138,63 @@ func (e *Engine) trimExpired(now time.Time) error {
 		chunks++
 	}
 	if removed > 0 {
-		e.log.Info().Int("messages", removed).Int("transactions", chunks).Msg("retention removed expired messages")
+		e.segsDue.Store(true)
+		e.log.Info().Int("messages", removed).Int("transactions", chunks).Msg("retention moved queue min offsets past expired messages")
+	}
+	if !e.segsDue.Swap(false) {
+		return nil // no queue moved since the last look: no segment became droppable
+	}
+	if err := e.dropSegments("retention"); err != nil {
+		e.segsDue.Store(true)
+		return err
+	}
+	return nil
+}
+
+// dropSegments frees the store segments in which no message is visible any
+// more (retention moved every queue past them, or their topics were
+// deleted): it finds them in a read transaction and drops each whole in a
+// transaction of its own (store.DropSegment: its pages become free, no
+// record is read), so a pass with nothing to drop writes nothing.
+func (e *Engine) dropSegments(why string) error {
+	var starts []int64
+	if err := e.view(func(tx *bolt.Tx) (err error) {
+		starts, err = store.DroppableSegments(tx)
+		return err
+	}); err != nil || len(starts) == 0 {
+		return err
+	}
+	t0 := time.Now()
+	var n int
+	var bytes, records int64
+	for _, start := range starts {
+		select {
+		case <-e.closing:
+			return nil
+		default:
+		}
+		// Read its pages ahead, outside the write transaction: the drop
+		// then visits them in the page cache (store.PrefetchSegment).
+		if err := e.st.PrefetchSegment(start); err != nil {
+			e.log.Debug().Err(err).Int64("segment", start).Msg("segment prefetch failed")
+		}
+		if err := e.update(func(tx *bolt.Tx) error {
+			info, ok, err := store.DropSegment(tx, start)
+			if ok {
+				n++
+				bytes += info.Bytes
+				records += info.Records
+			}
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	if n > 0 {
+		took := time.Since(t0)
+		e.log.Info().Str("reason", why).Int("segments", n).Int64("messages", records).Int64("bytes", bytes).
+			Dur("took", took).Float64("MBps", float64(bytes)/1e6/max(took.Seconds(), 1e-6)).
+			Msg("store segments dropped")
 	}
 	return nil
 }

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/binary"
 	"fmt"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // flipRecordByte rewrites the commit log record of one message in the bbolt
@@ -18,15 +18,12 @@ func flipRecordByte(t *testing.T, db *bolt.DB, id string) int64 {
 	t.Helper()
 	var cl int64
 	err := db.Update(func(tx *bolt.Tx) error {
-		v := tx.Bucket([]byte("mq.ids")).Get([]byte(id))
-		if len(v) != 8 {
+		var ok bool
+		if cl, ok = store.OffsetOfID(tx, id); !ok {
 			return fmt.Errorf("id %s not indexed", id)
 		}
-		cl = int64(binary.BigEndian.Uint64(v))
-		log := tx.Bucket([]byte("mq.commitlog"))
-		rec := append([]byte(nil), log.Get(v)...)
-		rec[len(rec)-10] ^= 0x20 // inside the body, before the CRC
-		return log.Put(v, rec)
+		// inside the body, before the CRC
+		return store.PatchRecord(tx, cl, func(rec []byte) { rec[len(rec)-10] ^= 0x20 })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -139,12 +136,8 @@ func flipLastRecord(t *testing.T, db *bolt.DB) int64 {
 	t.Helper()
 	var cl int64
 	err := db.Update(func(tx *bolt.Tx) error {
-		log := tx.Bucket([]byte("mq.commitlog"))
-		k, v := log.Cursor().Last()
-		cl = int64(binary.BigEndian.Uint64(k))
-		rec := append([]byte(nil), v...)
-		rec[len(rec)-6] ^= 0x20
-		return log.Put(append([]byte(nil), k...), rec)
+		cl, _ = store.LastCommitLogOffset(tx)
+		return store.PatchRecord(tx, cl, func(rec []byte) { rec[len(rec)-6] ^= 0x20 })
 	})
 	if err != nil {
 		t.Fatal(err)

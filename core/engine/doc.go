@@ -43,8 +43,9 @@
 // # Goroutines
 //
 // The engine owns: the store's group-commit writer, the retention cleaner
-// (one timer, re-armed after each pass), the trash loop (trash.go: empties
-// deleted topics in the background; a pass at open, then woken by each
+// (one timer, re-armed after each pass: moves expired queue heads, then
+// drops whole store segments nothing visible is left in), the trash loop
+// (trash.go: drops deleted topics' segments in the background; a pass at open, then woken by each
 // deletion, a retry timer only after a failure), one task per delay level
 // (DeliverDelayedMessageTimerTask) and one timer-index task. Each schedule
 // task sleeps on one timer armed for its earliest due message, or until a
@@ -103,7 +104,9 @@
 //     group's client creates no %DLQ% topic and parks no retry. (It may
 //     leave an empty %RETRY% topic, which a group of the name would reuse.)
 //   - Lookups by id and key show only messages of the current incarnation
-//     (a deleted topic's messages stay indexed until the trash is emptied).
+//     (a deleted topic's messages stay in their segments, and indexed,
+//     until those segments are dropped; a look-up confirms the unit is
+//     still inside its current queue's range).
 //
 // Retries and timers parked before REAL_TOPIC_UID existed have none and go
 // to whichever topic has the name when due.

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -32,6 +33,11 @@ type Options struct {
 	// (core.PutMessage.DedupID; default DefaultDedupWindow, 5m). Records
 	// are kept in the file, so a restart keeps them for their window.
 	DedupWindow time.Duration
+	// SegmentBytes and SegmentSpan bound the store's segments, the unit in
+	// which retention and topic deletion free disk (store.Options;
+	// defaults 256 MiB and 1 h).
+	SegmentBytes int64
+	SegmentSpan  time.Duration
 	// JobRedriven, if set, is told the user ids (core.Message.UserID) each
 	// DLQ_REDRIVE job moved, after the chunk holding them committed, in
 	// DLQ order (the gateway's timelines record REDRIVEN by job id). It
@@ -85,6 +91,10 @@ type Engine struct {
 	sched delayService // schedule service, timers, retry/DLQ counters (schedule.go)
 
 	trashWake signal // wakes trashLoop after a deletion (trash.go)
+	// segsDue says a queue moved past messages since the cleaner last
+	// looked for droppable segments (retention or the schedule service
+	// trimmed); true at open. A pass with it false does not look.
+	segsDue atomic.Bool
 
 	cleaner cleanerStats // retention passes (cleaner.go)
 
@@ -112,7 +122,8 @@ func Open(opts Options) (*Engine, error) {
 		trashWake: newSignal(),
 	}
 	e.arrivals.init()
-	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance})
+	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance,
+		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan})
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +143,7 @@ func Open(opts Options) (*Engine, error) {
 		st.Close()
 		return nil, err
 	}
+	e.segsDue.Store(true) // the first pass looks for droppable segments
 	e.wg.Add(2)
 	go e.cleanLoop()
 	go e.trashLoop()

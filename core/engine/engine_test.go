@@ -546,7 +546,7 @@ func TestRetentionRemovesExpiredMessages(t *testing.T) {
 }
 
 func TestDeleteTopicRemovesMessages(t *testing.T) {
-	e := openTest(t, Options{})
+	e := openTest(t, Options{SegmentBytes: 1}) // a segment per group commit
 	mustTopic(t, e, "t", 2)
 	for range 3 {
 		batch := make([]core.PutMessage, 300)
@@ -569,8 +569,8 @@ func TestDeleteTopicRemovesMessages(t *testing.T) {
 	_, err = e.Put(t.Context(), "t", []core.PutMessage{text("x")})
 	wantCode(t, err, core.ENotFound)
 	waitTrashEmpty(t, e, 1)
-	if n := bucketLen(t, e, "mq.keys"); n != 0 {
-		t.Fatalf("key index holds %d entries after delete", n)
+	if ms, err := e.MessagesByKey("keep", "k", 10); err != nil || len(ms) != 0 {
+		t.Fatalf("key look-up after delete: %v %v", ms, err)
 	}
 	if _, err := e.Message("keep", kept.MessageID); err != nil {
 		t.Fatal(err)
@@ -790,5 +790,51 @@ func TestPutLimitsAreCores(t *testing.T) {
 		case c.field != "" && (!errors.As(err, &ce) || ce.Field != c.field):
 			t.Errorf("%s: %v, want an error on %s", c.name, err, c.field)
 		}
+	}
+}
+
+// recordCount counts the commit log records left in the store.
+func recordCount(t testing.TB, e *Engine) int {
+	n := 0
+	if err := e.DB().View(func(tx *bolt.Tx) error {
+		n = store.CountRecords(tx)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRetentionDropsSegments: once retention moved every queue past a
+// segment's messages, the cleaner drops the segment whole (its records,
+// units and index entries go), keeping those with a visible message.
+func TestRetentionDropsSegments(t *testing.T) {
+	e := openTest(t, Options{RetentionCheckInterval: 10 * time.Millisecond, retentionUnit: 200 * time.Millisecond,
+		SegmentBytes: 1}) // a segment per group commit
+	if _, _, err := e.PutTopic(core.TopicConfig{Name: "short", Queues: 2, RetentionHours: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.PutTopic(core.TopicConfig{Name: "long", Queues: 1, RetentionHours: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		mustPut(t, e, "short", core.PutMessage{Body: []byte(fmt.Sprint("old", i)), Keys: []string{"k"}})
+	}
+	mustPut(t, e, "long", text("kept"))
+	checkFor(t, 5*time.Second, func() error {
+		if n := recordCount(t, e); n != 1 {
+			return fmt.Errorf("%d records left", n)
+		}
+		return nil
+	})
+	if st, _ := e.TopicStats("long"); st.Messages != 1 {
+		t.Fatal("retention removed a message of a topic with long retention")
+	}
+	if ms, _ := e.MessagesByKey("short", "k", 10); len(ms) != 0 {
+		t.Fatal("key index entry survived retention")
+	}
+	mustPut(t, e, "short", text("new"))
+	if st, _ := e.TopicStats("short"); st.Messages != 1 {
+		t.Fatalf("after the drop: %+v", st)
 	}
 }

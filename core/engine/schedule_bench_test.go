@@ -34,7 +34,7 @@ func BenchmarkPutWithPendingDelayed(b *testing.B) {
 	}
 	// "levels", "timers" or both; "plain" is the control: as many ordinary
 	// messages on another topic, so the trees shared with plain publishes
-	// (mq.commitlog, mq.ids) and the file are as big as with levels.
+	// (the segments' records and ids) and the file are as big as with levels.
 	kind := os.Getenv("MQGATE_BENCH_PENDING_KIND")
 	if kind == "plain" {
 		mustTopic(b, full, "backlog", 8)

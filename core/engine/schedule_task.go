@@ -210,7 +210,11 @@ func (t *levelTask) trimMaybe(drained bool) {
 				more = false
 				return err
 			}
-			_, more, err = store.TrimQueue(tx, rec, t.qid, cutoff, trashChunk)
+			var n int
+			n, more, err = store.TrimQueue(tx, rec, t.qid, cutoff, trashChunk)
+			if n > 0 {
+				t.e.segsDue.Store(true) // the cleaner's next pass looks for droppable segments
+			}
 			return err
 		})
 		if err != nil {

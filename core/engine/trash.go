@@ -15,8 +15,8 @@ import (
 // Topic deletion in the background (SPEC §5). DeleteTopic and
 // DeleteSystemTopic only move the topic's incarnation to the trash
 // (store.RemoveTopic, one small transaction) and wake trashLoop, which
-// removes the incarnation's messages in transactions of trashChunk. The
-// trash is on disk, so a stop or a kill -9 half-way loses nothing: the loop
+// drops the store segments left without a visible message, each whole in
+// a transaction of its own (emptyTrash). The trash is on disk, so a stop or a kill -9 half-way loses nothing: the loop
 // runs one pass when the engine opens and finishes the job. A topic
 // re-created meanwhile has a new UID and shares nothing with the trash.
 //
@@ -61,27 +61,29 @@ func (e *Engine) trashLoop() {
 	}
 }
 
-// emptyTrash removes deleted topics' messages, one small transaction at a
-// time, until the trash is empty or the engine closes (core.ErrClosed).
+// emptyTrash frees what deleted topics leave: the store segments holding
+// nothing visible any more are dropped whole (dropSegments), and the trash
+// entries of incarnations no segment holds are cleared. A deleted topic's
+// messages that share a segment with live messages go when retention
+// drops that segment.
 func (e *Engine) emptyTrash() error {
-	chunks := 0
-	for more := true; more; {
-		if err := e.update(func(tx *bolt.Tx) (err error) {
-			if !store.HasTrash(tx) {
-				more = false
-				return nil
-			}
-			chunks++
-			more, err = store.EmptyTrash(tx, trashChunk)
-			return err
-		}); err != nil {
-			return err
-		}
+	pending, err := e.trashPending()
+	if err != nil || !pending {
+		return err
 	}
-	if chunks > 0 {
-		e.log.Info().Int("transactions", chunks).Msg("deleted topics emptied")
+	if err := e.dropSegments("deleted topics"); err != nil {
+		return err
 	}
-	return nil
+	if err := e.update(func(tx *bolt.Tx) error {
+		_, err := store.EmptyTrash(tx, trashChunk) // clears the entries; drops a segment only if one appeared meanwhile
+		return err
+	}); err != nil {
+		return err
+	}
+	if pending, err = e.trashPending(); err == nil && !pending {
+		e.log.Info().Msg("deleted topics emptied")
+	}
+	return err
 }
 
 // trashPending reports whether deleted topics still hold messages.

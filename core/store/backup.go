@@ -51,6 +51,11 @@ type DiskStats struct {
 	// LiveBytes estimates the data: pages in use below the high-water
 	// mark (HighWaterBytes minus the free pages).
 	LiveBytes int64
+	// Segments counts the commit log's segments; OldestSegmentMillis is
+	// the store time of the oldest one's first message (unix ms; 0 when
+	// there is none).
+	Segments            int
+	OldestSegmentMillis int64
 }
 
 // DiskStats reports the file's figures (cheap: one stat and bbolt's
@@ -59,7 +64,11 @@ func (s *Store) DiskStats() (DiskStats, error) {
 	var d DiskStats
 	err := s.db.View(func(tx *bolt.Tx) error {
 		d.HighWaterBytes = tx.Size()
-		return nil
+		segs, err := ListSegments(tx)
+		if len(segs) > 0 {
+			d.Segments, d.OldestSegmentMillis = len(segs), segs[0].Created
+		}
+		return err
 	})
 	if err != nil {
 		return d, err

@@ -116,6 +116,13 @@ func copyStore(src *bolt.DB, dst string, res *CompactResult) error {
 	if err == nil {
 		err = c.commit()
 	}
+	return sealFile(db, dst, err)
+}
+
+// sealFile finishes a file written with NoSync (compaction, migration):
+// synced, closed and cut to its high-water mark. err is the writing's
+// outcome; the file is closed either way.
+func sealFile(db *bolt.DB, dst string, err error) error {
 	var size int64
 	if err == nil {
 		err = db.View(func(tx *bolt.Tx) error { size = tx.Size(); return nil })

@@ -20,8 +20,8 @@ import (
 // (all ones: unknown), queue offset(8) (all ones: unknown), detected at
 // unix ms(8), then uvarint-length-prefixed message id and reason.
 //
-// An entry goes when its record goes (retention, topic deletion:
-// removeMessage), so it counts what is still in the store.
+// An entry goes when its record's segment goes (DropSegment), so it
+// counts what is still in the store.
 var bucketCorrupt = []byte("mq.corrupt")
 
 const corruptVersion = 1
@@ -136,7 +136,7 @@ func InspectCorrupt(tx *bolt.Tx, clOffset int64, uid uint64, qid int, qoff int64
 	default:
 		r.Reason = "unreadable: " + cause.Error()
 	}
-	rec := tx.Bucket(bucketCommitLog).Get(u64(clOffset))
+	rec := recordAt(tx, clOffset)
 	if rec == nil {
 		return r
 	}
@@ -144,7 +144,7 @@ func InspectCorrupt(tx *bolt.Tx, clOffset int64, uid uint64, qid int, qoff int64
 	if !ok {
 		return r
 	}
-	if v := tx.Bucket(bucketIDs).Get([]byte(id)); id != "" && len(v) == 8 && int64(binary.BigEndian.Uint64(v)) == clOffset {
+	if at, found := OffsetOfID(tx, id); id != "" && found && at == clOffset {
 		r.MessageID = id
 	}
 	if uid == 0 {

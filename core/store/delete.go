@@ -2,112 +2,96 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// remover deletes commit log records with their index entries, reusing
-// its buffers across the records of one transaction.
-type remover struct {
-	tx   *bolt.Tx
-	cl   *bolt.Bucket
-	ids  *bolt.Bucket
-	keys *bolt.Bucket
-	bad  *bolt.Bucket // mq.corrupt; nil before anything was set aside
-	key  []byte       // scratch (bbolt's Delete does not keep the key)
-	refs [][]byte
-}
-
-func newRemover(tx *bolt.Tx) *remover {
-	return &remover{tx: tx, cl: tx.Bucket(bucketCommitLog), ids: tx.Bucket(bucketIDs),
-		keys: tx.Bucket(bucketKeys), bad: tx.Bucket(bucketCorrupt), key: make([]byte, 0, 64)}
-}
-
-// removeMessage deletes the commit log record at clOffset with its id and
-// key index entries (the consume-queue unit is the caller's). It reads the
-// id and keys from the front of the record (recordRefs), never the body.
-func (r *remover) removeMessage(clOffset int64) error {
-	var clk [8]byte
-	binary.BigEndian.PutUint64(clk[:], uint64(clOffset))
-	rec := r.cl.Get(clk[:])
-	if rec == nil {
-		return nil
-	}
-	// A record whose front no longer parses is deleted all the same; its
-	// index entries (if any) then point nowhere and readers skip them.
-	// (The slices alias rec's page, which deleting from other buckets
-	// leaves in place until the commit.)
-	if topic, id, keys, ok := recordRefs(rec, r.refs); ok {
-		r.refs = keys[:0]
-		if v := r.ids.Get(id); len(v) == 8 && int64(binary.BigEndian.Uint64(v)) == clOffset {
-			if err := r.ids.Delete(id); err != nil {
-				return err
-			}
-		}
-		for _, k := range keys {
-			r.key = appendKeyIndexKeyBytes(r.key[:0], topic, k, clOffset)
-			if err := r.keys.Delete(r.key); err != nil {
-				return err
-			}
-		}
-	}
-	if r.bad != nil {
-		if err := r.bad.Delete(clk[:]); err != nil { // its set-aside entry goes with it
-			return err
-		}
-	}
-	return r.cl.Delete(clk[:])
-}
-
-// TrimQueue removes up to limit messages from the head of a queue while
-// their store time is before cutoff (unix ms), advancing the queue's min
-// offset (RocketMQ deleteExpiredFile + correctMinOffset, per queue). It
-// reports how many it removed and whether more may be due.
+// TrimQueue moves a queue's min offset past its messages stored before
+// cutoff (unix ms) (RocketMQ deleteExpiredFile + correctMinOffset, per
+// queue). Store times never decrease along a queue, so the new min is
+// found without touching the trimmed units: stretches in segments whose
+// last commit is before cutoff are skipped whole, then a binary search
+// reads the record headers of the one stretch that straddles it. Nothing
+// is deleted here: DropSegment frees whole segments once no unit in them
+// is visible. It reports how many messages left the queue; limit is
+// kept for callers and ignored (the move costs the same at any size),
+// so more is always false.
 func TrimQueue(tx *bolt.Tx, t TopicRecord, qid int, cutoff int64, limit int) (removed int, more bool, err error) {
-	min, max, err := QueueRange(tx, t.UID, qid)
+	lo, hi, err := QueueRange(tx, t.UID, qid)
 	if err != nil {
 		return 0, false, err
 	}
-	cq := tx.Bucket(bucketCQ).Bucket(uidKey(t.UID))
-	rm := newRemover(tx)
-	for min < max {
-		if removed == limit {
-			more = true
+	min := lo
+	segs := tx.Bucket(bucketSegs)
+	for min < hi {
+		start, _, next, ok := queueSegment(tx, t.UID, qid, min)
+		if !ok {
+			min = hi // no stretch holds min: nothing readable is left
 			break
 		}
-		key := cqKey(qid, min)
-		v := cq.Get(key)
-		if v == nil {
-			min++ // a hole cannot happen, but never loop on one
+		end := hi
+		if next >= 0 && next < hi {
+			end = next
+		}
+		seg := segs.Bucket(u64(start))
+		if seg == nil {
+			min = end
 			continue
 		}
-		u, err := decodeUnit(v)
+		info, err := segmentInfo(start, seg)
 		if err != nil {
-			return removed, false, err
+			return 0, false, err
 		}
-		ms, ok, err := StoredAtAt(tx, u.CommitLogOffset)
-		if err == nil && ok && ms >= cutoff {
-			break
+		if info.Last < cutoff {
+			min = end // the whole stretch is older than cutoff
+			continue
 		}
-		if err := rm.removeMessage(u.CommitLogOffset); err != nil {
-			return removed, false, err
+		// The first offset in [min, end) stored at or after cutoff.
+		r := newQueueReader(tx, t.UID, qid)
+		a, b := min, end
+		for a < b {
+			mid := a + (b-a)/2
+			at, err := storedAtOfUnit(tx, r, mid)
+			if err != nil {
+				return 0, false, err
+			}
+			if at < cutoff {
+				a = mid + 1
+			} else {
+				b = mid
+			}
 		}
-		if err := cq.Delete(key); err != nil {
-			return removed, false, err
-		}
-		min++
-		removed++
+		min = a
+		break
 	}
-	if removed > 0 {
-		err = tx.Bucket(bucketQueues).Put(queueKey(t.UID, qid), queueMeta{Min: min, Max: max}.encode())
+	if min > lo {
+		err = tx.Bucket(bucketQueues).Put(queueKey(t.UID, qid), queueMeta{Min: min, Max: hi}.encode())
 	}
-	return removed, more, err
+	return int(min - lo), false, err
+}
+
+// storedAtOfUnit is the store time of the message at off, read from its
+// record's header (a record failing its checksum still has one); a unit
+// or record that is missing or whose header is unreadable counts as
+// expired (math.MinInt64), so retention never stalls on one.
+func storedAtOfUnit(tx *bolt.Tx, r *queueReader, off int64) (int64, error) {
+	u, ok, err := r.at(off)
+	if err != nil || !ok {
+		return math.MinInt64, nil
+	}
+	ms, ok, err := StoredAtAt(tx, u.CommitLogOffset)
+	if err != nil || !ok {
+		return math.MinInt64, nil
+	}
+	return ms, nil
 }
 
 // RemoveTopic deletes a topic's config and queue metadata at once and moves
-// its incarnation to the trash, whose messages EmptyTrash removes in small
-// transactions. After it commits the topic no longer exists for readers.
+// its incarnation to the trash. After it commits the topic no longer
+// exists for readers, and its units no longer keep segments alive: they
+// go with the segments that hold them (DropSegment), which also clears
+// the trash entry once no segment holds any.
 func RemoveTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
 	t, ok, err := GetTopic(tx, name)
 	if err != nil || !ok {
@@ -125,48 +109,40 @@ func RemoveTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
 	return t, true, tx.Bucket(bucketTopics).Delete([]byte(name))
 }
 
-// EmptyTrash removes up to limit messages of deleted topics; more reports
-// whether trash is left.
+// EmptyTrash clears the trash entries of deleted topics no segment holds
+// units of, then drops at most one droppable segment (DropSegment): a
+// segment that held only deleted topics' (or expired) messages. more
+// reports whether it dropped one (another may be droppable). limit is
+// kept for callers; a segment goes whole.
 func EmptyTrash(tx *bolt.Tx, limit int) (more bool, err error) {
-	trash := tx.Bucket(bucketTrash)
-	k, _ := trash.Cursor().First()
-	if k == nil {
-		return false, nil
-	}
-	uid := bytes.Clone(k)
-	cqs := tx.Bucket(bucketCQ)
-	cq := cqs.Bucket(uid)
-	if cq != nil {
-		c := cq.Cursor()
-		n := 0
-		var keys [][]byte
-		rm := newRemover(tx)
-		for ck, v := c.First(); ck != nil && n < limit; ck, v = c.Next() {
-			if u, err := decodeUnit(v); err == nil {
-				if err := rm.removeMessage(u.CommitLogOffset); err != nil {
-					return false, err
-				}
-			}
-			keys = append(keys, bytes.Clone(ck))
-			n++
-		}
-		for _, ck := range keys {
-			if err := cq.Delete(ck); err != nil {
-				return false, err
-			}
-		}
-		if n == limit {
-			return true, nil
-		}
-		if err := cqs.DeleteBucket(uid); err != nil {
-			return false, err
-		}
-	}
-	if err := trash.Delete(uid); err != nil {
+	if err := sweepTrash(tx); err != nil {
 		return false, err
 	}
-	k, _ = trash.Cursor().First()
-	return k != nil, nil
+	starts, err := DroppableSegments(tx)
+	if err != nil || len(starts) == 0 {
+		return false, err
+	}
+	_, ok, err := DropSegment(tx, starts[0])
+	return ok, err
+}
+
+// sweepTrash deletes the trash entries of incarnations without units in
+// any segment.
+func sweepTrash(tx *bolt.Tx) error {
+	trash, qs := tx.Bucket(bucketTrash), tx.Bucket(bucketQSegs)
+	var gone [][]byte
+	c := trash.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if qk, _ := qs.Cursor().Seek(k); qk == nil || !bytes.HasPrefix(qk, k) {
+			gone = append(gone, bytes.Clone(k))
+		}
+	}
+	for _, k := range gone {
+		if err := trash.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // HasTrash reports whether deleted topics still hold messages.

@@ -4,72 +4,238 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/core"
 )
 
-// TestTrimRemovesIndexesOfDamagedRecords: retention removes a record's id
-// and key index entries from the record's front, without decoding the
-// body: a record whose body fails its checksum leaves no index entry
-// behind, and neither does a healthy one; the record set aside goes too.
-func TestTrimRemovesIndexesOfDamagedRecords(t *testing.T) {
-	s := openStore(t, t.TempDir(), Options{})
-	db := s.DB()
-	if err := db.Update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 1, RetentionHours: 1})
+func mustTopic(t *testing.T, s *Store, name string, queues int) TopicRecord {
+	t.Helper()
+	var rec TopicRecord
+	if err := s.DB().Update(func(tx *bolt.Tx) (err error) {
+		rec, _, err = PutTopic(tx, TopicRecord{Name: name, Queues: queues, RetentionHours: 1})
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	ops := make([]Op, 10)
-	for i := range ops {
-		id := fmt.Sprintf("id-%d", i)
-		keys := []string{"k-" + id, "shared"}
-		ops[i] = Op{Topic: "t", ID: id, Keys: keys,
-			Record: EncodeMessage(&core.Message{ID: id, Topic: "t", Keys: keys, Body: make([]byte, 5000)})}
-	}
-	placed, err := s.Commit(context.Background(), ops, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		cl := tx.Bucket(bucketCommitLog)
-		for _, i := range []int{2, 7} { // damage two bodies
-			k := u64(placed[i].CommitLogOffset)
-			rec := append([]byte(nil), cl.Get(k)...)
-			rec[len(rec)-50] ^= 0xff
-			if err := cl.Put(k, rec); err != nil {
-				return err
-			}
+	return rec
+}
+
+// commitN commits n messages of topic round robin over queues, one group
+// commit of per messages at a time, ids prefix-i, each with a key.
+func commitN(t *testing.T, s *Store, topic string, queues, n, per int, prefix string) []Placed {
+	t.Helper()
+	var out []Placed
+	for b := 0; b < n; b += per {
+		var ops []Op
+		for i := b; i < min(n, b+per); i++ {
+			id := fmt.Sprintf("%s-%d", prefix, i)
+			keys := []string{"k-" + id, "shared"}
+			ops = append(ops, Op{Topic: topic, QueueID: i % queues, ID: id, Keys: keys,
+				Record: EncodeMessage(&core.Message{ID: id, Topic: topic, Keys: keys, Body: make([]byte, 1000)})})
 		}
-		_, err := RecordCorrupt(tx, CorruptRecord{CommitLogOffset: placed[2].CommitLogOffset, UID: 1, Reason: "test"})
+		placed, err := s.Commit(context.Background(), ops, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, placed...)
+	}
+	return out
+}
+
+func segmentCount(t *testing.T, s *Store) int {
+	t.Helper()
+	var n int
+	if err := s.DB().View(func(tx *bolt.Tx) error {
+		segs, err := ListSegments(tx)
+		n = len(segs)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error {
-		rec, _, err := GetTopic(tx, "t")
+	return n
+}
+
+// dropAll drops every droppable segment and returns how many it dropped.
+func dropAll(t *testing.T, s *Store) int {
+	t.Helper()
+	n := 0
+	if err := s.DB().Update(func(tx *bolt.Tx) error {
+		starts, err := DroppableSegments(tx)
 		if err != nil {
 			return err
 		}
-		n, more, err := TrimQueue(tx, rec, 0, 1<<62, 100)
-		if n != 10 || more {
-			t.Errorf("trimmed %d (more %v), want 10", n, more)
-		}
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.View(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketCommitLog, bucketIDs, bucketKeys, bucketCorrupt} {
-			if n := tx.Bucket(b).Stats().KeyN; n != 0 {
-				t.Errorf("%s holds %d entries after retention removed everything", b, n)
+		for _, st := range starts {
+			if _, ok, err := DropSegment(tx, st); err != nil {
+				return err
+			} else if ok {
+				n++
 			}
 		}
 		return nil
 	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRetentionDropsWholeSegments: the writer cuts segments by size;
+// TrimQueue moves the min offsets (no record removed); the segments whose
+// units are all below their queues' min go whole, with their id and key
+// index entries and set-aside records, the one that still holds a visible
+// message stays, and every reader agrees.
+func TestRetentionDropsWholeSegments(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{SegmentBytes: 20 << 10})
+	rec := mustTopic(t, s, "t", 4)
+	placed := commitN(t, s, "t", 4, 200, 10, "m")
+	if n := segmentCount(t, s); n < 8 {
+		t.Fatalf("%d segments for 200 KB with 20 KB segments", n)
+	}
+	// A record set aside in the first segment goes with it.
+	if err := s.DB().Update(func(tx *bolt.Tx) error {
+		_, err := RecordCorrupt(tx, CorruptRecord{CommitLogOffset: placed[3].CommitLogOffset, UID: rec.UID, Reason: "test"})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := dropAll(t, s); n != 0 {
+		t.Fatalf("dropped %d segments holding visible messages", n)
+	}
+	// Expire messages 0..149: cutoff = store time of message 150 (all
+	// group commits have distinct store times here, at least 1 ms apart).
+	var cutoff int64
+	if err := s.DB().View(func(tx *bolt.Tx) (err error) {
+		cutoff, _, err = StoredAtAt(tx, placed[150].CommitLogOffset)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var trimmed int
+	if err := s.DB().Update(func(tx *bolt.Tx) error {
+		for q := range 4 {
+			n, more, err := TrimQueue(tx, rec, q, cutoff, 100)
+			if err != nil || more {
+				return fmt.Errorf("trim: %v more %v", err, more)
+			}
+			trimmed += n
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := segmentCount(t, s)
+	var segs []SegmentInfo
+	s.DB().View(func(tx *bolt.Tx) (err error) { segs, err = ListSegments(tx); return err })
+	for i, g := range segs {
+		if g.FirstPage == 0 || (i > 0 && g.FirstPage < segs[i-1].FirstPage) {
+			t.Errorf("segment %d: first page %d", i, g.FirstPage)
+		}
+		if err := s.PrefetchSegment(g.Start); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dropped := dropAll(t, s)
+	if trimmed < 140 || trimmed > 150 || dropped < before/2 || dropped == before {
+		t.Fatalf("trimmed %d messages, dropped %d of %d segments", trimmed, dropped, before)
+	}
+	if err := s.DB().View(func(tx *bolt.Tx) error {
+		if _, ok := OffsetOfID(tx, "m-0"); ok {
+			t.Error("id of a dropped message still indexed")
+		}
+		if _, ok := OffsetOfID(tx, "m-199"); !ok {
+			t.Error("id of a live message lost")
+		}
+		if m, _ := MessageAt(tx, placed[0].CommitLogOffset); m != nil {
+			t.Error("record of a dropped segment still readable")
+		}
+		if IsSetAside(tx, placed[3].CommitLogOffset) {
+			t.Error("set-aside entry outlived its segment")
+		}
+		keys := OffsetsOfKey(tx, "t", "shared", 1000)
+		if len(keys) < 50 || len(keys) > 100 || keys[len(keys)-1] != placed[199].CommitLogOffset {
+			t.Errorf("key index after the drop: %d entries", len(keys))
+		}
+		for q := range 4 {
+			lo, hi, _ := QueueRange(tx, rec.UID, q)
+			n := 0
+			if err := ScanQueue(tx, rec.UID, q, 0, func(off int64, u Unit) bool {
+				if off != lo+int64(n) {
+					t.Errorf("queue %d: offset %d, want %d", q, off, lo+int64(n))
+				}
+				n++
+				return true
+			}); err != nil {
+				return err
+			}
+			if int64(n) != hi-lo || hi != 50 {
+				t.Errorf("queue %d scanned %d of [%d, %d)", q, n, lo, hi)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := Verify(s.Path()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeletedTopicsSegmentsGo: a deleted topic's own segments go at once,
+// a segment it shares with a live topic stays until that one's messages
+// expire, and the trash entry is cleared with its last segment.
+func TestDeletedTopicsSegmentsGo(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{SegmentBytes: 20 << 10})
+	mustTopic(t, s, "gone", 2)
+	keep := mustTopic(t, s, "keep", 1)
+	commitN(t, s, "gone", 2, 95, 10, "g")
+	commitN(t, s, "keep", 1, 5, 5, "k") // shares gone's last segment
+	if err := s.DB().Update(func(tx *bolt.Tx) error { _, _, err := RemoveTopic(tx, "gone"); return err }); err != nil {
+		t.Fatal(err)
+	}
+	before := segmentCount(t, s)
+	for more := true; more; {
+		if err := s.DB().Update(func(tx *bolt.Tx) (err error) { more, err = EmptyTrash(tx, 512); return err }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := segmentCount(t, s); after != 1 || before < 4 {
+		t.Fatalf("segments %d → %d, want 1 left (shared with keep)", before, after)
+	}
+	var pending bool
+	s.DB().View(func(tx *bolt.Tx) error { pending = HasTrash(tx); return nil })
+	if !pending {
+		t.Fatal("trash cleared while a segment still holds the deleted topic's units")
+	}
+	if err := s.DB().Update(func(tx *bolt.Tx) error {
+		_, _, err := TrimQueue(tx, keep, 0, time.Now().Add(time.Hour).UnixMilli(), 10)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := dropAll(t, s); n != 1 || segmentCount(t, s) != 0 {
+		t.Fatalf("dropped %d", n)
+	}
+	s.DB().View(func(tx *bolt.Tx) error { pending = HasTrash(tx); return nil })
+	if pending {
+		t.Fatal("trash entry left after its last segment went")
+	}
+	// The writer starts a new segment after the last one went.
+	commitN(t, s, "keep", 1, 3, 3, "k2")
+	s.DB().View(func(tx *bolt.Tx) error {
+		if _, ok := OffsetOfID(tx, "k2-2"); !ok {
+			t.Error("message after the drop not indexed")
+		}
+		lo, hi, _ := QueueRange(tx, keep.UID, 0)
+		if lo != 5 || hi != 8 {
+			t.Errorf("keep range [%d, %d)", lo, hi)
+		}
+		return nil
+	})
+	s.Close()
+	if _, err := Verify(s.Path()); err != nil {
 		t.Fatal(err)
 	}
 }

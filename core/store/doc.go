@@ -5,32 +5,37 @@
 //
 // It imports core and bbolt only; never the engine, HTTP or consumer code.
 //
-// # Layout (one file, Dir/mqgate.db; all integers big-endian)
+// # Layout (one file, Dir/mqgate.db; all integers big-endian; version 2)
 //
-//	mq.meta       "format" -> layout version
-//	mq.commitlog  seq(8) -> message record (codec.go); Sequence() = next seq
-//	mq.cq         topic uid(8) -> bucket: qid(2)+queue offset(8) -> unit(20)
+//	mq.meta       "format" -> layout version (2; version 1 files are migrated
+//	              by Open, migrate.go)
+//	mq.segs       segment start(8) -> segment bucket (segment.go):
+//	                info, cl (commit log records), cq (units), queues,
+//	                ids, keys; Sequence() = next commit log offset
+//	mq.qsegs      uid(8)+qid(2)+first offset(8) -> segment start: where
+//	              each queue's stretch in each segment begins
 //	mq.queues     uid(8)+qid(2) -> min(8) max(8): the queue's [min, max)
-//	mq.topics     name -> topic record (version byte + JSON: uid, queues,
+//	mq.topics.2   name -> topic record (version byte + JSON: uid, queues,
 //	              retention, growth layouts); Sequence() = last uid
-//	mq.ids        message id -> commit log offset
-//	mq.keys       len+topic, len+key, commit log offset -> empty
-//	mq.trash      uid -> name of a deleted topic whose messages remain
+//	mq.trash      uid -> name of a deleted topic some segment still holds
 //	mq.corrupt    commit log offset -> a record set aside as corrupt (corrupt.go)
-//
-// Other packages keep their own buckets in the same file (core/groups);
-// they must not touch the mq. buckets, and the self check ignores theirs.
+//	mq.commitlog, mq.cq, mq.ids, mq.keys, mq.topics: version 1's buckets,
+//	              kept empty so a version 1 binary refuses the file by its
+//	              format version (layout.go)
 //
 // # Invariants
 //
 //   - Exactly one goroutine (the writer) appends; all appends of a group
 //     share one read-write transaction and one fsync, and a request is
 //     answered only after that commit (RocketMQ GroupCommitService).
-//   - For every queue the consume queue holds exactly the units [min, max),
-//     each pointing at a commit log record of its size that names the same
-//     topic, queue and offset. Retention removes from the head and moves
-//     min; nothing else removes units (deleted topics go to the trash as a
-//     whole, under a fresh uid for any new topic of the same name).
+//   - For every queue the segments hold the units [min, max) (and possibly
+//     units below min that retention has passed but whose segment is not
+//     dropped yet: readers never look below min), each pointing at a
+//     commit log record of its size that names the same topic, queue and
+//     offset, in the same segment. Retention moves min; units and records
+//     leave only with their whole segment, once no unit in it is visible
+//     (DropSegment). A deleted topic has no queue metadata, so its units
+//     are invisible at once; a new topic of the same name gets a fresh uid.
 //   - Commit log offsets come from the bucket's sequence and are never
 //     reused, even after every record is removed.
 //
@@ -38,13 +43,14 @@
 //
 // bbolt's freelist is not written at each commit (NoFreelistSync, map
 // freelist, as etcd runs it) but once by Close; after a crash bbolt
-// rebuilds it on open, after the pre-check has read every page (store.go). Retention removes a message
-// reading only the front of its record (recordRefs: id and keys precede
-// the properties and the body), and decides what to remove in read
-// transactions (QueueHead). Decoded topic records are memoised by their
-// stored bytes (topic.go). The file never shrinks by itself: DiskStats
-// reports its figures, Backup streams a consistent snapshot while
-// serving, Compact rewrites it offline (backup.go, compact.go).
+// rebuilds it on open, after the pre-check has read every page (store.go).
+// Retention and topic deletion free disk a segment at a time (segment.go),
+// reading no record body and deleting no index entry one by one, and
+// decide what to do in read transactions (QueueHead, DroppableSegments).
+// Decoded topic records are memoised by their stored bytes (topic.go). The
+// file never shrinks by itself: DiskStats reports its figures, Backup
+// streams a consistent snapshot while serving, Compact rewrites it offline
+// (backup.go, compact.go).
 //
 // # Integrity
 //

@@ -38,10 +38,9 @@ func BenchmarkCommitFragmented(b *testing.B) {
 			// Free 90%: every record but each tenth, so the free pages are
 			// scattered (a fragmented file).
 			if err := s.DB().Update(func(tx *bolt.Tx) error {
-				cl := tx.Bucket(bucketCommitLog)
 				for off := range int64(100_000) {
 					if off%10 != 0 {
-						if err := cl.Delete(u64(off)); err != nil {
+						if err := segmentOf(tx, off).Bucket(segCL).Delete(u64(off)); err != nil {
 							return err
 						}
 					}

@@ -37,7 +37,7 @@ func freePages(t *testing.T, dir string) (free, records int, crashed []byte) {
 	t.Helper()
 	s := openStore(t, dir, Options{})
 	if err := s.DB().View(func(tx *bolt.Tx) error {
-		records = tx.Bucket(bucketCommitLog).Stats().KeyN
+		records = CountRecords(tx)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

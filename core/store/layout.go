@@ -11,23 +11,37 @@ import (
 // Bucket names. Every bucket of this package is a top-level bucket whose name
 // starts with "mq."; other packages (core/groups) keep their own buckets in
 // the same file under other names, and the self check ignores those.
+//
+// Layout version 2 (segments.go) keeps the commit log, the consume queues
+// and the id and key indexes in segments under mq.segs; the buckets of
+// version 1 that moved (mq.commitlog, mq.cq, mq.ids, mq.keys, mq.topics)
+// are kept, empty: a v1 binary's self check then finds nothing to check and
+// reaches its format check, which refuses the file by its version instead
+// of calling it damaged. migrate.go turns a v1 file into a v2 one.
 var (
-	bucketMeta      = []byte("mq.meta")      // format version
-	bucketCommitLog = []byte("mq.commitlog") // seq(8) -> encoded message; Sequence() = next seq
-	bucketCQ        = []byte("mq.cq")        // topic uid(8) -> sub-bucket: qid(2)+offset(8) -> unit(20)
-	bucketQueues    = []byte("mq.queues")    // uid(8)+qid(2) -> min(8) max(8)
-	bucketTopics    = []byte("mq.topics")    // name -> topic record; Sequence() = last uid
-	bucketIDs       = []byte("mq.ids")       // message id -> commit log offset(8)
-	bucketKeys      = []byte("mq.keys")      // len(topic)(1) topic len(key)(2) key clOffset(8) -> empty
-	bucketTrash     = []byte("mq.trash")     // uid(8) -> name of a deleted topic still being emptied
+	bucketMeta   = []byte("mq.meta")     // format version
+	bucketSegs   = []byte("mq.segs")     // segment start(8) -> segment bucket; Sequence() = next commit log offset
+	bucketQSegs  = []byte("mq.qsegs")    // uid(8)+qid(2)+first queue offset(8) -> segment start(8)
+	bucketQueues = []byte("mq.queues")   // uid(8)+qid(2) -> min(8) max(8)
+	bucketTopics = []byte("mq.topics.2") // name -> topic record; Sequence() = last uid
+	bucketTrash  = []byte("mq.trash")    // uid(8) -> name of a deleted topic whose segments remain
 	// bucketCorrupt (corrupt.go): commit log offset(8) -> a record set aside as corrupt
+
+	// Version 1's buckets: the data of a v1 file (migrate.go reads them);
+	// empty in a v2 file.
+	bucketCommitLogV1 = []byte("mq.commitlog") // seq(8) -> encoded message; Sequence() = next seq
+	bucketCQV1        = []byte("mq.cq")        // topic uid(8) -> sub-bucket: qid(2)+offset(8) -> unit(20)
+	bucketTopicsV1    = []byte("mq.topics")    // as bucketTopics
+	bucketIDsV1       = []byte("mq.ids")       // message id -> commit log offset(8)
+	bucketKeysV1      = []byte("mq.keys")      // len(topic)(1) topic len(key)(2) key clOffset(8) -> empty
 )
 
 var keyFormat = []byte("format")
 
 // formatVersion is the layout version written in mq.meta. A file written by
-// a newer layout is refused rather than misread.
-const formatVersion = 1
+// a newer layout is refused rather than misread; a file of version 1 is
+// migrated when it is opened (migrate.go).
+const formatVersion = 2
 
 // unitSize is RocketMQ's consume-queue unit: commit log offset (8), size
 // (4), tags code (8).
@@ -74,8 +88,7 @@ func uidKey(uid uint64) []byte {
 	return b
 }
 
-// cqKey is a consume-queue key inside a topic's sub-bucket: queues of one
-// topic share the bucket, so a queue is a key prefix.
+// cqKey is a version 1 consume-queue key inside a topic's sub-bucket.
 func cqKey(qid int, offset int64) []byte { return appendCQKey(make([]byte, 0, 10), qid, offset) }
 
 func appendCQKey(b []byte, qid int, offset int64) []byte {

@@ -13,22 +13,22 @@ import (
 // Read helpers. They run inside a caller's transaction; everything they
 // return is copied out of bbolt's pages and stays valid after it.
 
-// ScanQueue calls fn for the units of queue qid of topic uid from offset on,
-// in offset order, until fn returns false or the queue ends.
+// ScanQueue calls fn for the units of queue qid of topic uid from offset on
+// (at least the queue's min offset), in offset order, until fn returns
+// false or the queue ends.
 func ScanQueue(tx *bolt.Tx, uid uint64, qid int, from int64, fn func(off int64, u Unit) bool) error {
-	b := tx.Bucket(bucketCQ).Bucket(uidKey(uid))
-	if b == nil {
+	lo, hi, ok := queueRange(tx, uid, qid)
+	if !ok {
 		return nil
 	}
-	c := b.Cursor()
-	for k, v := c.Seek(cqKey(qid, from)); k != nil; k, v = c.Next() {
-		q, off, ok := parseCQKey(k)
-		if !ok || q != qid {
-			return nil
-		}
-		u, err := decodeUnit(v)
+	r := newQueueReader(tx, uid, qid)
+	for off := max(from, lo); off < hi; off++ {
+		u, found, err := r.at(off)
 		if err != nil {
 			return err
+		}
+		if !found {
+			return nil
 		}
 		if !fn(off, u) {
 			return nil
@@ -37,23 +37,30 @@ func ScanQueue(tx *bolt.Tx, uid uint64, qid int, from int64, fn func(off int64, 
 	return nil
 }
 
-// UnitAt returns the unit at one queue offset.
-func UnitAt(tx *bolt.Tx, uid uint64, qid int, off int64) (Unit, bool, error) {
-	b := tx.Bucket(bucketCQ).Bucket(uidKey(uid))
-	if b == nil {
-		return Unit{}, false, nil
-	}
-	v := b.Get(cqKey(qid, off))
+// queueRange is QueueRange without an error: ok is false when the queue
+// has no (readable) metadata, as for a deleted topic's.
+func queueRange(tx *bolt.Tx, uid uint64, qid int) (min, max int64, ok bool) {
+	v := tx.Bucket(bucketQueues).Get(queueKey(uid, qid))
 	if v == nil {
+		return 0, 0, false
+	}
+	m, err := decodeQueueMeta(v)
+	return m.Min, m.Max, err == nil
+}
+
+// UnitAt returns the unit at one queue offset; a unit outside the queue's
+// [min, max) is not found (retention moved past it, or its topic is gone).
+func UnitAt(tx *bolt.Tx, uid uint64, qid int, off int64) (Unit, bool, error) {
+	lo, hi, ok := queueRange(tx, uid, qid)
+	if !ok || off < lo || off >= hi {
 		return Unit{}, false, nil
 	}
-	u, err := decodeUnit(v)
-	return u, err == nil, err
+	return newQueueReader(tx, uid, qid).at(off)
 }
 
 // MessageAt decodes the commit log record at clOffset; nil if absent.
 func MessageAt(tx *bolt.Tx, clOffset int64) (*core.Message, error) {
-	rec := tx.Bucket(bucketCommitLog).Get(u64(clOffset))
+	rec := recordAt(tx, clOffset)
 	if rec == nil {
 		return nil, nil
 	}
@@ -62,7 +69,7 @@ func MessageAt(tx *bolt.Tx, clOffset int64) (*core.Message, error) {
 
 // StoredAtAt reads the store time (unix ms) of the record at clOffset.
 func StoredAtAt(tx *bolt.Tx, clOffset int64) (int64, bool, error) {
-	rec := tx.Bucket(bucketCommitLog).Get(u64(clOffset))
+	rec := recordAt(tx, clOffset)
 	if rec == nil {
 		return 0, false, nil
 	}
@@ -80,7 +87,7 @@ func PositionOfID(tx *bolt.Tx, id string) (qid int, qoff, storedAt int64, ok boo
 	if !found {
 		return 0, 0, 0, false, nil
 	}
-	rec := tx.Bucket(bucketCommitLog).Get(u64(cl))
+	rec := recordAt(tx, cl)
 	if rec == nil {
 		return 0, 0, 0, false, nil
 	}
@@ -139,13 +146,23 @@ func QueueBytes(tx *bolt.Tx, uid uint64, qid int, sample int) (int64, error) {
 	return sum * n / seen, nil
 }
 
-// OffsetOfID looks a message id up in the id index.
+// OffsetOfID looks a message id up in the id indexes of the segments,
+// newest first (a retry copy that kept its id is found before its
+// original).
 func OffsetOfID(tx *bolt.Tx, id string) (int64, bool) {
-	v := tx.Bucket(bucketIDs).Get([]byte(id))
-	if len(v) != 8 {
-		return 0, false
+	segs := tx.Bucket(bucketSegs)
+	c := segs.Cursor()
+	key := []byte(id)
+	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+		seg := segs.Bucket(k)
+		if seg == nil {
+			continue
+		}
+		if v := seg.Bucket(segIDs).Get(key); len(v) == 8 {
+			return int64(binary.BigEndian.Uint64(v)), true
+		}
 	}
-	return int64(binary.BigEndian.Uint64(v)), true
+	return 0, false
 }
 
 // OffsetsOfKey returns the commit log offsets of topic's messages carrying
@@ -153,12 +170,20 @@ func OffsetOfID(tx *bolt.Tx, id string) (int64, bool) {
 func OffsetsOfKey(tx *bolt.Tx, topic, key string, limit int) []int64 {
 	prefix := keyIndexPrefix(topic, key)
 	var out []int64
-	c := tx.Bucket(bucketKeys).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Next() {
-		if len(k) != len(prefix)+8 {
+	segs := tx.Bucket(bucketSegs)
+	sc := segs.Cursor()
+	for sk, _ := sc.First(); sk != nil && len(out) < limit; sk, _ = sc.Next() {
+		seg := segs.Bucket(sk)
+		if seg == nil {
 			continue
 		}
-		out = append(out, int64(binary.BigEndian.Uint64(k[len(prefix):])))
+		c := seg.Bucket(segKeys).Cursor()
+		for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Next() {
+			if len(k) != len(prefix)+8 {
+				continue
+			}
+			out = append(out, int64(binary.BigEndian.Uint64(k[len(prefix):])))
+		}
 	}
 	return out
 }

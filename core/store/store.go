@@ -37,6 +37,13 @@ type Options struct {
 	// MaxGroupBytes bounds the encoded bytes of one group commit (default
 	// 32 MiB); a single request larger than that is still committed alone.
 	MaxGroupBytes int
+	// SegmentBytes and SegmentSpan bound a segment of the commit log
+	// (segment.go): the writer starts a new one when the newest holds
+	// SegmentBytes of records (default 256 MiB) or began SegmentSpan ago
+	// (default 1 h). Retention frees space a segment at a time, so a
+	// message may occupy disk up to about SegmentSpan past its retention.
+	SegmentBytes int64
+	SegmentSpan  time.Duration
 }
 
 // Advance reports that a queue's max offset moved (RocketMQ's
@@ -78,6 +85,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.MaxGroupBytes <= 0 {
 		opts.MaxGroupBytes = 32 << 20
 	}
+	if opts.SegmentBytes <= 0 {
+		opts.SegmentBytes = DefaultSegmentBytes
+	}
+	if opts.SegmentSpan <= 0 {
+		opts.SegmentSpan = DefaultSegmentSpan
+	}
 	log := zerolog.Nop()
 	if opts.Logger != nil {
 		log = *opts.Logger
@@ -114,6 +127,36 @@ func Open(dir string, opts Options) (*Store, error) {
 			db.Close()
 			return nil, fmt.Errorf("refusing to open %s: %w. The file was not modified. "+
 				"Restore it from a backup, or salvage what is still readable (docs/operations.md, \"Salvaging a damaged store\")", path, err)
+		}
+	}
+	// A file of layout version 1 is rewritten into a new file of version 2
+	// and renamed over it (migrate.go); the check then runs on the result.
+	if err := removeStaleMigration(path); err != nil {
+		db.Close()
+		return nil, err
+	}
+	var version int
+	if err := db.View(func(tx *bolt.Tx) (err error) { version, err = layoutVersion(tx); return err }); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
+	}
+	if version == 1 {
+		tm := time.Now()
+		res, err := migrate(db, path, opts)
+		db.Close()
+		if err != nil {
+			return nil, fmt.Errorf("migrating %s to layout version %d: %w. The file was not modified", path, formatVersion, err)
+		}
+		log.Info().Str("file", path).Int64("records", res.Records).Int("segments", res.Segments).Int64("bytesBefore", res.Before).
+			Int64("bytesAfter", res.After).Dur("took", time.Since(tm)).
+			Msgf("store migrated from layout version 1 to %d (segments)", formatVersion)
+		if db, err = openBolt(path); err != nil {
+			return nil, err
+		}
+		s.db = db
+		if err := guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("refusing to open %s after its migration: %w", path, err)
 		}
 	}
 	t3 := time.Now()
@@ -189,10 +232,12 @@ func guard(fn func() error) (err error) {
 }
 
 // init creates missing buckets, checks the format version and records the
-// records the self check set aside.
+// records the self check set aside. A new file gets version 1's buckets
+// too, empty (layout.go: a v1 binary then refuses it by its version).
 func (s *Store) init(setAside []CorruptRecord) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketMeta, bucketCommitLog, bucketCQ, bucketQueues, bucketTopics, bucketIDs, bucketKeys, bucketTrash, bucketCorrupt} {
+		for _, name := range [][]byte{bucketMeta, bucketSegs, bucketQSegs, bucketQueues, bucketTopics, bucketTrash, bucketCorrupt,
+			bucketCommitLogV1, bucketCQV1, bucketTopicsV1, bucketIDsV1, bucketKeysV1} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -208,7 +253,7 @@ func (s *Store) init(setAside []CorruptRecord) error {
 			return meta.Put(keyFormat, []byte{formatVersion})
 		}
 		if len(v) != 1 || v[0] != formatVersion {
-			return fmt.Errorf("unsupported store format %v (this build reads %d)", v, formatVersion)
+			return fmt.Errorf("%w %v (this build writes %d)", ErrFormat, v, formatVersion)
 		}
 		return nil
 	})

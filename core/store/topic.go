@@ -13,8 +13,8 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
-// TopicRecord is a topic as kept in mq.topics. UID names the topic's
-// consume-queue bucket and queue metadata: a topic deleted and created again
+// TopicRecord is a topic as kept in mq.topics.2. UID names the topic's
+// consume-queue units and queue metadata: a topic deleted and created again
 // under the same name gets a new UID, so the old incarnation's leftovers can
 // be emptied in the background without touching the new one.
 type TopicRecord struct {
@@ -142,9 +142,11 @@ func (c *topicMemo) put(name string, raw []byte, rec TopicRecord) {
 }
 
 // ListTopics returns every topic record (system topics included), by name.
-func ListTopics(tx *bolt.Tx) ([]TopicRecord, error) {
+func ListTopics(tx *bolt.Tx) ([]TopicRecord, error) { return listTopicsIn(tx.Bucket(bucketTopics)) }
+
+func listTopicsIn(b *bolt.Bucket) ([]TopicRecord, error) {
 	var out []TopicRecord
-	err := tx.Bucket(bucketTopics).ForEach(func(_, v []byte) error {
+	err := b.ForEach(func(_, v []byte) error {
 		r, err := decodeTopicRecord(v)
 		if err != nil {
 			return err
@@ -186,9 +188,6 @@ func PutTopic(tx *bolt.Tx, rec TopicRecord) (TopicRecord, bool, error) {
 	} else {
 		rec.Layouts = nil
 		if rec.UID, err = tx.Bucket(bucketTopics).NextSequence(); err != nil {
-			return TopicRecord{}, false, err
-		}
-		if _, err := tx.Bucket(bucketCQ).CreateBucket(uidKey(rec.UID)); err != nil {
 			return TopicRecord{}, false, err
 		}
 	}

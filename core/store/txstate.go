@@ -22,14 +22,21 @@ type qref struct {
 type txState struct {
 	tx       *bolt.Tx
 	storedAt int64
-	cl, ids  *bolt.Bucket
-	keys     *bolt.Bucket
+	opts     *Options
+	segs     *bolt.Bucket
 	seq      uint64
 	topics   map[string]*TopicRecord
-	cq       map[uint64]*bolt.Bucket
 	queues   map[qref]*queueMeta
 	names    map[qref]string
 	dirty    map[qref]bool
+
+	// The segment appended to (segment.go), opened by the first append.
+	seg                *bolt.Bucket
+	segStart           int64
+	segInfo            SegmentInfo
+	cl, cq, ids, keys  *bolt.Bucket
+	inSeg              map[qref]bool // queues known to have a stretch in seg
+	appended, appBytes int64
 
 	// key is scratch space for building keys: bbolt's Put copies the key,
 	// so one buffer serves every Put of the transaction. Values are not
@@ -54,19 +61,72 @@ func (st *txState) value(n int) []byte {
 	return st.arena[len(st.arena)-n : len(st.arena) : len(st.arena)]
 }
 
-func newTxState(tx *bolt.Tx, storedAt int64) *txState {
+func newTxState(tx *bolt.Tx, storedAt int64, opts *Options) *txState {
 	st := &txState{
-		tx: tx, storedAt: storedAt,
-		cl: tx.Bucket(bucketCommitLog), ids: tx.Bucket(bucketIDs), keys: tx.Bucket(bucketKeys),
-		topics: map[string]*TopicRecord{}, cq: map[uint64]*bolt.Bucket{},
+		tx: tx, storedAt: storedAt, opts: opts, segs: tx.Bucket(bucketSegs),
+		topics: map[string]*TopicRecord{},
 		queues: map[qref]*queueMeta{}, names: map[qref]string{}, dirty: map[qref]bool{},
-		key: make([]byte, 0, 64), placedAt: time.UnixMilli(storedAt).UTC(),
+		inSeg: map[qref]bool{},
+		key:   make([]byte, 0, 64), placedAt: time.UnixMilli(storedAt).UTC(),
 	}
+	st.seq = st.segs.Sequence()
+	return st
+}
+
+// segment opens the segment to append to: the newest one, or a new one
+// starting at the next commit log offset when the newest is full
+// (Options.SegmentBytes) or old (Options.SegmentSpan), or there is none.
+func (st *txState) segment() error {
+	if st.seg != nil {
+		return nil
+	}
+	k, _ := st.segs.Cursor().Last()
+	if k != nil {
+		start := int64(binary.BigEndian.Uint64(k))
+		seg := st.segs.Bucket(k)
+		if seg == nil {
+			return core.Errorf(core.EInternal, "mq.segs: key %d is not a segment", start)
+		}
+		info, err := segmentInfo(start, seg)
+		if err != nil {
+			return err
+		}
+		if info.Bytes < st.opts.SegmentBytes && st.storedAt-info.Created < st.opts.SegmentSpan.Milliseconds() {
+			st.seg, st.segStart, st.segInfo = seg, start, info
+		}
+	}
+	if st.seg == nil {
+		start := int64(st.seq)
+		seg, info, err := createSegment(st.tx, st.segs, start, st.storedAt)
+		if err != nil {
+			return err
+		}
+		st.seg, st.segStart, st.segInfo = seg, start, info
+	}
+	st.cl, st.cq, st.ids, st.keys = st.seg.Bucket(segCL), st.seg.Bucket(segCQ), st.seg.Bucket(segIDs), st.seg.Bucket(segKeys)
 	// Append-only buckets: split pages full, not half (keys only grow).
 	st.cl.FillPercent = 1.0
+	st.cq.FillPercent = 0.9  // appends land in the last block or two
 	st.ids.FillPercent = 0.9 // ids are time-ordered, so nearly append-only
-	st.seq = st.cl.Sequence()
-	return st
+	return nil
+}
+
+// enterSegment records that queue ref has units in the open segment from
+// offset first on (once per queue and segment).
+func (st *txState) enterSegment(ref qref, first int64) error {
+	if st.inSeg[ref] {
+		return nil
+	}
+	st.inSeg[ref] = true
+	sq := st.seg.Bucket(segQueues)
+	qk := queueKey(ref.uid, ref.qid)
+	if sq.Get(qk) != nil {
+		return nil
+	}
+	if err := sq.Put(qk, u64(first)); err != nil {
+		return err
+	}
+	return st.tx.Bucket(bucketQSegs).Put(qsegKey(ref.uid, ref.qid, first), u64(st.segStart))
 }
 
 // topic resolves a topic, creating a system topic on first use.
@@ -135,20 +195,13 @@ func (st *txState) queue(t *TopicRecord, qid int) (*queueMeta, error) {
 	return m, nil
 }
 
-func (st *txState) cqBucket(uid uint64) *bolt.Bucket {
-	b := st.cq[uid]
-	if b == nil {
-		b = st.tx.Bucket(bucketCQ).Bucket(uidKey(uid))
-		b.FillPercent = 1.0
-		st.cq[uid] = b
-	}
-	return b
-}
-
 // apply appends ops: commit log entry, consume-queue unit, id and key index
 // entries (RocketMQ CommitLog.putMessage + ReputMessageService dispatch, in
 // one transaction).
 func (st *txState) apply(ops []Op) ([]Placed, error) {
+	if err := st.segment(); err != nil {
+		return nil, err
+	}
 	placed := make([]Placed, len(ops))
 	for i := range ops {
 		op := &ops[i]
@@ -157,16 +210,20 @@ func (st *txState) apply(ops []Op) ([]Placed, error) {
 		if err != nil {
 			return nil, err
 		}
+		ref := qref{t.UID, op.QueueID}
 		cl := int64(st.seq)
 		qoff := q.Max
+		if err := st.enterSegment(ref, qoff); err != nil {
+			return nil, err
+		}
 		place(op.Record, op.QueueID, qoff, st.storedAt)
 		st.key = binary.BigEndian.AppendUint64(st.key[:0], uint64(cl))
 		if err := st.cl.Put(st.key, op.Record); err != nil {
 			return nil, err
 		}
 		unit := Unit{CommitLogOffset: cl, Size: int32(len(op.Record)), TagsCode: op.TagsCode}
-		st.key = appendCQKey(st.key[:0], op.QueueID, qoff)
-		if err := st.cqBucket(t.UID).Put(st.key, unit.put(st.value(unitSize))); err != nil {
+		st.key = appendCQUnitKey(st.key[:0], t.UID, op.QueueID, qoff)
+		if err := st.cq.Put(st.key, unit.put(st.value(unitSize))); err != nil {
 			return nil, err
 		}
 		if op.ID != "" {
@@ -184,17 +241,26 @@ func (st *txState) apply(ops []Op) ([]Placed, error) {
 		}
 		st.seq++
 		q.Max++
-		st.dirty[qref{t.UID, op.QueueID}] = true
+		st.appended++
+		st.appBytes += int64(len(op.Record))
+		st.dirty[ref] = true
 		placed[i] = Placed{QueueOffset: qoff, CommitLogOffset: cl, StoredAt: st.placedAt}
 	}
 	return placed, nil
 }
 
-// flush writes back the queue ranges and the commit log sequence and reports
-// which queues advanced.
+// flush writes back the queue ranges, the segment's info and the commit
+// log sequence and reports which queues advanced.
 func (st *txState) flush() ([]Advance, error) {
-	if err := st.cl.SetSequence(st.seq); err != nil {
+	if err := st.segs.SetSequence(st.seq); err != nil {
 		return nil, err
+	}
+	if st.seg != nil && st.appended > 0 {
+		info := st.segInfo
+		info.Last, info.Bytes, info.Records = st.storedAt, info.Bytes+st.appBytes, info.Records+st.appended
+		if err := st.seg.Put(segInfoKey, info.encode()); err != nil {
+			return nil, err
+		}
 	}
 	qb := st.tx.Bucket(bucketQueues)
 	adv := make([]Advance, 0, len(st.dirty))

@@ -101,10 +101,16 @@ type WriterStats struct {
 	// failed (disk full, I/O error); the next one that succeeds clears it.
 	Failing bool
 	Updates uint64
+	// PageWrites counts the page runs the group commits wrote (bbolt's
+	// TxStats.Write: one per dirty node spilled, plus the meta page), and
+	// Pages the pages they allocated: PageWrites/Groups is the scattered
+	// writes one fsync pays for.
+	PageWrites, Pages uint64
 }
 
 type writerCounters struct {
 	groups, requests, applyNanos, commitNanos, updates atomic.Uint64
+	pageWrites, pages                                  atomic.Uint64
 	failing                                            atomic.Bool
 }
 
@@ -112,7 +118,8 @@ type writerCounters struct {
 func (s *Store) Stats() WriterStats {
 	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
 		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
-		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load()}
+		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load(),
+		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load()}
 }
 
 // Update runs fn in a read-write transaction outside group commit (topic
@@ -198,7 +205,7 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 	if err != nil {
 		return -1, nil, err
 	}
-	st := newTxState(tx, storedAt)
+	st := newTxState(tx, storedAt, &s.opts)
 	for i, r := range reqs {
 		r.err, r.placed = nil, nil
 		if err := st.prepare(r.ops); err != nil {
@@ -230,6 +237,9 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 	if err := tx.Commit(); err != nil {
 		return -1, nil, err
 	}
+	txs := tx.Stats()
+	s.stats.pageWrites.Add(uint64(txs.GetWrite()))
+	s.stats.pages.Add(uint64(txs.GetPageCount()))
 	// Requests that failed validation must not see a stale placement.
 	for _, r := range reqs {
 		if r.err != nil {
