@@ -392,57 +392,34 @@ func (c *PushConsumer) Stats() Stats {
 // delivered again.
 func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 	defer close(c.done)
-	rebalance := time.NewTimer(c.opts.RebalanceInterval)
 	// The periodic rebalance (RocketMQ RebalanceService, every 20 s) is
 	// armed only while the last rebalance left something undone: every
 	// input of a rebalance — the group's config, clients and resets
 	// (Coordinator.Watch), its topics (WatchTopics) — notifies this loop,
 	// which rebalances at once, so a pass over a settled client would
-	// change nothing and only cost CPU on an idle server.
-	rebalanceArmed := true
-	var rearmLock func()
+	// change nothing and only cost CPU on an idle server. Lock renewal
+	// runs only while this client holds queues that need a lock (ORDERLY,
+	// CLUSTERING): a concurrent or broadcast client never wakes for it.
+	rebalance := newPeriodic(c.opts.RebalanceInterval)
+	lock := newPeriodic(c.opts.LockRenewInterval)
 	rearm := func() {
-		if rearmLock != nil {
-			rearmLock()
-		}
+		lock.want(c.needsLocks())
 		c.mu.Lock()
 		want := c.unfinished
 		c.mu.Unlock()
-		switch {
-		case want && !rebalanceArmed:
-			rebalance.Reset(c.opts.RebalanceInterval)
-		case !want && rebalanceArmed:
-			rebalance.Stop()
-		}
-		rebalanceArmed = want
+		rebalance.want(want)
 	}
 	rearm()
 	heartbeat := time.NewTimer(c.opts.HeartbeatInterval)
 	if c.deps.Heartbeats != nil {
 		heartbeat.Stop() // sent with every other client's (heartbeat.go)
 	}
-	// Lock renewal runs only while this client holds queues that need a
-	// lock (ORDERLY, CLUSTERING): a concurrent or broadcast client never
-	// wakes for it.
-	lock := time.NewTimer(c.opts.LockRenewInterval)
-	lockArmed := true
-	rearmLock = func() {
-		want := c.needsLocks()
-		switch {
-		case want && !lockArmed:
-			lock.Reset(c.opts.LockRenewInterval)
-		case !want && lockArmed:
-			lock.Stop()
-		}
-		lockArmed = want
-	}
-	rearmLock()
 	persist := time.NewTimer(time.Hour)
 	persist.Stop()
 	persistArmed, inFlight := false, false
-	defer rebalance.Stop()
+	defer rebalance.t.Stop()
 	defer heartbeat.Stop()
-	defer lock.Stop()
+	defer lock.t.Stop()
 	defer persist.Stop()
 	startPersist := func() {
 		inFlight = true
@@ -478,17 +455,17 @@ func (c *PushConsumer) serviceLoop(watch, topics <-chan string) {
 		case <-c.kick:
 			c.doRebalance()
 			rearm()
-		case <-rebalance.C:
-			rebalanceArmed = false // fired: Reset, not Stop, re-arms it
+		case <-rebalance.t.C:
+			rebalance.fired()
 			c.doRebalance()
 			rearm()
 		case <-heartbeat.C:
 			c.deps.Coordinator.Heartbeat(c.group, c.opts.ClientID, time.Now())
 			heartbeat.Reset(c.opts.HeartbeatInterval)
-		case <-lock.C:
-			lockArmed = false // fired: Reset, not Stop, re-arms it
+		case <-lock.t.C:
+			lock.fired()
 			c.lockAll()
-			rearmLock()
+			lock.want(c.needsLocks())
 		case <-c.persistKick:
 			switch {
 			case inFlight, persistArmed:
@@ -555,3 +532,28 @@ func (c *PushConsumer) running() bool {
 	defer c.mu.Unlock()
 	return c.state == stateRunning
 }
+
+// periodic is a timer armed only while its task is wanted.
+type periodic struct {
+	t     *time.Timer
+	every time.Duration
+	armed bool
+}
+
+func newPeriodic(every time.Duration) *periodic {
+	return &periodic{t: time.NewTimer(every), every: every, armed: true}
+}
+
+// want arms the timer (a full period from now) or stops it.
+func (p *periodic) want(on bool) {
+	switch {
+	case on && !p.armed:
+		p.t.Reset(p.every)
+	case !on && p.armed:
+		p.t.Stop()
+	}
+	p.armed = on
+}
+
+// fired records that the timer fired: want(true) re-arms it.
+func (p *periodic) fired() { p.armed = false }
