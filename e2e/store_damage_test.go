@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -122,11 +123,11 @@ func (f *damageFixture) dataDir(t *testing.T, db []byte, noKey bool) string {
 
 // runRefused starts mqgate serve on dir and expects it to exit 1 on its
 // own; it returns stderr.
-func runRefused(t *testing.T, dir string) string {
+func runRefused(t *testing.T, dir string, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, "serve", "--addr", "127.0.0.1:0", "--data", dir, "--log-format", "json")
+	cmd := exec.CommandContext(ctx, binPath, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", dir, "--log-format", "json"}, extra...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	err := cmd.Run()
@@ -162,23 +163,42 @@ func TestStoreDamageMatrix(t *testing.T) {
 	}
 	cut := func(n int) func([]byte) []byte { return func(b []byte) []byte { return b[:n] } }
 	meta0, meta1 := 16+40, ps+16+40 // a bit of the high-water mark: the checksum no longer matches
+	// crashed makes the fixture look like a store killed while serving:
+	// neither meta page lists a synced freelist (the store writes it only
+	// in Close), so start-up reads every page without --full-check.
+	crashed := func(damage func([]byte) []byte) func([]byte) []byte {
+		return func(b []byte) []byte {
+			b = damage(b)
+			for _, off := range []int{0, ps} {
+				m := b[off+16:]
+				binary.NativeEndian.PutUint64(m[32:], ^uint64(0))
+				h := fnv.New64a()
+				h.Write(m[:56])
+				binary.NativeEndian.PutUint64(m[56:], h.Sum64())
+			}
+			return b
+		}
+	}
+	full := []string{"--full-check"} // a cleanly closed file is read page by page only on request
 	cases := []struct {
 		name   string
 		damage func([]byte) []byte
 		noKey  bool
 		want   []string
+		args   []string
 	}{
-		{"both meta pages", flip(meta0, meta1), false, []string{"both meta pages are invalid", "checksum mismatch"}},
-		{"branch page", flip(branch*ps + 8), false, []string{fmt.Sprintf("page %d (in bucket", branch), "invalid flag"}},
-		{"leaf page", flip(leaf*ps + 8), false, []string{fmt.Sprintf("page %d (in bucket", leaf), "invalid flag"}},
+		{"both meta pages", flip(meta0, meta1), false, []string{"both meta pages are invalid", "checksum mismatch"}, nil},
+		{"branch page", flip(branch*ps + 8), false, []string{fmt.Sprintf("page %d (in bucket", branch), "invalid flag"}, full},
+		{"leaf page", flip(leaf*ps + 8), false, []string{fmt.Sprintf("page %d (in bucket", leaf), "invalid flag"}, full},
+		{"leaf page after a crash", crashed(flip(leaf*ps + 8)), false, []string{fmt.Sprintf("page %d (in bucket", leaf), "invalid flag"}, nil},
 		{"leaf element", func(b []byte) []byte {
 			binary.NativeEndian.PutUint32(b[leaf*ps+16+8:], 1<<20) // element 0's key size
 			return b
-		}, false, []string{fmt.Sprintf("page %d (leaf, in bucket", leaf), "runs past the page"}},
-		{"freelist page", flip(freelist*ps + 8), false, []string{fmt.Sprintf("page %d (the freelist) has an invalid flag", freelist)}},
-		{"truncated below two pages", cut(ps + 1000), false, []string{"was truncated"}},
-		{"truncated mid-file", cut(f.used / 2), false, []string{fmt.Sprintf("the file is %d bytes but its meta page", f.used/2), "was truncated"}},
-		{"truncated one page short", cut(f.used - ps), false, []string{"was truncated"}},
+		}, false, []string{fmt.Sprintf("page %d (leaf, in bucket", leaf), "runs past the page"}, full},
+		{"freelist page", flip(freelist*ps + 8), false, []string{fmt.Sprintf("page %d (the freelist) has an invalid flag", freelist)}, nil},
+		{"truncated below two pages", cut(ps + 1000), false, []string{"was truncated"}, nil},
+		{"truncated mid-file", cut(f.used / 2), false, []string{fmt.Sprintf("the file is %d bytes but its meta page", f.used/2), "was truncated"}, nil},
+		{"truncated one page short", cut(f.used - ps), false, []string{"was truncated"}, nil},
 		{"random bytes", func(b []byte) []byte {
 			r := rand.New(rand.NewPCG(9, 12))
 			out := make([]byte, 1<<20)
@@ -186,9 +206,9 @@ func TestStoreDamageMatrix(t *testing.T) {
 				out[i] = byte(r.Uint32())
 			}
 			return out
-		}, false, []string{"not a bbolt file"}},
-		{"0-byte file beside gateway.key", cut(0), false, []string{"is empty (0 bytes)", keyFile, "--init"}},
-		{"missing file beside gateway.key", nil, false, []string{"is missing", keyFile, "--init"}},
+		}, false, []string{"not a bbolt file"}, nil},
+		{"0-byte file beside gateway.key", cut(0), false, []string{"is empty (0 bytes)", keyFile, "--init"}, nil},
+		{"missing file beside gateway.key", nil, false, []string{"is missing", keyFile, "--init"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -200,7 +220,7 @@ func TestStoreDamageMatrix(t *testing.T) {
 			dir := f.dataDir(t, damaged, c.noKey)
 			path := filepath.Join(dir, dbFile)
 			before := sha256.Sum256(damaged)
-			out := runRefused(t, dir)
+			out := runRefused(t, dir, c.args...)
 			for _, w := range append([]string{path}, c.want...) {
 				if !strings.Contains(out, w) {
 					t.Fatalf("stderr does not say %q:\n%s", w, out)

@@ -131,6 +131,7 @@ func (m *Main) Run() error {
 		DedupWindow:  m.Config.DedupWindow,
 		SegmentBytes: m.Config.SegmentBytes,
 		SegmentSpan:  m.Config.SegmentSpan,
+		FullPreCheck: m.Config.FullCheck,
 		JobRedriven:  jobRedriven,
 
 		RetentionCheckInterval: m.Config.RetentionCheckInterval,

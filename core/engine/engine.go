@@ -38,6 +38,9 @@ type Options struct {
 	// defaults 256 MiB and 1 h).
 	SegmentBytes int64
 	SegmentSpan  time.Duration
+	// FullPreCheck reads every page of the store before opening it even
+	// when it was closed cleanly (store.Options.FullPreCheck).
+	FullPreCheck bool
 	// JobRedriven, if set, is told the user ids (core.Message.UserID) each
 	// DLQ_REDRIVE job moved, after the chunk holding them committed, in
 	// DLQ order (the gateway's timelines record REDRIVEN by job id). It
@@ -123,7 +126,7 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.arrivals.init()
 	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance,
-		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan})
+		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan, FullPreCheck: opts.FullPreCheck})
 	if err != nil {
 		return nil, err
 	}

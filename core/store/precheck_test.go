@@ -331,3 +331,43 @@ func TestSelfCheckRefusesWithoutWriting(t *testing.T) {
 		t.Fatal("the refused open wrote to the file")
 	}
 }
+
+// TestPreCheckQuick: a cleanly closed file (its meta lists the freelist
+// the store syncs only in Close) is checked without the page walk: its
+// meta pages, size and freelist still are, so truncation and a damaged
+// freelist are refused, while a page damaged at rest is left to PreCheck
+// (--full-check). A file without a synced freelist (a crash) gets the
+// full walk.
+func TestPreCheckQuick(t *testing.T) {
+	for _, synced := range []bool{true, false} {
+		good := fixtureFreelist(t, synced)
+		pages, ps, used := pagesOf(t, good)
+		leaf := pages["leaf"][len(pages["leaf"])/2]
+		res, err := PreCheckQuick(writeTemp(t, good))
+		if err != nil || res.Quick != synced {
+			t.Fatalf("synced %v: quick %v, err %v; want quick only for a cleanly closed file", synced, res.Quick, err)
+		}
+		leafDamaged := bytes.Clone(good)
+		leafDamaged[leaf*ps+8] ^= 0x04
+		_, err = PreCheckQuick(writeTemp(t, leafDamaged))
+		if synced && err != nil {
+			t.Fatalf("the quick check walked the pages of a cleanly closed file: %v", err)
+		}
+		if !synced && (err == nil || !strings.Contains(err.Error(), fmt.Sprintf("page %d", leaf))) {
+			t.Fatalf("a damaged leaf of a crashed file passed: %v", err)
+		}
+		if _, err := PreCheck(writeTemp(t, leafDamaged)); err == nil {
+			t.Fatal("the full check passed a damaged leaf")
+		}
+		if _, err := PreCheckQuick(writeTemp(t, bytes.Clone(good[:used-ps]))); err == nil || !strings.Contains(err.Error(), "truncated") {
+			t.Fatalf("synced %v: the quick check passed a truncated file: %v", synced, err)
+		}
+		if synced {
+			fl := bytes.Clone(good)
+			fl[pages["freelist"][0]*ps+8] ^= 0x04
+			if _, err := PreCheckQuick(writeTemp(t, fl)); err == nil || !strings.Contains(err.Error(), "freelist") {
+				t.Fatalf("the quick check passed a damaged freelist: %v", err)
+			}
+		}
+	}
+}

@@ -34,6 +34,10 @@ type Options struct {
 	// FullCheckLimit is the file size up to which Open runs bbolt's own
 	// page-level tx.Check (it reads every page); default 64 MiB, <0 never.
 	FullCheckLimit int64
+	// FullPreCheck reads every page of the file before bbolt maps it even
+	// when it was closed cleanly (PreCheck); by default a cleanly closed
+	// file gets PreCheckQuick and opens in seconds whatever its size.
+	FullPreCheck bool
 	// MaxGroupBytes bounds the encoded bytes of one group commit (default
 	// 32 MiB); a single request larger than that is still committed alone.
 	MaxGroupBytes int
@@ -103,7 +107,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	// The pre-check reads the file with plain reads before bbolt maps it
 	// (precheck.go): a truncated or mangled file is refused here, unchanged,
 	// instead of faulting the mapping or being written to.
-	pre, err := PreCheck(path)
+	check := PreCheckQuick
+	if opts.FullPreCheck {
+		check = PreCheck
+	}
+	pre, err := check(path)
 	if err != nil {
 		return nil, err
 	}
@@ -164,9 +172,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
-	log.Info().Str("file", path).Int64("bytes", pre.Size).Dur("precheck", t1.Sub(t0)).Dur("open", t2.Sub(t1)).
-		Dur("check", t3.Sub(t2)).Dur("total", time.Since(t0)).Int("freePages", db.Stats().FreePageN).
-		Msg("store opened (pre-check, bbolt open with its freelist rebuilt, self check)")
+	msg := "store opened (pre-check of every page, bbolt open with its freelist rebuilt, self check)"
+	if pre.Quick {
+		msg = "store opened (closed cleanly: pre-check of the meta pages, size and freelist; bbolt open; self check; --full-check reads every page)"
+	}
+	log.Info().Str("file", path).Int64("bytes", pre.Size).Bool("quickPrecheck", pre.Quick).Dur("precheck", t1.Sub(t0)).
+		Dur("open", t2.Sub(t1)).Dur("check", t3.Sub(t2)).Dur("total", time.Since(t0)).Int("freePages", db.Stats().FreePageN).
+		Msg(msg)
 	for _, r := range setAside {
 		log.Error().Str("file", path).Uint64("topicUid", r.UID).Int("queue", r.QueueID).Int64("queueOffset", r.QueueOffset).
 			Int64("commitLogOffset", r.CommitLogOffset).Str("msgId", r.MessageID).Str("reason", r.Reason).
