@@ -13,7 +13,7 @@ function el(tag, attrs, ...kids) {
     if (k.startsWith("on")) n.addEventListener(k.slice(2), v);
     else n.setAttribute(k, v === true ? "" : v);
   }
-  for (const kid of kids.flat()) {
+  for (const kid of kids.flat(Infinity)) {
     if (kid === undefined || kid === null) continue;
     n.append(kid instanceof Node ? kid : String(kid));
   }
@@ -199,14 +199,30 @@ async function pageGroups() {
 
 // ---- Blocked keys -------------------------------------------------------
 
-async function pageBlocked(group) {
+async function pageBlocked(group, consumerId) {
   const out = [el("h2", {}, "Blocked keys"), await groupPicker("blocked", group, true)];
   if (!group) return out;
-  const [{ blocked }, { keys }] = await Promise.all([api("GET", `/groups/${enc(group)}/blocked`), api("GET", `/groups/${enc(group)}/keys?limit=10`)]);
+  // A BROADCASTING group's keys block per consumer: ask which one. Only
+  // skip applies there (it drops the head for that consumer, no DLQ);
+  // park and resume need the group's shared retry topic (409).
+  const g = await api("GET", `/groups/${enc(group)}`);
+  const broadcast = g.messageModel === "BROADCASTING";
+  if (broadcast) {
+    const input = el("input", { id: "consumer-pick", value: consumerId || "", required: true, pattern: "[A-Za-z0-9_-]{1,127}" });
+    out.push(el("form", { class: "row", onsubmit: (e) => { e.preventDefault(); if (input.value) location.hash = `#/blocked/${enc(group)}/${enc(input.value)}`; } },
+      el("label", { for: "consumer-pick" }, "Consumer id", input), el("button", { type: "submit" }, "Show")));
+    if (!consumerId) return out;
+  }
+  const who = broadcast ? { consumerId } : {};
+  const [{ blocked }, { keys }] = await Promise.all([
+    api("GET", `/groups/${enc(group)}/blocked` + (broadcast ? "?consumerId=" + enc(consumerId) : "")),
+    broadcast ? { keys: [] } : api("GET", `/groups/${enc(group)}/keys?limit=10`)]);
   const act = (action, b) => async () => {
-    const ok = action !== "skip" || confirm(`Send message ${b.messageId} (key ${b.shardingKey}) to the dead-letter queue?`);
+    const ok = action !== "skip" || confirm(broadcast
+      ? `Drop message ${b.messageId} (key ${b.shardingKey}) for consumer ${consumerId}?`
+      : `Send message ${b.messageId} (key ${b.shardingKey}) to the dead-letter queue?`);
     if (!ok) return;
-    const r = await api("POST", `/groups/${enc(group)}/blocked/${action}`, { topic: b.topic, queueId: b.queueId, shardingKey: b.shardingKey });
+    const r = await api("POST", `/groups/${enc(group)}/blocked/${action}`, { topic: b.topic, queueId: b.queueId, shardingKey: b.shardingKey, ...who });
     say(`${b.shardingKey}: ${r.state}`);
     render();
   };
@@ -217,9 +233,10 @@ async function pageBlocked(group) {
       el("td", {}, el("span", { class: "badge " + (b.state === "BLOCKED" ? "bad" : "warn") }, b.state)),
       el("td", {}, fmtTime(b.since)), el("td", { class: "num" }, b.attempts), el("td", {}, b.lastReason || ""),
       el("td", {}, b.state === "BLOCKED"
-        ? [el("button", { type: "button", class: "danger", onclick: act("skip", b), "aria-label": `Skip ${b.messageId} of key ${b.shardingKey}` }, "Skip"), " ",
-          el("button", { type: "button", onclick: act("park", b), "aria-label": `Park key ${b.shardingKey}` }, "Park")]
+        ? [el("button", { type: "button", class: "danger", onclick: act("skip", b), "aria-label": `Skip ${b.messageId} of key ${b.shardingKey}` }, "Skip"),
+          broadcast ? null : [" ", el("button", { type: "button", onclick: act("park", b), "aria-label": `Park key ${b.shardingKey}` }, "Park")]]
         : el("button", { type: "button", class: "primary", onclick: act("resume", b), "aria-label": `Resume key ${b.shardingKey}` }, "Resume"))))));
+  if (broadcast) return out; // per-key lag is CLUSTERING only
   out.push(el("h3", {}, "Oldest keys"), table(["Topic", "Queue", "Key", { label: "Depth", num: true }, { label: "Oldest age (s)", num: true }, "Oldest message"],
     keys.map((k) => el("tr", {}, el("td", {}, k.topic), el("td", {}, k.queueId), el("td", {}, el("code", {}, k.shardingKey)),
       el("td", { class: "num" }, k.depth), el("td", { class: "num" }, k.oldestAgeSeconds),

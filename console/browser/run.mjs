@@ -102,6 +102,12 @@ async function main() {
     if (head.body !== "debit 1") fail("ledger head is " + head.body);
     await api("POST", "/groups/ledger-seq/nack", { receiptHandles: [head.receiptHandle] }, 200);
     await until("acct-7 blocked", async () => (await api("GET", "/groups/ledger-seq/blocked", undefined, 200)).blocked.length === 1);
+    // ledger-bc (BROADCASTING ORDERLY): consumer c1's head fails; keys block per consumer.
+    await api("PUT", "/groups/ledger-bc", { subscriptions: [{ topic: "ledger" }], messageModel: "BROADCASTING", consumeMode: "ORDERLY", consumeFrom: { position: "FIRST_OFFSET" } }, 201);
+    const bcHead = await until("c1's ledger head", async () => (await api("POST", "/groups/ledger-bc/receive", { waitSeconds: 1, consumerId: "c1" }, 200)).messages[0]);
+    if (bcHead.body !== "debit 1") fail("c1's ledger head is " + bcHead.body);
+    await api("POST", "/groups/ledger-bc/nack", { receiptHandles: [bcHead.receiptHandle] }, 200);
+    await until("acct-7 blocked for c1", async () => (await api("GET", "/groups/ledger-bc/blocked?consumerId=c1", undefined, 200)).blocked.length === 1);
     await until("the webhook to fail", async () => ((await api("GET", "/groups/notify", undefined, 200)).status.push || {}).failed > 0);
 
     // ---- browser
@@ -164,6 +170,23 @@ async function main() {
     await page.reload();
     await page.getByText("Nothing here.").first().waitFor();
     await shot("04-blocked-after-skip");
+
+    // Blocked keys of a BROADCASTING group: the page asks for the consumer id;
+    // only Skip is offered (it drops the head for that consumer).
+    await page.goto(base + "/console#/blocked/ledger-bc");
+    const cid = page.getByLabel("Consumer id");
+    await cid.waitFor();
+    await cid.focus();
+    await page.keyboard.type("c1");
+    await page.keyboard.press("Enter");
+    const bcSkip = page.getByRole("button", { name: /^Skip .* of key acct-7$/ });
+    await bcSkip.waitFor();
+    if (await page.getByRole("button", { name: /^Park key/ }).count() !== 0) fail("Park is offered for a BROADCASTING group");
+    await shot("04b-blocked-broadcast");
+    await bcSkip.focus();
+    await page.keyboard.press("Enter");
+    const bcNext = await until("c1's queue to continue", async () => (await api("POST", "/groups/ledger-bc/receive", { waitSeconds: 1, consumerId: "c1" }, 200)).messages[0]);
+    if (bcNext.body !== "credit 1") fail("after the skip c1's queue gave " + bcNext.body);
 
     // Dead letters: redrive all through the UI.
     await page.goto(base + "/console#/dlq/billing");
