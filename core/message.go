@@ -88,7 +88,7 @@ type Message struct {
 	QueueOffset     int64
 	CommitLogOffset int64
 
-	Body        []byte
+	Body        []byte // never written once the message is built: answers alias it (wire.NewMessage)
 	BodyIsText  bool
 	Tags        string
 	Keys        []string
