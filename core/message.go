@@ -88,7 +88,7 @@ type Message struct {
 	QueueOffset     int64
 	CommitLogOffset int64
 
-	Body        []byte // never written once the message is built: answers alias it (wire.NewMessage)
+	Body        []byte
 	BodyIsText  bool
 	Tags        string
 	Keys        []string

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/mqgate/mqgate/core"
 )
@@ -96,11 +95,7 @@ func NewMessage(m *core.Message) Message {
 		out.QueueID, out.QueueOffset = &qid, &off
 	}
 	if m.BodyIsText && utf8.Valid(m.Body) {
-		// A view, not a copy: a stored message's body is never written
-		// after it is decoded (core.Message.Body), and a receive answer
-		// copying every body once more cost a sixth of the bytes the
-		// consume path allocates.
-		s := unsafe.String(unsafe.SliceData(m.Body), len(m.Body))
+		s := string(m.Body)
 		out.Body = &s
 	} else {
 		s := base64.StdEncoding.EncodeToString(m.Body)
