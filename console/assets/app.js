@@ -321,8 +321,12 @@ async function pageTimeline(group, id) {
 
 const routes = { topics: pageTopics, groups: pageGroups, blocked: pageBlocked, dlq: pageDLQ, timeline: pageTimeline };
 let refresh;
+// renders counts render calls: one that finishes after a newer one started
+// (an action's refresh racing a navigation) must not replace its page.
+let renders = 0;
 
 async function render(fromNav) {
+  const seq = ++renders;
   const parts = (location.hash.replace(/^#\/?/, "") || "topics").split("/").map(decodeURIComponent);
   const name = routes[parts[0]] ? parts[0] : "topics";
   for (const a of document.querySelectorAll("nav a")) {
@@ -331,6 +335,7 @@ async function render(fromNav) {
   clearTimeout(refresh);
   try {
     const nodes = await routes[name](...parts.slice(1));
+    if (seq !== renders) return; // a newer render owns the page
     const active = document.activeElement && document.activeElement.id;
     main().replaceChildren(...nodes);
     main().setAttribute("data-page", name);
@@ -338,6 +343,7 @@ async function render(fromNav) {
     else if (active && document.getElementById(active)) document.getElementById(active).focus();
     document.title = `mqgate · ${name}`;
   } catch (e) {
+    if (seq !== renders) return;
     if (e instanceof NeedKey) { keyForm(() => render(true)); return; }
     main().replaceChildren(el("h2", {}, "Error"), el("p", { class: "error", role: "alert" }, e.message));
   }
