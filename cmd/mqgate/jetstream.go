@@ -14,7 +14,6 @@ import (
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core/engine"
-	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/openapi"
 )
@@ -65,15 +64,7 @@ func (m *Main) runJetStream() error {
 	// Push (webhook) groups run on every instance over the shared
 	// consumers (each message is delivered once overall), with the
 	// embedded gateway's pusher: the same flags, guard and metrics.
-	webhookLog := m.Logger
-	if err := b.StartPush(jetstream.PushOptions{Webhook: webhook.Options{
-		Registerer:    metrics,
-		Logger:        &webhookLog,
-		AllowLoopback: m.Config.WebhookAllowLoopback,
-		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
-		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
-		DelayLevelFor: webhook.LevelAtLeast(levels),
-	}}); err != nil {
+	if err := b.StartPush(jetstream.PushOptions{Webhook: m.webhookOptions(metrics, levels)}); err != nil {
 		return fmt.Errorf("start webhook pushers: %w", err)
 	}
 	httpLog := m.component("http")

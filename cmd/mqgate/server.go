@@ -156,17 +156,7 @@ func (m *Main) Run() error {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics.MustRegister(storeCollectors(eng)...)
-	webhookLog := m.Logger // each pusher adds component=webhook (and group) itself
-	webhookOpts := webhook.Options{
-		Registerer:    metrics,
-		Logger:        &webhookLog,
-		AllowLoopback: m.Config.WebhookAllowLoopback,
-		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
-		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
-		// A Retry-After of d nacks with the first level of at least d:
-		// the engine never redelivers sooner than the receiver asked.
-		DelayLevelFor: webhook.LevelAtLeast(levels),
-	}
+	webhookOpts := m.webhookOptions(metrics, levels)
 	checkPushURL, err := webhook.URLChecker(webhookOpts)
 	if err != nil {
 		return fmt.Errorf("webhook network guard: %w", err)
@@ -420,4 +410,20 @@ func (m *Main) handleKeys() (key []byte, previous [][]byte, err error) {
 		previous = append(previous, k)
 	}
 	return key, previous, nil
+}
+
+// webhookOptions are the webhook pushers' settings, the same on every
+// backend: the network guard flags, metrics in reg, and a Retry-After of
+// d nacking with the first of levels at least d (never redelivered
+// sooner than the receiver asked).
+func (m *Main) webhookOptions(reg prometheus.Registerer, levels []time.Duration) webhook.Options {
+	log := m.Logger // each pusher adds component=webhook (and group) itself
+	return webhook.Options{
+		Registerer:    reg,
+		Logger:        &log,
+		AllowLoopback: m.Config.WebhookAllowLoopback,
+		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
+		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
+		DelayLevelFor: webhook.LevelAtLeast(levels),
+	}
 }

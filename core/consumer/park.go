@@ -29,13 +29,7 @@ func (c *PushConsumer) park(pr *pullRequest) bool {
 		return false
 	default:
 	}
-	stop, parked := c.deps.Reader.AfterArrival(pr.mq, pr.nextOffset, func() { c.unparkPull(pr) })
-	if !parked {
-		return false
-	}
-	pr.parked, pr.unpark = true, stop
-	c.stats.parks.Add(1)
-	return true
+	return c.parkLocked(pr)
 }
 
 // parkNew parks a newly owned queue that has nothing to read from its
@@ -45,6 +39,12 @@ func (c *PushConsumer) park(pr *pullRequest) bool {
 func (c *PushConsumer) parkNew(pr *pullRequest) bool {
 	pr.parkMu.Lock()
 	defer pr.parkMu.Unlock()
+	return c.parkLocked(pr)
+}
+
+// parkLocked registers pr's wake-up with the engine (pr.parkMu held);
+// false when something is already there to read.
+func (c *PushConsumer) parkLocked(pr *pullRequest) bool {
 	stop, parked := c.deps.Reader.AfterArrival(pr.mq, pr.nextOffset, func() { c.unparkPull(pr) })
 	if !parked {
 		return false

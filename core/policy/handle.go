@@ -84,11 +84,6 @@ func newSealer(key []byte) (*Sealer, error) {
 	return s, nil
 }
 
-// MAC is the truncated HMAC of payload.
-func (s *Sealer) MAC(payload []byte) []byte {
-	return s.appendMAC(make([]byte, 0, MACSize), payload)
-}
-
 // appendMAC appends the truncated HMAC of payload to dst.
 func (s *Sealer) appendMAC(dst, payload []byte) []byte {
 	m := s.macs.Get().(hash.Hash)
