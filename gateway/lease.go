@@ -179,21 +179,21 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 	// Verify and parse every handle before taking the table's lock: the
 	// MACs are most of an ack's work, and concurrent acks need not
 	// queue behind each other's.
+	// A handle that verifies starts out expired; the loop below turns
+	// live ones ok.
 	rcs := make([]receipt, len(handles))
-	valid := make([]bool, len(handles))
 	for k, h := range handles {
 		res[k] = HandleResult{ReceiptHandle: h, Status: HandleInvalid}
 		rc, err := t.codec.decode(h)
 		if err == nil && rc.Group == group {
-			rcs[k], valid[k] = rc, true
-			res[k].Status = HandleExpired
+			rcs[k], res[k].Status = rc, HandleExpired
 		}
 	}
 	var calls []call
 	moved := false
 	t.mu.Lock()
 	for k := range handles {
-		if !valid[k] {
+		if res[k].Status == HandleInvalid {
 			continue
 		}
 		rc := rcs[k]
