@@ -7,9 +7,13 @@
 #     rebuild) against an empty one;
 #   - publish throughput into the filled store (A) against an empty one
 #     (B), alternating A/B per round, batch 1 and 100;
-#   - the free rate: every fill topic deleted, timed from each DELETE to
-#     the trash loop's "store segments dropped" line (the segment drop
-#     retention uses too: whole segments, nothing decoded); RSS after it;
+#   - the free rate (FREE=expire, the default): A restarted with
+#     --retention-unit 1ms, so its topics' 72 h retention has run out and
+#     the retention cleaner's first pass expires everything: the time is
+#     the server's own, from its log lines (queue heads moved, then
+#     "store segments dropped": whole segments, nothing decoded); RSS after
+#     it. FREE=delete deletes the fill topics instead, timed from each
+#     DELETE to the trash loop's drop line (the same segment drop);
 #   - compaction: mqgate compact's time and the file before/after against
 #     the live bytes; start-up time after it.
 #
@@ -20,8 +24,12 @@
 # Knobs (env): BIN (default bin), GB (default 1; or MB), TOPICS (default 4),
 # SIZE (default 1024), ROUNDS (default 2), DURATION (default 5s), WARMUP
 # (default 1s), CONCURRENCY (default 64), COLD (default 1: drop the store
-# file's pages from the page cache before the deletions), WORK (data dirs and logs;
-# default a temp dir, removed at the end unless KEEP=1).
+# file's pages from the page cache before freeing), FREE (expire|delete),
+# SETTLE (default 1: `sync` before every A/B measurement, A and B alike, so
+# neither pays for the other's or the fill's dirty pages; 0 to skip),
+# PROFDIR (if set: a CPU profile of the server during each A/B
+# measurement, written there), WORK (data dirs and logs; default a temp
+# dir, removed at the end unless KEEP=1).
 set -euo pipefail
 
 BIN=${BIN:-bin}
@@ -36,7 +44,13 @@ CONCURRENCY=${CONCURRENCY:-64}
 WORK=${WORK:-$(mktemp -d /tmp/mqgate-growth.XXXXXX)}
 PORT_A=${PORT_A:-18491}
 PORT_B=${PORT_B:-18492}
+FREE=${FREE:-expire}
+SETTLE=${SETTLE:-1}
+PROFDIR=${PROFDIR:-}
+PPROF_A=${PPROF_A:-18493}
+PPROF_B=${PPROF_B:-18494}
 mkdir -p "$WORK/a" "$WORK/b"
+[[ -z $PROFDIR ]] || mkdir -p "$PROFDIR"
 
 pids=()
 cleanup() {
@@ -69,14 +83,16 @@ waitlog() {
 secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b - a}'; }
 count() { grep -c -- "$2" "$WORK/$1.log" 2>/dev/null || true; }
 
-# start NAME PORT DIR: starts mqgate, waits for its "listening" line and
-# sets STARTUP to the seconds that took (open, checks, freelist rebuild).
+# start NAME PORT DIR [FLAG...]: starts mqgate, waits for its "listening"
+# line and sets STARTUP to the seconds that took (open, checks, freelist
+# rebuild).
 start() {
-	local name=$1 port=$2 dir=$3 t0 n
+	local name=$1 port=$2 dir=$3 t0 n pprof_var="PPROF_${1^^}"
+	shift 3
 	n=$(count "$name" '"message":"listening"')
 	t0=$(now)
 	"$BIN/mqgate" serve --addr "127.0.0.1:$port" --data "$dir" --log-level info --log-format json \
-		>>"$WORK/$name.log" 2>&1 &
+		--pprof-addr "127.0.0.1:${!pprof_var}" "$@" >>"$WORK/$name.log" 2>&1 &
 	local pid=$!
 	pids+=("$pid")
 	eval "PID_$name=$pid"
@@ -89,10 +105,10 @@ start() {
 # rss NAME: the server's resident memory, split into its own (anonymous:
 # heap, stacks) and the mapped file's pages it has touched (page cache,
 # clean and reclaimable: bbolt reads through its mmap).
-rss() {
+rss() { # rss NAME STAGE
 	local pid_var="PID_$1"
-	awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%s %.0f MiB  ", $1, $2 / 1024} END {print ""}' "/proc/${!pid_var}/status" |
-		sed 's/^/RSS of '"$1"': /'
+	awk '/^(VmRSS|VmHWM|RssAnon|RssFile):/ {printf "%s %.0f MiB  ", $1, $2 / 1024} END {print ""}' "/proc/${!pid_var}/status" |
+		sed 's/^/RSS of '"$1"' '"${2:-}"': /'
 }
 
 stop() { # stop NAME: SIGTERM and wait for the process
@@ -125,70 +141,152 @@ for i in $(seq 0 $((TOPICS - 1))); do
 done
 echo "filled in $(since "$t0")s"
 disk "A filled" "$PORT_A"
-rss a
+rss a "filled"
+rss b "empty"
 stop a
 start a "$PORT_A" "$WORK/a"
 echo "start-up, filled store: ${STARTUP}"
+rss a "filled, restarted"
 
 # --- publish into A (filled) and B (empty), alternating ------------------
 # The machine may be shared: throughput swings with others' load, the
-# server's CPU per message much less, so both are printed.
-bench() { # bench PORT PID BATCH -> "msgs/s server-CPU-us/msg"
-	"$BIN/mqbench" publish --url "http://127.0.0.1:$1" --batch "$3" --concurrency "$CONCURRENCY" \
-		--size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --server-pid "$2" --json |
-		jq -r '.median | "\(.msgsPerSec) \(.serverCpuCores * .elapsedSec / .messages * 1e6)"'
+# server's CPU per message much less, so both are printed, with what each
+# measurement cost the server in I/O: major page faults (pages it had to
+# read from disk through the map) and bytes read and written per message
+# (/proc/PID/io). With SETTLE=1 each measurement, A or B, starts after a
+# `sync` (the dirty pages the system holds, the fill's included, written
+# out first; Dirty/Writeback before it are printed).
+dirty() { awk '/^(Dirty|Writeback):/ {printf "%s %.0f MiB ", $1, $2 / 1024}' /proc/meminfo; }
+ioof() { # ioof PID -> "majflt read_bytes write_bytes"
+	printf '%s %s %s\n' "$(awk '{print $12}' "/proc/$1/stat")" \
+		"$(awk '$1 == "read_bytes:" {print $2}' "/proc/$1/io")" "$(awk '$1 == "write_bytes:" {print $2}' "/proc/$1/io")"
 }
+bench() { # bench NAME BATCH ROUND -> "msgs/s server-CPU-us/msg messages"
+	local port_var="PORT_${1^^}" pid_var="PID_$1" pprof_var="PPROF_${1^^}" ppid=
+	if [[ -n $PROFDIR ]]; then
+		curl -fsS -o "$PROFDIR/$1-batch$2-round$3.pprof" \
+			"http://127.0.0.1:${!pprof_var}/debug/pprof/profile?seconds=${DURATION%s}" &
+		ppid=$!
+	fi
+	"$BIN/mqbench" publish --url "http://127.0.0.1:${!port_var}" --batch "$2" --concurrency "$CONCURRENCY" \
+		--size "$SIZE" --duration "$DURATION" --warmup "$WARMUP" --server-pid "${!pid_var}" --json |
+		jq -r '.median | "\(.msgsPerSec) \(.serverCpuCores * .elapsedSec / .messages * 1e6) \(.messages)"'
+	[[ -z $ppid ]] || wait "$ppid" || true
+}
+declare -A results
 for r in $(seq 1 "$ROUNDS"); do
 	for batch in 1 100; do
-		if ((r % 2)); then order="A B"; else order="B A"; fi
+		if ((r % 2)); then order="a b"; else order="b a"; fi
 		for s in $order; do
-			port_var="PORT_$s" pid_var="PID_${s,,}"
-			read -r v c < <(bench "${!port_var}" "${!pid_var}" "$batch")
-			printf 'round %d batch %3d %s (%s): %10.0f msgs/s  server %6.1f CPU-us/msg\n' "$r" "$batch" "$s" \
-				"$([[ $s == A ]] && echo filled || echo empty)" "$v" "$c"
+			pid_var="PID_$s" settle=
+			if [[ $SETTLE == 1 ]]; then
+				settle="$(dirty)→ sync"
+				t1=$(now)
+				sync
+				settle+=" $(since "$t1")s"
+			fi
+			read -r f0 rb0 wb0 < <(ioof "${!pid_var}")
+			read -r v c m < <(bench "$s" "$batch" "$r")
+			read -r f1 rb1 wb1 < <(ioof "${!pid_var}")
+			results[$batch,$s]+="$v "
+			printf 'round %d batch %3d %s (%s): %8.0f msgs/s  server %5.1f CPU-us/msg  majflt %d  read %.0f B/msg  written %.0f B/msg  [%s]\n' \
+				"$r" "$batch" "${s^^}" "$([[ $s == a ]] && echo filled || echo empty)" "$v" "$c" $((f1 - f0)) \
+				"$(awk -v a="$rb0" -v b="$rb1" -v m="$m" 'BEGIN {print (b - a) / m}')" \
+				"$(awk -v a="$wb0" -v b="$wb1" -v m="$m" 'BEGIN {print (b - a) / m}')" "$settle"
 		done
 	done
 done
+median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+for batch in 1 100; do
+	ma=$(median <<<"${results[$batch,a]}") mb=$(median <<<"${results[$batch,b]}")
+	printf 'batch %3d medians: filled %.0f, empty %.0f msgs/s: %.1f%%\n' "$batch" "$ma" "$mb" \
+		"$(awk -v a="$ma" -v b="$mb" 'BEGIN {print 100 * a / b}')"
+done
+rss a "filled, after the publish rounds"
+rss b "empty, after the publish rounds"
+disk "A before freeing" "$PORT_A"
 
 # --- free: expire all of the filled data ------------------------------------
-# Every fill topic is deleted, one at a time; each DELETE wakes the trash
-# loop, which drops the store segments left without a visible message
-# (store.DropSegment: bbolt DeleteBucket of the whole segment, nothing
-# decoded) and logs "store segments dropped" with their bytes. Retention
-# frees the same way (queue min offsets move, then the same segment drop),
-# so this is its free rate, measured from each DELETE to the log line of
-# its own drop pass.
-freed=$((TOPICS * per))
+# FREE=expire: A restarts with --retention-unit 1ms (an "hour" of
+# retentionHours lasts 1 ms), so every message, filled at 72 h retention,
+# is past it, and the retention cleaner's first pass (at start) expires
+# them all: queue min offsets move (a binary search by store time per
+# queue), then the segments left without a visible message are dropped
+# whole (store.DropSegment: bbolt DeleteBucket, nothing decoded). Its own
+# log lines time both steps. --retention-check-interval 1h keeps it to that
+# one pass. FREE=delete deletes every fill topic instead, one at a time,
+# timed from each DELETE to the trash loop's drop line (the same drop).
 if [[ ${COLD:-1} == 1 ]] && command -v python3 >/dev/null; then
+	stop a
 	# Evict the file's pages from the page cache (this file only), so the
 	# drop reads from disk as it would on a store larger than memory.
 	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$WORK/a/mqgate.db"
 	echo "(page cache of the store file dropped: a cold start for the drop)"
+	[[ $FREE == expire ]] || start a "$PORT_A" "$WORK/a"
+elif [[ $FREE == expire ]]; then
+	stop a
 fi
-echo "== deleting fill0..fill$((TOPICS - 1)) ($freed messages)"
-secs=0 bytes=0
-for i in $(seq 0 $((TOPICS - 1))); do
-	n=$(count a "store segments dropped")
+if [[ $FREE == expire ]]; then
+	n_trim=$(count a '"message":"retention moved queue min offsets')
+	n_drop=$(count a '"message":"store segments dropped"')
 	t0=$(now)
-	curl -fsS -X DELETE -o /dev/null "http://127.0.0.1:$PORT_A/v1/topics/fill$i"
-	waitlog a "store segments dropped" $((n + 1))
-	d=$(secs "$t0" "$AT")
-	b=$(jq -r .bytes <<<"$line_seen")
-	printf '  fill%d: %s bytes of records in %d segments dropped in %ss\n' "$i" "$b" "$(jq -r .segments <<<"$line_seen")" "$d"
-	secs=$(awk -v s="$secs" -v d="$d" 'BEGIN {print s + d}')
-	bytes=$(awk -v s="$bytes" -v b="$b" 'BEGIN {print s + b}')
-done
-echo "freed $(awk -v b="$bytes" 'BEGIN {printf "%.0f MB", b / 1e6}') of records in ${secs}s: $(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f MB/s", b / s / 1e6}')"
-disk "A after deleting" "$PORT_A"
+	start a "$PORT_A" "$WORK/a" --retention-unit 1ms --retention-check-interval 1h
+	echo "== expiring: A restarted with --retention-unit 1ms (start-up ${STARTUP})"
+	waitlog a '"message":"retention moved queue min offsets' $((n_trim + 1))
+	trim_line=$line_seen trim_at=$AT
+	waitlog a '"message":"store segments dropped"' $((n_drop + 1))
+	drop_line=$line_seen
+	trim_took=$(jq -r '.took / 1000' <<<"$trim_line")
+	bytes=$(jq -r .bytes <<<"$drop_line")
+	# From the pass's start (the trim line's time less its took) to the drop line.
+	secs=$(awk -v a="$trim_at" -v t="$trim_took" -v b="$AT" 'BEGIN {printf "%.2f", b - (a - t)}')
+	printf '  queue heads moved past %s messages in %s transactions, %.2fs\n' "$(jq -r .messages <<<"$trim_line")" \
+		"$(jq -r .transactions <<<"$trim_line")" "$trim_took"
+	printf '  %s segments dropped: %s messages, %s bytes of records, in %.2fs (%.1f MB/s, the server'"'"'s figure)\n' \
+		"$(jq -r .segments <<<"$drop_line")" "$(jq -r .messages <<<"$drop_line")" "$bytes" \
+		"$(jq -r '.took / 1000' <<<"$drop_line")" "$(jq -r .MBps <<<"$drop_line")"
+	echo "expired $(awk -v b="$bytes" 'BEGIN {printf "%.0f MB", b / 1e6}') of records in ${secs}s, pass start to last drop: $(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f MB/s", b / s / 1e6}')"
+else
+	freed=$((TOPICS * per))
+	echo "== deleting fill0..fill$((TOPICS - 1)) ($freed messages)"
+	secs=0 bytes=0
+	for i in $(seq 0 $((TOPICS - 1))); do
+		n=$(count a "store segments dropped")
+		t0=$(now)
+		curl -fsS -X DELETE -o /dev/null "http://127.0.0.1:$PORT_A/v1/topics/fill$i"
+		waitlog a "store segments dropped" $((n + 1))
+		d=$(secs "$t0" "$AT")
+		b=$(jq -r .bytes <<<"$line_seen")
+		printf '  fill%d: %s bytes of records in %d segments dropped in %ss\n' "$i" "$b" "$(jq -r .segments <<<"$line_seen")" "$d"
+		secs=$(awk -v s="$secs" -v d="$d" 'BEGIN {print s + d}')
+		bytes=$(awk -v s="$bytes" -v b="$b" 'BEGIN {print s + b}')
+	done
+	echo "freed $(awk -v b="$bytes" 'BEGIN {printf "%.0f MB", b / 1e6}') of records in ${secs}s: $(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f MB/s", b / s / 1e6}')"
+fi
+disk "A after freeing" "$PORT_A"
+rss a "after freeing"
+# Expiry leaves (almost) nothing live, so that compaction has live data to
+# keep, REFILL_MB (default a tenth of the fill) of new messages go in first,
+# into the freed pages (the pass above was the only one: they stay).
+refill=${REFILL_MB:-$((MB / 10))}
+if ((refill > 0)); then
+	t0=$(now)
+	"$BIN/mqbench" publish --url "http://127.0.0.1:$PORT_A" --topic refill --batch 100 \
+		--concurrency 16 --size "$SIZE" --count $((refill * 1024 * 1024 / SIZE)) --warmup 0 --json |
+		jq -r '"refill into the freed pages: \(.median.messages) msgs at \(.median.msgsPerSec|floor) msgs/s"'
+	disk "A refilled" "$PORT_A"
+	rss a "refilled"
+fi
 live=$(metric "$PORT_A" mqgate_store_live_bytes)
-rss a
 stop a
 
 # --- compact ----------------------------------------------------------------
+before=$(stat -c %s "$WORK/a/mqgate.db")
 t0=$(now)
 "$BIN/mqgate" compact --data "$WORK/a"
-echo "compacted in $(since "$t0")s; file now $(stat -c %s "$WORK/a/mqgate.db") bytes, live before $live bytes"
+echo "compacted in $(since "$t0")s: file $before → $(stat -c %s "$WORK/a/mqgate.db") bytes, live before $live bytes"
 start a "$PORT_A" "$WORK/a"
 echo "start-up, compacted store: ${STARTUP}"
 disk "A compacted" "$PORT_A"
+rss a "compacted, restarted"
 stop a

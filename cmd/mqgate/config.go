@@ -71,6 +71,10 @@ type Config struct {
 	// read transaction over every queue's head); it writes only what
 	// expired.
 	RetentionCheckInterval time.Duration
+	// RetentionUnit is the length of one hour of a topic's retentionHours.
+	// Leave it at 1h: only tests and benchmarks shorten it, to expire a
+	// store filled with long retention without waiting for it.
+	RetentionUnit time.Duration
 	// CacheBudgetMiB caps the message bytes prefetched by all consumer
 	// groups together (SPEC §5), shared fairly among them.
 	CacheBudgetMiB int
@@ -197,6 +201,7 @@ func DefaultConfig() Config {
 		NATSMaxBatch:         1000,
 
 		RetentionCheckInterval: time.Minute,
+		RetentionUnit:          time.Hour,
 	}
 }
 
@@ -230,6 +235,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.SegmentSpan, "segment-span", c.SegmentSpan, "age after which the store starts a new segment: a message may hold disk up to about this long past its retention")
 	fs.IntVar(&c.TimelineEvents, "timeline-events", c.TimelineEvents, "events each group's message timeline keeps in memory; 0 turns timelines off")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "how often the retention cleaner runs (a pass with nothing expired only reads)")
+	fs.DurationVar(&c.RetentionUnit, "retention-unit", c.RetentionUnit, "length of one hour of retentionHours; shorter only for tests and benchmarks (expires long-retention data now)")
 	fs.IntVar(&c.CacheBudgetMiB, "cache-budget-mib", c.CacheBudgetMiB, "MiB of messages all consumer groups may prefetch together")
 	fs.IntVar(&c.MaxWaitingPerGroup, "max-waiting-per-group", c.MaxWaitingPerGroup, "long-poll receives parked on one group before 429")
 	fs.IntVar(&c.MaxWaiting, "max-waiting", c.MaxWaiting, "long-poll receives parked in all before 429")
@@ -356,6 +362,9 @@ func (c Config) problems() []error {
 	}
 	if c.RetentionCheckInterval <= 0 {
 		errs = append(errs, errors.New("--retention-check-interval must be positive"))
+	}
+	if c.RetentionUnit <= 0 {
+		errs = append(errs, errors.New("--retention-unit must be positive"))
 	}
 	if c.SegmentBytes <= 0 || c.SegmentSpan <= 0 {
 		errs = append(errs, errors.New("--segment-bytes and --segment-span must be positive"))

@@ -135,6 +135,7 @@ func (m *Main) Run() error {
 		JobRedriven:  jobRedriven,
 
 		RetentionCheckInterval: m.Config.RetentionCheckInterval,
+		RetentionUnit:          m.Config.RetentionUnit,
 	})
 	if err != nil {
 		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)

@@ -71,6 +71,7 @@ type expiredQueue struct {
 // transaction. The schedule topic is never trimmed here: its messages are
 // not due yet (the schedule service trims its delivered head).
 func (e *Engine) trimExpired(now time.Time) error {
+	t0 := time.Now()
 	var due []expiredQueue
 	if err := e.view(func(tx *bolt.Tx) error {
 		due = due[:0]
@@ -82,7 +83,7 @@ func (e *Engine) trimExpired(now time.Time) error {
 			if t.Name == core.ScheduleTopic {
 				continue
 			}
-			cutoff := now.Add(-time.Duration(t.RetentionHours) * e.opts.retentionUnit).UnixMilli()
+			cutoff := now.Add(-time.Duration(t.RetentionHours) * e.opts.RetentionUnit).UnixMilli()
 			for q := range t.Queues {
 				head, ok, err := store.QueueHead(tx, t.UID, q)
 				if err != nil {
@@ -139,7 +140,7 @@ func (e *Engine) trimExpired(now time.Time) error {
 	}
 	if removed > 0 {
 		e.segsDue.Store(true)
-		e.log.Info().Int("messages", removed).Int("transactions", chunks).Msg("retention moved queue min offsets past expired messages")
+		e.log.Info().Int("messages", removed).Int("transactions", chunks).Dur("took", time.Since(t0)).Msg("retention moved queue min offsets past expired messages")
 	}
 	if !e.segsDue.Swap(false) {
 		return nil // no queue moved since the last look: no segment became droppable

@@ -47,10 +47,11 @@ type Options struct {
 	// runs on the job's goroutine and must not block; a resumed job calls
 	// it from Open, so set it before.
 	JobRedriven func(j *core.Job, ids []string)
-
-	// retentionUnit is the length of one "retention hour" (default 1h);
-	// tests shrink it to exercise the cleaner in milliseconds.
-	retentionUnit time.Duration
+	// RetentionUnit is the length of one hour of a topic's retentionHours
+	// (default 1h). Only tests and benchmarks shrink it: a store filled
+	// with 72 h retention can then be expired for real, by the cleaner,
+	// without waiting 72 hours (cmd/mqbench/growth.sh).
+	RetentionUnit time.Duration
 }
 
 // DefaultDelayLevels are RocketMQ's messageDelayLevel (policy's table,
@@ -70,8 +71,8 @@ func (o *Options) setDefaults() {
 	if o.DedupWindow <= 0 {
 		o.DedupWindow = DefaultDedupWindow
 	}
-	if o.retentionUnit <= 0 {
-		o.retentionUnit = time.Hour
+	if o.RetentionUnit <= 0 {
+		o.RetentionUnit = time.Hour
 	}
 }
 

@@ -514,7 +514,7 @@ func TestCorruptFileRefused(t *testing.T) {
 }
 
 func TestRetentionRemovesExpiredMessages(t *testing.T) {
-	e := openTest(t, Options{RetentionCheckInterval: 10 * time.Millisecond, retentionUnit: 200 * time.Millisecond})
+	e := openTest(t, Options{RetentionCheckInterval: 10 * time.Millisecond, RetentionUnit: 200 * time.Millisecond})
 	if _, _, err := e.PutTopic(core.TopicConfig{Name: "short", Queues: 1, RetentionHours: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -680,7 +680,7 @@ func TestCloseAnswersEveryPublisher(t *testing.T) {
 // transaction (it decides in a read transaction); when the heads of a few
 // queues expire, one write transaction removes them all.
 func TestRetentionPassWritesOnlyWhenExpired(t *testing.T) {
-	e := openTest(t, Options{RetentionCheckInterval: time.Hour, retentionUnit: time.Minute})
+	e := openTest(t, Options{RetentionCheckInterval: time.Hour, RetentionUnit: time.Minute})
 	const topics, queues = 8, 250 // 2,000 queues
 	for i := range topics {
 		name := fmt.Sprintf("t%d", i)
@@ -809,7 +809,7 @@ func recordCount(t testing.TB, e *Engine) int {
 // segment's messages, the cleaner drops the segment whole (its records,
 // units and index entries go), keeping those with a visible message.
 func TestRetentionDropsSegments(t *testing.T) {
-	e := openTest(t, Options{RetentionCheckInterval: 10 * time.Millisecond, retentionUnit: 200 * time.Millisecond,
+	e := openTest(t, Options{RetentionCheckInterval: 10 * time.Millisecond, RetentionUnit: 200 * time.Millisecond,
 		SegmentBytes: 1}) // a segment per group commit
 	if _, _, err := e.PutTopic(core.TopicConfig{Name: "short", Queues: 2, RetentionHours: 1}); err != nil {
 		t.Fatal(err)
