@@ -64,17 +64,20 @@ now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN {printf "%.2f", b - a}'; }
 
 # waitlog NAME TEXT N: waits until the log holds N lines with TEXT
-# (tail -f follows the file; no sleep loop here) and sets AT to the
-# matching line's own time stamp, so figures do not depend on how soon
-# tail noticed it.
+# (tail -f follows the file, grep passes on only the lines with TEXT; no
+# sleep loop here) and sets AT to the matching line's own time stamp, so
+# figures do not depend on how soon tail noticed it.
 waitlog() {
 	local file=$WORK/$1.log n=0 line fd tpid
 	touch "$file"
-	exec {fd}< <(exec tail -s 0.1 -n +1 -f "$file")
+	exec {fd}< <(exec tail -s 0.1 -n +1 -f "$file" | grep --line-buffered -F -- "$2")
 	tpid=$!
 	while IFS= read -r -u "$fd" line; do
-		if [[ $line == *"$2"* ]] && ((++n >= $3)); then break; fi
+		if ((++n >= $3)); then break; fi
 	done
+	# The reader's tail and grep end with it (tail at its next write to the
+	# closed pipe; the script's cleanup ends any left).
+	pkill -P "$tpid" 2>/dev/null || true
 	kill "$tpid" 2>/dev/null || true
 	exec {fd}<&-
 	line_seen=$line
@@ -91,7 +94,7 @@ start() {
 	shift 3
 	n=$(count "$name" '"message":"listening"')
 	t0=$(now)
-	"$BIN/mqgate" serve --addr "127.0.0.1:$port" --data "$dir" --log-level info --log-format json \
+	"$BIN/mqgate" serve --addr "127.0.0.1:$port" --data "$dir" --log-level info --log-format json --access-log=false \
 		--pprof-addr "127.0.0.1:${!pprof_var}" "$@" >>"$WORK/$name.log" 2>&1 &
 	local pid=$!
 	pids+=("$pid")
@@ -173,7 +176,7 @@ bench() { # bench NAME BATCH ROUND -> "msgs/s server-CPU-us/msg messages"
 		jq -r '.median | "\(.msgsPerSec) \(.serverCpuCores * .elapsedSec / .messages * 1e6) \(.messages)"'
 	[[ -z $ppid ]] || wait "$ppid" || true
 }
-declare -A results
+declare -A results last ratios
 for r in $(seq 1 "$ROUNDS"); do
 	for batch in 1 100; do
 		if ((r % 2)); then order="a b"; else order="b a"; fi
@@ -189,18 +192,25 @@ for r in $(seq 1 "$ROUNDS"); do
 			read -r v c m < <(bench "$s" "$batch" "$r")
 			read -r f1 rb1 wb1 < <(ioof "${!pid_var}")
 			results[$batch,$s]+="$v "
+			last[$s]=$v
 			printf 'round %d batch %3d %s (%s): %8.0f msgs/s  server %5.1f CPU-us/msg  majflt %d  read %.0f B/msg  written %.0f B/msg  [%s]\n' \
 				"$r" "$batch" "${s^^}" "$([[ $s == a ]] && echo filled || echo empty)" "$v" "$c" $((f1 - f0)) \
 				"$(awk -v a="$rb0" -v b="$rb1" -v m="$m" 'BEGIN {print (b - a) / m}')" \
 				"$(awk -v a="$wb0" -v b="$wb1" -v m="$m" 'BEGIN {print (b - a) / m}')" "$settle"
 		done
+		ratios[$batch]+="$(awk -v a="${last[a]}" -v b="${last[b]}" 'BEGIN {print a / b}') "
 	done
 done
 median() { tr ' ' '\n' | grep . | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 for batch in 1 100; do
 	ma=$(median <<<"${results[$batch,a]}") mb=$(median <<<"${results[$batch,b]}")
-	printf 'batch %3d medians: filled %.0f, empty %.0f msgs/s: %.1f%%\n' "$batch" "$ma" "$mb" \
-		"$(awk -v a="$ma" -v b="$mb" 'BEGIN {print 100 * a / b}')"
+	# Both: the ratio of the medians, and the median of each round's
+	# filled/empty ratio (its two measurements ran back to back, so under
+	# the same load from the rest of the machine).
+	printf 'batch %3d medians: filled %.0f, empty %.0f msgs/s: %.1f%%; per round %s→ median %.1f%%\n' "$batch" "$ma" "$mb" \
+		"$(awk -v a="$ma" -v b="$mb" 'BEGIN {print 100 * a / b}')" \
+		"$(for x in ${ratios[$batch]}; do awk -v x="$x" 'BEGIN {printf "%.1f%% ", 100 * x}'; done)" \
+		"$(awk -v x="$(median <<<"${ratios[$batch]}")" 'BEGIN {print 100 * x}')"
 done
 rss a "filled, after the publish rounds"
 rss b "empty, after the publish rounds"
