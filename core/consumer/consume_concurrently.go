@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"context"
 	"time"
 
 	"github.com/mqgate/mqgate/core"
@@ -186,7 +187,7 @@ func (c *PushConsumer) settleLate(pr *pullRequest, st *deliveryState) {
 	uid := pr.uid.Load()
 	c.offsets.addFinished(pr.mq, pr.epoch, uid, done)
 	p := core.Progress{Done: done, Epoch: pr.epoch, TopicUID: uid}
-	if err := c.commitProgress(map[core.MessageQueue]core.Progress{pr.mq: p}); err != nil {
+	if err := c.commitProgress(context.Background(), map[core.MessageQueue]core.Progress{pr.mq: p}); err != nil {
 		c.log.Warn().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("persist acknowledgements of a dropped queue")
 	}
 }

@@ -280,7 +280,7 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 			final[pr.mq] = p
 		}
 	}
-	if perr := c.commitProgress(final); perr != nil {
+	if perr := c.commitProgress(context.Background(), final); perr != nil {
 		c.log.Error().Err(perr).Msg("persist offsets at shutdown")
 		err = errors.Join(err, perr)
 	}
@@ -386,7 +386,8 @@ func (c *PushConsumer) Stats() Stats {
 // to (topics: created, grown, deleted) changes.
 // Positions are written as soon as they change (after PersistInterval if
 // set), one write in flight at a time: the write joins the store's next
-// group commit, and what changes meanwhile goes with the following one.
+// group commit (waiting up to the store's Linger for a publish to share
+// it), and what changes meanwhile goes with the following one.
 // So an idle client wakes only for its heartbeat and periodic rebalance,
 // and after a crash at most about one group commit of acknowledgements is
 // delivered again.
@@ -501,7 +502,9 @@ func (c *PushConsumer) persistAll() {
 	if len(dirty) == 0 {
 		return
 	}
-	if err := c.commitProgress(dirty); err != nil {
+	// Lazy: the write may wait a few milliseconds to share a publish's
+	// commit (store Options.Linger) instead of costing one of its own.
+	if err := c.commitProgress(core.WithLazyCommit(context.Background()), dirty); err != nil {
 		c.log.Error().Err(err).Msg("persist offsets")
 		c.offsets.markDirty(dirty)
 		signal(c.persistKick)
@@ -510,19 +513,19 @@ func (c *PushConsumer) persistAll() {
 
 // commitProgress writes positions for this client's group incarnation and
 // consumer.
-func (c *PushConsumer) commitProgress(ps map[core.MessageQueue]core.Progress) error {
+func (c *PushConsumer) commitProgress(ctx context.Context, ps map[core.MessageQueue]core.Progress) error {
 	c.mu.Lock()
 	cid, inc := c.consumerID, c.cfg.Incarnation
 	c.mu.Unlock()
-	return c.commitProgressAs(cid, inc, ps)
+	return c.commitProgressAs(ctx, cid, inc, ps)
 }
 
 // commitProgressAs is commitProgress for callers holding c.mu.
-func (c *PushConsumer) commitProgressAs(cid string, inc uint64, ps map[core.MessageQueue]core.Progress) error {
+func (c *PushConsumer) commitProgressAs(ctx context.Context, cid string, inc uint64, ps map[core.MessageQueue]core.Progress) error {
 	if len(ps) == 0 {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return c.deps.Coordinator.CommitProgress(ctx, c.group, inc, cid, ps)
 }

@@ -39,7 +39,8 @@ type Options struct {
 	RebalanceInterval time.Duration
 	// PersistInterval: how long changed positions wait before they are
 	// written. Default 0: at once, one write in flight at a time, each
-	// joining the store's next group commit (RocketMQ writes every 5 s).
+	// joining the store's next group commit, which waits up to the store's
+	// Linger (10 ms) for a publish to share it (RocketMQ writes every 5 s).
 	// After a crash at most the finished messages of this window (plus
 	// the write in flight) are delivered again.
 	PersistInterval time.Duration

@@ -1,6 +1,7 @@
 package consumer
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -312,7 +313,7 @@ func (c *PushConsumer) finishDropLocked(pr *pullRequest) {
 	pr.mu.Unlock()
 	p, ok := c.offsets.take(pr.mq)
 	if ok && !noCommit {
-		if err := c.commitProgressAs(c.consumerID, c.cfg.Incarnation, map[core.MessageQueue]core.Progress{pr.mq: p}); err != nil {
+		if err := c.commitProgressAs(context.Background(), c.consumerID, c.cfg.Incarnation, map[core.MessageQueue]core.Progress{pr.mq: p}); err != nil {
 			c.log.Error().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("persist offset of dropped queue")
 		}
 	}

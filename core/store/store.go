@@ -48,7 +48,17 @@ type Options struct {
 	// message may occupy disk up to about SegmentSpan past its retention.
 	SegmentBytes int64
 	SegmentSpan  time.Duration
+	// Linger is how long a group of only lazy requests
+	// (core.WithLazyCommit: consumers' position writes) waits for an
+	// ordinary request to share its commit; default DefaultLinger, <0 none.
+	Linger time.Duration
 }
+
+// DefaultLinger bounds how long a position write waits for company. It is
+// also how much longer than one group commit a position may stay
+// unwritten, which after a crash is the window of acknowledgements
+// delivered again (docs/consuming.md).
+const DefaultLinger = 10 * time.Millisecond
 
 // Advance reports that a queue's max offset moved (RocketMQ's
 // ReputMessageService notifying PullRequestHoldService).
@@ -88,6 +98,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.MaxGroupBytes <= 0 {
 		opts.MaxGroupBytes = 32 << 20
+	}
+	if opts.Linger == 0 {
+		opts.Linger = DefaultLinger
 	}
 	if opts.SegmentBytes <= 0 {
 		opts.SegmentBytes = DefaultSegmentBytes

@@ -56,6 +56,9 @@ type Request struct {
 	placed []Placed
 	err    error
 	done   chan struct{}
+	// lazy requests (core.WithLazyCommit) may wait up to Options.Linger
+	// for company before the writer commits them.
+	lazy bool
 }
 
 // Commit appends ops (and runs hook) atomically and durably: it returns once
@@ -63,7 +66,7 @@ type Request struct {
 // share transactions (RocketMQ GroupCommitService). If ctx ends first, Commit
 // returns ctx's error; the request may still commit.
 func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, error) {
-	r := &Request{ops: ops, hook: hook, done: make(chan struct{})}
+	r := &Request{ops: ops, hook: hook, done: make(chan struct{}), lazy: core.IsLazyCommit(ctx)}
 	for i := range ops {
 		r.size += len(ops[i].Record)
 	}
@@ -136,32 +139,70 @@ const maxGroup = 1024
 
 // writeLoop is the single writer: it takes every request waiting, commits
 // them in one transaction with one fsync, answers them, and repeats. There
-// is no delay: requests arriving during a commit form the next group. It
+// is no delay for ordinary requests: those arriving during a commit form
+// the next group. A group of only lazy requests (a consumer's position
+// writes) waits up to Options.Linger for an ordinary request to share its
+// commit, so position writes cost no transaction of their own while
+// anything is published, and at most one per Linger when nothing is. It
 // exits when Close closes reqs, after committing what was queued.
 func (s *Store) writeLoop() {
 	defer close(s.done)
 	var lastStored int64
 	group := make([]*Request, 0, maxGroup)
+	linger := time.NewTimer(time.Hour)
+	linger.Stop()
+	defer linger.Stop()
 	for r := range s.reqs {
 		group = append(group[:0], r)
-		bytes := r.size
-	fill:
-		for len(group) < maxGroup && bytes < s.opts.MaxGroupBytes {
-			select {
-			case r, ok := <-s.reqs:
-				if !ok {
-					break fill
-				}
-				group = append(group, r)
-				bytes += r.size
-			default:
-				break fill
-			}
+		g := gathering{bytes: r.size, eager: !r.lazy}
+		open := s.gather(&group, &g, nil)
+		if open && !g.eager && s.opts.Linger > 0 {
+			linger.Reset(s.opts.Linger)
+			open = s.gather(&group, &g, linger.C)
+			linger.Stop()
 		}
 		lastStored = s.commitGroup(group, lastStored)
 		s.stats.groups.Add(1)
 		s.stats.requests.Add(uint64(len(group)))
 	}
+}
+
+// gathering is the state of the group being formed.
+type gathering struct {
+	bytes int
+	eager bool // holds a request that must not wait
+}
+
+// gather adds waiting requests to group up to its bounds. With wait nil it
+// takes only what is queued now; otherwise it blocks for more until wait
+// fires or an eager request joins, then takes what is queued. It returns
+// false once reqs is closed.
+func (s *Store) gather(group *[]*Request, g *gathering, wait <-chan time.Time) bool {
+	for len(*group) < maxGroup && g.bytes < s.opts.MaxGroupBytes {
+		var r *Request
+		var ok bool
+		if wait == nil || g.eager {
+			select {
+			case r, ok = <-s.reqs:
+			default:
+				return true
+			}
+		} else {
+			select {
+			case r, ok = <-s.reqs:
+			case <-wait:
+				wait = nil
+				continue
+			}
+		}
+		if !ok {
+			return false
+		}
+		*group = append(*group, r)
+		g.bytes += r.size
+		g.eager = g.eager || !r.lazy
+	}
+	return true
 }
 
 // commitGroup commits group; a request that breaks the transaction is failed

@@ -3,10 +3,14 @@ package store
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 // TestConcurrentCommitsIndexEveryMessage: many publishers sharing group
@@ -125,5 +129,97 @@ func TestConcurrentCommitsIndexEveryMessage(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLazyCommitWaitsForCompany: a lazy request (a consumer's position
+// write) is not committed alone while its linger lasts; the next ordinary
+// request takes it along in the same transaction, and Close commits one
+// still lingering instead of leaving it unanswered.
+func TestLazyCommitWaitsForCompany(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{Linger: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mark := func(key string) Hook {
+		return func(tx *bolt.Tx) error {
+			b, err := tx.CreateBucketIfNotExists([]byte("test.marks"))
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte(key), []byte{1})
+		}
+	}
+	lazy := core.WithLazyCommit(context.Background())
+	lazyDone := make(chan error, 1)
+	go func() { _, err := s.Commit(lazy, nil, mark("lazy")); lazyDone <- err }()
+	select {
+	case err := <-lazyDone:
+		t.Fatalf("the lazy request was committed alone (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if _, err := s.Commit(context.Background(), nil, mark("eager")); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-lazyDone; err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Groups != 1 || st.Requests != 2 {
+		t.Fatalf("groups %d, requests %d; want both requests in one group", st.Groups, st.Requests)
+	}
+
+	go func() { _, err := s.Commit(lazy, nil, mark("at close")); lazyDone <- err }()
+	select {
+	case err := <-lazyDone:
+		t.Fatalf("the lazy request was committed alone (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-lazyDone; err != nil {
+		t.Fatalf("the lingering request was answered %v at Close; want committed", err)
+	}
+	s, err = Open(filepath.Dir(s.Path()), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.DB().View(func(tx *bolt.Tx) error {
+		for _, k := range []string{"lazy", "eager", "at close"} {
+			if tx.Bucket([]byte("test.marks")).Get([]byte(k)) == nil {
+				t.Errorf("mark %q missing after reopen", k)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGatherStopsLingeringForAnEagerRequest drives the writer's grouping
+// directly: a group of lazy requests keeps waiting until its timer fires,
+// and stops at once, taking what is queued, when an eager request joins.
+func TestGatherStopsLingeringForAnEagerRequest(t *testing.T) {
+	s := &Store{reqs: make(chan *Request, 8), opts: Options{MaxGroupBytes: 1 << 20}}
+	first := &Request{lazy: true}
+	group := []*Request{first}
+	g := gathering{}
+	wait := make(chan time.Time, 1)
+	s.reqs <- &Request{lazy: true}
+	s.reqs <- &Request{}
+	s.reqs <- &Request{lazy: true}
+	if !s.gather(&group, &g, wait) || len(group) != 4 || !g.eager {
+		t.Fatalf("group of %d (eager %v); want all 4 queued, eager", len(group), g.eager)
+	}
+	group, g = group[:1], gathering{}
+	s.reqs <- &Request{lazy: true}
+	wait <- time.Now()
+	if !s.gather(&group, &g, wait) || len(group) != 2 || g.eager {
+		t.Fatalf("group of %d (eager %v); want the 2 lazy ones once the timer fired", len(group), g.eager)
+	}
+	close(s.reqs)
+	if s.gather(&group, &g, wait) {
+		t.Fatal("gather did not report the closed queue")
 	}
 }
