@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
@@ -141,11 +140,11 @@ func (m *Main) Run() error {
 	}
 	m.engine = eng
 
-	reg, err := groups.OpenWith(eng.DB(), groups.Options{
+	reg, err := groups.OpenWith(eng.Store(), groups.Options{
 		Logger:  m.component("groups"),
 		Offsets: eng,
 		// Consumer positions join the store's group commit.
-		Commit: func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) },
+		Commit: eng.CommitHook,
 	})
 	if err != nil {
 		return fmt.Errorf("open consumer groups: %w", err)

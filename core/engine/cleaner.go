@@ -4,8 +4,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -72,9 +70,9 @@ type expiredQueue struct {
 // not due yet (the schedule service trims its delivered head).
 func (e *Engine) trimExpired(now time.Time) error {
 	var due []expiredQueue
-	if err := e.view(func(tx *bolt.Tx) error {
+	if err := e.view(func(tx store.ReadTx) error {
 		due = due[:0]
-		topics, err := store.ListTopics(tx)
+		topics, err := tx.ListTopics()
 		if err != nil {
 			return err
 		}
@@ -84,7 +82,7 @@ func (e *Engine) trimExpired(now time.Time) error {
 			}
 			cutoff := now.Add(-time.Duration(t.RetentionHours) * e.opts.retentionUnit).UnixMilli()
 			for q := range t.Queues {
-				head, ok, err := store.QueueHead(tx, t.UID, q)
+				head, ok, err := tx.QueueHead(t.UID, q)
 				if err != nil {
 					return err
 				}
@@ -105,13 +103,13 @@ func (e *Engine) trimExpired(now time.Time) error {
 		default:
 		}
 		n := 0
-		err := e.update(func(tx *bolt.Tx) error {
+		err := e.update(func(tx store.Tx) error {
 			n = 0
 			left := due
 			for len(left) > 0 && n < trashChunk {
 				d := left[0]
 				// The topic may have been deleted (or recreated) meanwhile.
-				cur, ok, err := store.GetTopic(tx, d.topic.Name)
+				cur, ok, err := tx.GetTopic(d.topic.Name)
 				if err != nil {
 					return err
 				}
@@ -119,7 +117,7 @@ func (e *Engine) trimExpired(now time.Time) error {
 					left = left[1:]
 					continue
 				}
-				k, more, err := store.TrimQueue(tx, cur, d.queue, d.cutoff, trashChunk-n)
+				k, more, err := tx.TrimQueue(cur, d.queue, d.cutoff, trashChunk-n)
 				if err != nil {
 					return err
 				}
@@ -158,8 +156,8 @@ func (e *Engine) trimExpired(now time.Time) error {
 // record is read), so a pass with nothing to drop writes nothing.
 func (e *Engine) dropSegments(why string) error {
 	var starts []int64
-	if err := e.view(func(tx *bolt.Tx) (err error) {
-		starts, err = store.DroppableSegments(tx)
+	if err := e.view(func(tx store.ReadTx) (err error) {
+		starts, err = tx.DroppableSegments()
 		return err
 	}); err != nil || len(starts) == 0 {
 		return err
@@ -178,8 +176,8 @@ func (e *Engine) dropSegments(why string) error {
 		if err := e.st.PrefetchSegment(start); err != nil {
 			e.log.Debug().Err(err).Int64("segment", start).Msg("segment prefetch failed")
 		}
-		if err := e.update(func(tx *bolt.Tx) error {
-			info, ok, err := store.DropSegment(tx, start)
+		if err := e.update(func(tx store.Tx) error {
+			info, ok, err := tx.DropSegment(start)
 			if ok {
 				n++
 				bytes += info.Bytes
