@@ -62,7 +62,7 @@ type expiredQueue struct {
 // trimExpired is retention's half of a pass (clean) as of now. It decides in one read transaction which
 // queues have an expired head (reading each queue's range, head unit and
 // record header: no body), and writes only when some have: the min offsets
-// of all of them move past their expired messages (store.TrimQueue, a
+// of all of them move past their expired messages (store.Tx.TrimQueue, a
 // search by store time, nothing deleted) in a few small transactions;
 // then the store segments left without a visible message are dropped
 // whole (dropSegments). A pass with nothing expired costs no write
@@ -152,7 +152,7 @@ func (e *Engine) trimExpired(now time.Time) error {
 // dropSegments frees the store segments in which no message is visible any
 // more (retention moved every queue past them, or their topics were
 // deleted): it finds them in a read transaction and drops each whole in a
-// transaction of its own (store.DropSegment: its pages become free, no
+// transaction of its own (store.Tx.DropSegment: its pages become free, no
 // record is read), so a pass with nothing to drop writes nothing.
 func (e *Engine) dropSegments(why string) error {
 	var starts []int64

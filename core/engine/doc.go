@@ -71,8 +71,8 @@
 // transaction: two racing publishes of one key never both store (the
 // loser's request fails with errDedupRace, stores nothing, and Put looks
 // again). The result's queue and offset are read back inside the
-// transaction with store.PositionOfID. Put answers a repeat from a read
-// transaction first, so plain retries never reach the writer. A record
+// transaction with store.ReadTx.PositionOfID. Put answers a repeat from a
+// read transaction first, so plain retries never reach the writer. A record
 // expires after Options.DedupWindow (exact at lookup); the retention
 // cleaner's pass sweeps the expiry index in chunks. Records of a deleted
 // topic's incarnation are ignored and overwritten.

@@ -12,7 +12,7 @@ import (
 
 // Topic deletion in the background (SPEC §5). DeleteTopic and
 // DeleteSystemTopic only move the topic's incarnation to the trash
-// (store.RemoveTopic, one small transaction) and wake trashLoop, which
+// (store.Tx.RemoveTopic, one small transaction) and wake trashLoop, which
 // drops the store segments left without a visible message, each whole in
 // a transaction of its own (emptyTrash). The trash is on disk, so a stop or a kill -9 half-way loses nothing: the loop
 // runs one pass when the engine opens and finishes the job. A topic
