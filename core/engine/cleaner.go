@@ -117,14 +117,12 @@ func (e *Engine) trimExpired(now time.Time) error {
 					left = left[1:]
 					continue
 				}
-				k, more, err := tx.TrimQueue(cur, d.queue, d.cutoff, trashChunk-n)
+				k, err := tx.TrimQueue(cur, d.queue, d.cutoff)
 				if err != nil {
 					return err
 				}
 				n += k
-				if !more {
-					left = left[1:]
-				}
+				left = left[1:]
 			}
 			due = left // an error below ends the pass, so a rollback loses nothing
 			return nil

@@ -172,55 +172,46 @@ func (t *levelTask) advanceHook(uid uint64, start, end int64) store.Hook {
 
 // trimMaybe removes delivered units (and their commit log records) from
 // the head of the schedule queue once enough piled up or the level is
-// idle, in its own small transactions: the schedule topic is exempt from
+// idle, in one small transaction: the schedule topic is exempt from
 // retention, so this is what keeps it from growing forever.
 func (t *levelTask) trimMaybe(drained bool) {
 	if t.sinceTrim == 0 || (!drained && t.sinceTrim < trashChunk) {
 		return
 	}
 	t.sinceTrim = 0
-	for more := true; more; {
-		err := t.e.update(func(tx store.Tx) error {
-			rec, ok, err := tx.GetTopic(core.ScheduleTopic)
-			if err != nil || !ok {
-				more = false
-				return err
-			}
-			// Store times never decrease along a queue, so every unit stored
-			// before the first undelivered one (or the last delivered one)
-			// is delivered: trim by that store time.
-			_, max, err := tx.QueueRange(rec.UID, t.qid)
-			if err != nil {
-				return err
-			}
-			off := schedOffset(tx.ReadTx, t.qid, rec.UID)
-			probe := off
-			if off >= max {
-				probe = max - 1
-			}
-			u, found, err := tx.UnitAt(rec.UID, t.qid, probe)
-			if err != nil || !found {
-				more = false
-				return err
-			}
-			cutoff, ok, err := tx.StoredAtAt(u.CommitLogOffset)
-			if err != nil || !ok {
-				more = false
-				return err
-			}
-			var n int
-			n, more, err = tx.TrimQueue(rec, t.qid, cutoff, trashChunk)
-			if n > 0 {
-				t.e.segsDue.Store(true) // the cleaner's next pass looks for droppable segments
-			}
+	err := t.e.update(func(tx store.Tx) error {
+		rec, ok, err := tx.GetTopic(core.ScheduleTopic)
+		if err != nil || !ok {
 			return err
-		})
-		if err != nil {
-			if !errors.Is(err, core.ErrClosed) {
-				t.e.log.Error().Err(err).Int("level", t.qid+1).Msg("schedule: trimming delivered messages failed")
-			}
-			return
 		}
+		// Store times never decrease along a queue, so every unit stored
+		// before the first undelivered one (or the last delivered one)
+		// is delivered: trim by that store time.
+		_, max, err := tx.QueueRange(rec.UID, t.qid)
+		if err != nil {
+			return err
+		}
+		off := schedOffset(tx.ReadTx, t.qid, rec.UID)
+		probe := off
+		if off >= max {
+			probe = max - 1
+		}
+		u, found, err := tx.UnitAt(rec.UID, t.qid, probe)
+		if err != nil || !found {
+			return err
+		}
+		cutoff, ok, err := tx.StoredAtAt(u.CommitLogOffset)
+		if err != nil || !ok {
+			return err
+		}
+		n, err := tx.TrimQueue(rec, t.qid, cutoff)
+		if n > 0 {
+			t.e.segsDue.Store(true) // the cleaner's next pass looks for droppable segments
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, core.ErrClosed) {
+		t.e.log.Error().Err(err).Int("level", t.qid+1).Msg("schedule: trimming delivered messages failed")
 	}
 }
 

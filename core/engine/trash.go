@@ -73,7 +73,7 @@ func (e *Engine) emptyTrash() error {
 		return err
 	}
 	if err := e.update(func(tx store.Tx) error {
-		_, err := tx.EmptyTrash(trashChunk) // clears the entries; drops a segment only if one appeared meanwhile
+		_, err := tx.EmptyTrash() // clears the entries; drops a segment only if one appeared meanwhile
 		return err
 	}); err != nil {
 		return err

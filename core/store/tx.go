@@ -86,10 +86,11 @@ func (tx Tx) RemoveTopic(name string) (TopicRecord, bool, error) { return remove
 
 // TrimQueue moves a queue's min offset past its messages stored before
 // cutoff (unix ms) and reports how many left the queue; nothing is
-// deleted (DropSegment frees whole segments). limit is ignored and more
-// is always false: the move costs the same at any size.
-func (tx Tx) TrimQueue(t TopicRecord, qid int, cutoff int64, limit int) (removed int, more bool, err error) {
-	return trimQueue(tx.tx, t, qid, cutoff, limit)
+// deleted (DropSegment frees whole segments), and the move costs the same
+// at any size.
+func (tx Tx) TrimQueue(t TopicRecord, qid int, cutoff int64) (removed int, err error) {
+	removed, _, err = trimQueue(tx.tx, t, qid, cutoff, 0)
+	return removed, err
 }
 
 // Messages.
@@ -159,7 +160,7 @@ func (tx ReadTx) HasTrash() bool { return hasTrash(tx.tx) }
 
 // EmptyTrash clears the trash entries no segment needs any more and drops
 // at most one droppable segment; more reports whether it dropped one.
-func (tx Tx) EmptyTrash(limit int) (more bool, err error) { return emptyTrash(tx.tx, limit) }
+func (tx Tx) EmptyTrash() (more bool, err error) { return emptyTrash(tx.tx, 0) }
 
 // Records set aside as corrupt (corrupt.go).
 
