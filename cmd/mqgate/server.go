@@ -372,7 +372,7 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
 		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
-		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops); publishers wait for each.",
+		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops, consumer group changes); publishers wait for each.",
 			func(s store.WriterStats) float64 { return float64(s.Updates) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mqgate_retention_passes_total",
 			Help: "Retention cleaner passes; a pass that finds nothing expired adds no store write transaction."},

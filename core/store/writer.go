@@ -90,8 +90,8 @@ func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, erro
 // time spent appending inside transactions, Commit the time spent
 // committing them (page writes and fsyncs).
 // Updates counts the read-write transactions run outside group commit
-// (Store.Update: topic changes, retention and trash chunks), each of which
-// makes publishers wait.
+// (Store.Update: topic changes, retention and trash chunks, consumer group
+// configs and offset resets), each of which makes publishers wait.
 type WriterStats struct {
 	Groups, Requests uint64
 	Apply, Commit    time.Duration
