@@ -29,4 +29,11 @@ func TestPublishLimitsAreCores(t *testing.T) {
 			t.Errorf("PublishRequest.%s: validate %q, want it to start %q (core's limits)", field, tag, want)
 		}
 	}
+	// The OpenAPI document's maxLength of the text fields, too.
+	for field, want := range map[string]int{"Tags": core.MaxTagsLen, "ShardingKey": core.MaxKeyLen} {
+		f, _ := typ.FieldByName(field)
+		if tag := f.Tag.Get("maxLength"); tag != fmt.Sprint(want) {
+			t.Errorf("PublishRequest.%s: maxLength %q, want %d (core's limits)", field, tag, want)
+		}
+	}
 }

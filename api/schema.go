@@ -128,7 +128,7 @@ func PathParamPattern(method, param string) string {
 // handlers check by hand: [minLength, maxLength].
 var ParamLimits = map[string][2]int{
 	"messageId": {1, core.MaxIDLength},
-	"key":       {1, maxKeyLength},
+	"key":       {1, core.MaxKeyLen}, // a message key, as published (PublishRequest.keys)
 }
 
 // ParamPatterns are the patterns of query parameters the handlers parse
@@ -144,6 +144,3 @@ var ParamPatterns = map[string]string{
 	// the same as absent.
 	"consumerId": `^[A-Za-z0-9_-]{0,127}$`,
 }
-
-// maxKeyLength bounds a message key (PublishRequest.keys, ?key=).
-const maxKeyLength = 128

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
@@ -48,8 +47,8 @@ func startEmbedded(t *testing.T) target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng,
-		Commit: func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) }})
+	reg, err := groups.OpenWith(eng.Store(), groups.Options{Offsets: eng,
+		Commit: eng.CommitHook})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,6 +68,8 @@ func makeDamageFixture(t *testing.T) *damageFixture {
 }
 
 // classify finds the pages' types the way bbolt sees them, on a copy.
+// It opens the copy with bbolt itself, not the store: it needs bbolt's
+// page-level view (Tx.Page) to damage pages of each type.
 func (f *damageFixture) classify(t *testing.T) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "copy.db")

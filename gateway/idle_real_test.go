@@ -41,7 +41,7 @@ func TestRealIdleGroupShrinksPrefetch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reg, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng})
+			reg, err := groups.OpenWith(eng.Store(), groups.Options{Offsets: eng})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -37,7 +37,7 @@ func newRealEnv(t *testing.T) *realEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng})
+	reg, err := groups.OpenWith(eng.Store(), groups.Options{Offsets: eng})
 	if err != nil {
 		t.Fatal(err)
 	}

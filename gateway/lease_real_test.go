@@ -44,7 +44,7 @@ func newRealEnvTuned(t *testing.T, tune func(*consumer.Options)) (*realEnv, *cou
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := groups.Open(eng.DB())
+	reg, err := groups.Open(eng.Store())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ func newPushEnv(t *testing.T, reg prometheus.Registerer) *realEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gr, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng})
+	gr, err := groups.OpenWith(eng.Store(), groups.Options{Offsets: eng})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
@@ -26,8 +24,8 @@ func newSettlingEnv(t *testing.T) *realEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng,
-		Commit: func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) }})
+	reg, err := groups.OpenWith(eng.Store(), groups.Options{Offsets: eng,
+		Commit: eng.CommitHook})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	jsapi "github.com/nats-io/nats.go/jetstream"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
@@ -487,8 +486,8 @@ func startEmbeddedGateway(dir string) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	reg, err := groups.OpenWith(eng.DB(), groups.Options{Offsets: eng,
-		Commit: func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) }})
+	reg, err := groups.OpenWith(eng.Store(), groups.Options{Offsets: eng,
+		Commit: eng.CommitHook})
 	if err != nil {
 		eng.Close()
 		return "", nil, err

@@ -14,7 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/api"
 	"github.com/mqgate/mqgate/backend/jetstream"
@@ -142,11 +141,11 @@ func (m *Main) Run() error {
 	}
 	m.engine = eng
 
-	reg, err := groups.OpenWith(eng.DB(), groups.Options{
+	reg, err := groups.OpenWith(eng.Store(), groups.Options{
 		Logger:  m.component("groups"),
 		Offsets: eng,
 		// Consumer positions join the store's group commit.
-		Commit: func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) },
+		Commit: eng.CommitHook,
 	})
 	if err != nil {
 		return fmt.Errorf("open consumer groups: %w", err)
@@ -374,7 +373,7 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
 		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
-		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops); publishers wait for each.",
+		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops, consumer group changes); publishers wait for each.",
 			func(s store.WriterStats) float64 { return float64(s.Updates) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mqgate_retention_passes_total",
 			Help: "Retention cleaner passes; a pass that finds nothing expired adds no store write transaction."},

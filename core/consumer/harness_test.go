@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/groups"
@@ -45,8 +43,8 @@ func (e *env) open() {
 	// As cmd/mqgate wires it: starts decided at subscription, positions
 	// through the group commit.
 	opts.Offsets = eng
-	opts.Commit = func(ctx context.Context, fn func(*bolt.Tx) error) error { return eng.CommitHook(ctx, fn) }
-	reg, err := groups.OpenWith(eng.DB(), opts)
+	opts.Commit = eng.CommitHook
+	reg, err := groups.OpenWith(eng.Store(), opts)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -4,8 +4,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -64,7 +62,7 @@ type expiredQueue struct {
 // trimExpired is retention's half of a pass (clean) as of now. It decides in one read transaction which
 // queues have an expired head (reading each queue's range, head unit and
 // record header: no body), and writes only when some have: the min offsets
-// of all of them move past their expired messages (store.TrimQueue, a
+// of all of them move past their expired messages (store.Tx.TrimQueue, a
 // search by store time, nothing deleted) in a few small transactions;
 // then the store segments left without a visible message are dropped
 // whole (dropSegments). A pass with nothing expired costs no write
@@ -73,9 +71,9 @@ type expiredQueue struct {
 func (e *Engine) trimExpired(now time.Time) error {
 	t0 := time.Now()
 	var due []expiredQueue
-	if err := e.view(func(tx *bolt.Tx) error {
+	if err := e.view(func(tx store.ReadTx) error {
 		due = due[:0]
-		topics, err := store.ListTopics(tx)
+		topics, err := tx.ListTopics()
 		if err != nil {
 			return err
 		}
@@ -85,7 +83,7 @@ func (e *Engine) trimExpired(now time.Time) error {
 			}
 			cutoff := now.Add(-time.Duration(t.RetentionHours) * e.opts.RetentionUnit).UnixMilli()
 			for q := range t.Queues {
-				head, ok, err := store.QueueHead(tx, t.UID, q)
+				head, ok, err := tx.QueueHead(t.UID, q)
 				if err != nil {
 					return err
 				}
@@ -106,13 +104,13 @@ func (e *Engine) trimExpired(now time.Time) error {
 		default:
 		}
 		n := 0
-		err := e.update(func(tx *bolt.Tx) error {
+		err := e.update(func(tx store.Tx) error {
 			n = 0
 			left := due
 			for len(left) > 0 && n < trashChunk {
 				d := left[0]
 				// The topic may have been deleted (or recreated) meanwhile.
-				cur, ok, err := store.GetTopic(tx, d.topic.Name)
+				cur, ok, err := tx.GetTopic(d.topic.Name)
 				if err != nil {
 					return err
 				}
@@ -120,14 +118,12 @@ func (e *Engine) trimExpired(now time.Time) error {
 					left = left[1:]
 					continue
 				}
-				k, more, err := store.TrimQueue(tx, cur, d.queue, d.cutoff, trashChunk-n)
+				k, err := tx.TrimQueue(cur, d.queue, d.cutoff)
 				if err != nil {
 					return err
 				}
 				n += k
-				if !more {
-					left = left[1:]
-				}
+				left = left[1:]
 			}
 			due = left // an error below ends the pass, so a rollback loses nothing
 			return nil
@@ -155,12 +151,12 @@ func (e *Engine) trimExpired(now time.Time) error {
 // dropSegments frees the store segments in which no message is visible any
 // more (retention moved every queue past them, or their topics were
 // deleted): it finds them in a read transaction and drops each whole in a
-// transaction of its own (store.DropSegment: its pages become free, no
+// transaction of its own (store.Tx.DropSegment: its pages become free, no
 // record is read), so a pass with nothing to drop writes nothing.
 func (e *Engine) dropSegments(why string) error {
 	var starts []int64
-	if err := e.view(func(tx *bolt.Tx) (err error) {
-		starts, err = store.DroppableSegments(tx)
+	if err := e.view(func(tx store.ReadTx) (err error) {
+		starts, err = tx.DroppableSegments()
 		return err
 	}); err != nil || len(starts) == 0 {
 		return err
@@ -179,8 +175,8 @@ func (e *Engine) dropSegments(why string) error {
 		if err := e.st.PrefetchSegment(start); err != nil {
 			e.log.Debug().Err(err).Int64("segment", start).Msg("segment prefetch failed")
 		}
-		if err := e.update(func(tx *bolt.Tx) error {
-			info, ok, err := store.DropSegment(tx, start)
+		if err := e.update(func(tx store.Tx) error {
+			info, ok, err := tx.DropSegment(start)
 			if ok {
 				n++
 				bytes += info.Bytes

@@ -3,8 +3,6 @@ package engine
 import (
 	"errors"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -22,10 +20,10 @@ func (e *Engine) setAside(recs []store.CorruptRecord) error {
 		return nil
 	}
 	var added []store.CorruptRecord
-	err := e.update(func(tx *bolt.Tx) error {
+	err := e.update(func(tx store.Tx) error {
 		added = added[:0]
 		for _, r := range recs {
-			ok, err := store.RecordCorrupt(tx, r)
+			ok, err := tx.RecordCorrupt(r)
 			if err != nil {
 				return err
 			}
@@ -50,15 +48,15 @@ func (e *Engine) setAside(recs []store.CorruptRecord) error {
 // commit log order. ENotFound when the topic does not exist.
 func (e *Engine) CorruptMessages(topic string) ([]core.CorruptMessage, error) {
 	var out []core.CorruptMessage
-	err := e.view(func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, topic)
+	err := e.view(func(tx store.ReadTx) error {
+		rec, ok, err := tx.GetTopic(topic)
 		if err != nil {
 			return err
 		}
 		if !ok {
 			return core.Errorf(core.ENotFound, "topic %q does not exist", topic)
 		}
-		all, err := store.ListCorrupt(tx)
+		all, err := tx.ListCorrupt()
 		if err != nil {
 			return err
 		}
@@ -78,8 +76,8 @@ func (e *Engine) CorruptMessages(topic string) ([]core.CorruptMessage, error) {
 // topic count under "".
 func (e *Engine) CorruptCounts() (map[string]int64, error) {
 	out := map[string]int64{}
-	err := e.view(func(tx *bolt.Tx) error {
-		topics, err := store.ListTopics(tx)
+	err := e.view(func(tx store.ReadTx) error {
+		topics, err := tx.ListTopics()
 		if err != nil {
 			return err
 		}
@@ -88,7 +86,7 @@ func (e *Engine) CorruptCounts() (map[string]int64, error) {
 			names[t.UID] = t.Name
 			out[t.Name] = 0
 		}
-		all, err := store.ListCorrupt(tx)
+		all, err := tx.ListCorrupt()
 		if err != nil {
 			return err
 		}
@@ -103,8 +101,8 @@ func (e *Engine) CorruptCounts() (map[string]int64, error) {
 }
 
 // corruptCount counts the set-aside records of one topic incarnation.
-func corruptCount(tx *bolt.Tx, uid uint64) (int64, error) {
-	all, err := store.ListCorrupt(tx)
+func corruptCount(tx store.ReadTx, uid uint64) (int64, error) {
+	all, err := tx.ListCorrupt()
 	var n int64
 	for _, r := range all {
 		if r.UID == uid {

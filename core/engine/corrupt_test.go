@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -14,16 +12,16 @@ import (
 // flipRecordByte rewrites the commit log record of one message in the bbolt
 // file with one body byte flipped, as a bad disk would leave it: same
 // length, checksum no longer matching.
-func flipRecordByte(t *testing.T, db *bolt.DB, id string) int64 {
+func flipRecordByte(t *testing.T, st *store.Store, id string) int64 {
 	t.Helper()
 	var cl int64
-	err := db.Update(func(tx *bolt.Tx) error {
+	err := st.Update(func(tx store.Tx) error {
 		var ok bool
-		if cl, ok = store.OffsetOfID(tx, id); !ok {
+		if cl, ok = tx.OffsetOfID(id); !ok {
 			return fmt.Errorf("id %s not indexed", id)
 		}
 		// inside the body, before the CRC
-		return store.PatchRecord(tx, cl, func(rec []byte) { rec[len(rec)-10] ^= 0x20 })
+		return tx.PatchRecord(cl, func(rec []byte) { rec[len(rec)-10] ^= 0x20 })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +43,7 @@ func TestCorruptRecordSetAside(t *testing.T) {
 	}
 	res := mustPut(t, e, "t", msgs...)
 	victim := res[100]
-	cl := flipRecordByte(t, e.DB(), victim.MessageID)
+	cl := flipRecordByte(t, e.st, victim.MessageID)
 
 	mq := core.MessageQueue{Topic: "t", QueueID: 0}
 	var got []*core.Message
@@ -109,7 +107,7 @@ func TestCorruptRecordSetAside(t *testing.T) {
 
 	// Met first by GET: set aside too.
 	second := res[300]
-	flipRecordByte(t, e.DB(), second.MessageID)
+	flipRecordByte(t, e.st, second.MessageID)
 	if _, err := e.Message("t", second.MessageID); core.ErrorCode(err) != core.ECorrupt {
 		t.Fatalf("GET of a newly corrupt message: %v", err)
 	}
@@ -120,7 +118,7 @@ func TestCorruptRecordSetAside(t *testing.T) {
 	// Met first by the open check (among the newest records): set aside at
 	// open, the file is not refused.
 	third := res[599]
-	flipRecordByte(t, e.DB(), third.MessageID)
+	flipRecordByte(t, e.st, third.MessageID)
 	e.Close()
 	e = openTest(t, Options{Dir: dir})
 	if st, _ := e.TopicStats("t"); st.Corrupt != 3 {
@@ -132,12 +130,12 @@ func TestCorruptRecordSetAside(t *testing.T) {
 }
 
 // flipLastRecord flips a body byte of the newest commit log record.
-func flipLastRecord(t *testing.T, db *bolt.DB) int64 {
+func flipLastRecord(t *testing.T, st *store.Store) int64 {
 	t.Helper()
 	var cl int64
-	err := db.Update(func(tx *bolt.Tx) error {
-		cl, _ = store.LastCommitLogOffset(tx)
-		return store.PatchRecord(tx, cl, func(rec []byte) { rec[len(rec)-6] ^= 0x20 })
+	err := st.Update(func(tx store.Tx) error {
+		cl, _ = tx.LastCommitLogOffset()
+		return tx.PatchRecord(cl, func(rec []byte) { rec[len(rec)-6] ^= 0x20 })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +150,7 @@ func TestCorruptRecordSetAsideInDLQAndSchedule(t *testing.T) {
 	mustTopic(t, e, "t", 1)
 
 	deadLetter(t, e, "g", "t", 3)
-	cl := flipLastRecord(t, e.DB()) // the third dead letter's copy
+	cl := flipLastRecord(t, e.st) // the third dead letter's copy
 	page, _, err := e.DLQMessages("g", "", 10)
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +165,7 @@ func TestCorruptRecordSetAsideInDLQAndSchedule(t *testing.T) {
 
 	// Level 10 is 1 s: the flip lands well before the move reads it.
 	res := mustPut(t, e, "t", core.PutMessage{Body: []byte("delayed body"), DelayLevel: 10})
-	cl = flipLastRecord(t, e.DB())
+	cl = flipLastRecord(t, e.st)
 	checkFor(t, 10*time.Second, func() error {
 		list, err := e.CorruptMessages(core.ScheduleTopic)
 		if err != nil {

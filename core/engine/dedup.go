@@ -6,8 +6,6 @@ import (
 	"errors"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -33,9 +31,9 @@ import (
 // time-ordered index, so nothing runs while idle.
 var (
 	// bucketDedup: topic, 0x00, id -> dedupRecord.
-	bucketDedup = []byte("dedup.records")
+	bucketDedup = store.Register("core/engine", "dedup.records")
 	// bucketDedupExp: expiry unix ms(8), topic, 0x00, id -> empty.
-	bucketDedupExp = []byte("dedup.expiry")
+	bucketDedupExp = store.Register("core/engine", "dedup.expiry")
 )
 
 // DefaultDedupWindow is how long an idempotency key is remembered.
@@ -123,7 +121,7 @@ func dedupKey(topic, id string) []byte {
 
 // lookupDedup reads the live record of (topic, id) for incarnation uid:
 // absent, expired or of another incarnation count as none.
-func lookupDedup(tx *bolt.Tx, topic string, uid uint64, id string, nowMs int64) (dedupRecord, bool) {
+func lookupDedup(tx store.ReadTx, topic string, uid uint64, id string, nowMs int64) (dedupRecord, bool) {
 	r, ok := decodeDedup(tx.Bucket(bucketDedup).Get(dedupKey(topic, id)))
 	if !ok || r.uid != uid || r.expires <= nowMs {
 		return dedupRecord{}, false
@@ -162,7 +160,7 @@ func (e *Engine) planDedup(topic string, uid uint64, msgs []core.PutMessage, now
 	p.replay, p.alias = map[int]core.PutResult{}, map[int]int{}
 	first := map[string]int{}
 	nowMs := now.UnixMilli()
-	err := e.view(func(tx *bolt.Tx) error {
+	err := e.view(func(tx store.ReadTx) error {
 		for i := range msgs {
 			m := &msgs[i]
 			if m.DedupID == "" {
@@ -199,14 +197,14 @@ func (e *Engine) planDedup(topic string, uid uint64, msgs []core.PutMessage, now
 func (e *Engine) dedupHook(topic string, uid uint64, msgs []core.PutMessage, ids []string, due []int64, now time.Time) store.Hook {
 	expires := now.Add(e.opts.DedupWindow).UnixMilli()
 	nowMs := now.UnixMilli()
-	return func(tx *bolt.Tx) error {
+	return func(tx store.Tx) error {
 		recs, exp := tx.Bucket(bucketDedup), tx.Bucket(bucketDedupExp)
 		for i := range msgs {
 			m := &msgs[i]
 			if m.DedupID == "" {
 				continue
 			}
-			if r, ok := lookupDedup(tx, topic, uid, m.DedupID, nowMs); ok {
+			if r, ok := lookupDedup(tx.ReadTx, topic, uid, m.DedupID, nowMs); ok {
 				if r.hash != m.DedupHash {
 					return mismatch(topic, m.DedupID)
 				}
@@ -217,7 +215,7 @@ func (e *Engine) dedupHook(topic string, uid uint64, msgs []core.PutMessage, ids
 				r.deliverAt = due[i]
 				r.storedAt = nowMs
 			} else {
-				qid, off, at, ok, err := store.PositionOfID(tx, ids[i])
+				qid, off, at, ok, err := tx.PositionOfID(ids[i])
 				if err != nil {
 					return err
 				}
@@ -251,7 +249,7 @@ func (e *Engine) sweepDedup(now time.Time) (removed int, err error) {
 	// Look first: an idle server (nothing expired) takes no write
 	// transaction, so no fsync.
 	due := false
-	if err := e.view(func(tx *bolt.Tx) error {
+	if err := e.view(func(tx store.ReadTx) error {
 		k, _ := tx.Bucket(bucketDedupExp).Cursor().First()
 		due = len(k) >= 8 && binary.BigEndian.Uint64(k) <= nowMs
 		return nil
@@ -265,7 +263,7 @@ func (e *Engine) sweepDedup(now time.Time) (removed int, err error) {
 		default:
 		}
 		more = false
-		err := e.update(func(tx *bolt.Tx) error {
+		err := e.update(func(tx store.Tx) error {
 			recs, exp := tx.Bucket(bucketDedup), tx.Bucket(bucketDedupExp)
 			c := exp.Cursor()
 			n := 0

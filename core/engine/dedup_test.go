@@ -147,7 +147,7 @@ func TestIdempotencyExpiresAndIsSwept(t *testing.T) {
 	mustTopic(t, e, "t", 1)
 	first := mustPut(t, e, "t", keyed("a", "k"))[0]
 	checkFor(t, 5*time.Second, func() error {
-		if n := bucketLen(t, e, string(bucketDedupExp)) + bucketLen(t, e, string(bucketDedup)); n != 0 {
+		if n := bucketLen(t, e, bucketDedupExp) + bucketLen(t, e, bucketDedup); n != 0 {
 			return fmt.Errorf("%d dedup entries left", n)
 		}
 		return nil

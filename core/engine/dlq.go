@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -47,7 +45,7 @@ func (e *Engine) DLQMessages(group, cursor string, limit int) (msgs []*core.Mess
 	}
 	limit = min(limit, dlqMaxLimit)
 	var corrupt []store.CorruptRecord
-	err = e.view(func(tx *bolt.Tx) error {
+	err = e.view(func(tx store.ReadTx) error {
 		corrupt = corrupt[:0]
 		s, err := scanDLQ(tx, group, from, func() bool { return len(msgs) == limit },
 			func(_ int64, m *core.Message) { msgs = append(msgs, m) },
@@ -68,12 +66,12 @@ func (e *Engine) DLQMessages(group, cursor string, limit int) (msgs []*core.Mess
 
 // DLQDepth is how many dead letters of group are waiting (not redriven).
 func (e *Engine) DLQDepth(group string) (n int64, err error) {
-	err = e.view(func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
+	err = e.view(func(tx store.ReadTx) error {
+		rec, ok, err := tx.GetTopic(core.DLQTopic(group))
 		if err != nil || !ok {
 			return err
 		}
-		lo, hi, err := store.QueueRange(tx, rec.UID, 0)
+		lo, hi, err := tx.QueueRange(rec.UID, 0)
 		if err != nil {
 			return err
 		}
@@ -114,7 +112,7 @@ func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int
 		)
 		now := time.Now().UTC()
 		var corrupt []store.CorruptRecord
-		err := e.view(func(tx *bolt.Tx) error {
+		err := e.view(func(tx store.ReadTx) error {
 			corrupt = corrupt[:0]
 			size := 0
 			s, err := scanDLQ(tx, group, from,
@@ -168,19 +166,19 @@ type dlqScan struct {
 // Redrive both page through it. An entry whose message cannot be read and
 // is not set aside yet goes to setAside, for the caller to record once the
 // read is over (engine/corrupt.go).
-func scanDLQ(tx *bolt.Tx, group string, from int64, full func() bool,
+func scanDLQ(tx store.ReadTx, group string, from int64, full func() bool,
 	visit func(off int64, m *core.Message), setAside func(store.CorruptRecord)) (dlqScan, error) {
-	rec, ok, err := store.GetTopic(tx, core.DLQTopic(group))
+	rec, ok, err := tx.GetTopic(core.DLQTopic(group))
 	if err != nil || !ok {
 		return dlqScan{done: true}, err
 	}
-	lo, hi, err := store.QueueRange(tx, rec.UID, 0)
+	lo, hi, err := tx.QueueRange(rec.UID, 0)
 	if err != nil {
 		return dlqScan{done: true}, err
 	}
 	marks := tx.Bucket(bucketRedriven)
 	at, scanned := max(from, lo), 0
-	err = store.ScanQueue(tx, rec.UID, 0, at, func(off int64, u store.Unit) bool {
+	err = tx.ScanQueue(rec.UID, 0, at, func(off int64, u store.Unit) bool {
 		if off >= hi || full() || scanned == dlqScanLimit {
 			return false
 		}
@@ -189,10 +187,10 @@ func scanDLQ(tx *bolt.Tx, group string, from int64, full func() bool,
 		if marks.Get(redrivenKey(rec.UID, off)) != nil {
 			return true
 		}
-		m, err := store.MessageAt(tx, u.CommitLogOffset)
+		m, err := tx.MessageAt(u.CommitLogOffset)
 		if err != nil || m == nil {
-			if !store.IsSetAside(tx, u.CommitLogOffset) {
-				setAside(store.InspectCorrupt(tx, u.CommitLogOffset, rec.UID, 0, off, err))
+			if !tx.IsSetAside(u.CommitLogOffset) {
+				setAside(tx.InspectCorrupt(u.CommitLogOffset, rec.UID, 0, off, err))
 			}
 			return true
 		}
@@ -205,7 +203,7 @@ func scanDLQ(tx *bolt.Tx, group string, from int64, full func() bool,
 // redriveHook marks redriven entries in the transaction of their retry
 // copies; an entry marked already fails the request (never twice).
 func redriveHook(uid uint64, offs []int64) store.Hook {
-	return func(tx *bolt.Tx) error {
+	return func(tx store.Tx) error {
 		b := tx.Bucket(bucketRedriven)
 		for _, off := range offs {
 			k := redrivenKey(uid, off)

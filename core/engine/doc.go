@@ -14,7 +14,11 @@
 // is moved exactly once across crashes.
 //
 // It imports core, core/store and internal/watch; never HTTP, the gateway or
-// the consumer.
+// the consumer, and never bbolt: it reads and writes through store.ReadTx
+// and store.Tx, and keeps its own buckets (dedup.records, dedup.expiry,
+// sched.offsets, sched.timers, sched.timertopics, sched.timerids,
+// sched.sweep, dlq.redriven, jobs) under the store.BucketName each got from
+// store.Register (dedup.go, schedule.go, jobs.go).
 //
 // # Topic changes and growth
 //
@@ -27,7 +31,7 @@
 // least once, never a backlog.
 //
 // Growing a topic from N to M queues moves sharding keys (FNV-1a mod the
-// count). store.PutTopic appends a layout to the topic record: N and each
+// count). store.Tx.PutTopic appends a layout to the topic record: N and each
 // old queue's max offset at that commit (the fence; core.TopicLayout,
 // exposed as Topic.Layouts, with GetResult.Layouts and TopicUID as the
 // snapshot a read was made in). The fence is exact because a publish holds
@@ -67,8 +71,8 @@
 // transaction: two racing publishes of one key never both store (the
 // loser's request fails with errDedupRace, stores nothing, and Put looks
 // again). The result's queue and offset are read back inside the
-// transaction with store.PositionOfID. Put answers a repeat from a read
-// transaction first, so plain retries never reach the writer. A record
+// transaction with store.ReadTx.PositionOfID. Put answers a repeat from a
+// read transaction first, so plain retries never reach the writer. A record
 // expires after Options.DedupWindow (exact at lookup); the retention
 // cleaner's pass sweeps the expiry index in chunks. Records of a deleted
 // topic's incarnation are ignored and overwritten.

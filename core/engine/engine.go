@@ -1,14 +1,11 @@
 package engine
 
 import (
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
-	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
@@ -156,8 +153,8 @@ func Open(opts Options) (*Engine, error) {
 
 // load fills the topic cache and the arrival table from the file.
 func (e *Engine) load() error {
-	return e.st.DB().View(func(tx *bolt.Tx) error {
-		recs, err := store.ListTopics(tx)
+	return e.st.View(func(tx store.ReadTx) error {
+		recs, err := tx.ListTopics()
 		if err != nil {
 			return err
 		}
@@ -166,7 +163,7 @@ func (e *Engine) load() error {
 				e.topics[r.Name] = &topicEntry{rec: r}
 			}
 		}
-		ranges, err := store.QueueRanges(tx)
+		ranges, err := tx.QueueRanges()
 		if err != nil {
 			return err
 		}
@@ -192,41 +189,33 @@ func (e *Engine) Close() error {
 	return e.closeErr
 }
 
-// DB is the bbolt file; core/groups keeps its own buckets in it (never the
-// "mq." ones).
-func (e *Engine) DB() *bolt.DB { return e.st.DB() }
+// Store is the engine's store; core/groups keeps its own buckets in it
+// (store.Register) and shares its group commit (CommitHook).
+func (e *Engine) Store() *store.Store { return e.st }
 
 // Closed is closed when the engine starts shutting down.
 func (e *Engine) Closed() <-chan struct{} { return e.closing }
 
 // view runs a read transaction, answering core.ErrClosed once the engine is
-// closing rather than a bbolt error.
-func (e *Engine) view(fn func(tx *bolt.Tx) error) error {
+// closing.
+func (e *Engine) view(fn func(tx store.ReadTx) error) error {
 	select {
 	case <-e.closing:
 		return core.ErrClosed
 	default:
 	}
-	err := e.st.DB().View(fn)
-	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
-		return core.ErrClosed
-	}
-	return err
+	return e.st.View(fn)
 }
 
 // update runs a write transaction outside group commit (admin operations,
 // cleaner chunks); bbolt serialises it with the writer.
-func (e *Engine) update(fn func(tx *bolt.Tx) error) error {
+func (e *Engine) update(fn func(tx store.Tx) error) error {
 	select {
 	case <-e.closing:
 		return core.ErrClosed
 	default:
 	}
-	err := e.st.Update(fn)
-	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
-		return core.ErrClosed
-	}
-	return err
+	return e.st.Update(fn)
 }
 
 // WriterStats reports the store's group-commit counters (mean group size,

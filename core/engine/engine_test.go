@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -227,7 +225,7 @@ func TestSystemTopicPutPrimitive(t *testing.T) {
 		SysProps: map[string]string{core.PropRetryTopic: "orders", core.PropOriginMessageID: "orig"}}
 	wake := e.Arrival(core.MessageQueue{Topic: retry}, 0)
 	hookRan := false
-	err := e.commit(t.Context(), []putOp{{topic: retry, queueID: 0, msg: msg}}, func(tx *bolt.Tx) error {
+	err := e.commit(t.Context(), []putOp{{topic: retry, queueID: 0, msg: msg}}, func(tx store.Tx) error {
 		hookRan = true
 		return nil
 	})
@@ -245,7 +243,7 @@ func TestSystemTopicPutPrimitive(t *testing.T) {
 	// A failing hook fails its request and stores nothing.
 	boom := errors.New("boom")
 	err = e.commit(t.Context(), []putOp{{topic: retry, msg: &core.Message{ID: newID(time.Now()), Body: []byte("x")}}},
-		func(*bolt.Tx) error { return boom })
+		func(store.Tx) error { return boom })
 	if !errors.Is(err, boom) {
 		t.Fatalf("hook error: %v", err)
 	}
@@ -276,7 +274,7 @@ func TestFailingRequestDoesNotFailItsGroup(t *testing.T) {
 			for i := range 20 {
 				var hook store.Hook
 				if (g+i)%5 == 0 {
-					hook = func(*bolt.Tx) error { return boom }
+					hook = func(store.Tx) error { return boom }
 				}
 				err := e.commit(context.Background(), []putOp{{topic: "t", queueID: i % 2,
 					msg: &core.Message{ID: newID(time.Now()), Body: []byte("x")}}}, hook)
@@ -581,10 +579,10 @@ func TestDeleteTopicRemovesMessages(t *testing.T) {
 	}
 }
 
-func bucketLen(t testing.TB, e *Engine, name string) int {
+func bucketLen(t testing.TB, e *Engine, name store.BucketName) int {
 	n := 0
-	if err := e.DB().View(func(tx *bolt.Tx) error {
-		n = tx.Bucket([]byte(name)).Stats().KeyN
+	if err := e.st.View(func(tx store.ReadTx) error {
+		n = tx.Bucket(name).KeyN()
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -796,8 +794,8 @@ func TestPutLimitsAreCores(t *testing.T) {
 // recordCount counts the commit log records left in the store.
 func recordCount(t testing.TB, e *Engine) int {
 	n := 0
-	if err := e.DB().View(func(tx *bolt.Tx) error {
-		n = store.CountRecords(tx)
+	if err := e.st.View(func(tx store.ReadTx) error {
+		n = tx.CountRecords()
 		return nil
 	}); err != nil {
 		t.Fatal(err)

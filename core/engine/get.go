@@ -5,8 +5,6 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -23,8 +21,8 @@ const (
 // queueIn resolves a queue for reading. ok is false for a system topic not
 // created yet (it reads as an empty queue); a missing user topic or a queue
 // beyond the topic's count is ENotFound.
-func queueIn(tx *bolt.Tx, mq core.MessageQueue) (rec store.TopicRecord, ok bool, err error) {
-	rec, ok, err = store.GetTopic(tx, mq.Topic)
+func queueIn(tx store.ReadTx, mq core.MessageQueue) (rec store.TopicRecord, ok bool, err error) {
+	rec, ok, err = tx.GetTopic(mq.Topic)
 	if err != nil {
 		return rec, false, err
 	}
@@ -57,14 +55,14 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 	}
 	var res core.GetResult
 	var corrupt []store.CorruptRecord // met for the first time: set aside below
-	err := e.view(func(tx *bolt.Tx) error {
+	err := e.view(func(tx store.ReadTx) error {
 		corrupt = corrupt[:0]
 		rec, ok, err := queueIn(tx, mq)
 		if err != nil || !ok {
 			return err
 		}
 		res.TopicUID, res.Layouts = rec.UID, len(rec.Layouts)
-		res.MinOffset, res.MaxOffset, err = store.QueueRange(tx, rec.UID, mq.QueueID)
+		res.MinOffset, res.MaxOffset, err = tx.QueueRange(rec.UID, mq.QueueID)
 		if err != nil {
 			return err
 		}
@@ -76,7 +74,7 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 		var scanErr error
 		next := offset
 		purged := purgedIn(tx, mq.Topic, rec.UID, mq.QueueID) // purge.go
-		err = store.ScanQueue(tx, rec.UID, mq.QueueID, offset, func(off int64, u store.Unit) bool {
+		err = tx.ScanQueue(rec.UID, mq.QueueID, offset, func(off int64, u store.Unit) bool {
 			if scanned >= scanCap || len(res.Messages) == max || bytes >= maxGetBytes {
 				return false
 			}
@@ -85,12 +83,12 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 			if !filter.MatchCode(int32(u.TagsCode)) || purged.has(off) {
 				return true
 			}
-			m, err := store.MessageAt(tx, u.CommitLogOffset)
+			m, err := tx.MessageAt(u.CommitLogOffset)
 			if err != nil || m == nil {
 				// Never skipped silently: set aside (counted, listed) before
 				// this read answers with a position past it.
-				if !store.IsSetAside(tx, u.CommitLogOffset) {
-					corrupt = append(corrupt, store.InspectCorrupt(tx, u.CommitLogOffset, rec.UID, mq.QueueID, off, err))
+				if !tx.IsSetAside(u.CommitLogOffset) {
+					corrupt = append(corrupt, tx.InspectCorrupt(u.CommitLogOffset, rec.UID, mq.QueueID, off, err))
 				}
 				return true
 			}
@@ -135,12 +133,12 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 
 // QueueOffsets returns a queue's [min, max) offsets.
 func (e *Engine) QueueOffsets(mq core.MessageQueue) (min, max int64, err error) {
-	err = e.view(func(tx *bolt.Tx) error {
+	err = e.view(func(tx store.ReadTx) error {
 		rec, ok, err := queueIn(tx, mq)
 		if err != nil || !ok {
 			return err
 		}
-		min, max, err = store.QueueRange(tx, rec.UID, mq.QueueID)
+		min, max, err = tx.QueueRange(rec.UID, mq.QueueID)
 		return err
 	})
 	return min, max, err
@@ -153,24 +151,24 @@ func (e *Engine) QueueOffsets(mq core.MessageQueue) (min, max int64, err error) 
 func (e *Engine) SearchOffset(mq core.MessageQueue, t time.Time) (int64, error) {
 	target := t.UnixMilli()
 	var off int64
-	err := e.view(func(tx *bolt.Tx) error {
+	err := e.view(func(tx store.ReadTx) error {
 		rec, ok, err := queueIn(tx, mq)
 		if err != nil || !ok {
 			return err
 		}
-		lo, hi, err := store.QueueRange(tx, rec.UID, mq.QueueID)
+		lo, hi, err := tx.QueueRange(rec.UID, mq.QueueID)
 		if err != nil {
 			return err
 		}
 		for lo < hi {
 			mid := lo + (hi-lo)/2
-			u, found, err := store.UnitAt(tx, rec.UID, mq.QueueID, mid)
+			u, found, err := tx.UnitAt(rec.UID, mq.QueueID, mid)
 			if err != nil {
 				return err
 			}
 			var ms int64
 			if found {
-				if ms, _, err = store.StoredAtAt(tx, u.CommitLogOffset); err != nil {
+				if ms, _, err = tx.StoredAtAt(u.CommitLogOffset); err != nil {
 					return err
 				}
 			}

@@ -2,11 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
@@ -98,7 +95,7 @@ func TestSendBackOfDeletedGroupWritesNothing(t *testing.T) {
 	mustTopic(t, e, "orders", 1)
 	mustPut(t, e, "orders", text("a"))
 	m := readAll(t, e, core.MessageQueue{Topic: "orders"})[0]
-	gone := func(*bolt.Tx) error { return fmt.Errorf("group g: %w", core.ErrGroupGone) }
+	gone := func(store.Tx) error { return fmt.Errorf("group g: %w", core.ErrGroupGone) }
 	if err := e.SendMessageBackSettled(t.Context(), "g", m, 1, 16, gone); err != nil {
 		t.Fatalf("retry path: %v", err)
 	}
@@ -157,14 +154,14 @@ func TestDeleteTopicEmptiesInTheBackgroundAndResumes(t *testing.T) {
 	// moved to the trash, nothing freed yet (made on a copy, since the
 	// background pass may be quicker than any snapshot).
 	dir := snapshot(t, e)
-	db, err := bolt.Open(filepath.Join(dir, "mqgate.db"), 0o600, nil)
+	st, err := store.Open(dir, store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Update(func(tx *bolt.Tx) error { _, _, err := store.RemoveTopic(tx, "big"); return err }); err != nil {
+	if err := st.Update(func(tx store.Tx) error { _, _, err := tx.RemoveTopic("big"); return err }); err != nil {
 		t.Fatal(err)
 	}
-	db.Close()
+	st.Close()
 	if err := e.DeleteTopic("big"); err != nil {
 		t.Fatal(err)
 	}
@@ -248,8 +245,8 @@ func TestDeleteRemovesPendingTimersAndRedriveMarks(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if byTopic, byID, marks, sweep := bucketLen(t, eng, "sched.timertopics"), bucketLen(t, eng, "sched.timerids"),
-				bucketLen(t, eng, "dlq.redriven"), bucketLen(t, eng, "sched.sweep"); timers != 1 || byTopic != 1 || byID != 1 || marks != 0 || sweep != 0 {
+			if byTopic, byID, marks, sweep := bucketLen(t, eng, bucketTimerTopics), bucketLen(t, eng, bucketTimerIDs),
+				bucketLen(t, eng, bucketRedriven), bucketLen(t, eng, bucketSweep); timers != 1 || byTopic != 1 || byID != 1 || marks != 0 || sweep != 0 {
 				return fmt.Errorf("%d timers (%d by topic, %d by id), %d redrive marks, %d to sweep; want 1, 1, 1, 0, 0", timers, byTopic, byID, marks, sweep)
 			}
 			return nil
@@ -278,7 +275,7 @@ func TestRetriesOfADeletedTopicAreNotDelivered(t *testing.T) {
 	}
 	mustTopic(t, e, "t", 1)
 	settled := false
-	hook := func(*bolt.Tx) error { settled = true; return nil }
+	hook := func(store.Tx) error { settled = true; return nil }
 	if err := e.SendMessageBackSettled(t.Context(), "g", msgs[1], 1, 16, hook); err != nil {
 		t.Fatal(err)
 	}
@@ -330,11 +327,11 @@ func TestPendingTimerFoundByID(t *testing.T) {
 		}
 		return nil
 	})
-	if n := bucketLen(t, e, "sched.timerids"); n != 1 {
+	if n := bucketLen(t, e, bucketTimerIDs); n != 1 {
 		t.Fatalf("%d timer ids after one moved, want 1", n)
 	}
 	// A store from before the id index: drop it, reopen, find it again.
-	if err := e.update(func(tx *bolt.Tx) error { return tx.DeleteBucket(bucketTimerIDs) }); err != nil {
+	if err := e.update(func(tx store.Tx) error { return tx.DeleteBucket(bucketTimerIDs) }); err != nil {
 		t.Fatal(err)
 	}
 	dir := snapshot(t, e)
@@ -358,8 +355,9 @@ func TestSendBackAfterTrashEmptiedDeletedTopic(t *testing.T) {
 	}
 	mustTopic(t, e, "t", 1)
 	checkFor(t, 10*time.Second, func() error {
-		if n := bucketLen(t, e, "mq.trash"); n != 0 {
-			return fmt.Errorf("%d deleted topics still being emptied", n)
+		var trash bool
+		if err := e.st.View(func(tx store.ReadTx) error { trash = tx.HasTrash(); return nil }); err != nil || trash {
+			return fmt.Errorf("deleted topics still being emptied (%v)", err)
 		}
 		return nil
 	})

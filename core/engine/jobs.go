@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -24,7 +22,7 @@ import (
 // resumes every RUNNING job.
 
 // bucketJobs: job id → JSON Job.
-var bucketJobs = []byte("jobs")
+var bucketJobs = store.Register("core/engine", "jobs")
 
 // jobTable owns the job goroutines (Close waits for them).
 type jobTable struct {
@@ -33,7 +31,7 @@ type jobTable struct {
 	wg     sync.WaitGroup
 }
 
-func putJob(tx *bolt.Tx, j *core.Job) error {
+func putJob(tx store.Tx, j *core.Job) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return err
@@ -43,13 +41,13 @@ func putJob(tx *bolt.Tx, j *core.Job) error {
 
 // jobHook stores j (its progress) in the transaction of a chunk.
 func jobHook(j core.Job) store.Hook {
-	return func(tx *bolt.Tx) error { return putJob(tx, &j) }
+	return func(tx store.Tx) error { return putJob(tx, &j) }
 }
 
 // GetJob returns a job (ENotFound if unknown).
 func (e *Engine) GetJob(id string) (core.Job, error) {
 	var j core.Job
-	err := e.view(func(tx *bolt.Tx) error {
+	err := e.view(func(tx store.ReadTx) error {
 		b := tx.Bucket(bucketJobs)
 		var v []byte
 		if b != nil {
@@ -78,8 +76,8 @@ func (e *Engine) jobTarget(kind, name string) (topic string, uid uint64, start, 
 	if kind != core.JobTopicPurge {
 		topic = core.DLQTopic(name)
 	}
-	err = e.view(func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, topic)
+	err = e.view(func(tx store.ReadTx) error {
+		rec, ok, err := tx.GetTopic(topic)
 		if err != nil {
 			return err
 		}
@@ -91,7 +89,7 @@ func (e *Engine) jobTarget(kind, name string) (topic string, uid uint64, start, 
 		}
 		uid = rec.UID
 		for q := range rec.Queues {
-			lo, hi, err := store.QueueRange(tx, rec.UID, q)
+			lo, hi, err := tx.QueueRange(rec.UID, q)
 			if err != nil {
 				return err
 			}
@@ -124,7 +122,7 @@ func (e *Engine) CountMatching(kind, name string, f core.MessageFilter) (int64, 
 	var n int64
 	for {
 		var c jobChunk
-		err := e.view(func(tx *bolt.Tx) error {
+		err := e.view(func(tx store.ReadTx) error {
 			var err error
 			c, err = scanJob(tx, &j, topic, sel, dlqScanLimit)
 			return err
@@ -177,7 +175,7 @@ func (e *Engine) StartJob(kind, name string, f core.MessageFilter, ratePerSecond
 	if len(start) > 0 {
 		j.At = start[0]
 	}
-	if err := e.update(func(tx *bolt.Tx) error { return putJob(tx, &j) }); err != nil {
+	if err := e.update(func(tx store.Tx) error { return putJob(tx, &j) }); err != nil {
 		return core.Job{}, err
 	}
 	if err := e.spawnJob(j, sel); err != nil {
@@ -213,7 +211,7 @@ func (e *Engine) stopJobs() {
 // (Open).
 func (e *Engine) resumeJobs() error {
 	var running []core.Job
-	err := e.update(func(tx *bolt.Tx) error {
+	err := e.update(func(tx store.Tx) error {
 		b, err := tx.CreateBucketIfNotExists(bucketJobs)
 		if err != nil {
 			return err

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -43,20 +41,20 @@ var errTargetGone = core.Errorf(core.ENotFound, "the topic or group was deleted 
 // scanJob selects up to limit unmarked messages of j's current queue from
 // j.At, scanning at most dlqScanLimit units; at the queue's end (as of
 // the job's start) it moves on to the next queue.
-func scanJob(tx *bolt.Tx, j *core.Job, topic string, sel selector, limit int) (jobChunk, error) {
+func scanJob(tx store.ReadTx, j *core.Job, topic string, sel selector, limit int) (jobChunk, error) {
 	c := jobChunk{queue: j.Queue, at: j.At}
 	if j.Queue >= len(j.Ends) {
 		c.done = true
 		return c, nil
 	}
-	rec, ok, err := store.GetTopic(tx, topic)
+	rec, ok, err := tx.GetTopic(topic)
 	if err != nil {
 		return c, err
 	}
 	if !ok || rec.UID != j.UID {
 		return c, errTargetGone
 	}
-	lo, _, err := store.QueueRange(tx, j.UID, j.Queue)
+	lo, _, err := tx.QueueRange(j.UID, j.Queue)
 	if err != nil {
 		return c, err
 	}
@@ -64,7 +62,7 @@ func scanJob(tx *bolt.Tx, j *core.Job, topic string, sel selector, limit int) (j
 	c.at = max(c.at, lo) // retention may have gone past it
 	marks := tx.Bucket(bucketRedriven)
 	scanned, size := 0, 0
-	err = store.ScanQueue(tx, j.UID, j.Queue, c.at, func(off int64, u store.Unit) bool {
+	err = tx.ScanQueue(j.UID, j.Queue, c.at, func(off int64, u store.Unit) bool {
 		if off >= end || scanned == dlqScanLimit || len(c.offs) == limit || size >= moveBatchBytes {
 			return false
 		}
@@ -73,7 +71,7 @@ func scanJob(tx *bolt.Tx, j *core.Job, topic string, sel selector, limit int) (j
 		if marks.Get(markKey(j, j.Queue, off)) != nil {
 			return true
 		}
-		m, err := store.MessageAt(tx, u.CommitLogOffset)
+		m, err := tx.MessageAt(u.CommitLogOffset)
 		if err != nil || m == nil || !sel.match(m) {
 			return true // a corrupt record is the reads' to set aside
 		}
@@ -102,7 +100,7 @@ func (e *Engine) runJob(j core.Job, sel selector) {
 	topic := queueTopic(&j)
 	for {
 		var c jobChunk
-		err := e.view(func(tx *bolt.Tx) error {
+		err := e.view(func(tx store.ReadTx) error {
 			var err error
 			c, err = scanJob(tx, &j, topic, sel, p.chunk())
 			return err
@@ -172,7 +170,7 @@ func (e *Engine) moveChunk(j *core.Job, c jobChunk) (int, error) {
 	}
 	moved := 0
 	e.sched.redriveMu.Lock()
-	err := e.update(func(tx *bolt.Tx) error {
+	err := e.update(func(tx store.Tx) error {
 		if err := jobTargetGuard(queueTopic(j), j.UID)(tx); err != nil {
 			return err
 		}
@@ -203,8 +201,8 @@ func (e *Engine) moveChunk(j *core.Job, c jobChunk) (int, error) {
 
 // jobTargetGuard fails a chunk whose topic no longer has incarnation uid.
 func jobTargetGuard(topic string, uid uint64) store.Hook {
-	return func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, topic)
+	return func(tx store.Tx) error {
+		rec, ok, err := tx.GetTopic(topic)
 		if err != nil {
 			return err
 		}
@@ -221,7 +219,7 @@ func (e *Engine) finishJob(j core.Job, err error) {
 	if err != nil {
 		j.State, j.Error = core.JobFailed, err.Error()
 	}
-	if uerr := e.update(func(tx *bolt.Tx) error { return putJob(tx, &j) }); uerr != nil {
+	if uerr := e.update(func(tx store.Tx) error { return putJob(tx, &j) }); uerr != nil {
 		e.log.Warn().Err(uerr).Str("job", j.ID).Msg("job end not recorded; it resumes at the next open")
 		return
 	}

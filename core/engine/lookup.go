@@ -3,8 +3,6 @@ package engine
 import (
 	"strconv"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -18,12 +16,12 @@ const maxByKey = 1000
 func (e *Engine) Message(topic, id string) (*core.Message, error) {
 	var m *core.Message
 	var bad *store.CorruptRecord // the record fails its checksum
-	err := e.view(func(tx *bolt.Tx) (err error) {
+	err := e.view(func(tx store.ReadTx) (err error) {
 		rec, err := topicExists(tx, topic)
 		if err != nil {
 			return err
 		}
-		cl, ok := store.OffsetOfID(tx, id)
+		cl, ok := tx.OffsetOfID(id)
 		if !ok {
 			// Not placed yet: a timer message waits in the timer index
 			// until it is due.
@@ -35,9 +33,9 @@ func (e *Engine) Message(topic, id string) (*core.Message, error) {
 			}
 			return nil
 		}
-		m, err = store.MessageAt(tx, cl)
+		m, err = tx.MessageAt(cl)
 		if isCorrupt(err) {
-			r := store.InspectCorrupt(tx, cl, 0, -1, -1, err)
+			r := tx.InspectCorrupt(cl, 0, -1, -1, err)
 			if r.UID != 0 && r.UID != rec.UID {
 				return nil // placed in another topic: not this topic's message
 			}
@@ -77,16 +75,16 @@ func (e *Engine) MessagesByKey(topic, key string, limit int) ([]*core.Message, e
 		limit = maxByKey
 	}
 	var out []*core.Message
-	err := e.view(func(tx *bolt.Tx) error {
+	err := e.view(func(tx store.ReadTx) error {
 		rec, err := topicExists(tx, topic)
 		if err != nil {
 			return err
 		}
-		for _, cl := range store.OffsetsOfKey(tx, topic, key, limit) {
-			m, err := store.MessageAt(tx, cl)
+		for _, cl := range tx.OffsetsOfKey(topic, key, limit) {
+			m, err := tx.MessageAt(cl)
 			if isCorrupt(err) {
 				return core.Errorf(core.ECorrupt, "a message of topic %q with key %q is corrupt (%s); GET /v1/topics/%s/corrupt lists the set-aside ones",
-					topic, key, store.InspectCorrupt(tx, cl, 0, -1, -1, err).Reason, topic)
+					topic, key, tx.InspectCorrupt(cl, 0, -1, -1, err).Reason, topic)
 			}
 			if err != nil {
 				return err
@@ -109,8 +107,8 @@ func (e *Engine) MessagesByKey(topic, key string, limit int) ([]*core.Message, e
 // looks the original up this way); ENotFound once retention removed it.
 func (e *Engine) MessageAt(commitLogOffset int64) (*core.Message, error) {
 	var m *core.Message
-	err := e.view(func(tx *bolt.Tx) (err error) {
-		m, err = store.MessageAt(tx, commitLogOffset)
+	err := e.view(func(tx store.ReadTx) (err error) {
+		m, err = tx.MessageAt(commitLogOffset)
 		return err
 	})
 	if err != nil {
@@ -124,8 +122,8 @@ func (e *Engine) MessageAt(commitLogOffset int64) (*core.Message, error) {
 
 // topicExists returns topic's record (the zero record for a %RETRY% /
 // %DLQ% topic no message created yet), ENotFound for an unknown topic.
-func topicExists(tx *bolt.Tx, topic string) (store.TopicRecord, error) {
-	if rec, ok, err := store.GetTopic(tx, topic); err != nil || ok {
+func topicExists(tx store.ReadTx, topic string) (store.TopicRecord, error) {
+	if rec, ok, err := tx.GetTopic(topic); err != nil || ok {
 		return rec, err
 	}
 	if isGroupTopic(topic) {
@@ -143,12 +141,12 @@ func topicExists(tx *bolt.Tx, topic string) (store.TopicRecord, error) {
 // must carry rec's UID (REAL_TOPIC_UID; none on messages parked before
 // incarnations were recorded). Others (a retry or dead-letter copy found
 // by its original topic) are not the topic's own and pass.
-func ofIncarnation(tx *bolt.Tx, m *core.Message, rec store.TopicRecord) (bool, error) {
+func ofIncarnation(tx store.ReadTx, m *core.Message, rec store.TopicRecord) (bool, error) {
 	if rec.UID == 0 {
 		return true, nil
 	}
 	if m.Topic == rec.Name {
-		u, ok, err := store.UnitAt(tx, rec.UID, m.QueueID, m.QueueOffset)
+		u, ok, err := tx.UnitAt(rec.UID, m.QueueID, m.QueueOffset)
 		return ok && u.CommitLogOffset == m.CommitLogOffset, err
 	}
 	if m.SysProps[core.PropRealTopic] == rec.Name {

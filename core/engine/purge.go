@@ -3,9 +3,8 @@ package engine
 import (
 	"encoding/binary"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // Purge marks. Queues are append-only, so purging a message of a user
@@ -25,13 +24,13 @@ func purgedKey(uid uint64, qid int, off int64) []byte {
 
 // purgeSet answers whether units of one queue are purged.
 type purgeSet struct {
-	b      *bolt.Bucket
+	b      *store.Bucket
 	prefix []byte
 }
 
 // purgedIn returns the purge marks of a user topic's queue, or nil when
 // it has none (one seek: the common case costs nothing more per unit).
-func purgedIn(tx *bolt.Tx, topic string, uid uint64, qid int) *purgeSet {
+func purgedIn(tx store.ReadTx, topic string, uid uint64, qid int) *purgeSet {
 	if core.IsSystemTopic(topic) {
 		return nil
 	}

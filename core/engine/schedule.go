@@ -8,8 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -20,25 +18,25 @@ var (
 	// the next unit each DeliverDelayedMessageTimerTask delivers (RocketMQ
 	// ScheduleMessageService.offsetTable, persisted in the transaction that
 	// moves the messages before it).
-	bucketSchedOffsets = []byte("sched.offsets")
+	bucketSchedOffsets = store.Register("core/engine", "sched.offsets")
 	// bucketTimers: due unix ms(8) + sequence(8) -> sealed message record;
 	// the time-ordered index of timer messages (deliverAt / delaySeconds).
-	bucketTimers = []byte("sched.timers")
+	bucketTimers = store.Register("core/engine", "sched.timers")
 	// bucketTimerTopics: topic uid(8) + timer key(16) -> empty; the timer
 	// entries of each topic incarnation (those stamped REAL_TOPIC_UID), so
 	// deleting a topic removes its pending timers without a scan.
-	bucketTimerTopics = []byte("sched.timertopics")
+	bucketTimerTopics = store.Register("core/engine", "sched.timertopics")
 	// bucketTimerIDs: message id -> timer key(16); finds a pending timer
 	// message by id (GET of a message before it is due), written and
 	// removed in the transactions that add and move or drop the entry.
-	bucketTimerIDs = []byte("sched.timerids")
+	bucketTimerIDs = store.Register("core/engine", "sched.timerids")
 	// bucketSweep: topic uid(8) -> empty; deleted incarnations whose timer
 	// entries and redrive marks the trash loop has yet to remove (written
 	// in the deletion's transaction, so a crash cannot lose one).
-	bucketSweep = []byte("sched.sweep")
+	bucketSweep = store.Register("core/engine", "sched.sweep")
 	// bucketRedriven: DLQ topic uid(8) + queue offset(8) -> empty; DLQ
 	// entries already sent back by Redrive.
-	bucketRedriven = []byte("dlq.redriven")
+	bucketRedriven = store.Register("core/engine", "dlq.redriven")
 )
 
 // scheduleRetryDelay is how long a task waits after a failed put before it
@@ -87,8 +85,8 @@ func (s signal) notify() {
 // timer task. The tasks belong to e.wg and stop on e.closing.
 func (e *Engine) startSchedule() error {
 	queues := len(e.opts.DelayLevels)
-	err := e.update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketSchedOffsets, bucketTimers, bucketTimerTopics, bucketSweep, bucketRedriven, bucketDedup, bucketDedupExp} {
+	err := e.update(func(tx store.Tx) error {
+		for _, b := range []store.BucketName{bucketSchedOffsets, bucketTimers, bucketTimerTopics, bucketSweep, bucketRedriven, bucketDedup, bucketDedupExp} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -96,7 +94,7 @@ func (e *Engine) startSchedule() error {
 		if err := indexTimerIDs(tx); err != nil {
 			return err
 		}
-		if rec, ok, err := store.GetTopic(tx, core.ScheduleTopic); err != nil {
+		if rec, ok, err := tx.GetTopic(core.ScheduleTopic); err != nil {
 			return err
 		} else if ok {
 			queues = max(queues, rec.Queues)
@@ -221,8 +219,8 @@ func (e *Engine) planDelays(now time.Time, uid uint64, msgs []core.PutMessage, o
 // are checked against the topic they were accepted for when they are
 // parked, the way store.Op.ExpectUID checks a direct write.
 func topicGuard(topic string, uid uint64) store.Hook {
-	return func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, topic)
+	return func(tx store.Tx) error {
+		rec, ok, err := tx.GetTopic(topic)
 		if err != nil {
 			return err
 		}
@@ -235,7 +233,7 @@ func topicGuard(topic string, uid uint64) store.Hook {
 
 // chainHooks runs hooks in order in one transaction (nil ones skipped).
 func chainHooks(hooks ...store.Hook) store.Hook {
-	return func(tx *bolt.Tx) error {
+	return func(tx store.Tx) error {
 		for _, h := range hooks {
 			if h == nil {
 				continue

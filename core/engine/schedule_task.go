@@ -6,8 +6,6 @@ import (
 	"errors"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -89,13 +87,13 @@ type moveBatchRead struct {
 
 func (t *levelTask) read(single bool) (b moveBatchRead, err error) {
 	now := time.Now().UnixMilli()
-	err = t.e.view(func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, core.ScheduleTopic)
+	err = t.e.view(func(tx store.ReadTx) error {
+		rec, ok, err := tx.GetTopic(core.ScheduleTopic)
 		if err != nil || !ok || t.qid >= rec.Queues {
 			return err
 		}
 		b.uid = rec.UID
-		min, max, err := store.QueueRange(tx, rec.UID, t.qid)
+		min, max, err := tx.QueueRange(rec.UID, t.qid)
 		if err != nil {
 			return err
 		}
@@ -107,7 +105,7 @@ func (t *levelTask) read(single bool) (b moveBatchRead, err error) {
 		if single {
 			limit = 1
 		}
-		return store.ScanQueue(tx, rec.UID, t.qid, off, func(o int64, u store.Unit) bool {
+		return tx.ScanQueue(rec.UID, t.qid, off, func(o int64, u store.Unit) bool {
 			if o >= max {
 				return false
 			}
@@ -120,11 +118,11 @@ func (t *levelTask) read(single bool) (b moveBatchRead, err error) {
 				return false
 			}
 			b.end = o + 1
-			m, err := store.MessageAt(tx, u.CommitLogOffset)
+			m, err := tx.MessageAt(u.CommitLogOffset)
 			if err != nil || m == nil {
 				t.e.sched.skip.Add(1)
-				if !store.IsSetAside(tx, u.CommitLogOffset) { // set aside below (corrupt.go), not skipped silently
-					b.corrupt = append(b.corrupt, store.InspectCorrupt(tx, u.CommitLogOffset, rec.UID, t.qid, o, err))
+				if !tx.IsSetAside(u.CommitLogOffset) { // set aside below (corrupt.go), not skipped silently
+					b.corrupt = append(b.corrupt, tx.InspectCorrupt(u.CommitLogOffset, rec.UID, t.qid, o, err))
 				}
 				return true
 			}
@@ -164,8 +162,8 @@ func (t *levelTask) dropOne(b moveBatchRead) error {
 // advanceHook moves the level's persisted offset from start to end inside
 // the move's transaction; it refuses if the offset is no longer start.
 func (t *levelTask) advanceHook(uid uint64, start, end int64) store.Hook {
-	return func(tx *bolt.Tx) error {
-		if cur := schedOffset(tx, t.qid, uid); cur > start {
+	return func(tx store.Tx) error {
+		if cur := schedOffset(tx.ReadTx, t.qid, uid); cur > start {
 			return errMoved
 		}
 		return tx.Bucket(bucketSchedOffsets).Put(schedOffsetKey(t.qid), schedOffsetValue(uid, end))
@@ -174,55 +172,46 @@ func (t *levelTask) advanceHook(uid uint64, start, end int64) store.Hook {
 
 // trimMaybe removes delivered units (and their commit log records) from
 // the head of the schedule queue once enough piled up or the level is
-// idle, in its own small transactions: the schedule topic is exempt from
+// idle, in one small transaction: the schedule topic is exempt from
 // retention, so this is what keeps it from growing forever.
 func (t *levelTask) trimMaybe(drained bool) {
 	if t.sinceTrim == 0 || (!drained && t.sinceTrim < trashChunk) {
 		return
 	}
 	t.sinceTrim = 0
-	for more := true; more; {
-		err := t.e.update(func(tx *bolt.Tx) error {
-			rec, ok, err := store.GetTopic(tx, core.ScheduleTopic)
-			if err != nil || !ok {
-				more = false
-				return err
-			}
-			// Store times never decrease along a queue, so every unit stored
-			// before the first undelivered one (or the last delivered one)
-			// is delivered: trim by that store time.
-			_, max, err := store.QueueRange(tx, rec.UID, t.qid)
-			if err != nil {
-				return err
-			}
-			off := schedOffset(tx, t.qid, rec.UID)
-			probe := off
-			if off >= max {
-				probe = max - 1
-			}
-			u, found, err := store.UnitAt(tx, rec.UID, t.qid, probe)
-			if err != nil || !found {
-				more = false
-				return err
-			}
-			cutoff, ok, err := store.StoredAtAt(tx, u.CommitLogOffset)
-			if err != nil || !ok {
-				more = false
-				return err
-			}
-			var n int
-			n, more, err = store.TrimQueue(tx, rec, t.qid, cutoff, trashChunk)
-			if n > 0 {
-				t.e.segsDue.Store(true) // the cleaner's next pass looks for droppable segments
-			}
+	err := t.e.update(func(tx store.Tx) error {
+		rec, ok, err := tx.GetTopic(core.ScheduleTopic)
+		if err != nil || !ok {
 			return err
-		})
-		if err != nil {
-			if !errors.Is(err, core.ErrClosed) {
-				t.e.log.Error().Err(err).Int("level", t.qid+1).Msg("schedule: trimming delivered messages failed")
-			}
-			return
 		}
+		// Store times never decrease along a queue, so every unit stored
+		// before the first undelivered one (or the last delivered one)
+		// is delivered: trim by that store time.
+		_, max, err := tx.QueueRange(rec.UID, t.qid)
+		if err != nil {
+			return err
+		}
+		off := schedOffset(tx.ReadTx, t.qid, rec.UID)
+		probe := off
+		if off >= max {
+			probe = max - 1
+		}
+		u, found, err := tx.UnitAt(rec.UID, t.qid, probe)
+		if err != nil || !found {
+			return err
+		}
+		cutoff, ok, err := tx.StoredAtAt(u.CommitLogOffset)
+		if err != nil || !ok {
+			return err
+		}
+		n, err := tx.TrimQueue(rec, t.qid, cutoff)
+		if n > 0 {
+			t.e.segsDue.Store(true) // the cleaner's next pass looks for droppable segments
+		}
+		return err
+	})
+	if err != nil && !errors.Is(err, core.ErrClosed) {
+		t.e.log.Error().Err(err).Int("level", t.qid+1).Msg("schedule: trimming delivered messages failed")
 	}
 }
 
@@ -237,7 +226,7 @@ func schedOffsetValue(uid uint64, off int64) []byte {
 
 // schedOffset reads a level's persisted offset; an offset of another
 // incarnation of the schedule topic (or none) is 0.
-func schedOffset(tx *bolt.Tx, qid int, uid uint64) int64 {
+func schedOffset(tx store.ReadTx, qid int, uid uint64) int64 {
 	v := tx.Bucket(bucketSchedOffsets).Get(schedOffsetKey(qid))
 	if len(v) != 16 || binary.BigEndian.Uint64(v) != uid {
 		return 0

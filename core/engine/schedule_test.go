@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // shortLevels are 18 levels of 100 ms steps, as the e2e tests configure.
@@ -282,9 +281,13 @@ func TestScheduleOffsetTrimsDeliveredUnits(t *testing.T) {
 func snapshot(t testing.TB, e *Engine) string {
 	t.Helper()
 	dir := t.TempDir()
-	err := e.DB().View(func(tx *bolt.Tx) error {
-		return tx.CopyFile(filepath.Join(dir, "mqgate.db"), 0o600)
-	})
+	f, err := os.Create(filepath.Join(dir, store.FileName))
+	if err == nil {
+		_, err = e.st.Backup(f, nil)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err != nil {
 		t.Fatalf("snapshot: %v", err)
 	}

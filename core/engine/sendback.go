@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/core/store"
@@ -118,10 +116,10 @@ func (e *Engine) sendBackBatch(ctx context.Context, group string, guard store.Ho
 	// The originals, looked up by commit log offset in one read
 	// transaction (msg itself as the fallback, e.g. after retention).
 	origs := make([]*core.Message, len(backs))
-	err = e.view(func(tx *bolt.Tx) error {
+	err = e.view(func(tx store.ReadTx) error {
 		for i, b := range backs {
 			origs[i] = b.Msg
-			if stored, err := store.MessageAt(tx, b.Msg.CommitLogOffset); err == nil && stored != nil && stored.ID == b.Msg.ID {
+			if stored, err := tx.MessageAt(b.Msg.CommitLogOffset); err == nil && stored != nil && stored.ID == b.Msg.ID {
 				origs[i] = stored
 			}
 		}
@@ -197,7 +195,7 @@ func (e *Engine) sendBackBatch(ctx context.Context, group string, guard store.Ho
 			ops[i] = items[i].op
 			anyRetry = anyRetry || !items[i].dlq
 		}
-		hook := func(tx *bolt.Tx) error {
+		hook := func(tx store.Tx) error {
 			if guard != nil {
 				if err := guard(tx); err != nil {
 					return err
@@ -262,8 +260,8 @@ func (e *Engine) groupGone(group string, m *core.Message) {
 // the retry topic still has incarnation uid (DeleteSystemTopic ran since
 // ensureGroupTopic: the group was deleted with this send-back in flight).
 func retryGuard(topic string, uid uint64) store.Hook {
-	return func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, topic)
+	return func(tx store.Tx) error {
+		rec, ok, err := tx.GetTopic(topic)
 		if err != nil {
 			return err
 		}
@@ -277,8 +275,8 @@ func retryGuard(topic string, uid uint64) store.Hook {
 // ensureGroupTopic returns the incarnation of a %RETRY% / %DLQ% topic,
 // creating it with one queue if absent (what the first put would do).
 func (e *Engine) ensureGroupTopic(name string) (uid uint64, err error) {
-	err = e.view(func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, name)
+	err = e.view(func(tx store.ReadTx) error {
+		rec, ok, err := tx.GetTopic(name)
 		uid = rec.UID
 		if !ok {
 			uid = 0
@@ -288,13 +286,13 @@ func (e *Engine) ensureGroupTopic(name string) (uid uint64, err error) {
 	if err != nil || uid != 0 {
 		return uid, err
 	}
-	err = e.update(func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, name)
+	err = e.update(func(tx store.Tx) error {
+		rec, ok, err := tx.GetTopic(name)
 		if err != nil {
 			return err
 		}
 		if !ok {
-			rec, _, err = store.PutTopic(tx, store.TopicRecord{Name: name, Queues: 1,
+			rec, _, err = tx.PutTopic(store.TopicRecord{Name: name, Queues: 1,
 				RetentionHours: core.DefaultRetentionHours, CreatedAt: time.Now().UTC().Truncate(time.Millisecond)})
 		}
 		uid = rec.UID
@@ -337,16 +335,16 @@ func copyForGroup(orig *core.Message, now time.Time) *core.Message {
 // a message no longer there is of the current incarnation only if
 // retention removed it (its offset is below its queue's min).
 func (e *Engine) originIncarnation(orig *core.Message, stored bool) (uid string, gone bool, err error) {
-	err = e.view(func(tx *bolt.Tx) error {
+	err = e.view(func(tx store.ReadTx) error {
 		if v := orig.SysProps[core.PropRetryTopicUID]; v != "" {
-			rec, ok, err := store.GetTopic(tx, orig.UserTopic())
+			rec, ok, err := tx.GetTopic(orig.UserTopic())
 			uid, gone = v, !ok || strconv.FormatUint(rec.UID, 10) != v
 			return err
 		}
 		if core.IsSystemTopic(orig.Topic) {
 			return nil
 		}
-		rec, ok, err := store.GetTopic(tx, orig.Topic)
+		rec, ok, err := tx.GetTopic(orig.Topic)
 		if err != nil || !ok {
 			gone = !ok
 			return err
@@ -357,7 +355,7 @@ func (e *Engine) originIncarnation(orig *core.Message, stored bool) (uid string,
 			// head of a queue of this incarnation (its offset is below
 			// the queue's min), or it belonged to a deleted one whose
 			// records the trash loop removed already.
-			min, _, qerr := store.QueueRange(tx, rec.UID, orig.QueueID)
+			min, _, qerr := tx.QueueRange(rec.UID, orig.QueueID)
 			mine, err = qerr == nil && orig.QueueOffset < min, qerr
 		}
 		if err != nil || !mine {
@@ -372,11 +370,11 @@ func (e *Engine) originIncarnation(orig *core.Message, stored bool) (uid string,
 
 // retryOfGoneTopic reports whether m, read from a %RETRY% topic, is a
 // retry of a message whose topic incarnation was deleted since.
-func retryOfGoneTopic(tx *bolt.Tx, m *core.Message) (bool, error) {
+func retryOfGoneTopic(tx store.ReadTx, m *core.Message) (bool, error) {
 	v := m.SysProps[core.PropRetryTopicUID]
 	if v == "" {
 		return false, nil
 	}
-	rec, ok, err := store.GetTopic(tx, m.UserTopic())
+	rec, ok, err := tx.GetTopic(m.UserTopic())
 	return !ok || strconv.FormatUint(rec.UID, 10) != v, err
 }

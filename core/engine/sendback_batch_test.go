@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // SendMessagesBack: many copies in one request; a settle hook answering
@@ -22,8 +21,8 @@ func TestSendMessagesBackBatch(t *testing.T) {
 	msgs := readAll(t, e, core.MessageQueue{Topic: "orders"})
 	settled := make([]bool, len(msgs))
 	var ran []int
-	settle := func(i int) func(*bolt.Tx) error {
-		return func(tx *bolt.Tx) error {
+	settle := func(i int) store.Hook {
+		return func(tx store.Tx) error {
 			ran = append(ran, i)
 			if i == 2 {
 				return core.ErrGroupGone
@@ -65,7 +64,7 @@ func TestSendMessagesBackBatch(t *testing.T) {
 	}
 
 	// A guard answering ErrGroupGone: nothing written, nil returned.
-	guard := func(*bolt.Tx) error { return core.ErrGroupGone }
+	guard := func(store.Tx) error { return core.ErrGroupGone }
 	if err := e.SendMessagesBack(t.Context(), "g", guard, backs[:2]); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +73,7 @@ func TestSendMessagesBackBatch(t *testing.T) {
 	}
 	// Another hook error fails the batch, nothing stored.
 	boom := errors.New("boom")
-	backs[0].Settle = func(*bolt.Tx) error { return boom }
+	backs[0].Settle = func(store.Tx) error { return boom }
 	if err := e.SendMessagesBack(t.Context(), "g", nil, backs[:2]); !errors.Is(err, boom) {
 		t.Fatalf("err %v, want boom", err)
 	}

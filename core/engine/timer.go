@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -55,7 +53,7 @@ func timerInsertHook(msgs []*core.Message) store.Hook {
 		uids[i] = realUID(m)
 		ids[i] = []byte(m.ID)
 	}
-	return func(tx *bolt.Tx) error {
+	return func(tx store.Tx) error {
 		b, bt, bi := tx.Bucket(bucketTimers), tx.Bucket(bucketTimerTopics), tx.Bucket(bucketTimerIDs)
 		for i, rec := range recs {
 			seq, err := b.NextSequence()
@@ -172,7 +170,7 @@ func (t *timerTask) read(single bool) (b timerBatch, err error) {
 	if single {
 		limit = 1
 	}
-	err = t.e.view(func(tx *bolt.Tx) error {
+	err = t.e.view(func(tx store.ReadTx) error {
 		c := tx.Bucket(bucketTimers).Cursor()
 		size := 0
 		for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -213,7 +211,7 @@ func (t *timerTask) read(single bool) (b timerBatch, err error) {
 // already gone means another mover (or a deletion's sweep) won, so the
 // request fails alone.
 func timerDeleteHook(keys [][]byte, uids []uint64) store.Hook {
-	return func(tx *bolt.Tx) error {
+	return func(tx store.Tx) error {
 		b, bt := tx.Bucket(bucketTimers), tx.Bucket(bucketTimerTopics)
 		for i, k := range keys {
 			v := b.Get(k)
@@ -239,8 +237,8 @@ func timerDeleteHook(keys [][]byte, uids []uint64) store.Hook {
 // pendingTimers counts the index (bbolt keeps the key count in its page
 // headers, so Stats walks pages, not values; used by tests and stats).
 func (e *Engine) pendingTimers() (n int, err error) {
-	err = e.view(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketTimers).Stats().KeyN
+	err = e.view(func(tx store.ReadTx) error {
+		n = tx.Bucket(bucketTimers).KeyN()
 		return nil
 	})
 	return n, err
@@ -249,7 +247,7 @@ func (e *Engine) pendingTimers() (n int, err error) {
 // forgetTimerID removes the bucketTimerIDs entry of the timer entry k
 // (record v) when it still points at k: the id is read from the record,
 // so an undecodable record has no entry to remove.
-func forgetTimerID(tx *bolt.Tx, k, v []byte) error {
+func forgetTimerID(tx store.Tx, k, v []byte) error {
 	m, err := store.DecodeMessage(0, v)
 	if err != nil || m.ID == "" {
 		return nil
@@ -263,7 +261,7 @@ func forgetTimerID(tx *bolt.Tx, k, v []byte) error {
 
 // indexTimerIDs creates bucketTimerIDs and, when it is new (a store
 // written before it existed), fills it from the timer index, once.
-func indexTimerIDs(tx *bolt.Tx) error {
+func indexTimerIDs(tx store.Tx) error {
 	if tx.Bucket(bucketTimerIDs) != nil {
 		return nil
 	}
@@ -284,7 +282,7 @@ func indexTimerIDs(tx *bolt.Tx) error {
 // index, or nil. It is shown the way a message waiting on a delay level
 // is: under the schedule topic, with its real topic in PropRealTopic and
 // no queue position.
-func pendingTimer(tx *bolt.Tx, id string) (*core.Message, error) {
+func pendingTimer(tx store.ReadTx, id string) (*core.Message, error) {
 	bi := tx.Bucket(bucketTimerIDs)
 	if bi == nil {
 		return nil, nil

@@ -6,8 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
@@ -64,8 +62,8 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 		defer ent.layout.Unlock()
 	}
 	var rec store.TopicRecord
-	err = e.update(func(tx *bolt.Tx) error {
-		old, exists, err := store.GetTopic(tx, cfg.Name)
+	err = e.update(func(tx store.Tx) error {
+		old, exists, err := tx.GetTopic(cfg.Name)
 		if err != nil {
 			return err
 		}
@@ -83,7 +81,7 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 				want.RetentionHours = old.RetentionHours
 			}
 		}
-		rec, created, err = store.PutTopic(tx, want)
+		rec, created, err = tx.PutTopic(want)
 		return err
 	})
 	if err != nil {
@@ -113,8 +111,8 @@ func (e *Engine) PutTopic(cfg core.TopicConfig) (t core.Topic, created bool, err
 func (e *Engine) Topic(name string) (core.Topic, error) {
 	var rec store.TopicRecord
 	var ok bool
-	err := e.view(func(tx *bolt.Tx) (err error) {
-		rec, ok, err = store.GetTopic(tx, name)
+	err := e.view(func(tx store.ReadTx) (err error) {
+		rec, ok, err = tx.GetTopic(name)
 		return err
 	})
 	if err != nil {
@@ -136,8 +134,8 @@ func isGroupTopic(name string) bool {
 // Topics lists user topics by name.
 func (e *Engine) Topics() ([]core.Topic, error) {
 	var out []core.Topic
-	err := e.view(func(tx *bolt.Tx) error {
-		recs, err := store.ListTopics(tx)
+	err := e.view(func(tx store.ReadTx) error {
+		recs, err := tx.ListTopics()
 		for _, r := range recs {
 			if !core.IsSystemTopic(r.Name) {
 				out = append(out, r.Topic())
@@ -174,8 +172,8 @@ func (e *Engine) DeleteSystemTopic(name string) error {
 func (e *Engine) removeTopic(name string, mustExist bool) error {
 	e.adminMu.Lock()
 	var found bool
-	err := e.update(func(tx *bolt.Tx) error {
-		rec, ok, err := store.RemoveTopic(tx, name)
+	err := e.update(func(tx store.Tx) error {
+		rec, ok, err := tx.RemoveTopic(name)
 		if err != nil || !ok {
 			return err
 		}
@@ -214,8 +212,8 @@ const statsSample = 16
 // and an estimate of its stored bytes.
 func (e *Engine) TopicStats(name string) (core.TopicStats, error) {
 	var stats core.TopicStats
-	err := e.view(func(tx *bolt.Tx) error {
-		rec, ok, err := store.GetTopic(tx, name)
+	err := e.view(func(tx store.ReadTx) error {
+		rec, ok, err := tx.GetTopic(name)
 		if err != nil {
 			return err
 		}
@@ -224,13 +222,13 @@ func (e *Engine) TopicStats(name string) (core.TopicStats, error) {
 		}
 		stats.Queues = make([]core.QueueStats, rec.Queues)
 		for q := range rec.Queues {
-			min, max, err := store.QueueRange(tx, rec.UID, q)
+			min, max, err := tx.QueueRange(rec.UID, q)
 			if err != nil {
 				return err
 			}
 			stats.Queues[q] = core.QueueStats{QueueID: q, MinOffset: min, MaxOffset: max}
 			stats.Messages += max - min
-			n, err := store.QueueBytes(tx, rec.UID, q, statsSample)
+			n, err := tx.QueueBytes(rec.UID, q, statsSample)
 			if err != nil {
 				return err
 			}

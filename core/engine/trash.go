@@ -6,15 +6,13 @@ import (
 	"errors"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
 )
 
 // Topic deletion in the background (SPEC §5). DeleteTopic and
 // DeleteSystemTopic only move the topic's incarnation to the trash
-// (store.RemoveTopic, one small transaction) and wake trashLoop, which
+// (store.Tx.RemoveTopic, one small transaction) and wake trashLoop, which
 // drops the store segments left without a visible message, each whole in
 // a transaction of its own (emptyTrash). The trash is on disk, so a stop or a kill -9 half-way loses nothing: the loop
 // runs one pass when the engine opens and finishes the job. A topic
@@ -74,8 +72,8 @@ func (e *Engine) emptyTrash() error {
 	if err := e.dropSegments("deleted topics"); err != nil {
 		return err
 	}
-	if err := e.update(func(tx *bolt.Tx) error {
-		_, err := store.EmptyTrash(tx, trashChunk) // clears the entries; drops a segment only if one appeared meanwhile
+	if err := e.update(func(tx store.Tx) error {
+		_, err := tx.EmptyTrash() // clears the entries; drops a segment only if one appeared meanwhile
 		return err
 	}); err != nil {
 		return err
@@ -88,8 +86,8 @@ func (e *Engine) emptyTrash() error {
 
 // trashPending reports whether deleted topics still hold messages.
 func (e *Engine) trashPending() (pending bool, err error) {
-	err = e.view(func(tx *bolt.Tx) error {
-		pending = store.HasTrash(tx)
+	err = e.view(func(tx store.ReadTx) error {
+		pending = tx.HasTrash()
 		return nil
 	})
 	return pending, err
@@ -103,7 +101,7 @@ func (e *Engine) sweepDeleted() error {
 	for {
 		var dropped int
 		var more bool
-		err := e.update(func(tx *bolt.Tx) error {
+		err := e.update(func(tx store.Tx) error {
 			sweep := tx.Bucket(bucketSweep)
 			k, _ := sweep.Cursor().First()
 			if k == nil {
@@ -156,7 +154,7 @@ func (e *Engine) sweepDeleted() error {
 
 // prefixKeys returns up to limit keys of b starting with prefix, copied
 // (so the caller may delete them).
-func prefixKeys(b *bolt.Bucket, prefix []byte, limit int) [][]byte {
+func prefixKeys(b *store.Bucket, prefix []byte, limit int) [][]byte {
 	var out [][]byte
 	c := b.Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < limit; k, _ = c.Next() {

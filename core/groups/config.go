@@ -8,9 +8,8 @@ import (
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // Limits on a group config (SPEC §4, API.md).
@@ -27,8 +26,8 @@ const (
 )
 
 var (
-	bucketConfig  = []byte("groups.config")
-	bucketOffsets = []byte("groups.offsets")
+	bucketConfig  = store.Register("core/groups", "groups.config")
+	bucketOffsets = store.Register("core/groups", "groups.offsets")
 )
 
 // Normalize validates cfg and fills in the defaults (RocketMQ
@@ -192,7 +191,7 @@ func (r *Registry) Put(cfg core.GroupConfig) (g core.Group, created bool, err er
 	changed := false
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err = r.db.Update(func(tx *bolt.Tx) error {
+	err = r.st.Update(func(tx store.Tx) error {
 		b := tx.Bucket(bucketConfig)
 		g = core.Group{GroupConfig: cfg, CreatedAt: now, UpdatedAt: now}
 		var oldEnc []byte
@@ -262,7 +261,7 @@ func (r *Registry) SetPaused(name string, paused bool) (core.Group, error) {
 	changed := false
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err := r.db.Update(func(tx *bolt.Tx) error {
+	err := r.st.Update(func(tx store.Tx) error {
 		b := tx.Bucket(bucketConfig)
 		v := b.Get([]byte(name))
 		if v == nil {
@@ -298,7 +297,7 @@ func (r *Registry) SetPaused(name string, paused bool) (core.Group, error) {
 // Get returns a group (ENotFound if absent).
 func (r *Registry) Get(name string) (core.Group, error) {
 	var g core.Group
-	err := r.db.View(func(tx *bolt.Tx) error {
+	err := r.st.View(func(tx store.ReadTx) error {
 		v := tx.Bucket(bucketConfig).Get([]byte(name))
 		if v == nil {
 			return core.Errorf(core.ENotFound, "group %q not found", name)
@@ -313,7 +312,7 @@ func (r *Registry) Get(name string) (core.Group, error) {
 // List returns all groups by name.
 func (r *Registry) List() ([]core.Group, error) {
 	var gs []core.Group
-	err := r.db.View(func(tx *bolt.Tx) error {
+	err := r.st.View(func(tx store.ReadTx) error {
 		return tx.Bucket(bucketConfig).ForEach(func(_, v []byte) error {
 			g, err := decodeGroup(v)
 			if err != nil {
@@ -340,7 +339,7 @@ func (r *Registry) List() ([]core.Group, error) {
 func (r *Registry) Delete(name string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err := r.db.Update(func(tx *bolt.Tx) error {
+	err := r.st.Update(func(tx store.Tx) error {
 		b := tx.Bucket(bucketConfig)
 		if b.Get([]byte(name)) == nil {
 			return core.Errorf(core.ENotFound, "group %q not found", name)

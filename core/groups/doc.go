@@ -26,9 +26,11 @@
 //     after LockTTL unless renewed) and the watchers told when a group's
 //     config or live clients change (notifyConsumerIdsChanged).
 //
-// It imports core, internal/watch and bbolt only: never core/engine (the engine is reached
-// through the small OffsetSearcher interface), never core/consumer, never
-// HTTP.
+// It imports core, core/store (its typed transactions and the three
+// buckets above, registered with store.Register) and internal/watch only:
+// never bbolt, never core/engine (the engine is reached through the small
+// OffsetSearcher interface and Options.Commit), never core/consumer,
+// never HTTP.
 //
 // Invariants and lock order: Registry.mu guards the in-memory maps and
 // serialises offset resets and config writes; it is taken before any bbolt

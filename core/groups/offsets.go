@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // offsetKey is consumerID 0x00 topic 0x00 queueID (4 bytes big-endian)
@@ -44,7 +43,7 @@ func decodeOffsetKey(k []byte) (consumerID string, mq core.MessageQueue, ok bool
 // CLUSTERING. The caller compares TopicUID with the topic's current
 // incarnation: a position of a deleted namesake counts as absent.
 func (r *Registry) CommittedProgress(group, consumerID string, mq core.MessageQueue) (p core.Progress, ok bool, err error) {
-	err = r.db.View(func(tx *bolt.Tx) error {
+	err = r.st.View(func(tx store.ReadTx) error {
 		b := tx.Bucket(bucketOffsets).Bucket([]byte(group))
 		if b == nil {
 			return nil
@@ -74,7 +73,7 @@ func (r *Registry) CommittedOffset(group, consumerID string, mq core.MessageQueu
 // (consumerID "" for CLUSTERING).
 func (r *Registry) Progress(group, consumerID string) (map[core.MessageQueue]core.Progress, error) {
 	out := map[core.MessageQueue]core.Progress{}
-	err := r.db.View(func(tx *bolt.Tx) error {
+	err := r.st.View(func(tx store.ReadTx) error {
 		b := tx.Bucket(bucketOffsets).Bucket([]byte(group))
 		if b == nil {
 			return nil
@@ -124,7 +123,7 @@ func (r *Registry) CommitProgress(ctx context.Context, group string, incarnation
 	if len(ps) == 0 {
 		return nil
 	}
-	return r.commit(ctx, func(tx *bolt.Tx) error {
+	return r.commit(ctx, func(tx store.Tx) error {
 		b, err := r.groupOffsetsTx(tx, group, incarnation)
 		if err != nil || b == nil {
 			return err
@@ -150,7 +149,7 @@ func (r *Registry) CommitOffsets(group, consumerID string, offsets map[core.Mess
 
 // groupOffsetsTx returns the group's offsets bucket (created if needed), or
 // nil when the group does not exist or is not incarnation (0: any).
-func (r *Registry) groupOffsetsTx(tx *bolt.Tx, group string, incarnation uint64) (*bolt.Bucket, error) {
+func (r *Registry) groupOffsetsTx(tx store.Tx, group string, incarnation uint64) (*store.Bucket, error) {
 	v := tx.Bucket(bucketConfig).Get([]byte(group))
 	if v == nil {
 		return nil, nil
@@ -169,7 +168,7 @@ func (r *Registry) groupOffsetsTx(tx *bolt.Tx, group string, incarnation uint64)
 
 // putProgressTx merges p into the stored position of (consumerID, mq)
 // under the rules of CommitProgress.
-func putProgressTx(b *bolt.Bucket, consumerID string, mq core.MessageQueue, p core.Progress) error {
+func putProgressTx(b *store.Bucket, consumerID string, mq core.MessageQueue, p core.Progress) error {
 	k := offsetKey(consumerID, mq)
 	p = normalizeProgress(p)
 	if v := b.Get(k); v != nil {
@@ -194,8 +193,8 @@ func putProgressTx(b *bolt.Bucket, consumerID string, mq core.MessageQueue, p co
 // group incarnation still exists: run once ahead of a batch of settle hooks
 // of that incarnation (engine.SendMessagesBack), it drops a deleted
 // group's whole batch in one check.
-func (r *Registry) GroupGuard(group string, incarnation uint64) func(*bolt.Tx) error {
-	return func(tx *bolt.Tx) error {
+func (r *Registry) GroupGuard(group string, incarnation uint64) store.Hook {
+	return func(tx store.Tx) error {
 		v := tx.Bucket(bucketConfig).Get([]byte(group))
 		if v == nil {
 			return core.ErrGroupGone
@@ -220,8 +219,8 @@ func (r *Registry) GroupGuard(group string, incarnation uint64) func(*bolt.Tx) e
 // can produce a second copy. It returns ErrGroupGone when the group
 // incarnation no longer exists: the engine then writes nothing, neither
 // the settle nor the copy.
-func (r *Registry) SettleHook(group string, incarnation uint64, consumerID string, mq core.MessageQueue, offset int64, epoch, topicUID uint64) func(*bolt.Tx) error {
-	return func(tx *bolt.Tx) error {
+func (r *Registry) SettleHook(group string, incarnation uint64, consumerID string, mq core.MessageQueue, offset int64, epoch, topicUID uint64) store.Hook {
+	return func(tx store.Tx) error {
 		b, err := r.groupOffsetsTx(tx, group, incarnation)
 		if err != nil {
 			return err
@@ -262,7 +261,7 @@ func (r *Registry) SetOffset(group, consumerID string, mq core.MessageQueue, off
 func (r *Registry) setOffsets(group, consumerID string, offsets map[core.MessageQueue]int64, topicUID uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err := r.db.Update(func(tx *bolt.Tx) error {
+	err := r.st.Update(func(tx store.Tx) error {
 		ob := tx.Bucket(bucketOffsets)
 		b, err := ob.CreateBucketIfNotExists([]byte(group))
 		if err != nil {

@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 func TestProgressCodecRoundTripAndLegacy(t *testing.T) {
@@ -183,7 +182,7 @@ func TestStartsDecidedAtSubscription(t *testing.T) {
 	if err := r.Delete("b"); err != nil {
 		t.Fatal(err)
 	}
-	_ = db.View(func(tx *bolt.Tx) error {
+	_ = db.View(func(tx store.ReadTx) error {
 		if k, _ := tx.Bucket(bucketStarts).Cursor().Seek([]byte("b\x00")); k != nil && string(k[:2]) == "b\x00" {
 			t.Fatalf("marker %q left after delete", k)
 		}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 	"github.com/mqgate/mqgate/internal/watch"
 )
 
@@ -39,8 +39,8 @@ type Options struct {
 	Offsets OffsetSearcher
 	// Commit, when set, runs fn in a read-write transaction of the
 	// store's group commit (sharing its fsync with publishes); fn may run
-	// more than once and must act only through tx. Default: bbolt Update.
-	Commit func(ctx context.Context, fn func(*bolt.Tx) error) error
+	// more than once and must act only through tx. Default: Store.Update.
+	Commit func(ctx context.Context, fn store.Hook) error
 }
 
 // Registry keeps consumer groups in the engine's bbolt file: configs,
@@ -48,7 +48,7 @@ type Options struct {
 // BROADCASTING), and in memory the client registry (heartbeats, expiry)
 // and the orderly queue locks.
 type Registry struct {
-	db   *bolt.DB
+	st   *store.Store
 	opts Options
 	log  zerolog.Logger
 
@@ -64,14 +64,13 @@ type Registry struct {
 	done chan struct{}
 }
 
-// Open opens the registry over the engine's bbolt file with default
-// options.
-func Open(db *bolt.DB) (*Registry, error) { return OpenWith(db, Options{}) }
+// Open opens the registry over the engine's store with default options.
+func Open(st *store.Store) (*Registry, error) { return OpenWith(st, Options{}) }
 
-// OpenWith opens the registry over the engine's bbolt file.
-func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
-	if db == nil {
-		return nil, fmt.Errorf("groups: nil bbolt db")
+// OpenWith opens the registry over the engine's store.
+func OpenWith(st *store.Store, opts Options) (*Registry, error) {
+	if st == nil {
+		return nil, fmt.Errorf("groups: nil store")
 	}
 	if opts.ClientTimeout <= 0 {
 		opts.ClientTimeout = DefaultClientTimeout
@@ -79,8 +78,8 @@ func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
 	if opts.LockTTL <= 0 {
 		opts.LockTTL = DefaultLockTTL
 	}
-	err := db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketConfig, bucketOffsets, bucketStarts} {
+	err := st.Update(func(tx store.Tx) error {
+		for _, b := range []store.BucketName{bucketConfig, bucketOffsets, bucketStarts} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}
@@ -91,7 +90,7 @@ func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
 		return nil, fmt.Errorf("groups: create buckets: %w", err)
 	}
 	r := &Registry{
-		db:      db,
+		st:      st,
 		opts:    opts,
 		log:     opts.Logger,
 		clients: map[string]map[string]time.Time{},
@@ -106,11 +105,11 @@ func OpenWith(db *bolt.DB, opts Options) (*Registry, error) {
 }
 
 // commit runs fn in a read-write transaction (Options.Commit).
-func (r *Registry) commit(ctx context.Context, fn func(*bolt.Tx) error) error {
+func (r *Registry) commit(ctx context.Context, fn store.Hook) error {
 	if r.opts.Commit != nil {
 		return r.opts.Commit(ctx, fn)
 	}
-	return r.db.Update(fn)
+	return r.st.Update(fn)
 }
 
 // Close stops the registry's background work and its watchers. The bbolt

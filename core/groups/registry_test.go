@@ -1,21 +1,20 @@
 package groups
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"go.uber.org/goleak"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func openDB(t *testing.T) *bolt.DB {
+func openDB(t *testing.T) *store.Store {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "mqgate.db"), 0o600, nil)
+	db, err := store.Open(t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,7 +22,7 @@ func openDB(t *testing.T) *bolt.DB {
 	return db
 }
 
-func openRegistry(t *testing.T, db *bolt.DB, opts Options) *Registry {
+func openRegistry(t *testing.T, db *store.Store, opts Options) *Registry {
 	t.Helper()
 	r, err := OpenWith(db, opts)
 	if err != nil {

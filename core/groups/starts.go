@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
 )
 
 // Start positions are decided once, when a consumer subscribes, and
@@ -24,7 +23,7 @@ import (
 // topic was created later or grew — and is consumed from its first
 // offset. A restart never applies consumeFrom again, so LAST_OFFSET can
 // never skip what was published before a crash.
-var bucketStarts = []byte("groups.starts")
+var bucketStarts = store.Register("core/groups", "groups.starts")
 
 // startMarker is what was decided for one consumer of a group incarnation.
 type startMarker struct {
@@ -36,7 +35,7 @@ func startKey(group, consumerID string) []byte {
 	return append(append([]byte(group), 0), consumerID...)
 }
 
-func readMarker(tx *bolt.Tx, group, consumerID string, incarnation uint64) startMarker {
+func readMarker(tx store.ReadTx, group, consumerID string, incarnation uint64) startMarker {
 	var m startMarker
 	v := tx.Bucket(bucketStarts).Get(startKey(group, consumerID))
 	if v == nil || json.Unmarshal(v, &m) != nil || m.Incarnation != incarnation {
@@ -51,7 +50,7 @@ func readMarker(tx *bolt.Tx, group, consumerID string, incarnation uint64) start
 // written by an older version).
 func (r *Registry) StartsDecided(group string, incarnation uint64, consumerID, topic string) (bool, error) {
 	var ok bool
-	err := r.db.View(func(tx *bolt.Tx) error {
+	err := r.st.View(func(tx store.ReadTx) error {
 		ok = slices.Contains(readMarker(tx, group, consumerID, incarnation).Topics, topic)
 		return nil
 	})
@@ -75,7 +74,7 @@ func (r *Registry) decideStarts(cfg core.GroupConfig, consumerID string) error {
 		return nil
 	}
 	var marker startMarker
-	if err := r.db.View(func(tx *bolt.Tx) error {
+	if err := r.st.View(func(tx store.ReadTx) error {
 		marker = readMarker(tx, cfg.Name, consumerID, cfg.Incarnation)
 		return nil
 	}); err != nil {
@@ -110,7 +109,7 @@ func (r *Registry) decideStarts(cfg core.GroupConfig, consumerID string) error {
 	if len(topics) == 0 {
 		return nil
 	}
-	return r.db.Update(func(tx *bolt.Tx) error {
+	return r.st.Update(func(tx store.Tx) error {
 		cur := tx.Bucket(bucketConfig).Get([]byte(cfg.Name))
 		if cur == nil {
 			return nil // deleted meanwhile
@@ -133,7 +132,7 @@ func (r *Registry) decideStarts(cfg core.GroupConfig, consumerID string) error {
 				return err
 			}
 		}
-		m := readMarker(tx, cfg.Name, consumerID, cfg.Incarnation)
+		m := readMarker(tx.ReadTx, cfg.Name, consumerID, cfg.Incarnation)
 		for _, t := range topics {
 			if !slices.Contains(m.Topics, t) {
 				m.Topics = append(m.Topics, t)
@@ -152,7 +151,7 @@ func (r *Registry) decideStarts(cfg core.GroupConfig, consumerID string) error {
 func (r *Registry) consumersWithStarts(group string) ([]string, error) {
 	var out []string
 	prefix := append([]byte(group), 0)
-	err := r.db.View(func(tx *bolt.Tx) error {
+	err := r.st.View(func(tx store.ReadTx) error {
 		c := tx.Bucket(bucketStarts).Cursor()
 		for k, _ := c.Seek(prefix); k != nil && len(k) >= len(prefix) && string(k[:len(prefix)]) == string(prefix); k, _ = c.Next() {
 			out = append(out, string(k[len(prefix):]))
@@ -163,7 +162,7 @@ func (r *Registry) consumersWithStarts(group string) ([]string, error) {
 }
 
 // deleteStartsTx removes the markers of group.
-func deleteStartsTx(tx *bolt.Tx, group string) error {
+func deleteStartsTx(tx store.Tx, group string) error {
 	prefix := append([]byte(group), 0)
 	b := tx.Bucket(bucketStarts)
 	var keys [][]byte

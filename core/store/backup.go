@@ -64,7 +64,7 @@ func (s *Store) DiskStats() (DiskStats, error) {
 	var d DiskStats
 	err := s.db.View(func(tx *bolt.Tx) error {
 		d.HighWaterBytes = tx.Size()
-		segs, err := ListSegments(tx)
+		segs, err := listSegments(tx)
 		if len(segs) > 0 {
 			d.Segments, d.OldestSegmentMillis = len(segs), segs[0].Created
 		}

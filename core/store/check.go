@@ -52,7 +52,7 @@ func (s *Store) check() (setAside []CorruptRecord, err error) {
 		}
 		aside := map[int64]bool{}
 		note := func(r CorruptRecord) {
-			if !aside[r.CommitLogOffset] && !IsSetAside(tx, r.CommitLogOffset) {
+			if !aside[r.CommitLogOffset] && !isSetAside(tx, r.CommitLogOffset) {
 				aside[r.CommitLogOffset] = true
 				setAside = append(setAside, r)
 			}
@@ -71,7 +71,7 @@ func (s *Store) check() (setAside []CorruptRecord, err error) {
 		if err := checkSegments(tx); err != nil {
 			return err
 		}
-		topics, err := ListTopics(tx)
+		topics, err := listTopics(tx)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ var ErrFormat = errors.New("unsupported store format")
 // every queue stretch names an existing segment.
 func checkSegments(tx *bolt.Tx) error {
 	segs := tx.Bucket(bucketSegs)
-	infos, err := ListSegments(tx)
+	infos, err := listSegments(tx)
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func checkSegments(tx *bolt.Tx) error {
 
 func checkTopic(tx *bolt.Tx, t TopicRecord, note func(CorruptRecord)) error {
 	for q := range t.Queues {
-		min, max, err := QueueRange(tx, t.UID, q)
+		min, max, err := queueRange(tx, t.UID, q)
 		if err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func checkUnit(tx *bolt.Tx, t TopicRecord, q int, off int64, u Unit, rec []byte,
 	}
 	m, err := DecodeMessage(u.CommitLogOffset, rec)
 	if err != nil {
-		note(InspectCorrupt(tx, u.CommitLogOffset, t.UID, q, off, err))
+		note(inspectCorrupt(tx, u.CommitLogOffset, t.UID, q, off, err))
 		return nil
 	}
 	if m.Topic != t.Name || m.QueueID != q || m.QueueOffset != off {
@@ -214,7 +214,7 @@ func checkCommitLog(tx *bolt.Tx, note func(CorruptRecord)) error {
 				return fmt.Errorf("%w: commit log entry %d lies before the start of its segment %d", ErrCorrupt, cl, binary.BigEndian.Uint64(sk))
 			}
 			if _, err := DecodeMessage(cl, v); err != nil {
-				note(InspectCorrupt(tx, cl, 0, -1, -1, err))
+				note(inspectCorrupt(tx, cl, 0, -1, -1, err))
 			}
 			n++
 		}

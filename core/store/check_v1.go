@@ -43,7 +43,7 @@ func checkTopicV1(tx *bolt.Tx, t TopicRecord, note func(CorruptRecord)) error {
 		return checkUnit(tx, t, q, off, u, cl.Get(u64(u.CommitLogOffset)), note)
 	}
 	for q := range t.Queues {
-		min, max, err := QueueRange(tx, t.UID, q)
+		min, max, err := queueRange(tx, t.UID, q)
 		if err != nil {
 			return err
 		}

@@ -80,8 +80,8 @@ func TestCompact(t *testing.T) {
 	const topics = 10
 	for i := range topics {
 		name := fmt.Sprintf("t%d", i)
-		if err := s.DB().Update(func(tx *bolt.Tx) error {
-			_, _, err := PutTopic(tx, TopicRecord{Name: name, Queues: 4, RetentionHours: 1})
+		if err := s.db.Update(func(tx *bolt.Tx) error {
+			_, _, err := putTopic(tx, TopicRecord{Name: name, Queues: 4, RetentionHours: 1})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -98,7 +98,7 @@ func TestCompact(t *testing.T) {
 			}
 		}
 	}
-	if err := s.DB().Update(func(tx *bolt.Tx) error { // a sibling package's buckets
+	if err := s.db.Update(func(tx *bolt.Tx) error { // a sibling package's buckets
 		b, err := tx.CreateBucket([]byte("groups.test"))
 		if err != nil {
 			return err
@@ -117,15 +117,15 @@ func TestCompact(t *testing.T) {
 	}
 	// Delete nine topics of ten and empty them.
 	for i := 1; i < topics; i++ {
-		if err := s.DB().Update(func(tx *bolt.Tx) error {
-			_, _, err := RemoveTopic(tx, fmt.Sprintf("t%d", i))
+		if err := s.db.Update(func(tx *bolt.Tx) error {
+			_, _, err := removeTopic(tx, fmt.Sprintf("t%d", i))
 			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for more := true; more; {
-		if err := s.DB().Update(func(tx *bolt.Tx) (err error) { more, err = EmptyTrash(tx, 512); return err }); err != nil {
+		if err := s.db.Update(func(tx *bolt.Tx) (err error) { more, err = emptyTrash(tx, 512); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -159,8 +159,8 @@ func TestCompact(t *testing.T) {
 	if _, err := s.Commit(context.Background(), []Op{op("t0", 1, "after")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		if off, ok := OffsetOfID(tx, "t0-9-99"); !ok || off < 0 {
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if off, ok := offsetOfID(tx, "t0-9-99"); !ok || off < 0 {
 			return errors.New("a message of the kept topic is gone")
 		}
 		return nil
@@ -175,8 +175,8 @@ func TestCompact(t *testing.T) {
 func TestBackupWhileWriting(t *testing.T) {
 	dir := t.TempDir()
 	s := openStore(t, dir, Options{})
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 2, RetentionHours: 1})
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := putTopic(tx, TopicRecord{Name: "t", Queues: 2, RetentionHours: 1})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -225,9 +225,9 @@ func TestBackupWhileWriting(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := openStore(t, rdir, Options{})
-	if err := r.DB().View(func(tx *bolt.Tx) error {
+	if err := r.db.View(func(tx *bolt.Tx) error {
 		for i := range 200 {
-			if _, ok := OffsetOfID(tx, fmt.Sprintf("before-%d", i)); !ok {
+			if _, ok := offsetOfID(tx, fmt.Sprintf("before-%d", i)); !ok {
 				return fmt.Errorf("before-%d is not in the backup", i)
 			}
 		}

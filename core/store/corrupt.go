@@ -20,7 +20,7 @@ import (
 // (all ones: unknown), queue offset(8) (all ones: unknown), detected at
 // unix ms(8), then uvarint-length-prefixed message id and reason.
 //
-// An entry goes when its record's segment goes (DropSegment), so it
+// An entry goes when its record's segment goes (dropSegment), so it
 // counts what is still in the store.
 var bucketCorrupt = []byte("mq.corrupt")
 
@@ -73,15 +73,15 @@ func decodeCorrupt(clOffset int64, v []byte) (CorruptRecord, error) {
 	return r, nil
 }
 
-// IsSetAside reports whether the record at clOffset is recorded as corrupt.
-func IsSetAside(tx *bolt.Tx, clOffset int64) bool {
+// isSetAside reports whether the record at clOffset is recorded as corrupt.
+func isSetAside(tx *bolt.Tx, clOffset int64) bool {
 	b := tx.Bucket(bucketCorrupt)
 	return b != nil && b.Get(u64(clOffset)) != nil
 }
 
-// RecordCorrupt records r unless its commit log offset is recorded
+// recordCorrupt records r unless its commit log offset is recorded
 // already; added reports whether it was new. tx must be writable.
-func RecordCorrupt(tx *bolt.Tx, r CorruptRecord) (added bool, err error) {
+func recordCorrupt(tx *bolt.Tx, r CorruptRecord) (added bool, err error) {
 	b, err := tx.CreateBucketIfNotExists(bucketCorrupt)
 	if err != nil {
 		return false, err
@@ -96,8 +96,8 @@ func RecordCorrupt(tx *bolt.Tx, r CorruptRecord) (added bool, err error) {
 	return true, b.Put(k, r.encode())
 }
 
-// ListCorrupt returns every set-aside record in commit log order.
-func ListCorrupt(tx *bolt.Tx) ([]CorruptRecord, error) {
+// listCorrupt returns every set-aside record in commit log order.
+func listCorrupt(tx *bolt.Tx) ([]CorruptRecord, error) {
 	b := tx.Bucket(bucketCorrupt)
 	if b == nil {
 		return nil, nil
@@ -117,13 +117,13 @@ func ListCorrupt(tx *bolt.Tx) ([]CorruptRecord, error) {
 	return out, err
 }
 
-// InspectCorrupt describes the unreadable record at clOffset for setting it
+// inspectCorrupt describes the unreadable record at clOffset for setting it
 // aside. uid, qid and qoff place it when the caller knows (it read the
 // record through its consume queue; uid 0 when it does not). cause is the
 // decode error (nil: the record is missing). The id and, when not given,
 // the place are read leniently from the damaged record and kept only when
 // the indexes confirm them.
-func InspectCorrupt(tx *bolt.Tx, clOffset int64, uid uint64, qid int, qoff int64, cause error) CorruptRecord {
+func inspectCorrupt(tx *bolt.Tx, clOffset int64, uid uint64, qid int, qoff int64, cause error) CorruptRecord {
 	r := CorruptRecord{CommitLogOffset: clOffset, UID: uid, QueueID: qid, QueueOffset: qoff, DetectedAt: time.Now()}
 	if uid == 0 {
 		r.QueueID, r.QueueOffset = -1, -1
@@ -144,15 +144,15 @@ func InspectCorrupt(tx *bolt.Tx, clOffset int64, uid uint64, qid int, qoff int64
 	if !ok {
 		return r
 	}
-	if at, found := OffsetOfID(tx, id); id != "" && found && at == clOffset {
+	if at, found := offsetOfID(tx, id); id != "" && found && at == clOffset {
 		r.MessageID = id
 	}
 	if uid == 0 {
-		t, found, err := GetTopic(tx, topic)
+		t, found, err := getTopic(tx, topic)
 		if err != nil || !found || pqid < 0 || pqid >= t.Queues {
 			return r
 		}
-		if u, found, err := UnitAt(tx, t.UID, pqid, pqoff); err == nil && found && u.CommitLogOffset == clOffset {
+		if u, found, err := unitAt(tx, t.UID, pqid, pqoff); err == nil && found && u.CommitLogOffset == clOffset {
 			r.UID, r.QueueID, r.QueueOffset = t.UID, pqid, pqoff
 		}
 	}

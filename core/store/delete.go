@@ -7,18 +7,18 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// TrimQueue moves a queue's min offset past its messages stored before
+// trimQueue moves a queue's min offset past its messages stored before
 // cutoff (unix ms) (RocketMQ deleteExpiredFile + correctMinOffset, per
 // queue). Store times never decrease along a queue, so the new min is
 // found without touching the trimmed units: stretches in segments whose
 // last commit is before cutoff are skipped whole, then a binary search
 // reads the record headers of the one stretch that straddles it. Nothing
-// is deleted here: DropSegment frees whole segments once no unit in them
+// is deleted here: dropSegment frees whole segments once no unit in them
 // is visible. It reports how many messages left the queue; limit is
 // kept for callers and ignored (the move costs the same at any size),
 // so more is always false.
-func TrimQueue(tx *bolt.Tx, t TopicRecord, qid int, cutoff int64, limit int) (removed int, more bool, err error) {
-	lo, hi, err := QueueRange(tx, t.UID, qid)
+func trimQueue(tx *bolt.Tx, t TopicRecord, qid int, cutoff int64, limit int) (removed int, more bool, err error) {
+	lo, hi, err := queueRange(tx, t.UID, qid)
 	if err != nil {
 		return 0, false, err
 	}
@@ -80,20 +80,20 @@ func storedAtOfUnit(tx *bolt.Tx, r *queueReader, off int64) (int64, error) {
 	if err != nil || !ok {
 		return math.MinInt64, nil
 	}
-	ms, ok, err := StoredAtAt(tx, u.CommitLogOffset)
+	ms, ok, err := storedAtAt(tx, u.CommitLogOffset)
 	if err != nil || !ok {
 		return math.MinInt64, nil
 	}
 	return ms, nil
 }
 
-// RemoveTopic deletes a topic's config and queue metadata at once and moves
+// removeTopic deletes a topic's config and queue metadata at once and moves
 // its incarnation to the trash. After it commits the topic no longer
 // exists for readers, and its units no longer keep segments alive: they
-// go with the segments that hold them (DropSegment), which also clears
+// go with the segments that hold them (dropSegment), which also clears
 // the trash entry once no segment holds any.
-func RemoveTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
-	t, ok, err := GetTopic(tx, name)
+func removeTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
+	t, ok, err := getTopic(tx, name)
 	if err != nil || !ok {
 		return t, ok, err
 	}
@@ -109,20 +109,20 @@ func RemoveTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
 	return t, true, tx.Bucket(bucketTopics).Delete([]byte(name))
 }
 
-// EmptyTrash clears the trash entries of deleted topics no segment holds
-// units of, then drops at most one droppable segment (DropSegment): a
+// emptyTrash clears the trash entries of deleted topics no segment holds
+// units of, then drops at most one droppable segment (dropSegment): a
 // segment that held only deleted topics' (or expired) messages. more
 // reports whether it dropped one (another may be droppable). limit is
 // kept for callers; a segment goes whole.
-func EmptyTrash(tx *bolt.Tx, limit int) (more bool, err error) {
+func emptyTrash(tx *bolt.Tx, limit int) (more bool, err error) {
 	if err := sweepTrash(tx); err != nil {
 		return false, err
 	}
-	starts, err := DroppableSegments(tx)
+	starts, err := droppableSegments(tx)
 	if err != nil || len(starts) == 0 {
 		return false, err
 	}
-	_, ok, err := DropSegment(tx, starts[0])
+	_, ok, err := dropSegment(tx, starts[0])
 	return ok, err
 }
 
@@ -145,8 +145,8 @@ func sweepTrash(tx *bolt.Tx) error {
 	return nil
 }
 
-// HasTrash reports whether deleted topics still hold messages.
-func HasTrash(tx *bolt.Tx) bool {
+// hasTrash reports whether deleted topics still hold messages.
+func hasTrash(tx *bolt.Tx) bool {
 	k, _ := tx.Bucket(bucketTrash).Cursor().First()
 	return k != nil
 }

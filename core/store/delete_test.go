@@ -14,8 +14,8 @@ import (
 func mustTopic(t *testing.T, s *Store, name string, queues int) TopicRecord {
 	t.Helper()
 	var rec TopicRecord
-	if err := s.DB().Update(func(tx *bolt.Tx) (err error) {
-		rec, _, err = PutTopic(tx, TopicRecord{Name: name, Queues: queues, RetentionHours: 1})
+	if err := s.db.Update(func(tx *bolt.Tx) (err error) {
+		rec, _, err = putTopic(tx, TopicRecord{Name: name, Queues: queues, RetentionHours: 1})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -48,8 +48,8 @@ func commitN(t *testing.T, s *Store, topic string, queues, n, per int, prefix st
 func segmentCount(t *testing.T, s *Store) int {
 	t.Helper()
 	var n int
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		segs, err := ListSegments(tx)
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		segs, err := listSegments(tx)
 		n = len(segs)
 		return err
 	}); err != nil {
@@ -62,13 +62,13 @@ func segmentCount(t *testing.T, s *Store) int {
 func dropAll(t *testing.T, s *Store) int {
 	t.Helper()
 	n := 0
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		starts, err := DroppableSegments(tx)
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		starts, err := droppableSegments(tx)
 		if err != nil {
 			return err
 		}
 		for _, st := range starts {
-			if _, ok, err := DropSegment(tx, st); err != nil {
+			if _, ok, err := dropSegment(tx, st); err != nil {
 				return err
 			} else if ok {
 				n++
@@ -82,7 +82,7 @@ func dropAll(t *testing.T, s *Store) int {
 }
 
 // TestRetentionDropsWholeSegments: the writer cuts segments by size;
-// TrimQueue moves the min offsets (no record removed); the segments whose
+// trimQueue moves the min offsets (no record removed); the segments whose
 // units are all below their queues' min go whole, with their id and key
 // index entries and set-aside records, the one that still holds a visible
 // message stays, and every reader agrees.
@@ -94,8 +94,8 @@ func TestRetentionDropsWholeSegments(t *testing.T) {
 		t.Fatalf("%d segments for 200 KB with 20 KB segments", n)
 	}
 	// A record set aside in the first segment goes with it.
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		_, err := RecordCorrupt(tx, CorruptRecord{CommitLogOffset: placed[3].CommitLogOffset, UID: rec.UID, Reason: "test"})
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, err := recordCorrupt(tx, CorruptRecord{CommitLogOffset: placed[3].CommitLogOffset, UID: rec.UID, Reason: "test"})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -106,16 +106,16 @@ func TestRetentionDropsWholeSegments(t *testing.T) {
 	// Expire messages 0..149: cutoff = store time of message 150 (all
 	// group commits have distinct store times here, at least 1 ms apart).
 	var cutoff int64
-	if err := s.DB().View(func(tx *bolt.Tx) (err error) {
-		cutoff, _, err = StoredAtAt(tx, placed[150].CommitLogOffset)
+	if err := s.db.View(func(tx *bolt.Tx) (err error) {
+		cutoff, _, err = storedAtAt(tx, placed[150].CommitLogOffset)
 		return err
 	}); err != nil {
 		t.Fatal(err)
 	}
 	var trimmed int
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
+	if err := s.db.Update(func(tx *bolt.Tx) error {
 		for q := range 4 {
-			n, more, err := TrimQueue(tx, rec, q, cutoff, 100)
+			n, more, err := trimQueue(tx, rec, q, cutoff, 100)
 			if err != nil || more {
 				return fmt.Errorf("trim: %v more %v", err, more)
 			}
@@ -127,7 +127,7 @@ func TestRetentionDropsWholeSegments(t *testing.T) {
 	}
 	before := segmentCount(t, s)
 	var segs []SegmentInfo
-	s.DB().View(func(tx *bolt.Tx) (err error) { segs, err = ListSegments(tx); return err })
+	s.db.View(func(tx *bolt.Tx) (err error) { segs, err = listSegments(tx); return err })
 	for i, g := range segs {
 		if g.FirstPage == 0 || (i > 0 && g.FirstPage < segs[i-1].FirstPage) {
 			t.Errorf("segment %d: first page %d", i, g.FirstPage)
@@ -140,27 +140,27 @@ func TestRetentionDropsWholeSegments(t *testing.T) {
 	if trimmed < 140 || trimmed > 150 || dropped < before/2 || dropped == before {
 		t.Fatalf("trimmed %d messages, dropped %d of %d segments", trimmed, dropped, before)
 	}
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		if _, ok := OffsetOfID(tx, "m-0"); ok {
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if _, ok := offsetOfID(tx, "m-0"); ok {
 			t.Error("id of a dropped message still indexed")
 		}
-		if _, ok := OffsetOfID(tx, "m-199"); !ok {
+		if _, ok := offsetOfID(tx, "m-199"); !ok {
 			t.Error("id of a live message lost")
 		}
-		if m, _ := MessageAt(tx, placed[0].CommitLogOffset); m != nil {
+		if m, _ := messageAt(tx, placed[0].CommitLogOffset); m != nil {
 			t.Error("record of a dropped segment still readable")
 		}
-		if IsSetAside(tx, placed[3].CommitLogOffset) {
+		if isSetAside(tx, placed[3].CommitLogOffset) {
 			t.Error("set-aside entry outlived its segment")
 		}
-		keys := OffsetsOfKey(tx, "t", "shared", 1000)
+		keys := offsetsOfKey(tx, "t", "shared", 1000)
 		if len(keys) < 50 || len(keys) > 100 || keys[len(keys)-1] != placed[199].CommitLogOffset {
 			t.Errorf("key index after the drop: %d entries", len(keys))
 		}
 		for q := range 4 {
-			lo, hi, _ := QueueRange(tx, rec.UID, q)
+			lo, hi, _ := queueRange(tx, rec.UID, q)
 			n := 0
-			if err := ScanQueue(tx, rec.UID, q, 0, func(off int64, u Unit) bool {
+			if err := scanQueue(tx, rec.UID, q, 0, func(off int64, u Unit) bool {
 				if off != lo+int64(n) {
 					t.Errorf("queue %d: offset %d, want %d", q, off, lo+int64(n))
 				}
@@ -192,12 +192,12 @@ func TestDeletedTopicsSegmentsGo(t *testing.T) {
 	keep := mustTopic(t, s, "keep", 1)
 	commitN(t, s, "gone", 2, 95, 10, "g")
 	commitN(t, s, "keep", 1, 5, 5, "k") // shares gone's last segment
-	if err := s.DB().Update(func(tx *bolt.Tx) error { _, _, err := RemoveTopic(tx, "gone"); return err }); err != nil {
+	if err := s.db.Update(func(tx *bolt.Tx) error { _, _, err := removeTopic(tx, "gone"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	before := segmentCount(t, s)
 	for more := true; more; {
-		if err := s.DB().Update(func(tx *bolt.Tx) (err error) { more, err = EmptyTrash(tx, 512); return err }); err != nil {
+		if err := s.db.Update(func(tx *bolt.Tx) (err error) { more, err = emptyTrash(tx, 512); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -205,12 +205,12 @@ func TestDeletedTopicsSegmentsGo(t *testing.T) {
 		t.Fatalf("segments %d → %d, want 1 left (shared with keep)", before, after)
 	}
 	var pending bool
-	s.DB().View(func(tx *bolt.Tx) error { pending = HasTrash(tx); return nil })
+	s.db.View(func(tx *bolt.Tx) error { pending = hasTrash(tx); return nil })
 	if !pending {
 		t.Fatal("trash cleared while a segment still holds the deleted topic's units")
 	}
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		_, _, err := TrimQueue(tx, keep, 0, time.Now().Add(time.Hour).UnixMilli(), 10)
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := trimQueue(tx, keep, 0, time.Now().Add(time.Hour).UnixMilli(), 10)
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -218,17 +218,17 @@ func TestDeletedTopicsSegmentsGo(t *testing.T) {
 	if n := dropAll(t, s); n != 1 || segmentCount(t, s) != 0 {
 		t.Fatalf("dropped %d", n)
 	}
-	s.DB().View(func(tx *bolt.Tx) error { pending = HasTrash(tx); return nil })
+	s.db.View(func(tx *bolt.Tx) error { pending = hasTrash(tx); return nil })
 	if pending {
 		t.Fatal("trash entry left after its last segment went")
 	}
 	// The writer starts a new segment after the last one went.
 	commitN(t, s, "keep", 1, 3, 3, "k2")
-	s.DB().View(func(tx *bolt.Tx) error {
-		if _, ok := OffsetOfID(tx, "k2-2"); !ok {
+	s.db.View(func(tx *bolt.Tx) error {
+		if _, ok := offsetOfID(tx, "k2-2"); !ok {
 			t.Error("message after the drop not indexed")
 		}
-		lo, hi, _ := QueueRange(tx, keep.UID, 0)
+		lo, hi, _ := queueRange(tx, keep.UID, 0)
 		if lo != 5 || hi != 8 {
 			t.Errorf("keep range [%d, %d)", lo, hi)
 		}

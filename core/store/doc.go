@@ -4,6 +4,45 @@
 // the primitives the engine's retention cleaner and topic deletion use.
 //
 // It imports core and bbolt only; never the engine, HTTP or consumer code.
+// It is the only package that imports bbolt (outside a baseline benchmark
+// and a page-level damage test).
+//
+// # Surface
+//
+// Like bbolt, a few types (store.go, tx.go, bucket.go):
+//
+//   - Store: Open, Close, Commit (group commit of Ops and a Hook), View,
+//     Update, and the operator's Backup, DiskStats, Stats; Compact,
+//     Verify and BackupFile work on a closed file.
+//   - ReadTx, a read view (View): topics and queue ranges (GetTopic,
+//     ListTopics, QueueRange, QueueRanges, QueueHead, QueueBytes),
+//     messages (ScanQueue, UnitAt, MessageAt, StoredAtAt, OffsetOfID,
+//     PositionOfID, OffsetsOfKey), retention's look (DroppableSegments,
+//     HasTrash), the records set aside (IsSetAside, ListCorrupt,
+//     InspectCorrupt), and Bucket for a registered bucket; for tests and
+//     tools CountRecords and LastCommitLogOffset (and Tx.PatchRecord).
+//   - Tx, a write view (Update, and a Hook inside the group commit): a
+//     ReadTx plus PutTopic, RemoveTopic, TrimQueue, DropSegment,
+//     EmptyTrash, RecordCorrupt and the owner's CreateBucket,
+//     CreateBucketIfNotExists and DeleteBucket.
+//   - Bucket and Cursor: bbolt's, with the methods owners use.
+//
+// ReadTx and Tx are one pointer each, passed by value: wrapping the
+// writer's transaction for a Hook allocates nothing. What they return is
+// copied unless the method says otherwise; bytes read through a Bucket or
+// Cursor are valid only inside the transaction.
+//
+// # Bucket owners
+//
+// Every top-level bucket has one owner. The store owns the "mq." buckets
+// below. Another package gets a bucket of its own only through the
+// BucketName that Register grants it from a package-level variable; a
+// second owner of a name, or an "mq." name, panics at start-up. Today:
+// core/engine owns dedup.records, dedup.expiry, sched.offsets,
+// sched.timers, sched.timertopics, sched.timerids, sched.sweep,
+// dlq.redriven and jobs; core/groups owns groups.config, groups.offsets
+// and groups.starts. Each owner creates its buckets when it opens; the
+// self check ignores them; migration and compaction copy them as they are.
 //
 // # Layout (one file, Dir/mqgate.db; all integers big-endian; version 2)
 //
@@ -34,7 +73,7 @@
 //     commit log record of its size that names the same topic, queue and
 //     offset, in the same segment. Retention moves min; units and records
 //     leave only with their whole segment, once no unit in it is visible
-//     (DropSegment). A deleted topic has no queue metadata, so its units
+//     (Tx.DropSegment). A deleted topic has no queue metadata, so its units
 //     are invisible at once; a new topic of the same name gets a fresh uid.
 //   - Commit log offsets come from the bucket's sequence and are never
 //     reused, even after every record is removed.
@@ -46,7 +85,8 @@
 // rebuilds it on open, after the pre-check has read every page (store.go).
 // Retention and topic deletion free disk a segment at a time (segment.go),
 // reading no record body and deleting no index entry one by one, and
-// decide what to do in read transactions (QueueHead, DroppableSegments).
+// decide what to do in read transactions (ReadTx.QueueHead,
+// ReadTx.DroppableSegments).
 // Decoded topic records are memoised by their stored bytes (topic.go). The
 // file never shrinks by itself: DiskStats reports its figures, Backup
 // streams a consistent snapshot while serving, Compact rewrites it offline

@@ -19,8 +19,8 @@ func BenchmarkCommitFragmented(b *testing.B) {
 			defer func(old bool) { syncFreelist = old }(syncFreelist)
 			syncFreelist = synced
 			s := openStore(b, b.TempDir(), Options{})
-			if err := s.DB().Update(func(tx *bolt.Tx) error {
-				_, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 1, RetentionHours: 1})
+			if err := s.db.Update(func(tx *bolt.Tx) error {
+				_, _, err := putTopic(tx, TopicRecord{Name: "t", Queues: 1, RetentionHours: 1})
 				return err
 			}); err != nil {
 				b.Fatal(err)
@@ -37,7 +37,7 @@ func BenchmarkCommitFragmented(b *testing.B) {
 			}
 			// Free 90%: every record but each tenth, so the free pages are
 			// scattered (a fragmented file).
-			if err := s.DB().Update(func(tx *bolt.Tx) error {
+			if err := s.db.Update(func(tx *bolt.Tx) error {
 				for off := range int64(100_000) {
 					if off%10 != 0 {
 						if err := segmentOf(tx, off).Bucket(segCL).Delete(u64(off)); err != nil {
@@ -54,7 +54,7 @@ func BenchmarkCommitFragmented(b *testing.B) {
 			if _, err := s.Commit(context.Background(), op, nil); err != nil {
 				b.Fatal(err)
 			}
-			free := s.DB().Stats().FreePageN
+			free := s.db.Stats().FreePageN
 			before := s.Stats()
 			for b.Loop() {
 				op[0].Record = EncodeMessage(messageFor("t", body))

@@ -36,13 +36,13 @@ func metaFreelist(file []byte, pageSize int) uint64 {
 func freePages(t *testing.T, dir string) (free, records int, crashed []byte) {
 	t.Helper()
 	s := openStore(t, dir, Options{})
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		records = CountRecords(tx)
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		records = countRecords(tx)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	free = s.DB().Stats().FreePageN
+	free = s.db.Stats().FreePageN
 	if _, err := s.Commit(context.Background(), []Op{op("t", 0, fmt.Sprintf("after-%d", records))}, nil); err != nil {
 		t.Fatal(err)
 	}

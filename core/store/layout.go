@@ -9,8 +9,9 @@ import (
 )
 
 // Bucket names. Every bucket of this package is a top-level bucket whose name
-// starts with "mq."; other packages (core/groups) keep their own buckets in
-// the same file under other names, and the self check ignores those.
+// starts with "mq."; other packages (core/engine, core/groups) keep their
+// own buckets in the same file under names Register granted them
+// (bucket.go), and the self check ignores those.
 //
 // Layout version 2 (segments.go) keeps the commit log, the consume queues
 // and the id and key indexes in segments under mq.segs; the buckets of

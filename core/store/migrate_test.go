@@ -66,7 +66,7 @@ func TestMigrateV1Fixture(t *testing.T) {
 	}
 	check := func(s *Store, extra int) {
 		t.Helper()
-		if err := s.DB().View(func(tx *bolt.Tx) error {
+		if err := s.db.View(func(tx *bolt.Tx) error {
 			if v, err := layoutVersion(tx); err != nil || v != formatVersion {
 				t.Errorf("layout version %d %v", v, err)
 			}
@@ -75,10 +75,10 @@ func TestMigrateV1Fixture(t *testing.T) {
 					t.Errorf("version 1 bucket %s is not empty", b)
 				}
 			}
-			if segs, _ := ListSegments(tx); len(segs) < 2 {
+			if segs, _ := listSegments(tx); len(segs) < 2 {
 				t.Errorf("%d segments", len(segs))
 			}
-			topics, err := ListTopics(tx)
+			topics, err := listTopics(tx)
 			if err != nil {
 				return err
 			}
@@ -89,13 +89,13 @@ func TestMigrateV1Fixture(t *testing.T) {
 			for _, tr := range topics {
 				n := 0
 				for q := range tr.Queues {
-					lo, hi, err := QueueRange(tx, tr.UID, q)
+					lo, hi, err := queueRange(tx, tr.UID, q)
 					if err != nil {
 						return err
 					}
-					if err := ScanQueue(tx, tr.UID, q, 0, func(off int64, u Unit) bool {
-						m, err := MessageAt(tx, u.CommitLogOffset)
-						if err != nil && !IsSetAside(tx, u.CommitLogOffset) {
+					if err := scanQueue(tx, tr.UID, q, 0, func(off int64, u Unit) bool {
+						m, err := messageAt(tx, u.CommitLogOffset)
+						if err != nil && !isSetAside(tx, u.CommitLogOffset) {
 							t.Errorf("%s/%d/%d: %v", tr.Name, q, off, err)
 						} else if err == nil && (m.Topic != tr.Name || m.QueueID != q || m.QueueOffset != off) {
 							t.Errorf("%s/%d/%d holds %s/%d/%d", tr.Name, q, off, m.Topic, m.QueueID, m.QueueOffset)
@@ -117,18 +117,18 @@ func TestMigrateV1Fixture(t *testing.T) {
 					t.Errorf("orders: %d queues, layouts %+v", tr.Queues, tr.Layouts)
 				}
 			}
-			cl, ok := OffsetOfID(tx, "p-0059")
-			if m, err := MessageAt(tx, cl); !ok || err != nil || m.ID != "p-0059" {
+			cl, ok := offsetOfID(tx, "p-0059")
+			if m, err := messageAt(tx, cl); !ok || err != nil || m.ID != "p-0059" {
 				t.Errorf("id look-up: %v %v", ok, err)
 			}
-			if n := len(OffsetsOfKey(tx, "orders", "k3", 100)); n != 36 {
+			if n := len(offsetsOfKey(tx, "orders", "k3", 100)); n != 36 {
 				t.Errorf("key k3: %d entries, want 36", n)
 			}
-			bad, ok := OffsetOfID(tx, "o-0100")
-			if !ok || !IsSetAside(tx, bad) {
+			bad, ok := offsetOfID(tx, "o-0100")
+			if !ok || !isSetAside(tx, bad) {
 				t.Error("the set-aside record is no longer set aside")
 			}
-			if !HasTrash(tx) {
+			if !hasTrash(tx) {
 				t.Error("the deleted topic's trash entry is gone")
 			}
 			if v := tx.Bucket([]byte("grp.offsets")).Get([]byte("g/orders/0")); string(v) != "12" {
@@ -145,7 +145,7 @@ func TestMigrateV1Fixture(t *testing.T) {
 	}
 	// The deleted topic's units go with their segments.
 	for more := true; more; {
-		if err := s.DB().Update(func(tx *bolt.Tx) (err error) { more, err = EmptyTrash(tx, 512); return err }); err != nil {
+		if err := s.db.Update(func(tx *bolt.Tx) (err error) { more, err = emptyTrash(tx, 512); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,8 +198,8 @@ func TestMigrationKilledHalfway(t *testing.T) {
 	if _, err := os.Stat(path + MigrateSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("partial migration file left: %v", err)
 	}
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		if _, ok := OffsetOfID(tx, "o-0299"); !ok {
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		if _, ok := offsetOfID(tx, "o-0299"); !ok {
 			t.Error("a message is missing after the migration")
 		}
 		v, err := layoutVersion(tx)
@@ -222,12 +222,12 @@ func TestVersionChecks(t *testing.T) {
 	s := openStore(t, dir, Options{})
 	mustTopic(t, s, "t", 2)
 	commitN(t, s, "t", 2, 10, 5, "m")
-	if err := s.DB().View(func(tx *bolt.Tx) error {
+	if err := s.db.View(func(tx *bolt.Tx) error {
 		return checkV1(tx, func(CorruptRecord) { t.Error("v1 check noted a record") })
 	}); err != nil {
 		t.Fatalf("a v1 binary would call the v2 file damaged: %v", err)
 	}
-	if err := s.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyFormat, []byte{3}) }); err != nil {
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(keyFormat, []byte{3}) }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

@@ -17,8 +17,8 @@ import (
 // regression; the figure is logged (go test -v -run PagesPerCommit).
 func TestPagesPerCommit(t *testing.T) {
 	s := openStore(t, t.TempDir(), Options{})
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "bench", Queues: 8, RetentionHours: 72})
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := putTopic(tx, TopicRecord{Name: "bench", Queues: 8, RetentionHours: 72})
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -36,8 +36,8 @@ func fixtureFreelist(t *testing.T, synced bool) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 4, RetentionHours: 1})
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := putTopic(tx, TopicRecord{Name: "t", Queues: 4, RetentionHours: 1})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -242,8 +242,8 @@ func TestOpenRefusesWithoutWriting(t *testing.T) {
 	}
 	s := openStore(t, dir, Options{})
 	var n int
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		n = CountRecords(tx)
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		n = countRecords(tx)
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -273,8 +273,8 @@ func TestOpenAfterFreelistAbandoned(t *testing.T) {
 	}
 	s := openStore(t, dir, Options{})
 	var n int
-	if err := s.DB().View(func(tx *bolt.Tx) error {
-		n = CountRecords(tx)
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		n = countRecords(tx)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -13,11 +13,11 @@ import (
 // Read helpers. They run inside a caller's transaction; everything they
 // return is copied out of bbolt's pages and stays valid after it.
 
-// ScanQueue calls fn for the units of queue qid of topic uid from offset on
+// scanQueue calls fn for the units of queue qid of topic uid from offset on
 // (at least the queue's min offset), in offset order, until fn returns
 // false or the queue ends.
-func ScanQueue(tx *bolt.Tx, uid uint64, qid int, from int64, fn func(off int64, u Unit) bool) error {
-	lo, hi, ok := queueRange(tx, uid, qid)
+func scanQueue(tx *bolt.Tx, uid uint64, qid int, from int64, fn func(off int64, u Unit) bool) error {
+	lo, hi, ok := queueBounds(tx, uid, qid)
 	if !ok {
 		return nil
 	}
@@ -37,9 +37,9 @@ func ScanQueue(tx *bolt.Tx, uid uint64, qid int, from int64, fn func(off int64, 
 	return nil
 }
 
-// queueRange is QueueRange without an error: ok is false when the queue
+// queueBounds is queueRange without an error: ok is false when the queue
 // has no (readable) metadata, as for a deleted topic's.
-func queueRange(tx *bolt.Tx, uid uint64, qid int) (min, max int64, ok bool) {
+func queueBounds(tx *bolt.Tx, uid uint64, qid int) (min, max int64, ok bool) {
 	v := tx.Bucket(bucketQueues).Get(queueKey(uid, qid))
 	if v == nil {
 		return 0, 0, false
@@ -48,18 +48,18 @@ func queueRange(tx *bolt.Tx, uid uint64, qid int) (min, max int64, ok bool) {
 	return m.Min, m.Max, err == nil
 }
 
-// UnitAt returns the unit at one queue offset; a unit outside the queue's
+// unitAt returns the unit at one queue offset; a unit outside the queue's
 // [min, max) is not found (retention moved past it, or its topic is gone).
-func UnitAt(tx *bolt.Tx, uid uint64, qid int, off int64) (Unit, bool, error) {
-	lo, hi, ok := queueRange(tx, uid, qid)
+func unitAt(tx *bolt.Tx, uid uint64, qid int, off int64) (Unit, bool, error) {
+	lo, hi, ok := queueBounds(tx, uid, qid)
 	if !ok || off < lo || off >= hi {
 		return Unit{}, false, nil
 	}
 	return newQueueReader(tx, uid, qid).at(off)
 }
 
-// MessageAt decodes the commit log record at clOffset; nil if absent.
-func MessageAt(tx *bolt.Tx, clOffset int64) (*core.Message, error) {
+// messageAt decodes the commit log record at clOffset; nil if absent.
+func messageAt(tx *bolt.Tx, clOffset int64) (*core.Message, error) {
 	rec := recordAt(tx, clOffset)
 	if rec == nil {
 		return nil, nil
@@ -67,8 +67,8 @@ func MessageAt(tx *bolt.Tx, clOffset int64) (*core.Message, error) {
 	return DecodeMessage(clOffset, rec)
 }
 
-// StoredAtAt reads the store time (unix ms) of the record at clOffset.
-func StoredAtAt(tx *bolt.Tx, clOffset int64) (int64, bool, error) {
+// storedAtAt reads the store time (unix ms) of the record at clOffset.
+func storedAtAt(tx *bolt.Tx, clOffset int64) (int64, bool, error) {
 	rec := recordAt(tx, clOffset)
 	if rec == nil {
 		return 0, false, nil
@@ -77,13 +77,13 @@ func StoredAtAt(tx *bolt.Tx, clOffset int64) (int64, bool, error) {
 	return ms, err == nil, err
 }
 
-// PositionOfID reads where the message with id was placed (queue id,
+// positionOfID reads where the message with id was placed (queue id,
 // queue offset, storedAt unix ms) from its record's fixed header, without
 // decoding the rest. Inside the writer's transaction it sees the request's
 // own appends, so a Hook can record a publish's result (the engine's
 // idempotency records).
-func PositionOfID(tx *bolt.Tx, id string) (qid int, qoff, storedAt int64, ok bool, err error) {
-	cl, found := OffsetOfID(tx, id)
+func positionOfID(tx *bolt.Tx, id string) (qid int, qoff, storedAt int64, ok bool, err error) {
+	cl, found := offsetOfID(tx, id)
 	if !found {
 		return 0, 0, 0, false, nil
 	}
@@ -97,33 +97,33 @@ func PositionOfID(tx *bolt.Tx, id string) (qid int, qoff, storedAt int64, ok boo
 	return int(int32(binary.BigEndian.Uint32(rec[offQueueID:]))), int64(binary.BigEndian.Uint64(rec[offQOffset:])), storedAt, true, nil
 }
 
-// QueueHead returns the store time (unix ms) of a queue's oldest message,
+// queueHead returns the store time (unix ms) of a queue's oldest message,
 // reading its consume-queue unit and the fixed header of its record only;
 // ok is false for an empty queue. A head whose record is missing or
 // unreadable reports math.MinInt64: retention removes it like an expired
-// one (TrimQueue).
-func QueueHead(tx *bolt.Tx, uid uint64, qid int) (storedAt int64, ok bool, err error) {
-	min, max, err := QueueRange(tx, uid, qid)
+// one (trimQueue).
+func queueHead(tx *bolt.Tx, uid uint64, qid int) (storedAt int64, ok bool, err error) {
+	min, max, err := queueRange(tx, uid, qid)
 	if err != nil || min == max {
 		return 0, false, err
 	}
-	u, found, err := UnitAt(tx, uid, qid, min)
+	u, found, err := unitAt(tx, uid, qid, min)
 	if err != nil || !found {
 		return math.MinInt64, true, nil
 	}
-	ms, found, err := StoredAtAt(tx, u.CommitLogOffset)
+	ms, found, err := storedAtAt(tx, u.CommitLogOffset)
 	if err != nil || !found {
 		return math.MinInt64, true, nil
 	}
 	return ms, true, nil
 }
 
-// QueueBytes estimates the stored bytes of a queue's messages: exact up
+// queueBytes estimates the stored bytes of a queue's messages: exact up
 // to sample messages, else the mean record size of sample units spread
 // evenly over [min, max) times the count. Each unit is one look-up; no
 // record is read.
-func QueueBytes(tx *bolt.Tx, uid uint64, qid int, sample int) (int64, error) {
-	lo, hi, err := QueueRange(tx, uid, qid)
+func queueBytes(tx *bolt.Tx, uid uint64, qid int, sample int) (int64, error) {
+	lo, hi, err := queueRange(tx, uid, qid)
 	if err != nil || lo == hi {
 		return 0, err
 	}
@@ -131,7 +131,7 @@ func QueueBytes(tx *bolt.Tx, uid uint64, qid int, sample int) (int64, error) {
 	k := min(int64(sample), n)
 	var sum, seen int64
 	for i := range k {
-		u, ok, err := UnitAt(tx, uid, qid, lo+i*n/k)
+		u, ok, err := unitAt(tx, uid, qid, lo+i*n/k)
 		if err != nil {
 			return 0, err
 		}
@@ -146,10 +146,10 @@ func QueueBytes(tx *bolt.Tx, uid uint64, qid int, sample int) (int64, error) {
 	return sum * n / seen, nil
 }
 
-// OffsetOfID looks a message id up in the id indexes of the segments,
+// offsetOfID looks a message id up in the id indexes of the segments,
 // newest first (a retry copy that kept its id is found before its
 // original).
-func OffsetOfID(tx *bolt.Tx, id string) (int64, bool) {
+func offsetOfID(tx *bolt.Tx, id string) (int64, bool) {
 	segs := tx.Bucket(bucketSegs)
 	c := segs.Cursor()
 	key := []byte(id)
@@ -165,9 +165,9 @@ func OffsetOfID(tx *bolt.Tx, id string) (int64, bool) {
 	return 0, false
 }
 
-// OffsetsOfKey returns the commit log offsets of topic's messages carrying
+// offsetsOfKey returns the commit log offsets of topic's messages carrying
 // key, oldest first, at most limit.
-func OffsetsOfKey(tx *bolt.Tx, topic, key string, limit int) []int64 {
+func offsetsOfKey(tx *bolt.Tx, topic, key string, limit int) []int64 {
 	prefix := keyIndexPrefix(topic, key)
 	var out []int64
 	segs := tx.Bucket(bucketSegs)
@@ -188,17 +188,17 @@ func OffsetsOfKey(tx *bolt.Tx, topic, key string, limit int) []int64 {
 	return out
 }
 
-// QueueRanges returns the [min, max) of every queue of every topic, for the
+// queueRanges returns the [min, max) of every queue of every topic, for the
 // engine's in-memory arrival table.
-func QueueRanges(tx *bolt.Tx) (map[core.MessageQueue][2]int64, error) {
-	topics, err := ListTopics(tx)
+func queueRanges(tx *bolt.Tx) (map[core.MessageQueue][2]int64, error) {
+	topics, err := listTopics(tx)
 	if err != nil {
 		return nil, err
 	}
 	out := map[core.MessageQueue][2]int64{}
 	for _, t := range topics {
 		for q := range t.Queues {
-			min, max, err := QueueRange(tx, t.UID, q)
+			min, max, err := queueRange(tx, t.UID, q)
 			if err != nil {
 				return nil, err
 			}

@@ -34,15 +34,15 @@ import (
 // together (round robin) then sit side by side on one or two pages,
 // instead of one page per queue.
 //
-// Retention first moves queue min offsets (TrimQueue: a binary search by
+// Retention first moves queue min offsets (trimQueue: a binary search by
 // store time, whole segments skipped by their info, no record removed),
 // then drops whole segments in which no unit is visible any more
-// (DropSegment: bbolt's DeleteBucket frees its pages; nothing is decoded
+// (dropSegment: bbolt's DeleteBucket frees its pages; nothing is decoded
 // and no index entry is deleted one by one). A deleted topic's queues
 // have no metadata, so its units never keep a segment alive; they go
 // with the segments that hold them. A record stays readable by commit
 // log offset until its segment goes, but lookups by id and key confirm
-// the unit is still inside its queue's range (UnitAt).
+// the unit is still inside its queue's range (unitAt).
 
 var (
 	segInfoKey = []byte("info")
@@ -236,8 +236,8 @@ func (r *queueReader) at(off int64) (u Unit, ok bool, err error) {
 	return u, err == nil, err
 }
 
-// ListSegments returns every segment's info, oldest first.
-func ListSegments(tx *bolt.Tx) ([]SegmentInfo, error) {
+// listSegments returns every segment's info, oldest first.
+func listSegments(tx *bolt.Tx) ([]SegmentInfo, error) {
 	segs := tx.Bucket(bucketSegs)
 	var out []SegmentInfo
 	c := segs.Cursor()
@@ -290,9 +290,9 @@ func lastInSegment(qs *bolt.Bucket, ref []byte, first, max int64) int64 {
 	return max - 1
 }
 
-// DroppableSegments returns the starts of the segments retention or topic
+// droppableSegments returns the starts of the segments retention or topic
 // deletion left without a visible unit, oldest first. It only reads.
-func DroppableSegments(tx *bolt.Tx) ([]int64, error) {
+func droppableSegments(tx *bolt.Tx) ([]int64, error) {
 	segs := tx.Bucket(bucketSegs)
 	var out []int64
 	c := segs.Cursor()
@@ -312,11 +312,11 @@ func DroppableSegments(tx *bolt.Tx) ([]int64, error) {
 	return out, nil
 }
 
-// DropSegment deletes the segment at start whole (bbolt DeleteBucket: its
+// dropSegment deletes the segment at start whole (bbolt DeleteBucket: its
 // pages become free) if it is still droppable, with its mq.qsegs entries,
 // its set-aside records and the trash entries of deleted topics left
 // without data. ok is false when it is gone or holds visible units now.
-func DropSegment(tx *bolt.Tx, start int64) (info SegmentInfo, ok bool, err error) {
+func dropSegment(tx *bolt.Tx, start int64) (info SegmentInfo, ok bool, err error) {
 	segs := tx.Bucket(bucketSegs)
 	seg := segs.Bucket(u64(start))
 	if seg == nil {
@@ -369,9 +369,9 @@ func DropSegment(tx *bolt.Tx, start int64) (info SegmentInfo, ok bool, err error
 	return info, true, nil
 }
 
-// CountRecords counts the commit log records of every segment (it walks
+// countRecords counts the commit log records of every segment (it walks
 // each segment's tree: for tests and tools, not for a hot path).
-func CountRecords(tx *bolt.Tx) int {
+func countRecords(tx *bolt.Tx) int {
 	n := 0
 	segs := tx.Bucket(bucketSegs)
 	c := segs.Cursor()
@@ -383,8 +383,8 @@ func CountRecords(tx *bolt.Tx) int {
 	return n
 }
 
-// LastCommitLogOffset returns the offset of the newest record.
-func LastCommitLogOffset(tx *bolt.Tx) (int64, bool) {
+// lastCommitLogOffset returns the offset of the newest record.
+func lastCommitLogOffset(tx *bolt.Tx) (int64, bool) {
 	segs := tx.Bucket(bucketSegs)
 	c := segs.Cursor()
 	for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
@@ -397,10 +397,10 @@ func LastCommitLogOffset(tx *bolt.Tx) (int64, bool) {
 	return 0, false
 }
 
-// PatchRecord rewrites the record at cl in place with fn applied to a
+// patchRecord rewrites the record at cl in place with fn applied to a
 // copy, without resealing its checksum: the fault-injection tests use it
 // to leave a record as a bad disk would.
-func PatchRecord(tx *bolt.Tx, cl int64, fn func(rec []byte)) error {
+func patchRecord(tx *bolt.Tx, cl int64, fn func(rec []byte)) error {
 	seg := segmentOf(tx, cl)
 	if seg == nil || seg.Bucket(segCL).Get(u64(cl)) == nil {
 		return fmt.Errorf("no record at commit log offset %d", cl)

@@ -268,7 +268,7 @@ func (s *Store) init(setAside []CorruptRecord) error {
 			}
 		}
 		for _, r := range setAside {
-			if _, err := RecordCorrupt(tx, r); err != nil {
+			if _, err := recordCorrupt(tx, r); err != nil {
 				return err
 			}
 		}
@@ -283,10 +283,6 @@ func (s *Store) init(setAside []CorruptRecord) error {
 		return nil
 	})
 }
-
-// DB is the underlying bbolt handle. Sibling packages keep their own
-// buckets in it; they must not touch the "mq." buckets.
-func (s *Store) DB() *bolt.DB { return s.db }
 
 // Path is the bbolt file's path.
 func (s *Store) Path() string { return s.path }

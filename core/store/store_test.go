@@ -40,8 +40,8 @@ func TestCommitAssignsOffsetsAndReportsAdvances(t *testing.T) {
 			seen[a.Topic] = max(seen[a.Topic], a.Max)
 		}
 	}})
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 2, RetentionHours: 1})
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := putTopic(tx, TopicRecord{Name: "t", Queues: 2, RetentionHours: 1})
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -24,7 +24,7 @@ type TopicRecord struct {
 	RetentionHours int       `json:"retentionHours"`
 	CreatedAt      time.Time `json:"createdAt"`
 	// Layouts is the growth history (core.TopicLayout), oldest first,
-	// appended by PutTopic each time Queues grows. Records written before
+	// appended by putTopic each time Queues grows. Records written before
 	// it existed decode with none.
 	Layouts []TopicLayout `json:"layouts,omitempty"`
 }
@@ -79,11 +79,11 @@ func decodeTopicRecord(b []byte) (TopicRecord, error) {
 	return r, nil
 }
 
-// GetTopic reads a topic record in tx. The decoded record comes from
+// getTopic reads a topic record in tx. The decoded record comes from
 // decodedTopics when the stored bytes are those it was decoded from, so
 // a pull or a publish group pays a map look-up and a byte comparison, not
 // a JSON decode. The returned Layouts are shared: read them, never write.
-func GetTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
+func getTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
 	v := tx.Bucket(bucketTopics).Get([]byte(name))
 	if v == nil {
 		return TopicRecord{}, false, nil
@@ -101,7 +101,7 @@ func GetTopic(tx *bolt.Tx, name string) (TopicRecord, bool, error) {
 
 // decodedTopics memoises decodeTopicRecord, keyed by name and checked
 // against the stored bytes. Decoding is a pure function of those bytes, so
-// an entry can never be stale: a record changed by PutTopic (or by a
+// an entry can never be stale: a record changed by putTopic (or by a
 // transaction that rolled back, or in another file) has other bytes and
 // is decoded afresh, and a deleted one is not found before the memo is
 // asked. Every transaction, read or write, of any snapshot, sees exactly
@@ -141,8 +141,8 @@ func (c *topicMemo) put(name string, raw []byte, rec TopicRecord) {
 	c.m[name] = memoTopic{raw: bytes.Clone(raw), rec: rec}
 }
 
-// ListTopics returns every topic record (system topics included), by name.
-func ListTopics(tx *bolt.Tx) ([]TopicRecord, error) { return listTopicsIn(tx.Bucket(bucketTopics)) }
+// listTopics returns every topic record (system topics included), by name.
+func listTopics(tx *bolt.Tx) ([]TopicRecord, error) { return listTopicsIn(tx.Bucket(bucketTopics)) }
 
 func listTopicsIn(b *bolt.Bucket) ([]TopicRecord, error) {
 	var out []TopicRecord
@@ -157,12 +157,12 @@ func listTopicsIn(b *bolt.Bucket) ([]TopicRecord, error) {
 	return out, err
 }
 
-// PutTopic creates a topic (new UID, empty queues) or updates one: queues
+// putTopic creates a topic (new UID, empty queues) or updates one: queues
 // may only grow; new queues start empty, and a growth appends a layout
 // fencing the old queues at their current max offsets. rec.Layouts is
 // ignored (the history is the store's to keep).
-func PutTopic(tx *bolt.Tx, rec TopicRecord) (TopicRecord, bool, error) {
-	old, exists, err := GetTopic(tx, rec.Name)
+func putTopic(tx *bolt.Tx, rec TopicRecord) (TopicRecord, bool, error) {
+	old, exists, err := getTopic(tx, rec.Name)
 	if err != nil {
 		return TopicRecord{}, false, err
 	}
@@ -179,7 +179,7 @@ func PutTopic(tx *bolt.Tx, rec TopicRecord) (TopicRecord, bool, error) {
 			// old layout ends in each old queue (the ORDERLY fence).
 			l := TopicLayout{Queues: old.Queues, Fence: make([]int64, old.Queues)}
 			for q := range old.Queues {
-				if _, l.Fence[q], err = QueueRange(tx, old.UID, q); err != nil {
+				if _, l.Fence[q], err = queueRange(tx, old.UID, q); err != nil {
 					return TopicRecord{}, false, err
 				}
 			}
@@ -203,8 +203,8 @@ func PutTopic(tx *bolt.Tx, rec TopicRecord) (TopicRecord, bool, error) {
 	return rec, !exists, nil
 }
 
-// QueueRange returns a queue's [min, max) offsets.
-func QueueRange(tx *bolt.Tx, uid uint64, qid int) (min, max int64, err error) {
+// queueRange returns a queue's [min, max) offsets.
+func queueRange(tx *bolt.Tx, uid uint64, qid int) (min, max int64, err error) {
 	v := tx.Bucket(bucketQueues).Get(queueKey(uid, qid))
 	if v == nil {
 		return 0, 0, fmt.Errorf("%w: no metadata for queue %d of topic uid %d", ErrCorrupt, qid, uid)

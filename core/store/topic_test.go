@@ -41,10 +41,10 @@ func TestTopicRecordLayoutsDecode(t *testing.T) {
 // rolled-back change leaves no trace, a deleted topic is not found.
 func TestGetTopicMemoFollowsTheStoredBytes(t *testing.T) {
 	s := openStore(t, t.TempDir(), Options{})
-	db := s.DB()
+	db := s.db
 	get := func(tx *bolt.Tx) TopicRecord {
 		t.Helper()
-		r, ok, err := GetTopic(tx, "t")
+		r, ok, err := getTopic(tx, "t")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func TestGetTopicMemoFollowsTheStoredBytes(t *testing.T) {
 		}
 	}
 	update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 2, RetentionHours: 1})
+		_, _, err := putTopic(tx, TopicRecord{Name: "t", Queues: 2, RetentionHours: 1})
 		return err
 	})
 	old, err := db.Begin(false)
@@ -72,11 +72,11 @@ func TestGetTopicMemoFollowsTheStoredBytes(t *testing.T) {
 		t.Fatalf("queues %d", r.Queues)
 	}
 	update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 4, RetentionHours: 9})
+		_, _, err := putTopic(tx, TopicRecord{Name: "t", Queues: 4, RetentionHours: 9})
 		return err
 	})
 	_ = db.Update(func(tx *bolt.Tx) error {
-		if _, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 8, RetentionHours: 1}); err != nil {
+		if _, _, err := putTopic(tx, TopicRecord{Name: "t", Queues: 8, RetentionHours: 1}); err != nil {
 			return err
 		}
 		if r := get(tx); r.Queues != 8 {
@@ -95,9 +95,9 @@ func TestGetTopicMemoFollowsTheStoredBytes(t *testing.T) {
 	if r := get(old); r.Queues != 2 || r.RetentionHours != 1 || len(r.Layouts) != 0 {
 		t.Fatalf("the older snapshot sees %+v", r)
 	}
-	update(func(tx *bolt.Tx) error { _, _, err := RemoveTopic(tx, "t"); return err })
+	update(func(tx *bolt.Tx) error { _, _, err := removeTopic(tx, "t"); return err })
 	if err := db.View(func(tx *bolt.Tx) error {
-		if _, ok, _ := GetTopic(tx, "t"); ok {
+		if _, ok, _ := getTopic(tx, "t"); ok {
 			t.Fatal("a deleted topic is found")
 		}
 		return nil
@@ -110,16 +110,16 @@ func TestGetTopicMemoFollowsTheStoredBytes(t *testing.T) {
 // decoding it every time (what every pull and publish group did).
 func BenchmarkGetTopic(b *testing.B) {
 	s := openStore(b, b.TempDir(), Options{})
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "orders", Queues: 8, RetentionHours: 72})
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := putTopic(tx, TopicRecord{Name: "orders", Queues: 8, RetentionHours: 72})
 		if err == nil {
-			_, _, err = PutTopic(tx, TopicRecord{Name: "orders", Queues: 16})
+			_, _, err = putTopic(tx, TopicRecord{Name: "orders", Queues: 16})
 		}
 		return err
 	}); err != nil {
 		b.Fatal(err)
 	}
-	tx, err := s.DB().Begin(false)
+	tx, err := s.db.Begin(false)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func BenchmarkGetTopic(b *testing.B) {
 	b.Run("memo", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, ok, err := GetTopic(tx, "orders"); !ok || err != nil {
+			if _, ok, err := getTopic(tx, "orders"); !ok || err != nil {
 				b.Fatal(ok, err)
 			}
 		}

@@ -133,7 +133,7 @@ func (st *txState) enterSegment(ref qref, first int64) error {
 func (st *txState) topic(op *Op) (*TopicRecord, error) {
 	t, seen := st.topics[op.Topic]
 	if !seen {
-		rec, ok, err := GetTopic(st.tx, op.Topic)
+		rec, ok, err := getTopic(st.tx, op.Topic)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func (st *txState) topic(op *Op) (*TopicRecord, error) {
 		if t != nil {
 			rec.RetentionHours = t.RetentionHours
 		}
-		created, _, err := PutTopic(st.tx, rec)
+		created, _, err := putTopic(st.tx, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -186,7 +186,7 @@ func (st *txState) queue(t *TopicRecord, qid int) (*queueMeta, error) {
 	if m := st.queues[ref]; m != nil {
 		return m, nil
 	}
-	min, max, err := QueueRange(st.tx, t.UID, qid)
+	min, max, err := queueRange(st.tx, t.UID, qid)
 	if err != nil {
 		return nil, err
 	}

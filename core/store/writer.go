@@ -5,8 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/mqgate/mqgate/core"
 )
 
@@ -45,7 +43,7 @@ type Placed struct {
 // request's appends (the schedule service advances its offset there). Like
 // bbolt's Batch function it may run more than once when a group is retried,
 // so it must only act through tx.
-type Hook func(tx *bolt.Tx) error
+type Hook func(tx Tx) error
 
 // Request is one unit of group commit: all its ops and its hook commit
 // together or not at all (a batch publish is one request).
@@ -95,8 +93,8 @@ func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, erro
 // time spent appending inside transactions, Commit the time spent
 // committing them (page writes and fsyncs).
 // Updates counts the read-write transactions run outside group commit
-// (Store.Update: topic changes, retention and trash chunks), each of which
-// makes publishers wait.
+// (Store.Update: topic changes, retention and trash chunks, consumer group
+// configs and offset resets), each of which makes publishers wait.
 type WriterStats struct {
 	Groups, Requests uint64
 	Apply, Commit    time.Duration
@@ -123,14 +121,6 @@ func (s *Store) Stats() WriterStats {
 		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
 		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load(),
 		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load()}
-}
-
-// Update runs fn in a read-write transaction outside group commit (topic
-// changes, retention and trash chunks); bbolt serialises it with the
-// writer, so publishers wait for it. Counted in WriterStats.Updates.
-func (s *Store) Update(fn func(*bolt.Tx) error) error {
-	s.stats.updates.Add(1)
-	return s.db.Update(fn)
 }
 
 // maxGroup bounds the requests of one group so one transaction's dirty
@@ -259,7 +249,7 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		}
 		placed, err := st.apply(r.ops)
 		if err == nil && r.hook != nil {
-			err = r.hook(tx)
+			err = r.hook(Tx{ReadTx{tx}})
 		}
 		if err != nil {
 			tx.Rollback()

@@ -25,8 +25,8 @@ func TestConcurrentCommitsIndexEveryMessage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DB().Update(func(tx *bolt.Tx) error {
-		_, _, err := PutTopic(tx, TopicRecord{Name: "t", Queues: 4, RetentionHours: 1})
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		_, _, err := putTopic(tx, TopicRecord{Name: "t", Queues: 4, RetentionHours: 1})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -81,8 +81,8 @@ func TestConcurrentCommitsIndexEveryMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = openStore(t, dir, Options{}) // runs the self check
-	err = s.DB().View(func(tx *bolt.Tx) error {
-		rec, _, err := GetTopic(tx, "t")
+	err = s.db.View(func(tx *bolt.Tx) error {
+		rec, _, err := getTopic(tx, "t")
 		if err != nil {
 			return err
 		}
@@ -93,25 +93,25 @@ func TestConcurrentCommitsIndexEveryMessage(t *testing.T) {
 				return fmt.Errorf("queue %d offset %d handed out twice", m.qid, m.at.QueueOffset)
 			}
 			seen[qk] = true
-			u, ok, err := UnitAt(tx, rec.UID, m.qid, m.at.QueueOffset)
+			u, ok, err := unitAt(tx, rec.UID, m.qid, m.at.QueueOffset)
 			if err != nil || !ok || u.CommitLogOffset != m.at.CommitLogOffset {
 				return fmt.Errorf("%s: unit %+v %v %v, placed %+v", m.id, u, ok, err, m.at)
 			}
-			msg, err := MessageAt(tx, u.CommitLogOffset)
+			msg, err := messageAt(tx, u.CommitLogOffset)
 			if err != nil || msg == nil || msg.ID != m.id || msg.QueueID != m.qid || msg.QueueOffset != m.at.QueueOffset || int(u.Size) == 0 {
 				return fmt.Errorf("%s: commit log entry %+v %v", m.id, msg, err)
 			}
-			if off, ok := OffsetOfID(tx, m.id); !ok || off != m.at.CommitLogOffset {
+			if off, ok := offsetOfID(tx, m.id); !ok || off != m.at.CommitLogOffset {
 				return fmt.Errorf("%s: id index %d %v, want %d", m.id, off, ok, m.at.CommitLogOffset)
 			}
 			if m.key != "" {
-				if offs := OffsetsOfKey(tx, "t", m.key, 10); len(offs) != 1 || offs[0] != m.at.CommitLogOffset {
+				if offs := offsetsOfKey(tx, "t", m.key, 10); len(offs) != 1 || offs[0] != m.at.CommitLogOffset {
 					return fmt.Errorf("%s: key index %v, want [%d]", m.id, offs, m.at.CommitLogOffset)
 				}
 			}
 		}
 		for q := range 4 {
-			min, max, err := QueueRange(tx, rec.UID, q)
+			min, max, err := queueRange(tx, rec.UID, q)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,183 @@
+package store
+
+import (
+	"errors"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// ReadTx is a read view of the store: what a bbolt read transaction may
+// see, through mqgate's own structures (topics, queues, the commit log,
+// the indexes, the records set aside) and through the buckets registered
+// by other packages (Bucket). It is one pointer, passed by value; it is
+// valid only inside the function it was given to, and so is every byte
+// slice read through it (Bucket.Get, Cursor) unless the method says it
+// copies.
+type ReadTx struct{ tx *bolt.Tx }
+
+// Tx is a write view: a ReadTx that may also change the store. The
+// writer hands one to a Hook inside the group commit; Store.Update hands
+// one to its function outside it.
+type Tx struct{ ReadTx }
+
+// View runs fn in a read transaction. Once the store is closed it
+// answers core.ErrClosed.
+func (s *Store) View(fn func(ReadTx) error) error {
+	return closedErr(s.db.View(func(tx *bolt.Tx) error { return fn(ReadTx{tx}) }))
+}
+
+// Update runs fn in a read-write transaction outside group commit (topic
+// changes, retention and trash chunks, consumer group configs); bbolt
+// serialises it with the writer, so publishers wait for it. Counted in
+// WriterStats.Updates. Once the store is closed it answers core.ErrClosed.
+func (s *Store) Update(fn func(Tx) error) error {
+	s.stats.updates.Add(1)
+	return closedErr(s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx}}) }))
+}
+
+func closedErr(err error) error {
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return core.ErrClosed
+	}
+	return err
+}
+
+// Topics and queues.
+
+// GetTopic reads a topic record. The returned Layouts are shared: read
+// them, never write (decoded records are memoised, topic.go).
+func (tx ReadTx) GetTopic(name string) (TopicRecord, bool, error) { return getTopic(tx.tx, name) }
+
+// ListTopics returns every topic record (system topics included), by name.
+func (tx ReadTx) ListTopics() ([]TopicRecord, error) { return listTopics(tx.tx) }
+
+// QueueRange returns a queue's [min, max) offsets.
+func (tx ReadTx) QueueRange(uid uint64, qid int) (min, max int64, err error) {
+	return queueRange(tx.tx, uid, qid)
+}
+
+// QueueRanges returns the [min, max) of every queue of every topic.
+func (tx ReadTx) QueueRanges() (map[core.MessageQueue][2]int64, error) { return queueRanges(tx.tx) }
+
+// QueueHead returns the store time (unix ms) of a queue's oldest message;
+// ok is false for an empty queue; math.MinInt64 for a head whose record
+// is unreadable (retention removes it like an expired one).
+func (tx ReadTx) QueueHead(uid uint64, qid int) (storedAt int64, ok bool, err error) {
+	return queueHead(tx.tx, uid, qid)
+}
+
+// QueueBytes estimates the stored bytes of a queue's messages from at
+// most sample units (no record is read).
+func (tx ReadTx) QueueBytes(uid uint64, qid int, sample int) (int64, error) {
+	return queueBytes(tx.tx, uid, qid, sample)
+}
+
+// PutTopic creates a topic (new UID, empty queues) or updates one: queues
+// may only grow. created reports a new topic.
+func (tx Tx) PutTopic(rec TopicRecord) (TopicRecord, bool, error) { return putTopic(tx.tx, rec) }
+
+// RemoveTopic deletes a topic at once (config and queue metadata) and
+// moves its incarnation to the trash; its messages go with their
+// segments (DropSegment, EmptyTrash).
+func (tx Tx) RemoveTopic(name string) (TopicRecord, bool, error) { return removeTopic(tx.tx, name) }
+
+// TrimQueue moves a queue's min offset past its messages stored before
+// cutoff (unix ms) and reports how many left the queue; nothing is
+// deleted (DropSegment frees whole segments), and the move costs the same
+// at any size.
+func (tx Tx) TrimQueue(t TopicRecord, qid int, cutoff int64) (removed int, err error) {
+	removed, _, err = trimQueue(tx.tx, t, qid, cutoff, 0)
+	return removed, err
+}
+
+// Messages.
+
+// ScanQueue calls fn for the units of queue qid of topic uid from offset
+// on (at least the queue's min), in order, until fn returns false or the
+// queue ends.
+func (tx ReadTx) ScanQueue(uid uint64, qid int, from int64, fn func(off int64, u Unit) bool) error {
+	return scanQueue(tx.tx, uid, qid, from, fn)
+}
+
+// UnitAt returns the unit at one queue offset; a unit outside the queue's
+// [min, max) is not found.
+func (tx ReadTx) UnitAt(uid uint64, qid int, off int64) (Unit, bool, error) {
+	return unitAt(tx.tx, uid, qid, off)
+}
+
+// MessageAt decodes (and copies) the commit log record at clOffset; nil
+// if absent.
+func (tx ReadTx) MessageAt(clOffset int64) (*core.Message, error) { return messageAt(tx.tx, clOffset) }
+
+// StoredAtAt reads the store time (unix ms) of the record at clOffset.
+func (tx ReadTx) StoredAtAt(clOffset int64) (int64, bool, error) { return storedAtAt(tx.tx, clOffset) }
+
+// OffsetOfID looks a message id up in the id indexes, newest segment
+// first.
+func (tx ReadTx) OffsetOfID(id string) (int64, bool) { return offsetOfID(tx.tx, id) }
+
+// PositionOfID reads where the message with id was placed from its
+// record's fixed header. Inside the writer's transaction (a Hook) it sees
+// the request's own appends.
+func (tx ReadTx) PositionOfID(id string) (qid int, qoff, storedAt int64, ok bool, err error) {
+	return positionOfID(tx.tx, id)
+}
+
+// OffsetsOfKey returns the commit log offsets of topic's messages
+// carrying key, oldest first, at most limit.
+func (tx ReadTx) OffsetsOfKey(topic, key string, limit int) []int64 {
+	return offsetsOfKey(tx.tx, topic, key, limit)
+}
+
+// CountRecords counts every commit log record (it walks every segment:
+// for tests and tools).
+func (tx ReadTx) CountRecords() int { return countRecords(tx.tx) }
+
+// LastCommitLogOffset returns the offset of the newest record.
+func (tx ReadTx) LastCommitLogOffset() (int64, bool) { return lastCommitLogOffset(tx.tx) }
+
+// PatchRecord rewrites the record at cl in place with fn applied to a
+// copy, without resealing its checksum: for fault-injection tests only.
+func (tx Tx) PatchRecord(cl int64, fn func(rec []byte)) error { return patchRecord(tx.tx, cl, fn) }
+
+// Segments and the trash (retention, topic deletion).
+
+// DroppableSegments returns the starts of the segments no visible unit
+// keeps alive, oldest first.
+func (tx ReadTx) DroppableSegments() ([]int64, error) { return droppableSegments(tx.tx) }
+
+// DropSegment deletes the segment at start whole if it is still
+// droppable; ok is false when it is gone or holds visible units now.
+func (tx Tx) DropSegment(start int64) (info SegmentInfo, ok bool, err error) {
+	return dropSegment(tx.tx, start)
+}
+
+// HasTrash reports whether deleted topics still hold messages.
+func (tx ReadTx) HasTrash() bool { return hasTrash(tx.tx) }
+
+// EmptyTrash clears the trash entries no segment needs any more and drops
+// at most one droppable segment; more reports whether it dropped one.
+func (tx Tx) EmptyTrash() (more bool, err error) { return emptyTrash(tx.tx, 0) }
+
+// Records set aside as corrupt (corrupt.go).
+
+// IsSetAside reports whether the record at clOffset is set aside.
+func (tx ReadTx) IsSetAside(clOffset int64) bool { return isSetAside(tx.tx, clOffset) }
+
+// ListCorrupt returns every set-aside record in commit log order.
+func (tx ReadTx) ListCorrupt() ([]CorruptRecord, error) { return listCorrupt(tx.tx) }
+
+// InspectCorrupt describes the unreadable record at clOffset for setting
+// it aside (RecordCorrupt). uid, qid and qoff place it when the caller
+// knows (uid 0 when it does not); cause is the decode error (nil: the
+// record is missing).
+func (tx ReadTx) InspectCorrupt(clOffset int64, uid uint64, qid int, qoff int64, cause error) CorruptRecord {
+	return inspectCorrupt(tx.tx, clOffset, uid, qid, qoff, cause)
+}
+
+// RecordCorrupt sets r aside unless its offset is already; added reports
+// whether it was new.
+func (tx Tx) RecordCorrupt(r CorruptRecord) (added bool, err error) { return recordCorrupt(tx.tx, r) }
