@@ -24,8 +24,9 @@ func mustPanic(t *testing.T, fn func()) (msg string) {
 
 // TestRegisterOneOwner: a bucket name has one owner; a second one, or a
 // name of the store's own, is refused when the package initialises.
+var testOwned = Register("core/store test", "test.owned")
+
 func TestRegisterOneOwner(t *testing.T) {
-	Register("core/store test", "test.owned")
 	if msg := mustPanic(t, func() { Register("elsewhere", "test.owned") }); !strings.Contains(msg, "core/store test") ||
 		!strings.Contains(msg, "elsewhere") {
 		t.Fatalf("second owner: %q, want both owners named", msg)
@@ -44,8 +45,10 @@ func TestRegisterOneOwner(t *testing.T) {
 // TestBucketThroughTx: a registered bucket is reached only through its
 // name, created by its owner, written in a Tx and read in a ReadTx; a
 // Hook gets the same write view inside the group commit.
+var testBucket = Register("core/store test", "test.bucket")
+
 func TestBucketThroughTx(t *testing.T) {
-	name := Register("core/store test", "test.bucket")
+	name := testBucket
 	s, err := Open(t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -132,6 +132,8 @@ func TestConcurrentCommitsIndexEveryMessage(t *testing.T) {
 	}
 }
 
+var lazyMarks = Register("core/store test", "test.lazymarks")
+
 // TestLazyCommitWaitsForCompany: a lazy request (a consumer's position
 // write) is not committed alone while its linger lasts; the next ordinary
 // request takes it along in the same transaction, and Close commits one
@@ -142,8 +144,8 @@ func TestLazyCommitWaitsForCompany(t *testing.T) {
 		t.Fatal(err)
 	}
 	mark := func(key string) Hook {
-		return func(tx *bolt.Tx) error {
-			b, err := tx.CreateBucketIfNotExists([]byte("test.marks"))
+		return func(tx Tx) error {
+			b, err := tx.CreateBucketIfNotExists(lazyMarks)
 			if err != nil {
 				return err
 			}
@@ -185,9 +187,9 @@ func TestLazyCommitWaitsForCompany(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.DB().View(func(tx *bolt.Tx) error {
+	if err := s.View(func(tx ReadTx) error {
 		for _, k := range []string{"lazy", "eager", "at close"} {
-			if tx.Bucket([]byte("test.marks")).Get([]byte(k)) == nil {
+			if tx.Bucket(lazyMarks).Get([]byte(k)) == nil {
 				t.Errorf("mark %q missing after reopen", k)
 			}
 		}
