@@ -111,3 +111,23 @@ func BenchmarkGetMessagesOne(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGetMessages32 reads a pull's worth (32 messages of 1 KiB) from
+// one queue, the shape of every receive.
+func BenchmarkGetMessages32(b *testing.B) {
+	e := openTest(b, Options{})
+	mustTopic(b, e, "t", 8)
+	body := make([]byte, 1024)
+	batch := make([]core.PutMessage, 800)
+	for i := range batch {
+		batch[i] = core.PutMessage{Body: body}
+	}
+	mustPut(b, e, "t", batch...)
+	mq := core.MessageQueue{Topic: "t", QueueID: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, err := e.GetMessages(mq, 0, 32, core.MatchAll); err != nil || r.Status != core.Found || len(r.Messages) != 32 {
+			b.Fatal(r.Status, len(r.Messages), err)
+		}
+	}
+}

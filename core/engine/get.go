@@ -74,6 +74,7 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 		var scanErr error
 		next := offset
 		purged := purgedIn(tx, mq.Topic, rec.UID, mq.QueueID) // purge.go
+		records := tx.Records()
 		err = tx.ScanQueue(rec.UID, mq.QueueID, offset, func(off int64, u store.Unit) bool {
 			if scanned >= scanCap || len(res.Messages) == max || bytes >= maxGetBytes {
 				return false
@@ -83,7 +84,7 @@ func (e *Engine) GetMessages(mq core.MessageQueue, offset int64, max int, filter
 			if !filter.MatchCode(int32(u.TagsCode)) || purged.has(off) {
 				return true
 			}
-			m, err := tx.MessageAt(u.CommitLogOffset)
+			m, err := records.MessageAt(u.CommitLogOffset)
 			if err != nil || m == nil {
 				// Never skipped silently: set aside (counted, listed) before
 				// this read answers with a position past it.

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -236,6 +238,48 @@ func TestDeletedTopicsSegmentsGo(t *testing.T) {
 	})
 	s.Close()
 	if _, err := Verify(s.Path()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecordsAcrossSegments: a Records reader, which keeps the last
+// record's segment open, reads every record the lookup-per-read path
+// does, in forward, backward and shuffled order across many segments,
+// and misses the same absent ones (an offset past the end, one below the
+// first segment after it was dropped).
+func TestRecordsAcrossSegments(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{SegmentBytes: 20 << 10})
+	mustTopic(t, s, "t", 4)
+	placed := commitN(t, s, "t", 4, 200, 10, "m")
+	if n := segmentCount(t, s); n < 8 {
+		t.Fatalf("%d segments for 200 KB with 20 KB segments", n)
+	}
+	offs := make([]int64, 0, len(placed)+1)
+	for _, p := range placed {
+		offs = append(offs, p.CommitLogOffset)
+	}
+	last := offs[len(offs)-1]
+	offs = append(offs, last+1, last+1000, -1)
+	orders := [][]int64{offs, slices.Clone(offs), slices.Clone(offs)}
+	slices.Reverse(orders[1])
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(orders[2]), func(i, j int) { orders[2][i], orders[2][j] = orders[2][j], orders[2][i] })
+	if err := s.View(func(tx ReadTx) error {
+		for i, order := range orders {
+			rs := tx.Records()
+			for _, cl := range order {
+				want, werr := messageAt(tx.tx, cl)
+				got, gerr := rs.MessageAt(cl)
+				if (werr == nil) != (gerr == nil) || (want == nil) != (got == nil) ||
+					(want != nil && (got.ID != want.ID || got.CommitLogOffset != want.CommitLogOffset)) {
+					t.Fatalf("order %d, offset %d: reader %+v %v; lookup %+v %v", i, cl, got, gerr, want, werr)
+				}
+				if cl >= 0 && cl <= last && got == nil {
+					t.Fatalf("order %d: record %d not found", i, cl)
+				}
+			}
+		}
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 }

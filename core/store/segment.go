@@ -150,6 +150,43 @@ func segmentOf(tx *bolt.Tx, cl int64) *bolt.Bucket {
 	return segs.Bucket(k)
 }
 
+// recordReader reads the records of one transaction and keeps the segment
+// of the last one open: a pull reads records close together, so most
+// reads skip the segment lookup and its two bucket opens.
+type recordReader struct {
+	tx     *bolt.Tx
+	lo, hi int64 // the open segment's commit log offsets [lo, hi); hi < 0: no later segment
+	cl     *bolt.Bucket
+}
+
+// record is recordAt through the open segment.
+func (r *recordReader) record(cl int64) []byte {
+	if r.cl == nil || cl < r.lo || (r.hi >= 0 && cl >= r.hi) {
+		r.cl = nil
+		segs := r.tx.Bucket(bucketSegs)
+		c := segs.Cursor()
+		k, _ := c.Seek(u64(cl))
+		if k == nil || int64(binary.BigEndian.Uint64(k)) != cl {
+			k, _ = c.Prev()
+		}
+		if k == nil {
+			return nil
+		}
+		seg := segs.Bucket(k)
+		if seg == nil {
+			return nil
+		}
+		r.lo, r.hi, r.cl = int64(binary.BigEndian.Uint64(k)), -1, seg.Bucket(segCL)
+		if nk, _ := c.Next(); nk != nil {
+			r.hi = int64(binary.BigEndian.Uint64(nk))
+		}
+		if r.cl == nil {
+			return nil
+		}
+	}
+	return r.cl.Get(u64(cl))
+}
+
 // recordAt returns the stored record at commit log offset cl (aliasing
 // bbolt's page: valid in tx only), nil when absent.
 func recordAt(tx *bolt.Tx, cl int64) []byte {

@@ -112,6 +112,23 @@ func (tx ReadTx) UnitAt(uid uint64, qid int, off int64) (Unit, bool, error) {
 // if absent.
 func (tx ReadTx) MessageAt(clOffset int64) (*core.Message, error) { return messageAt(tx.tx, clOffset) }
 
+// Records returns a reader of this transaction's commit log records for
+// a run of reads close together (a pull): it keeps the last record's
+// segment open instead of looking it up for every record.
+func (tx ReadTx) Records() *Records { return &Records{r: recordReader{tx: tx.tx}} }
+
+// Records reads commit log records inside one transaction (ReadTx.Records).
+type Records struct{ r recordReader }
+
+// MessageAt is ReadTx.MessageAt through the reader's open segment.
+func (rs *Records) MessageAt(clOffset int64) (*core.Message, error) {
+	rec := rs.r.record(clOffset)
+	if rec == nil {
+		return nil, nil
+	}
+	return DecodeMessage(clOffset, rec)
+}
+
 // StoredAtAt reads the store time (unix ms) of the record at clOffset.
 func (tx ReadTx) StoredAtAt(clOffset int64) (int64, bool, error) { return storedAtAt(tx.tx, clOffset) }
 
