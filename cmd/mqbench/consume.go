@@ -29,6 +29,7 @@ type consumeConfig struct {
 	Timeout     time.Duration
 	RunTimeout  time.Duration
 	AckBatch    int
+	Client      string
 	Runs        int
 	KeepGroup   bool
 	JSON        bool
@@ -48,6 +49,7 @@ func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&c.Consumers, "consumers", 8, "concurrent receive+ack loops")
 	fs.IntVar(&c.MaxMessages, "max-messages", 32, "maxMessages per receive (1..32)")
 	fs.IntVar(&c.AckBatch, "ack-batch", 0, "handles per ack request: 0 acks each receive's handles in one request, 1 sends one ack per message")
+	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the consumers: raw (one lean HTTP/1.1 connection each) or std (net/http)")
 	fs.IntVar(&c.WaitSeconds, "wait", 1, "waitSeconds per receive (long poll)")
 	fs.IntVar(&c.PubConc, "publish-concurrency", 16, "clients for the pre-publish")
 	fs.IntVar(&c.PubBatch, "publish-batch", 100, "batch size of the pre-publish")
@@ -75,7 +77,7 @@ func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	rep := ConsumeReport{Mode: "consume", Config: map[string]any{
 		"url": c.URL, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
-		"maxMessages": c.MaxMessages, "ackBatch": c.AckBatch, "waitSeconds": c.WaitSeconds, "runs": c.Runs,
+		"maxMessages": c.MaxMessages, "ackBatch": c.AckBatch, "waitSeconds": c.WaitSeconds, "runs": c.Runs, "client": c.Client,
 	}}
 	runs, err := repeatRuns(ctx, c.Runs, func(ctx context.Context) (ConsumeRun, error) { return runConsume(ctx, c) })
 	if err != nil {
@@ -173,7 +175,11 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 
 	tr := newConsumeTracker(c.Count)
 	start := time.Now()
-	recvs := startReceivers(ctx, c.Consumers, client, c.URL, group,
+	posters, err := receiverPosters(c.Client, c.URL, client, pollTimeout(c.Timeout, c.WaitSeconds))
+	if err != nil {
+		return run, err
+	}
+	recvs := startReceivers(ctx, c.Consumers, posters, c.URL, group,
 		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, c.AckBatch, tr.received, tr.ackedOK)
 	deadline := time.NewTimer(c.RunTimeout)
 	select {

@@ -3,9 +3,15 @@ package main
 import "testing"
 
 func TestConsumeAcksEveryMessageOnce(t *testing.T) {
+	for _, client := range []string{"raw", "std"} {
+		t.Run(client, func(t *testing.T) { testConsumeAcksEveryMessageOnce(t, client) })
+	}
+}
+
+func testConsumeAcksEveryMessageOnce(t *testing.T, client string) {
 	g := startFakeGateway(t, fakeOptions{})
 	var rep ConsumeReport
-	runMode(t, &rep, "consume", "--url", g.srv.URL, "--count", "2000", "--consumers", "4", "--wait", "1")
+	runMode(t, &rep, "consume", "--url", g.srv.URL, "--count", "2000", "--consumers", "4", "--wait", "1", "--client", client)
 	r := rep.Runs[0]
 	if r.Acked != 2000 || r.Unique != 2000 || r.Deliveries != 2000 || r.Duplicates != 0 || r.Missing != 0 || r.TimedOut {
 		t.Fatalf("run = %+v, want 2000 delivered and acked once", r)
@@ -17,6 +23,18 @@ func TestConsumeAcksEveryMessageOnce(t *testing.T) {
 	defer g.mu.Unlock()
 	if len(g.acked) != 2000 {
 		t.Fatalf("server saw %d distinct handles acked, want 2000", len(g.acked))
+	}
+}
+
+// --ack-batch 1 through the raw client: one request per handle, each
+// answer read back for its status.
+func TestConsumeOneAckPerMessage(t *testing.T) {
+	g := startFakeGateway(t, fakeOptions{})
+	var rep ConsumeReport
+	runMode(t, &rep, "consume", "--url", g.srv.URL, "--count", "500", "--consumers", "2", "--wait", "1", "--ack-batch", "1")
+	r := rep.Runs[0]
+	if r.Acked != 500 || r.AckStatus["ok"] != 500 || r.AckLatency.Count != 500 || r.Duplicates != 0 {
+		t.Fatalf("run = %+v, want 500 acks of one handle each, all ok", r)
 	}
 }
 

@@ -28,6 +28,7 @@ type latencyConfig struct {
 	MaxMessages int
 	WaitSeconds int
 	PubConc     int
+	Client      string
 	Timeout     time.Duration
 	Runs        int
 	KeepGroup   bool
@@ -50,6 +51,7 @@ func latencyMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&c.Consumers, "consumers", 4, "concurrent receive+ack loops")
 	fs.IntVar(&c.MaxMessages, "max-messages", 32, "maxMessages per receive (1..32)")
 	fs.IntVar(&c.WaitSeconds, "wait", 5, "waitSeconds per receive (long poll)")
+	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the consumers: raw (one lean HTTP/1.1 connection each) or std (net/http); publishes use net/http")
 	fs.IntVar(&c.PubConc, "publish-concurrency", 128, "publish requests that may be in flight at once (enough to ride out a stall without falling behind)")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.IntVar(&c.Runs, "runs", 1, "runs (each on a fresh topic and group); the report gives their medians")
@@ -74,7 +76,7 @@ func latencyMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	rep := LatencyReport{Mode: "latency", Config: map[string]any{
 		"url": c.URL, "rate": c.Rate, "durationSec": c.Duration.Seconds(), "size": c.Size,
-		"consumers": c.Consumers, "maxMessages": c.MaxMessages, "waitSeconds": c.WaitSeconds, "runs": c.Runs,
+		"consumers": c.Consumers, "maxMessages": c.MaxMessages, "waitSeconds": c.WaitSeconds, "runs": c.Runs, "client": c.Client,
 	}}
 	runs, err := repeatRuns(ctx, c.Runs, func(ctx context.Context) (LatencyRun, error) { return runLatency(ctx, c) })
 	if err != nil {
@@ -116,7 +118,11 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	tr := newLatencyTracker()
 	recvCtx, cancelRecv := context.WithCancel(ctx)
 	defer cancelRecv()
-	recvs := startReceivers(recvCtx, c.Consumers, client, c.URL, group,
+	posters, err := receiverPosters(c.Client, c.URL, client, pollTimeout(c.Timeout, c.WaitSeconds))
+	if err != nil {
+		return run, err
+	}
+	recvs := startReceivers(recvCtx, c.Consumers, posters, c.URL, group,
 		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, 0, tr.received, nil)
 
 	paced := publishAndDrain(ctx, client, pacedLoad{url: c.URL, topic: topic, size: c.Size, rate: c.Rate,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,9 +10,13 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	json "github.com/segmentio/encoding/json"
 )
 
 // rawConn is a lean HTTP/1.1 client for the publish hot loop: one
@@ -26,6 +31,16 @@ type rawConn struct {
 	timeout time.Duration
 	conn    net.Conn
 	br      *bufio.Reader
+	// live is conn as seen by cutNow, which runs on another goroutine
+	// (rawPoster's context.AfterFunc).
+	live atomic.Pointer[net.Conn]
+}
+
+// cutNow makes the request in flight, if any, fail at once.
+func (c *rawConn) cutNow() {
+	if p := c.live.Load(); p != nil {
+		_ = (*p).SetDeadline(time.Unix(1, 0))
+	}
 }
 
 // rawRequest builds the bytes of a POST of body to target.
@@ -51,6 +66,11 @@ func rawRequest(target string, body []byte) ([]byte, string, error) {
 // server closed between requests (keep-alive timeout) is redialled once
 // before the request counts as failed; the request had not been read then.
 func (c *rawConn) do(ctx context.Context, req []byte) (int, error) {
+	return c.doKeep(ctx, req, nil)
+}
+
+// doKeep is do that also keeps a 2xx answer's body in *keep (reused).
+func (c *rawConn) doKeep(ctx context.Context, req []byte, keep *[]byte) (int, error) {
 	for attempt := 0; ; attempt++ {
 		fresh := c.conn == nil
 		if fresh {
@@ -60,11 +80,16 @@ func (c *rawConn) do(ctx context.Context, req []byte) (int, error) {
 				return 0, err
 			}
 			c.conn, c.br = conn, bufio.NewReaderSize(conn, 16<<10)
+			c.live.Store(&conn)
+			if ctx.Err() != nil { // cut before the connection was visible
+				c.close()
+				return 0, ctx.Err()
+			}
 		}
 		if c.timeout > 0 {
 			_ = c.conn.SetDeadline(time.Now().Add(c.timeout))
 		}
-		status, err := c.roundTrip(req)
+		status, err := c.roundTrip(req, keep)
 		if err == nil {
 			return status, nil
 		}
@@ -75,7 +100,7 @@ func (c *rawConn) do(ctx context.Context, req []byte) (int, error) {
 	}
 }
 
-func (c *rawConn) roundTrip(req []byte) (int, error) {
+func (c *rawConn) roundTrip(req []byte, keep *[]byte) (int, error) {
 	if _, err := c.conn.Write(req); err != nil {
 		return 0, err
 	}
@@ -87,9 +112,17 @@ func (c *rawConn) roundTrip(req []byte) (int, error) {
 	if resp.StatusCode/100 != 2 {
 		detail, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 	}
-	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+	var err2 error
+	if keep != nil && detail == nil {
+		buf := bytes.NewBuffer((*keep)[:0])
+		_, err2 = buf.ReadFrom(resp.Body)
+		*keep = buf.Bytes()
+	} else {
+		_, err2 = io.Copy(io.Discard, resp.Body)
+	}
+	if err2 != nil {
 		resp.Body.Close()
-		return resp.StatusCode, err
+		return resp.StatusCode, err2
 	}
 	resp.Body.Close()
 	if resp.Close {
@@ -104,6 +137,7 @@ func (c *rawConn) roundTrip(req []byte) (int, error) {
 
 func (c *rawConn) close() {
 	if c.conn != nil {
+		c.live.Store(nil)
 		c.conn.Close()
 		c.conn, c.br = nil, nil
 	}
@@ -115,3 +149,60 @@ func (c *rawConn) close() {
 func staleConn(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
+
+// rawPoster is a receiver's lean client: one keep-alive rawConn, each
+// request's head built once per URL, answers read into one reused buffer.
+// Receive and ack bodies differ every time, so unlike the publish loop's
+// requests they are encoded per call; what it saves is http.Client's
+// per-request work, which the receivers would otherwise take from the
+// server on a 2-core machine, as the publish loop's would.
+type rawPoster struct {
+	conn  rawConn
+	heads map[string][]byte // URL -> request line and headers up to Content-Length's value
+	req   []byte
+	body  []byte
+}
+
+func newRawPoster(base string, timeout time.Duration) (*rawPoster, error) {
+	_, addr, err := rawRequest(base, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &rawPoster{conn: rawConn{addr: addr, timeout: timeout}, heads: map[string][]byte{}}, nil
+}
+
+func (p *rawPoster) postJSON(ctx context.Context, target string, in, out any) (int, error) {
+	head, ok := p.heads[target]
+	if !ok {
+		u, err := url.Parse(target)
+		if err != nil {
+			return 0, err
+		}
+		head = fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: mqbench\r\nContent-Type: application/json\r\nContent-Length: ", u.RequestURI(), u.Host)
+		p.heads[target] = head
+	}
+	body, err := json.Marshal(in)
+	if err != nil {
+		return 0, err
+	}
+	p.req = append(append(strconv.AppendInt(append(p.req[:0], head...), int64(len(body)), 10), "\r\n\r\n"...), body...)
+	// A long poll blocks in a read that ctx cannot reach: its end moves the
+	// connection's deadline into the past instead.
+	var cut func() bool
+	if ctx.Done() != nil {
+		cut = context.AfterFunc(ctx, p.conn.cutNow)
+	}
+	status, err := p.conn.doKeep(ctx, p.req, &p.body)
+	if cut != nil {
+		cut()
+	}
+	if err != nil || out == nil {
+		return status, err
+	}
+	if err := json.Unmarshal(p.body, out); err != nil {
+		return status, fmt.Errorf("POST %s: decode answer: %w", target, err)
+	}
+	return status, nil
+}
+
+func (p *rawPoster) close() { p.conn.close() }

@@ -13,7 +13,7 @@ import (
 // latency run several of them; each owns its receiverStats, merged after
 // they stop.
 type receiver struct {
-	client  *http.Client
+	post    poster
 	base    string
 	group   string
 	request receiveRequest
@@ -71,11 +71,11 @@ type receiverSet struct {
 
 // startReceivers starts n receive+ack loops on group; they run until
 // stopAndMerge (or ctx's end).
-func startReceivers(ctx context.Context, n int, client *http.Client, base, group string, req receiveRequest, ackBatch int,
+func startReceivers(ctx context.Context, n int, posters func() poster, base, group string, req receiveRequest, ackBatch int,
 	onReceive func([]receivedMessage, time.Time), onAcked func(receivedMessage)) *receiverSet {
 	s := &receiverSet{recvs: make([]*receiver, n)}
 	for i := range s.recvs {
-		r := &receiver{client: client, base: base, group: group, stop: &s.stop,
+		r := &receiver{post: posters(), base: base, group: group, stop: &s.stop,
 			request: req, ackBatch: ackBatch, onReceive: onReceive, onAcked: onAcked}
 		s.recvs[i] = r
 		s.wg.Go(func() { r.loop(ctx) })
@@ -95,6 +95,7 @@ func (s *receiverSet) stopAndMerge(abort func()) receiverStats {
 	var st receiverStats
 	for _, r := range s.recvs {
 		st.merge(&r.stats)
+		r.post.close()
 	}
 	return st
 }
@@ -111,7 +112,7 @@ func (r *receiver) loop(ctx context.Context) {
 	for ctx.Err() == nil && !r.stop.Load() {
 		var ans receiveAnswer
 		t0 := time.Now()
-		status, err := doJSON(ctx, r.client, http.MethodPost, recvURL, r.request, &ans)
+		status, err := r.post.postJSON(ctx, recvURL, r.request, &ans)
 		at := time.Now()
 		if ctx.Err() != nil {
 			return
@@ -154,7 +155,7 @@ func (r *receiver) ack(ctx context.Context, ackURL string, msgs []receivedMessag
 	}
 	var res handleResults
 	t0 := time.Now()
-	status, err := doJSON(ctx, r.client, http.MethodPost, ackURL, ack, &res)
+	status, err := r.post.postJSON(ctx, ackURL, ack, &res)
 	if ctx.Err() != nil {
 		return false
 	}
@@ -184,4 +185,37 @@ func (r *receiver) fail(ctx context.Context, status int, err error) {
 // waitSeconds: never shorter than the wait plus room for the answer.
 func pollTimeout(timeout time.Duration, waitSeconds int) time.Duration {
 	return max(timeout, time.Duration(waitSeconds)*time.Second+10*time.Second)
+}
+
+// poster sends one JSON POST and decodes a 2xx answer: net/http's client
+// (--client std) or a lean connection of the receiver's own (raw).
+type poster interface {
+	postJSON(ctx context.Context, url string, in, out any) (int, error)
+	close()
+}
+
+type stdPoster struct{ c *http.Client }
+
+func (p stdPoster) postJSON(ctx context.Context, url string, in, out any) (int, error) {
+	return doJSON(ctx, p.c, http.MethodPost, url, in, out)
+}
+
+func (stdPoster) close() {}
+
+// receiverPosters returns what startReceivers gives each receiver for
+// --client kind: a raw connection of its own, or the shared std client.
+func receiverPosters(kind, base string, std *http.Client, timeout time.Duration) (func() poster, error) {
+	switch kind {
+	case "std":
+		return func() poster { return stdPoster{std} }, nil
+	case "raw":
+		if _, err := newRawPoster(base, timeout); err != nil {
+			return nil, err
+		}
+		return func() poster {
+			p, _ := newRawPoster(base, timeout) // base was checked above
+			return p
+		}, nil
+	}
+	return nil, usagef("--client must be raw or std, not %q", kind)
 }
