@@ -55,7 +55,7 @@ var FieldGroups = []FieldGroup{
 // read may name (system topics included: %RETRY%g, %DLQ%g and the
 // schedule topic).
 const (
-	NamePattern      = `^[A-Za-z0-9_-]{1,127}$`
+	NamePattern      = core.NamePattern
 	ReadTopicPattern = `^((%RETRY%|%DLQ%)?[A-Za-z0-9_-]{1,127}|` + core.ScheduleTopic + `)$`
 	// ResetTopicPattern is a subscribed topic or the group's retry topic.
 	ResetTopicPattern = `^(%RETRY%)?[A-Za-z0-9_-]{1,127}$`

@@ -3,6 +3,9 @@ package core
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -128,5 +131,32 @@ func TestUserIDAndTopicOfRetries(t *testing.T) {
 	}
 	if !ValidName("a-b_C9") || ValidName("%RETRY%g") || ValidName("") {
 		t.Fatal("ValidName")
+	}
+}
+
+// TestValidNameIsNamePattern: the loop in ValidName accepts exactly what
+// NamePattern (the document's rule) matches, on the edges and on random
+// strings over an alphabet of allowed, forbidden and multi-byte runes.
+func TestValidNameIsNamePattern(t *testing.T) {
+	re := regexp.MustCompile(NamePattern)
+	cases := []string{"", "a", "-", "_", "a.b", "a b", "é", "%RETRY%g", "a\n", strings.Repeat("a", MaxNameLen),
+		strings.Repeat("a", MaxNameLen+1), strings.Repeat("é", 60)}
+	alphabet := []rune("aZ09_-.%/ é\x00")
+	rng := rand.New(rand.NewPCG(7, 9))
+	for range 20000 {
+		n := rng.IntN(MaxNameLen + 3)
+		b := make([]rune, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+			if rng.IntN(4) > 0 {
+				b[i] = alphabet[rng.IntN(6)] // mostly allowed runes, so long valid names occur
+			}
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		if ValidName(s) != re.MatchString(s) {
+			t.Fatalf("ValidName(%q) = %v, NamePattern says %v", s, ValidName(s), re.MatchString(s))
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"regexp"
 	"strings"
 	"time"
 )
@@ -20,10 +19,28 @@ const (
 	ScheduleTopic    = "SCHEDULE_TOPIC_XXXX"
 )
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,127}$`)
+// NamePattern is the rule for user topic and group names, as the OpenAPI
+// document states it; ValidName checks it.
+const NamePattern = `^[A-Za-z0-9_-]{1,127}$`
 
-// ValidName reports whether s is a valid user topic or group name.
-func ValidName(s string) bool { return nameRE.MatchString(s) }
+// MaxNameLen is NamePattern's length bound.
+const MaxNameLen = 127
+
+// ValidName reports whether s is a valid user topic or group name
+// (NamePattern). It runs on every request that names a topic or group, so
+// it is a loop, not a regular expression; a test holds the two together.
+func ValidName(s string) bool {
+	if len(s) == 0 || len(s) > MaxNameLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // IsSystemTopic reports whether clients may not create or publish to topic.
 func IsSystemTopic(topic string) bool {
