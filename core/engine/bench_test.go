@@ -95,15 +95,7 @@ func u64key(v uint64) []byte {
 // BenchmarkGetMessagesOne: a pull of one 1 KiB message from an 8-queue
 // topic (the topic record comes from store's decoded-record memo).
 func BenchmarkGetMessagesOne(b *testing.B) {
-	e := openTest(b, Options{})
-	mustTopic(b, e, "t", 8)
-	body := make([]byte, 1024)
-	batch := make([]core.PutMessage, 100)
-	for i := range batch {
-		batch[i] = core.PutMessage{Body: body}
-	}
-	mustPut(b, e, "t", batch...)
-	mq := core.MessageQueue{Topic: "t", QueueID: 1}
+	e, mq := filledQueue(b, 100)
 	b.ReportAllocs()
 	for b.Loop() {
 		if r, err := e.GetMessages(mq, 0, 1, core.MatchAll); err != nil || r.Status != core.Found {
@@ -115,19 +107,25 @@ func BenchmarkGetMessagesOne(b *testing.B) {
 // BenchmarkGetMessages32 reads a pull's worth (32 messages of 1 KiB) from
 // one queue, the shape of every receive.
 func BenchmarkGetMessages32(b *testing.B) {
-	e := openTest(b, Options{})
-	mustTopic(b, e, "t", 8)
-	body := make([]byte, 1024)
-	batch := make([]core.PutMessage, 800)
-	for i := range batch {
-		batch[i] = core.PutMessage{Body: body}
-	}
-	mustPut(b, e, "t", batch...)
-	mq := core.MessageQueue{Topic: "t", QueueID: 1}
+	e, mq := filledQueue(b, 800)
 	b.ReportAllocs()
 	for b.Loop() {
 		if r, err := e.GetMessages(mq, 0, 32, core.MatchAll); err != nil || r.Status != core.Found || len(r.Messages) != 32 {
 			b.Fatal(r.Status, len(r.Messages), err)
 		}
 	}
+}
+
+// filledQueue publishes n messages of 1 KiB to a topic of 8 queues and
+// returns one of its queues (about n/8 messages).
+func filledQueue(b *testing.B, n int) (*Engine, core.MessageQueue) {
+	e := openTest(b, Options{})
+	mustTopic(b, e, "t", 8)
+	body := make([]byte, 1024)
+	batch := make([]core.PutMessage, n)
+	for i := range batch {
+		batch[i] = core.PutMessage{Body: body}
+	}
+	mustPut(b, e, "t", batch...)
+	return e, core.MessageQueue{Topic: "t", QueueID: 1}
 }

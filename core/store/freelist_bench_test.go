@@ -40,7 +40,7 @@ func BenchmarkCommitFragmented(b *testing.B) {
 			if err := s.db.Update(func(tx *bolt.Tx) error {
 				for off := range int64(100_000) {
 					if off%10 != 0 {
-						if err := segmentOf(tx, off).Bucket(segCL).Delete(u64(off)); err != nil {
+						if err := seg(tx, off).Bucket(segCL).Delete(u64(off)); err != nil {
 							return err
 						}
 					}
@@ -71,4 +71,9 @@ func BenchmarkCommitFragmented(b *testing.B) {
 
 func messageFor(topic string, body []byte) *core.Message {
 	return &core.Message{Topic: topic, Body: body}
+}
+
+func seg(tx *bolt.Tx, cl int64) *bolt.Bucket {
+	b, _, _ := segmentOf(tx, cl)
+	return b
 }

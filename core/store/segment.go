@@ -136,8 +136,9 @@ func qsegKey(uid uint64, qid int, first int64) []byte {
 }
 
 // segmentOf returns the segment holding commit log offset cl (nil when it
-// is before the oldest segment).
-func segmentOf(tx *bolt.Tx, cl int64) *bolt.Bucket {
+// is before the oldest segment), with its first commit log offset and the
+// next segment's (-1: none, it is the newest).
+func segmentOf(tx *bolt.Tx, cl int64) (seg *bolt.Bucket, start, next int64) {
 	segs := tx.Bucket(bucketSegs)
 	c := segs.Cursor()
 	k, _ := c.Seek(u64(cl))
@@ -145,9 +146,13 @@ func segmentOf(tx *bolt.Tx, cl int64) *bolt.Bucket {
 		k, _ = c.Prev()
 	}
 	if k == nil {
-		return nil
+		return nil, 0, -1
 	}
-	return segs.Bucket(k)
+	start, next = int64(binary.BigEndian.Uint64(k)), -1
+	if nk, _ := c.Next(); nk != nil {
+		next = int64(binary.BigEndian.Uint64(nk))
+	}
+	return segs.Bucket(k), start, next
 }
 
 // recordReader reads the records of one transaction and keeps the segment
@@ -159,27 +164,16 @@ type recordReader struct {
 	cl     *bolt.Bucket
 }
 
-// record is recordAt through the open segment.
+// record returns the stored record at commit log offset cl (aliasing
+// bbolt's page: valid in the transaction only), nil when absent.
 func (r *recordReader) record(cl int64) []byte {
 	if r.cl == nil || cl < r.lo || (r.hi >= 0 && cl >= r.hi) {
-		r.cl = nil
-		segs := r.tx.Bucket(bucketSegs)
-		c := segs.Cursor()
-		k, _ := c.Seek(u64(cl))
-		if k == nil || int64(binary.BigEndian.Uint64(k)) != cl {
-			k, _ = c.Prev()
-		}
-		if k == nil {
-			return nil
-		}
-		seg := segs.Bucket(k)
+		seg, lo, hi := segmentOf(r.tx, cl)
 		if seg == nil {
+			r.cl = nil
 			return nil
 		}
-		r.lo, r.hi, r.cl = int64(binary.BigEndian.Uint64(k)), -1, seg.Bucket(segCL)
-		if nk, _ := c.Next(); nk != nil {
-			r.hi = int64(binary.BigEndian.Uint64(nk))
-		}
+		r.lo, r.hi, r.cl = lo, hi, seg.Bucket(segCL)
 		if r.cl == nil {
 			return nil
 		}
@@ -187,14 +181,10 @@ func (r *recordReader) record(cl int64) []byte {
 	return r.cl.Get(u64(cl))
 }
 
-// recordAt returns the stored record at commit log offset cl (aliasing
-// bbolt's page: valid in tx only), nil when absent.
+// recordAt is one record read (recordReader.record).
 func recordAt(tx *bolt.Tx, cl int64) []byte {
-	seg := segmentOf(tx, cl)
-	if seg == nil {
-		return nil
-	}
-	return seg.Bucket(segCL).Get(u64(cl))
+	r := recordReader{tx: tx}
+	return r.record(cl)
 }
 
 // queueSegment returns the start of the segment holding offset off of a
@@ -438,7 +428,7 @@ func lastCommitLogOffset(tx *bolt.Tx) (int64, bool) {
 // copy, without resealing its checksum: the fault-injection tests use it
 // to leave a record as a bad disk would.
 func patchRecord(tx *bolt.Tx, cl int64, fn func(rec []byte)) error {
-	seg := segmentOf(tx, cl)
+	seg, _, _ := segmentOf(tx, cl)
 	if seg == nil || seg.Bucket(segCL).Get(u64(cl)) == nil {
 		return fmt.Errorf("no record at commit log offset %d", cl)
 	}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# ab.sh: two gateway builds on the consume loads, in paired rounds. Each
+# round measures A and B back to back (alternating which goes first),
+# each on a fresh data dir, with the same mqbench; it prints every
+# measurement and, per load, the median of the rounds' B/A ratios — the
+# figure that survives a noisy host, since both halves of a round see
+# about the same load.
+#
+#   cmd/mqbench/ab.sh OLD_BIN NEW_BIN          # dirs holding mqgate
+#   MODES="ack1 ack32 lat" ROUNDS=6 cmd/mqbench/ab.sh /tmp/old bin
+#
+# Loads (MODES): ack1 (receive+ack, one ack request per message, 16
+# consumers, COUNT1 messages), ack32 (8 consumers, 32 per receive, one
+# ack per receive, COUNT32 messages), lat (publish->receive at 1,000
+# msgs/s for 5 s; its figure is the e2e p99, lower is better).
+# Knobs (env): MODES (ack1 ack32), ROUNDS (6), COUNT1 (60000),
+# COUNT32 (200000), MQBENCH (default NEW_BIN/mqbench), PORT (18700).
+set -euo pipefail
+
+[ $# -eq 2 ] || { echo "usage: $0 A_BIN_DIR B_BIN_DIR" >&2; exit 2; }
+A=$1 B=$2
+MODES=${MODES:-"ack1 ack32"}
+ROUNDS=${ROUNDS:-6}
+COUNT1=${COUNT1:-60000}
+COUNT32=${COUNT32:-200000}
+MQBENCH=${MQBENCH:-$B/mqbench}
+PORT=${PORT:-18700}
+url=http://127.0.0.1:$PORT
+out=$(mktemp)
+pid=
+dir=
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+	[ -n "$dir" ] && rm -rf "$dir"
+	rm -f "$out"
+}
+trap cleanup EXIT
+
+# measure LABEL BIN_DIR ROUND: one gateway, every load, one line each:
+# "ROUND LOAD LABEL FIGURE".
+measure() {
+	local label=$1 bin=$2 round=$3 line
+	dir=$(mktemp -d /tmp/mqgate-ab.XXXXXX)
+	"$bin/mqgate" serve --addr "127.0.0.1:$PORT" --data "$dir/data" --access-log=false >"$dir/log" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 100); do
+		curl -fsS "$url/readyz" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	for m in $MODES; do
+		case $m in
+		ack1) line=$("$MQBENCH" consume --url "$url" --count "$COUNT1" --consumers 16 --max-messages 32 --ack-batch 1 --json) ;;
+		ack32) line=$("$MQBENCH" consume --url "$url" --count "$COUNT32" --consumers 8 --max-messages 32 --json) ;;
+		lat) line=$("$MQBENCH" latency --url "$url" --rate 1000 --duration 5s --warmup 1s --json) ;;
+		*) echo "unknown load $m" >&2; exit 2 ;;
+		esac
+		case $m in
+		lat) fig=$(jq -r '.median.endToEnd.p99Ms' <<<"$line") ;;
+		*) fig=$(jq -r '.median.ackedPerSec | floor' <<<"$line") ;;
+		esac
+		echo "$round $m $label $fig" | tee -a "$out"
+	done
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+	pid=
+	rm -rf "$dir"
+	dir=
+}
+
+for r in $(seq 1 "$ROUNDS"); do
+	if ((r % 2)); then
+		measure A "$A" "$r"
+		measure B "$B" "$r"
+	else
+		measure B "$B" "$r"
+		measure A "$A" "$r"
+	fi
+done
+
+echo "## medians of the rounds' B/A ratios (lat: e2e p99, lower is better)"
+for m in $MODES; do
+	awk -v m="$m" '$2 == m { v[$1, $3] = $4; r[$1] = 1 }
+		END { for (k in r) if (v[k, "A"] > 0) printf "%.3f\n", v[k, "B"] / v[k, "A"] }' "$out" |
+		sort -n | awk -v m="$m" '{ x[++n] = $1 }
+		END {
+			if (n == 0) { print m ": no rounds"; exit }
+			med = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
+			printf "%s: median B/A %.2f over %d rounds (", m, med, n
+			for (i = 1; i <= n; i++) printf "%s%.2f", i > 1 ? " " : "", x[i]
+			print ")"
+		}'
+done
