@@ -86,7 +86,7 @@ for m in $MODES; do
 			if (n == 0) { print m ": no rounds"; exit }
 			med = n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2
 			printf "%s: median B/A %.2f over %d rounds (", m, med, n
-			for (i = 1; i <= n; i++) printf "%s%.2f", i > 1 ? " " : "", x[i]
+			for (i = 1; i <= n; i++) printf "%s%.2f", (i > 1 ? " " : ""), x[i]
 			print ")"
 		}'
 done
