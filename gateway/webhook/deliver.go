@@ -145,6 +145,9 @@ func (p *Pusher) finish(r result, elapsed time.Duration, n int, tr *http.Transpo
 		p.inFlight--
 		p.inFlightN -= n
 	}
+	// Counted under the same lock that ends the request: Status never
+	// shows a message as neither in flight nor answered.
+	p.countLocked(r.ok, n)
 	retired := tr != nil && tr != p.transports[len(p.transports)-1]
 	wasFailing := p.stats.consecutiveFailures
 	if r.ok {
@@ -166,6 +169,7 @@ func (p *Pusher) finish(r result, elapsed time.Duration, n int, tr *http.Transpo
 	if tr != nil {
 		p.metrics.inFlight(-1)
 	}
+	p.metrics.answered(r.ok, n)
 	p.metrics.request(r.outcome, elapsed)
 	if retired {
 		tr.CloseIdleConnections()

@@ -214,19 +214,25 @@ func (p *Pusher) Close(ctx context.Context) error {
 	return err
 }
 
-// account adds answered messages to the counters.
+// account adds messages answered without a request (given back unsent)
+// to the counters; a request's messages are counted by finish.
 func (p *Pusher) account(acked bool, n int) {
 	if n == 0 {
 		return
 	}
 	p.mu.Lock()
+	p.countLocked(acked, n)
+	p.mu.Unlock()
+	p.metrics.answered(acked, n)
+}
+
+// countLocked adds n answered messages to the status counters.
+func (p *Pusher) countLocked(acked bool, n int) {
 	if acked {
 		p.stats.delivered += uint64(n)
 	} else {
 		p.stats.failed += uint64(n)
 	}
-	p.mu.Unlock()
-	p.metrics.answered(acked, n)
 }
 
 // Status returns a snapshot of the group's delivery state.

@@ -76,9 +76,8 @@ func (p *Pusher) waitTurn() bool {
 
 // answer acks or nacks the messages of one request.
 func (p *Pusher) answer(j job, r result) {
-	// Count first: once answered, the consumer (and whoever reads Status
-	// next) may already see the outcome.
-	p.account(r.ok, j.len())
+	// Already counted by finish: once answered, the consumer (and whoever
+	// reads Status next) may see the outcome.
 	for i := j.lo; i < j.hi; i++ {
 		if r.ok {
 			j.d.Ack(i)
