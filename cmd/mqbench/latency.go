@@ -51,7 +51,7 @@ func latencyMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&c.Consumers, "consumers", 4, "concurrent receive+ack loops")
 	fs.IntVar(&c.MaxMessages, "max-messages", 32, "maxMessages per receive (1..32)")
 	fs.IntVar(&c.WaitSeconds, "wait", 5, "waitSeconds per receive (long poll)")
-	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the consumers: raw (one lean HTTP/1.1 connection each) or std (net/http); publishes use net/http")
+	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the publishers and consumers: raw (one lean HTTP/1.1 connection each) or std (net/http)")
 	fs.IntVar(&c.PubConc, "publish-concurrency", 128, "publish requests that may be in flight at once (enough to ride out a stall without falling behind)")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
 	fs.IntVar(&c.Runs, "runs", 1, "runs (each on a fresh topic and group); the report gives their medians")
@@ -125,7 +125,7 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	recvs := startReceivers(recvCtx, c.Consumers, posters, c.URL, group,
 		receiveRequest{MaxMessages: c.MaxMessages, WaitSeconds: c.WaitSeconds}, 0, tr.received, nil)
 
-	paced := publishAndDrain(ctx, client, pacedLoad{url: c.URL, topic: topic, size: c.Size, rate: c.Rate,
+	paced := publishAndDrain(ctx, posters, pacedLoad{url: c.URL, topic: topic, size: c.Size, rate: c.Rate,
 		warmup: c.Warmup, duration: c.Duration, conc: c.PubConc, drain: c.Drain}, tr)
 	st := recvs.stopAndMerge(cancelRecv)
 

@@ -26,7 +26,9 @@ const (
 )
 
 type pacedConfig struct {
-	client   *http.Client
+	// posters gives each publisher its client (receiverPosters: a lean
+	// connection of its own, or net/http's shared client).
+	posters  func() poster
 	url      string // POST .../messages
 	size     int
 	rate     int
@@ -68,7 +70,7 @@ func runPaced(ctx context.Context, c pacedConfig) pacedResult {
 	pubs := make([]*pacedPublisher, c.conc)
 	var wg sync.WaitGroup
 	for i := range pubs {
-		p := &pacedPublisher{client: c.client, url: c.url, body: body, jobs: jobs, from: c.measureFrom, onAnswered: c.onAnswered}
+		p := &pacedPublisher{post: c.posters(), url: c.url, body: body, jobs: jobs, from: c.measureFrom, onAnswered: c.onAnswered}
 		pubs[i] = p
 		wg.Go(func() { p.loop(ctx) })
 	}
@@ -106,6 +108,9 @@ schedule:
 	close(jobs)
 	wg.Wait()
 	pubEnd := time.Now()
+	for _, p := range pubs {
+		p.post.close()
+	}
 
 	res := pacedResult{errs: statusCounts{}}
 	for _, p := range pubs {
@@ -130,11 +135,11 @@ schedule:
 // pacedPublisher is one publish goroutine; it keeps its own figures,
 // merged after it stops.
 type pacedPublisher struct {
-	client *http.Client
-	url    string
-	body   string
-	jobs   chan time.Time // the scheduled slot of each message
-	from   *atomic.Int64
+	post poster
+	url  string
+	body string
+	jobs chan time.Time // the scheduled slot of each message
+	from *atomic.Int64
 
 	onAnswered func(id string, at time.Time)
 
@@ -165,7 +170,7 @@ func (p *pacedPublisher) loop(ctx context.Context) {
 		var ans struct {
 			MessageID string `json:"messageId"`
 		}
-		status, err := doJSON(ctx, p.client, http.MethodPost, p.url, json.RawMessage(body), &ans)
+		status, err := p.post.postJSON(ctx, p.url, json.RawMessage(body), &ans)
 		answered := time.Now()
 		if ctx.Err() != nil {
 			continue // drain jobs; the run is over

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -120,8 +119,8 @@ type pacedLoad struct {
 
 // publishAndDrain publishes l at its rate into tr, then waits until tr has
 // seen every published message, the drain time has passed or ctx ends.
-func publishAndDrain(ctx context.Context, client *http.Client, l pacedLoad, tr *latencyTracker) pacedResult {
-	paced := runPaced(ctx, pacedConfig{client: client, url: topicURL(l.url, l.topic, "/messages"),
+func publishAndDrain(ctx context.Context, posters func() poster, l pacedLoad, tr *latencyTracker) pacedResult {
+	paced := runPaced(ctx, pacedConfig{posters: posters, url: topicURL(l.url, l.topic, "/messages"),
 		size: l.size, rate: l.rate, warmup: l.warmup, duration: l.duration, conc: l.conc,
 		measureFrom: &tr.measureFrom, onAnswered: tr.answered})
 	tr.publishingDone(paced.published)

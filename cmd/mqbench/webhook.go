@@ -219,7 +219,7 @@ func runWebhook(ctx context.Context, c webhookConfig) (run WebhookRun, err error
 		defer deleteGroup(client, c.URL, run.Group)
 	}
 
-	paced := publishAndDrain(ctx, client, pacedLoad{url: c.URL, topic: run.Topic, size: c.Size, rate: c.Rate,
+	paced := publishAndDrain(ctx, func() poster { return stdPoster{client} }, pacedLoad{url: c.URL, topic: run.Topic, size: c.Size, rate: c.Rate,
 		warmup: c.Warmup, duration: c.Duration, conc: c.PubConc, drain: c.Drain}, tr)
 
 	run.PacedStats, run.Delivered = newPacedStats(paced, tr.summary())
