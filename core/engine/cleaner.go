@@ -172,9 +172,11 @@ func (e *Engine) dropSegments(why string) error {
 		}
 		// Read its pages ahead, outside the write transaction: the drop
 		// then visits them in the page cache (store.PrefetchSegment).
-		if err := e.st.PrefetchSegment(start); err != nil {
+		stretch, err := e.st.PrefetchSegment(start)
+		if err != nil {
 			e.log.Debug().Err(err).Int64("segment", start).Msg("segment prefetch failed")
 		}
+		dropped := false
 		if err := e.update(func(tx store.Tx) error {
 			info, ok, err := tx.DropSegment(start)
 			if ok {
@@ -182,9 +184,18 @@ func (e *Engine) dropSegments(why string) error {
 				bytes += info.Bytes
 				records += info.Records
 			}
+			dropped = ok && err == nil
 			return err
 		}); err != nil {
 			return err
+		}
+		// The drop touched every page of it through bbolt's map: let the
+		// kernel unmap them, so the server's resident memory does not grow
+		// by the data it frees.
+		if dropped {
+			if err := e.st.ReleaseMapped(stretch); err != nil {
+				e.log.Debug().Err(err).Int64("segment", start).Msg("segment pages not released")
+			}
 		}
 	}
 	if n > 0 {

@@ -3,8 +3,13 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"os"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -134,7 +139,7 @@ func TestRetentionDropsWholeSegments(t *testing.T) {
 		if g.FirstPage == 0 || (i > 0 && g.FirstPage < segs[i-1].FirstPage) {
 			t.Errorf("segment %d: first page %d", i, g.FirstPage)
 		}
-		if err := s.PrefetchSegment(g.Start); err != nil {
+		if _, err := s.PrefetchSegment(g.Start); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -282,4 +287,80 @@ func TestRecordsAcrossSegments(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestReleaseMappedShrinksResidentMemory (Linux): reading records maps
+// their pages into the process; once their segments are dropped,
+// ReleaseMapped takes those pages out of the resident set again, as the
+// cleaner does after every drop.
+func TestReleaseMappedShrinksResidentMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("madvise is wired up on Linux only")
+	}
+	s := openStore(t, t.TempDir(), Options{SegmentBytes: 1 << 20})
+	rec := mustTopic(t, s, "t", 4)
+	placed := commitN(t, s, "t", 4, 8000, 200, "m") // about 9 MB of records
+	touched := 0
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		for _, p := range placed {
+			touched += len(recordAt(tx, p.CommitLogOffset))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	before := mappedKB(t)
+	if err := s.db.Update(func(tx *bolt.Tx) error {
+		for q := range 4 {
+			if _, _, err := trimQueue(tx, rec, q, math.MaxInt64, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var starts []int64
+	if err := s.db.View(func(tx *bolt.Tx) (err error) { starts, err = droppableSegments(tx); return err }); err != nil {
+		t.Fatal(err)
+	}
+	for _, start := range starts {
+		st, err := s.PrefetchSegment(start)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.Update(func(tx *bolt.Tx) error { _, _, err := dropSegment(tx, start); return err }); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.ReleaseMapped(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := mappedKB(t)
+	if len(starts) < 4 || before-after < int64(touched/2/1024) {
+		t.Fatalf("dropped %d segments holding %d KiB read through the map: mapped resident memory %d -> %d KiB",
+			len(starts), touched/1024, before, after)
+	}
+	t.Logf("dropped %d segments (%d KiB read through the map): mapped resident memory %d -> %d KiB", len(starts), touched/1024, before, after)
+}
+
+// mappedKB is the process's resident file-backed memory (RssFile plus
+// RssShmem, for a test directory on tmpfs), from /proc/self/status.
+func mappedKB(t *testing.T) int64 {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kb int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && (f[0] == "RssFile:" || f[0] == "RssShmem:") {
+			n, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kb += n
+		}
+	}
+	return kb
 }

@@ -1,0 +1,6 @@
+//go:build !linux
+
+package store
+
+// releaseMapped is a no-op where madvise is not wired up (ReleaseMapped).
+func releaseMapped(base uintptr, from, to int64) error { return nil }
