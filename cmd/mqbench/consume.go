@@ -175,7 +175,7 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 
 	tr := newConsumeTracker(c.Count)
 	start := time.Now()
-	posters, err := receiverPosters(c.Client, c.URL, client, pollTimeout(c.Timeout, c.WaitSeconds))
+	posters, err := newPosters(c.Client, c.URL, client, pollTimeout(c.Timeout, c.WaitSeconds))
 	if err != nil {
 		return run, err
 	}

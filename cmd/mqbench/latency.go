@@ -118,7 +118,7 @@ func runLatency(ctx context.Context, c latencyConfig) (LatencyRun, error) {
 	tr := newLatencyTracker()
 	recvCtx, cancelRecv := context.WithCancel(ctx)
 	defer cancelRecv()
-	posters, err := receiverPosters(c.Client, c.URL, client, pollTimeout(c.Timeout, c.WaitSeconds))
+	posters, err := newPosters(c.Client, c.URL, client, pollTimeout(c.Timeout, c.WaitSeconds))
 	if err != nil {
 		return run, err
 	}

@@ -26,7 +26,7 @@ const (
 )
 
 type pacedConfig struct {
-	// posters gives each publisher its client (receiverPosters: a lean
+	// posters gives each publisher its client (newPosters: a lean
 	// connection of its own, or net/http's shared client).
 	posters  func() poster
 	url      string // POST .../messages

@@ -43,8 +43,9 @@ func (c *rawConn) cutNow() {
 	}
 }
 
-// rawRequest builds the bytes of a POST of body to target.
-func rawRequest(target string, body []byte) ([]byte, string, error) {
+// rawTarget parses a URL for the raw client: the URL, and the host:port
+// to dial.
+func rawTarget(target string) (*url.URL, string, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, "", err
@@ -56,10 +57,29 @@ func rawRequest(target string, body []byte) ([]byte, string, error) {
 	if !strings.Contains(host, ":") {
 		host += ":80"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: mqbench\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
-		u.RequestURI(), u.Host, len(body))
-	return append([]byte(b.String()), body...), host, nil
+	return u, host, nil
+}
+
+// rawHead is a JSON POST's request line and headers to u, up to the value
+// of Content-Length.
+func rawHead(u *url.URL) []byte {
+	return fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: mqbench\r\nContent-Type: application/json\r\nContent-Length: ",
+		u.RequestURI(), u.Host)
+}
+
+// appendRequest appends to dst a request of head (rawHead) and body.
+func appendRequest(dst, head, body []byte) []byte {
+	dst = strconv.AppendInt(append(dst, head...), int64(len(body)), 10)
+	return append(append(dst, "\r\n\r\n"...), body...)
+}
+
+// rawRequest builds the bytes of a POST of body to target.
+func rawRequest(target string, body []byte) ([]byte, string, error) {
+	u, addr, err := rawTarget(target)
+	if err != nil {
+		return nil, "", err
+	}
+	return appendRequest(nil, rawHead(u), body), addr, nil
 }
 
 // do sends one pre-built request and drains the answer. A connection the
@@ -164,7 +184,7 @@ type rawPoster struct {
 }
 
 func newRawPoster(base string, timeout time.Duration) (*rawPoster, error) {
-	_, addr, err := rawRequest(base, nil)
+	_, addr, err := rawTarget(base)
 	if err != nil {
 		return nil, err
 	}
@@ -174,18 +194,18 @@ func newRawPoster(base string, timeout time.Duration) (*rawPoster, error) {
 func (p *rawPoster) postJSON(ctx context.Context, target string, in, out any) (int, error) {
 	head, ok := p.heads[target]
 	if !ok {
-		u, err := url.Parse(target)
+		u, _, err := rawTarget(target)
 		if err != nil {
 			return 0, err
 		}
-		head = fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: mqbench\r\nContent-Type: application/json\r\nContent-Length: ", u.RequestURI(), u.Host)
+		head = rawHead(u)
 		p.heads[target] = head
 	}
 	body, err := json.Marshal(in)
 	if err != nil {
 		return 0, err
 	}
-	p.req = append(append(strconv.AppendInt(append(p.req[:0], head...), int64(len(body)), 10), "\r\n\r\n"...), body...)
+	p.req = appendRequest(p.req[:0], head, body)
 	// A long poll blocks in a read that ctx cannot reach: its end moves the
 	// connection's deadline into the past instead.
 	var cut func() bool

@@ -202,14 +202,15 @@ func (p stdPoster) postJSON(ctx context.Context, url string, in, out any) (int, 
 
 func (stdPoster) close() {}
 
-// receiverPosters returns what startReceivers gives each receiver for
-// --client kind: a raw connection of its own, or the shared std client.
-func receiverPosters(kind, base string, std *http.Client, timeout time.Duration) (func() poster, error) {
+// newPosters returns what each receiver (and latency's each paced
+// publisher) gets for --client kind: a raw connection of its own, or the
+// shared std client.
+func newPosters(kind, base string, std *http.Client, timeout time.Duration) (func() poster, error) {
 	switch kind {
 	case "std":
 		return func() poster { return stdPoster{std} }, nil
 	case "raw":
-		if _, err := newRawPoster(base, timeout); err != nil {
+		if _, _, err := rawTarget(base); err != nil {
 			return nil, err
 		}
 		return func() poster {

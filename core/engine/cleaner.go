@@ -184,7 +184,7 @@ func (e *Engine) dropSegments(why string) error {
 				bytes += info.Bytes
 				records += info.Records
 			}
-			dropped = ok && err == nil
+			dropped = ok
 			return err
 		}); err != nil {
 			return err

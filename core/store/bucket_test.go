@@ -24,7 +24,7 @@ func mustPanic(t *testing.T, fn func()) (msg string) {
 
 // TestRegisterOneOwner: a bucket name has one owner; a second one, or a
 // name of the store's own, is refused when the package initialises.
-var testOwned = Register("core/store test", "test.owned")
+var _ = Register("core/store test", "test.owned")
 
 func TestRegisterOneOwner(t *testing.T) {
 	if msg := mustPanic(t, func() { Register("elsewhere", "test.owned") }); !strings.Contains(msg, "core/store test") ||

@@ -145,10 +145,9 @@ func (s *Store) writeLoop() {
 	for r := range s.reqs {
 		group = append(group[:0], r)
 		g := gathering{bytes: r.size, eager: !r.lazy}
-		open := s.gather(&group, &g, nil)
-		if open && !g.eager && s.opts.Linger > 0 {
+		if s.gather(&group, &g, nil) && !g.eager && s.opts.Linger > 0 {
 			linger.Reset(s.opts.Linger)
-			open = s.gather(&group, &g, linger.C)
+			s.gather(&group, &g, linger.C) // a closed reqs ends the range above
 			linger.Stop()
 		}
 		lastStored = s.commitGroup(group, lastStored)
