@@ -642,3 +642,22 @@ func gather(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	}
 	return out
 }
+
+// TestStatusCountsARequestWhenItEnds: once a request's answer is read,
+// its messages are counted delivered (or failed) in the same step that
+// takes them out of flight, before they are acked or nacked, so Status
+// never shows them as neither.
+func TestStatusCountsARequestWhenItEnds(t *testing.T) {
+	ok := receiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
+	bad := receiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	for _, c := range []struct {
+		url                  string
+		delivered, failed uint64
+	}{{ok.URL, 3, 0}, {bad.URL, 0, 3}} {
+		p := newTestPusher(t, core.PushConfig{URL: c.url}, Options{AllowLoopback: true})
+		p.post(makeMsgs("m", 0, 3)) // the request alone: nothing acked or nacked yet
+		if st := p.Status(); st.InFlight != 0 || st.Delivered != c.delivered || st.Failed != c.failed {
+			t.Fatalf("%s: status after the answer %+v, want %d delivered and %d failed", c.url, st, c.delivered, c.failed)
+		}
+	}
+}
