@@ -651,7 +651,7 @@ func TestStatusCountsARequestWhenItEnds(t *testing.T) {
 	ok := receiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) })
 	bad := receiver(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
 	for _, c := range []struct {
-		url                  string
+		url               string
 		delivered, failed uint64
 	}{{ok.URL, 3, 0}, {bad.URL, 0, 3}} {
 		p := newTestPusher(t, core.PushConfig{URL: c.url}, Options{AllowLoopback: true})
