@@ -88,6 +88,9 @@ func (s *Store) DiskStats() (DiskStats, error) {
 // openChecked pre-checks the store file at path (plain reads) and opens it
 // read-only under a shared lock: ErrLocked while a server holds it.
 func openChecked(path string) (*bolt.DB, error) {
+	if err := checkSettled(path); err != nil {
+		return nil, err
+	}
 	if _, err := PreCheck(path); err != nil {
 		return nil, err
 	}

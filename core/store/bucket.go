@@ -59,87 +59,161 @@ func Registered() []string {
 }
 
 // Bucket returns the registered bucket n, or nil when it does not exist.
-func (tx ReadTx) Bucket(n BucketName) *Bucket { return (*Bucket)(tx.tx.Bucket(n.name)) }
+func (tx ReadTx) Bucket(n BucketName) *Bucket { return tx.wrap(tx.tx.Bucket(n.name), nil, n.name) }
 
 // CreateBucket creates the registered bucket n; it fails when n exists.
 func (tx Tx) CreateBucket(n BucketName) (*Bucket, error) {
 	b, err := tx.tx.CreateBucket(n.name)
-	return (*Bucket)(b), err
+	if err == nil {
+		tx.rec.bucketOp(walCreateBucket, nil, n.name)
+	}
+	return tx.wrap(b, nil, n.name), err
 }
 
 // CreateBucketIfNotExists creates the registered bucket n unless it exists.
 func (tx Tx) CreateBucketIfNotExists(n BucketName) (*Bucket, error) {
 	b, err := tx.tx.CreateBucketIfNotExists(n.name)
-	return (*Bucket)(b), err
+	if err == nil {
+		tx.rec.bucketOp(walCreateBucketIfNotExists, nil, n.name)
+	}
+	return tx.wrap(b, nil, n.name), err
 }
 
 // DeleteBucket deletes the registered bucket n and everything in it.
-func (tx Tx) DeleteBucket(n BucketName) error { return tx.tx.DeleteBucket(n.name) }
+func (tx Tx) DeleteBucket(n BucketName) error {
+	err := tx.tx.DeleteBucket(n.name)
+	if err == nil {
+		tx.rec.bucketOp(walDeleteBucket, nil, n.name)
+	}
+	return err
+}
+
+// wrap makes the Bucket for b, nested in parent (nil: top level) under
+// name; nil when b is nil. Inside the group commit it carries the
+// transaction's recorder, so its writes reach the log-ahead (wal.go).
+func (tx ReadTx) wrap(b *bolt.Bucket, parent *Bucket, name []byte) *Bucket {
+	if b == nil {
+		return nil
+	}
+	nb := &Bucket{b: b, rec: tx.rec}
+	if tx.rec != nil {
+		if parent != nil {
+			nb.path = append(nb.path, parent.path...)
+		}
+		nb.path = appendPathElem(nb.path, name)
+	}
+	return nb
+}
 
 // Bucket is a registered bucket, or a bucket nested in one: bbolt's
 // Bucket with the methods owner packages use. Keys and values read from
 // it are valid only inside the transaction; a value passed to Put must
 // not change until the transaction commits (bbolt keeps it until then).
 // Writing through the Bucket of a ReadTx fails (bbolt's ErrTxNotWritable).
-type Bucket bolt.Bucket
+// Inside the group commit every write is also recorded for the log-ahead.
+type Bucket struct {
+	b    *bolt.Bucket
+	rec  *recorder // nil outside the group commit
+	path []byte    // the bucket's path as the recorder writes it
+}
 
-func (b *Bucket) bolt() *bolt.Bucket { return (*bolt.Bucket)(b) }
+func (b *Bucket) tx() ReadTx { return ReadTx{rec: b.rec} }
 
 // Get returns the value of key, or nil.
-func (b *Bucket) Get(key []byte) []byte { return b.bolt().Get(key) }
+func (b *Bucket) Get(key []byte) []byte { return b.b.Get(key) }
 
 // Put sets key to value.
-func (b *Bucket) Put(key, value []byte) error { return b.bolt().Put(key, value) }
+func (b *Bucket) Put(key, value []byte) error {
+	err := b.b.Put(key, value)
+	if err == nil {
+		b.rec.put(b.path, key, value)
+	}
+	return err
+}
 
 // Delete removes key; removing an absent key is not an error.
-func (b *Bucket) Delete(key []byte) error { return b.bolt().Delete(key) }
+func (b *Bucket) Delete(key []byte) error {
+	err := b.b.Delete(key)
+	if err == nil {
+		b.rec.del(b.path, key)
+	}
+	return err
+}
 
 // ForEach calls fn for every key in order (a nested bucket's value is
 // nil); an error from fn stops it and is returned.
-func (b *Bucket) ForEach(fn func(k, v []byte) error) error { return b.bolt().ForEach(fn) }
+func (b *Bucket) ForEach(fn func(k, v []byte) error) error { return b.b.ForEach(fn) }
 
 // NextSequence increments and returns the bucket's sequence.
-func (b *Bucket) NextSequence() (uint64, error) { return b.bolt().NextSequence() }
+func (b *Bucket) NextSequence() (uint64, error) {
+	seq, err := b.b.NextSequence()
+	if err == nil {
+		b.rec.setSequence(b.path, seq)
+	}
+	return seq, err
+}
 
 // KeyN counts the keys of the bucket and of the buckets nested in it (a
 // nested bucket's own key included); it walks their trees.
-func (b *Bucket) KeyN() int { return b.bolt().Stats().KeyN }
+func (b *Bucket) KeyN() int { return b.b.Stats().KeyN }
 
 // Cursor returns a cursor over the bucket's keys.
-func (b *Bucket) Cursor() *Cursor { return (*Cursor)(b.bolt().Cursor()) }
+func (b *Bucket) Cursor() *Cursor { return &Cursor{c: b.b.Cursor(), b: b} }
 
 // Bucket returns the nested bucket name, or nil.
-func (b *Bucket) Bucket(name []byte) *Bucket { return (*Bucket)(b.bolt().Bucket(name)) }
+func (b *Bucket) Bucket(name []byte) *Bucket { return b.tx().wrap(b.b.Bucket(name), b, name) }
 
 // CreateBucketIfNotExists creates the nested bucket name unless it exists.
 func (b *Bucket) CreateBucketIfNotExists(name []byte) (*Bucket, error) {
-	nb, err := b.bolt().CreateBucketIfNotExists(name)
-	return (*Bucket)(nb), err
+	nb, err := b.b.CreateBucketIfNotExists(name)
+	if err == nil {
+		b.rec.bucketOp(walCreateBucketIfNotExists, b.path, name)
+	}
+	return b.tx().wrap(nb, b, name), err
 }
 
 // DeleteBucket deletes the nested bucket name.
-func (b *Bucket) DeleteBucket(name []byte) error { return b.bolt().DeleteBucket(name) }
+func (b *Bucket) DeleteBucket(name []byte) error {
+	err := b.b.DeleteBucket(name)
+	if err == nil {
+		b.rec.bucketOp(walDeleteBucket, b.path, name)
+	}
+	return err
+}
 
 // Cursor walks a Bucket's keys in order (bbolt's Cursor). A nil key means
 // there is none.
-type Cursor bolt.Cursor
+type Cursor struct {
+	c   *bolt.Cursor
+	b   *Bucket
+	key []byte // where the cursor is, for Delete's record
+}
 
-func (c *Cursor) bolt() *bolt.Cursor { return (*bolt.Cursor)(c) }
+func (c *Cursor) at(k, v []byte) ([]byte, []byte) {
+	c.key = k
+	return k, v
+}
 
 // First moves to the first key.
-func (c *Cursor) First() (k, v []byte) { return c.bolt().First() }
+func (c *Cursor) First() (k, v []byte) { return c.at(c.c.First()) }
 
 // Last moves to the last key.
-func (c *Cursor) Last() (k, v []byte) { return c.bolt().Last() }
+func (c *Cursor) Last() (k, v []byte) { return c.at(c.c.Last()) }
 
 // Next moves to the next key.
-func (c *Cursor) Next() (k, v []byte) { return c.bolt().Next() }
+func (c *Cursor) Next() (k, v []byte) { return c.at(c.c.Next()) }
 
 // Prev moves to the previous key.
-func (c *Cursor) Prev() (k, v []byte) { return c.bolt().Prev() }
+func (c *Cursor) Prev() (k, v []byte) { return c.at(c.c.Prev()) }
 
 // Seek moves to key, or to the next key after it.
-func (c *Cursor) Seek(key []byte) (k, v []byte) { return c.bolt().Seek(key) }
+func (c *Cursor) Seek(key []byte) (k, v []byte) { return c.at(c.c.Seek(key)) }
 
 // Delete removes the key the cursor is at.
-func (c *Cursor) Delete() error { return c.bolt().Delete() }
+func (c *Cursor) Delete() error {
+	err := c.c.Delete()
+	if err == nil {
+		c.b.rec.del(c.b.path, c.key)
+	}
+	return err
+}

@@ -274,3 +274,16 @@ func (r *reader) fail(format string, args ...any) {
 		r.err = fmt.Errorf(format, args...)
 	}
 }
+
+func (r *reader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errors.New("bad varint")
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}

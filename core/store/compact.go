@@ -55,6 +55,9 @@ func Compact(dir string) (CompactResult, error) {
 	path := filepath.Join(dir, FileName)
 	tmp := path + CompactSuffix
 	res := CompactResult{Path: path}
+	if err := settle(dir); err != nil {
+		return res, err
+	}
 	pre, err := PreCheck(path)
 	if err != nil {
 		return res, err
@@ -83,6 +86,16 @@ func Compact(dir string) (CompactResult, error) {
 		os.Remove(tmp)
 		return res, fmt.Errorf("the compacted file fails its check, the original is unchanged: %w", err)
 	}
+	// The log-ahead names the old file's state; settle left nothing in it
+	// to redo, and the new file must not meet it.
+	if err := os.Remove(filepath.Join(dir, WALName)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		os.Remove(tmp)
+		return res, err
+	}
+	if err := syncDir(dir); err != nil {
+		os.Remove(tmp)
+		return res, err
+	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return res, err
@@ -96,6 +109,19 @@ func Compact(dir string) (CompactResult, error) {
 	}
 	res.After = fi.Size()
 	return res, nil
+}
+
+// settle redoes the log-ahead of an uncleanly closed store by opening and
+// closing it, so that the file holds every commit.
+func settle(dir string) error {
+	if err := checkSettled(filepath.Join(dir, FileName)); !errors.Is(err, errUnsettled) {
+		return err
+	}
+	s, err := Open(dir, Options{})
+	if err != nil {
+		return err
+	}
+	return s.Close()
 }
 
 // copyStore copies every bucket of src into a new file at dst, synced and

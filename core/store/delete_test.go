@@ -21,8 +21,8 @@ import (
 func mustTopic(t *testing.T, s *Store, name string, queues int) TopicRecord {
 	t.Helper()
 	var rec TopicRecord
-	if err := s.db.Update(func(tx *bolt.Tx) (err error) {
-		rec, _, err = putTopic(tx, TopicRecord{Name: name, Queues: queues, RetentionHours: 1})
+	if err := s.Update(func(tx Tx) (err error) {
+		rec, _, err = tx.PutTopic(TopicRecord{Name: name, Queues: queues, RetentionHours: 1})
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -52,6 +52,14 @@ type Options struct {
 	// (core.WithLazyCommit: consumers' position writes) waits for an
 	// ordinary request to share its commit; default DefaultLinger, <0 none.
 	Linger time.Duration
+	// CheckpointBytes and CheckpointInterval say when the writer syncs the
+	// file and restarts the log-ahead (wal.go): once the log or the pages
+	// allocated since the last checkpoint reach CheckpointBytes (default
+	// DefaultCheckpointBytes), or CheckpointInterval after the first
+	// record (default DefaultCheckpointInterval). They bound the log
+	// redone at start-up after a crash.
+	CheckpointBytes    int64
+	CheckpointInterval time.Duration
 }
 
 // DefaultLinger bounds how long a position write waits for company. It is
@@ -86,6 +94,11 @@ type Store struct {
 	closeOnce sync.Once
 	closeErr  error
 
+	// wmu serialises the write transactions with the log-ahead and its
+	// checkpoints; wal is nil until Open has finished recovering.
+	wmu sync.Mutex
+	wal *walLog
+
 	stats writerCounters
 }
 
@@ -108,6 +121,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.SegmentSpan <= 0 {
 		opts.SegmentSpan = DefaultSegmentSpan
 	}
+	if opts.CheckpointBytes <= 0 {
+		opts.CheckpointBytes = DefaultCheckpointBytes
+	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = DefaultCheckpointInterval
+	}
 	log := zerolog.Nop()
 	if opts.Logger != nil {
 		log = *opts.Logger
@@ -117,6 +136,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	path := filepath.Join(dir, FileName)
 	t0 := time.Now()
+	// After a crash the file goes back to the log-ahead's checkpoint
+	// before anything reads it (wal.go); its records are redone once bbolt
+	// has opened it.
+	recovered, err := recoverWAL(path)
+	if err != nil {
+		return nil, err
+	}
 	// The pre-check reads the file with plain reads before bbolt maps it
 	// (precheck.go): a truncated or mangled file is refused here, unchanged,
 	// instead of faulting the mapping or being written to.
@@ -139,6 +165,19 @@ func Open(dir string, opts Options) (*Store, error) {
 	t2 := time.Now()
 	s := &Store{db: db, path: path, log: log, opts: opts,
 		reqs: make(chan *Request, 4096), done: make(chan struct{})}
+	if recovered != nil {
+		if recovered.tail != "" {
+			log.Info().Str("file", path).Str("where", recovered.tail).Msg("log-ahead: reading stopped at the end of what was synced")
+		}
+		if err := guard(func() error { return s.redoWAL(recovered) }); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("refusing to open %s: %w. The file was not modified beyond its last checkpoint", path, err)
+		}
+		if n := len(recovered.records); n > 0 {
+			log.Info().Str("file", path).Int("groups", n).Uint64("checkpoint", recovered.header.base).
+				Msg("log-ahead: redid the group commits made since the last checkpoint")
+		}
+	}
 	// The self check reads only: a file it refuses is left as it was. The
 	// records it finds failing their checksum are set aside by init, in
 	// the same first write.
@@ -197,8 +236,29 @@ func Open(dir string, opts Options) (*Store, error) {
 			Int64("commitLogOffset", r.CommitLogOffset).Str("msgId", r.MessageID).Str("reason", r.Reason).
 			Msg("stored message fails its checksum: set aside as corrupt (GET /v1/topics/{topic}/corrupt lists it)")
 	}
+	if err := s.startWAL(); err != nil {
+		db.Close()
+		return nil, err
+	}
 	go s.writeLoop()
 	return s, nil
+}
+
+// startWAL switches the store to the log-ahead: a first checkpoint, and
+// from then on unsynced commits.
+func (s *Store) startWAL() error {
+	w, err := openWAL(s.path, s.db.Info().PageSize)
+	if err != nil {
+		return err
+	}
+	s.wal = w
+	if err := s.checkpoint(); err != nil {
+		s.wal = nil
+		w.close()
+		return err
+	}
+	s.db.NoSync = true
+	return nil
 }
 
 // openBolt opens the file with the options that suit an append-mostly,
@@ -225,9 +285,10 @@ func openBolt(path string) (db *bolt.DB, err error) {
 		// and bbolt writes a freelist back).
 		NoFreelistSync: !syncFreelist,
 		FreelistType:   bolt.FreelistMapType,
-		// A large virtual mapping up front: readers never wait for a
-		// remap while the file grows.
-		InitialMmapSize: 1 << 30,
+		// The largest mapping up front: readers never wait for a remap
+		// while the file grows, and the log-ahead's pin needs the file
+		// never remapped (wal.go).
+		InitialMmapSize: mmapSize,
 	})
 	switch {
 	case err == nil:
@@ -296,17 +357,31 @@ func (s *Store) Close() error {
 		close(s.reqs)
 		s.sendMu.Unlock()
 		<-s.done
+		s.wmu.Lock()
+		defer s.wmu.Unlock()
 		// A clean close writes the freelist once, so the next open reads
 		// it instead of walking the whole tree to rebuild it (after a
 		// crash there is none and the open walks). The field is set
 		// under bbolt's writer lock, read by that transaction's commit.
+		// The last checkpoint then names this state, with no record to
+		// redo.
 		if err := s.db.Update(func(*bolt.Tx) error {
 			s.db.NoFreelistSync = false
 			return nil
 		}); err != nil {
 			s.log.Warn().Err(err).Msg("freelist not written at close; the next open rebuilds it")
 		}
-		s.closeErr = s.db.Close()
+		if s.wal != nil {
+			if err := s.checkpoint(); err != nil {
+				s.closeErr = err
+			}
+			if err := s.wal.close(); err != nil && s.closeErr == nil {
+				s.closeErr = err
+			}
+		}
+		if err := s.db.Close(); err != nil && s.closeErr == nil {
+			s.closeErr = err
+		}
 	})
 	return s.closeErr
 }

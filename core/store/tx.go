@@ -16,7 +16,12 @@ import (
 // valid only inside the function it was given to, and so is every byte
 // slice read through it (Bucket.Get, Cursor) unless the method says it
 // copies.
-type ReadTx struct{ tx *bolt.Tx }
+type ReadTx struct {
+	tx *bolt.Tx
+	// rec records the writes of a Hook for the log-ahead (wal.go); nil
+	// in View, in Update and in the store's own code.
+	rec *recorder
+}
 
 // Tx is a write view: a ReadTx that may also change the store. The
 // writer hands one to a Hook inside the group commit; Store.Update hands
@@ -26,16 +31,29 @@ type Tx struct{ ReadTx }
 // View runs fn in a read transaction. Once the store is closed it
 // answers core.ErrClosed.
 func (s *Store) View(fn func(ReadTx) error) error {
-	return closedErr(s.db.View(func(tx *bolt.Tx) error { return fn(ReadTx{tx}) }))
+	return closedErr(s.db.View(func(tx *bolt.Tx) error { return fn(ReadTx{tx: tx}) }))
 }
 
 // Update runs fn in a read-write transaction outside group commit (topic
 // changes, retention and trash chunks, consumer group configs); bbolt
-// serialises it with the writer, so publishers wait for it. Counted in
+// serialises it with the writer, so publishers wait for it. Its commit
+// is a checkpoint (wal.go): the file is synced and the log-ahead starts
+// afresh, so nothing fn wrote needs logging. Counted in
 // WriterStats.Updates. Once the store is closed it answers core.ErrClosed.
 func (s *Store) Update(fn func(Tx) error) error {
 	s.stats.updates.Add(1)
-	return closedErr(s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx}}) }))
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.wal == nil {
+		return closedErr(s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx: tx}}) }))
+	}
+	if s.wal.broken != nil {
+		return s.wal.broken
+	}
+	if err := s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx: tx}}) }); err != nil {
+		return closedErr(err)
+	}
+	return s.checkpoint()
 }
 
 func closedErr(err error) error {
@@ -77,12 +95,24 @@ func (tx ReadTx) QueueBytes(uid uint64, qid int, sample int) (int64, error) {
 
 // PutTopic creates a topic (new UID, empty queues) or updates one: queues
 // may only grow. created reports a new topic.
-func (tx Tx) PutTopic(rec TopicRecord) (TopicRecord, bool, error) { return putTopic(tx.tx, rec) }
+func (tx Tx) PutTopic(rec TopicRecord) (TopicRecord, bool, error) {
+	out, created, err := putTopic(tx.tx, rec)
+	if err == nil {
+		tx.rec.typed(walPutTopic, rec.encode())
+	}
+	return out, created, err
+}
 
 // RemoveTopic deletes a topic at once (config and queue metadata) and
 // moves its incarnation to the trash; its messages go with their
 // segments (DropSegment, EmptyTrash).
-func (tx Tx) RemoveTopic(name string) (TopicRecord, bool, error) { return removeTopic(tx.tx, name) }
+func (tx Tx) RemoveTopic(name string) (TopicRecord, bool, error) {
+	rec, ok, err := removeTopic(tx.tx, name)
+	if err == nil {
+		tx.rec.typed(walRemoveTopic, []byte(name))
+	}
+	return rec, ok, err
+}
 
 // TrimQueue moves a queue's min offset past its messages stored before
 // cutoff (unix ms) and reports how many left the queue; nothing is
@@ -90,6 +120,9 @@ func (tx Tx) RemoveTopic(name string) (TopicRecord, bool, error) { return remove
 // at any size.
 func (tx Tx) TrimQueue(t TopicRecord, qid int, cutoff int64) (removed int, err error) {
 	removed, _, err = trimQueue(tx.tx, t, qid, cutoff, 0)
+	if err == nil {
+		tx.rec.typed(walTrimQueue, appendTrimArgs(t, qid, cutoff))
+	}
 	return removed, err
 }
 
@@ -158,7 +191,13 @@ func (tx ReadTx) LastCommitLogOffset() (int64, bool) { return lastCommitLogOffse
 
 // PatchRecord rewrites the record at cl in place with fn applied to a
 // copy, without resealing its checksum: for fault-injection tests only.
-func (tx Tx) PatchRecord(cl int64, fn func(rec []byte)) error { return patchRecord(tx.tx, cl, fn) }
+func (tx Tx) PatchRecord(cl int64, fn func(rec []byte)) error {
+	err := patchRecord(tx.tx, cl, fn)
+	if err == nil && tx.rec != nil {
+		tx.rec.typed(walPatchRecord, appendBytes(u64(cl), recordAt(tx.tx, cl)))
+	}
+	return err
+}
 
 // Segments and the trash (retention, topic deletion).
 
@@ -169,7 +208,11 @@ func (tx ReadTx) DroppableSegments() ([]int64, error) { return droppableSegments
 // DropSegment deletes the segment at start whole if it is still
 // droppable; ok is false when it is gone or holds visible units now.
 func (tx Tx) DropSegment(start int64) (info SegmentInfo, ok bool, err error) {
-	return dropSegment(tx.tx, start)
+	info, ok, err = dropSegment(tx.tx, start)
+	if err == nil {
+		tx.rec.typed(walDropSegment, u64(start))
+	}
+	return info, ok, err
 }
 
 // HasTrash reports whether deleted topics still hold messages.
@@ -177,7 +220,13 @@ func (tx ReadTx) HasTrash() bool { return hasTrash(tx.tx) }
 
 // EmptyTrash clears the trash entries no segment needs any more and drops
 // at most one droppable segment; more reports whether it dropped one.
-func (tx Tx) EmptyTrash() (more bool, err error) { return emptyTrash(tx.tx, 0) }
+func (tx Tx) EmptyTrash() (more bool, err error) {
+	more, err = emptyTrash(tx.tx, 0)
+	if err == nil {
+		tx.rec.typed(walEmptyTrash, nil)
+	}
+	return more, err
+}
 
 // Records set aside as corrupt (corrupt.go).
 
@@ -197,4 +246,10 @@ func (tx ReadTx) InspectCorrupt(clOffset int64, uid uint64, qid int, qoff int64,
 
 // RecordCorrupt sets r aside unless its offset is already; added reports
 // whether it was new.
-func (tx Tx) RecordCorrupt(r CorruptRecord) (added bool, err error) { return recordCorrupt(tx.tx, r) }
+func (tx Tx) RecordCorrupt(r CorruptRecord) (added bool, err error) {
+	added, err = recordCorrupt(tx.tx, r)
+	if err == nil && tx.rec != nil {
+		tx.rec.typed(walRecordCorrupt, appendBytes(u64(r.CommitLogOffset), r.encode()))
+	}
+	return added, err
+}

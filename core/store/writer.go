@@ -57,6 +57,8 @@ type Request struct {
 	// lazy requests (core.WithLazyCommit) may wait up to Options.Linger
 	// for company before the writer commits them.
 	lazy bool
+	// rec holds what hook wrote in the current attempt, for the log-ahead.
+	rec recorder
 }
 
 // Commit appends ops (and runs hook) atomically and durably: it returns once
@@ -107,11 +109,14 @@ type WriterStats struct {
 	// Pages the pages they allocated: PageWrites/Groups is the scattered
 	// writes one fsync pays for.
 	PageWrites, Pages uint64
+	// Checkpoints counts the syncs of the store file that restart the
+	// log-ahead (wal.go).
+	Checkpoints uint64
 }
 
 type writerCounters struct {
 	groups, requests, applyNanos, commitNanos, updates atomic.Uint64
-	pageWrites, pages                                  atomic.Uint64
+	pageWrites, pages, checkpoints                     atomic.Uint64
 	failing                                            atomic.Bool
 }
 
@@ -120,7 +125,7 @@ func (s *Store) Stats() WriterStats {
 	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
 		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
 		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load(),
-		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load()}
+		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(), Checkpoints: s.stats.checkpoints.Load()}
 }
 
 // maxGroup bounds the requests of one group so one transaction's dirty
@@ -135,6 +140,8 @@ const maxGroup = 1024
 // commit, so position writes cost no transaction of their own while
 // anything is published, and at most one per Linger when nothing is. It
 // exits when Close closes reqs, after committing what was queued.
+// Between groups it checkpoints the log-ahead when it has grown enough
+// (walLog.due) or a while after its first record.
 func (s *Store) writeLoop() {
 	defer close(s.done)
 	var lastStored int64
@@ -142,17 +149,58 @@ func (s *Store) writeLoop() {
 	linger := time.NewTimer(time.Hour)
 	linger.Stop()
 	defer linger.Stop()
-	for r := range s.reqs {
+	ckpt := time.NewTimer(time.Hour)
+	ckpt.Stop()
+	defer ckpt.Stop()
+	armed := false
+	for {
+		var r *Request
+		select {
+		case req, ok := <-s.reqs:
+			if !ok {
+				return
+			}
+			r = req
+		case <-ckpt.C:
+			armed = false
+			s.checkpointNow()
+			continue
+		}
 		group = append(group[:0], r)
 		g := gathering{bytes: r.size, eager: !r.lazy}
 		if s.gather(&group, &g, nil) && !g.eager && s.opts.Linger > 0 {
 			linger.Reset(s.opts.Linger)
-			s.gather(&group, &g, linger.C) // a closed reqs ends the range above
+			s.gather(&group, &g, linger.C) // a closed reqs ends the loop above
 			linger.Stop()
 		}
 		lastStored = s.commitGroup(group, lastStored)
 		s.stats.groups.Add(1)
 		s.stats.requests.Add(uint64(len(group)))
+		if s.wal == nil {
+			continue
+		}
+		switch {
+		case s.wal.due(&s.opts):
+			ckpt.Stop()
+			armed = false
+			s.checkpointNow()
+		case s.wal.records && !armed:
+			ckpt.Reset(s.opts.CheckpointInterval)
+			armed = true
+		}
+	}
+}
+
+// checkpointNow checkpoints between groups; a failure breaks the log
+// (every commit then fails with it) and is logged once here.
+func (s *Store) checkpointNow() {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if s.wal.broken != nil || !s.wal.records && s.wal.pages == 0 {
+		return
+	}
+	if err := s.checkpoint(); err != nil {
+		s.log.Error().Err(err).Msg("checkpoint failed")
 	}
 }
 
@@ -197,6 +245,8 @@ func (s *Store) gather(group *[]*Request, g *gathering, wait <-chan time.Time) b
 // commitGroup commits group; a request that breaks the transaction is failed
 // and the others are retried together without it.
 func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	storedAt := max(time.Now().UnixMilli(), lastStored)
 	pending := group
 	for len(pending) > 0 {
@@ -231,6 +281,18 @@ func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 // (rolled back), else the commit error if any.
 func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advance, err error) {
 	t0 := time.Now()
+	if s.wal != nil {
+		if s.wal.broken != nil {
+			return -1, nil, s.wal.broken
+		}
+		size := 0
+		for _, r := range reqs {
+			size += r.size
+		}
+		if err := s.wal.roomFor(size); err != nil {
+			return -1, nil, err
+		}
+	}
 	tx, err := s.db.Begin(true)
 	if err != nil {
 		return -1, nil, err
@@ -248,7 +310,12 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		}
 		placed, err := st.apply(r.ops)
 		if err == nil && r.hook != nil {
-			err = r.hook(Tx{ReadTx{tx}})
+			var rec *recorder
+			if s.wal != nil {
+				r.rec.buf = r.rec.buf[:0]
+				rec = &r.rec
+			}
+			err = r.hook(Tx{ReadTx{tx: tx, rec: rec}})
 		}
 		if err != nil {
 			tx.Rollback()
@@ -264,10 +331,28 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		tx.Rollback()
 		return -1, nil, err
 	}
+	if s.wal != nil {
+		// Logged and synced before bbolt commits: a reader never sees a
+		// message that a crash could take back.
+		if err := s.wal.logGroup(uint64(tx.ID()), storedAt, reqs); err != nil {
+			tx.Rollback()
+			return -1, nil, err
+		}
+	}
+	txid := uint64(tx.ID())
+	if s.wal != nil {
+		s.wal.dbSize = tx.Size() // before the spill: roomFor keeps a margin
+	}
 	if err := tx.Commit(); err != nil {
+		if s.wal != nil {
+			s.wal.logVoid(txid)
+		}
 		return -1, nil, err
 	}
 	txs := tx.Stats()
+	if s.wal != nil {
+		s.wal.pages += txs.GetPageCount()
+	}
 	s.stats.pageWrites.Add(uint64(txs.GetWrite()))
 	s.stats.pages.Add(uint64(txs.GetPageCount()))
 	// Requests that failed validation must not see a stale placement.

@@ -1,0 +1,577 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// The log-ahead. A group commit used to be a bbolt commit with bbolt's two
+// fdatasyncs of scattered pages. Now the writer commits the group to bbolt
+// without syncing it (readers see it at once) and makes it durable by
+// appending one record to mqgate.wal, with one fdatasync of sequential
+// bytes. Every so often a checkpoint syncs the bbolt file and starts the
+// log afresh.
+//
+// Why an unsynced bbolt file can be recovered: after a power cut such a
+// file may hold any mix of the page writes made since its last sync,
+// including a meta page that points at pages never written. Two things
+// make the state of the last checkpoint recoverable from it anyway:
+//   - a read transaction opened at the checkpoint (the pin) stays open
+//     until the next one, and bbolt never reuses a page that a reader may
+//     still see, so no page of that state is written over;
+//   - the meta page of that state is copied into the log's header, since
+//     bbolt writes its two meta pages in turn.
+//
+// Open puts that meta page back, which brings the file back to the
+// checkpoint exactly, and redoes the log's records on it in order.
+//
+// A record holds a group's requests as the writer applied them: every op
+// with its record bytes and where it landed, and every hook's writes as
+// recorded (walrec.go). The writer's append is deterministic given the
+// state, the ops and the group's store time, so redoing the ops gives the
+// same offsets; redo checks that it does.
+//
+// Writes outside group commit (Store.Update) are not logged: each is
+// followed by a checkpoint.
+//
+// The pin needs the file's mapping never to be remapped while it is held
+// (bbolt remaps under a lock that waits for every reader), so the file is
+// mapped at its largest size up front (mmapSize) and the writer refuses
+// to grow it past that.
+
+// WALName is the log-ahead's file in the data directory.
+const WALName = "mqgate.wal"
+
+// Checkpoint thresholds: the writer checkpoints when the log holds this
+// many bytes of records, when the group commits since the last one
+// allocated this many bytes of pages (what the pin keeps from being
+// reused), or this long after the first record.
+const (
+	DefaultCheckpointBytes    = 64 << 20
+	DefaultCheckpointInterval = 30 * time.Second
+)
+
+// mmapSize is the size of bbolt's mapping of the file: the file may not
+// grow past it while the store runs (mapping it costs address space only).
+const mmapSize = 1 << 40
+
+// walMagic starts the log's header.
+const walMagic = "MQGWAL01"
+
+// Record kinds.
+const (
+	walGroup byte = 1 // a group commit
+	walVoid  byte = 2 // the group with this txid did not commit after all
+)
+
+// walHeader is the log's header: the checkpoint its records start from.
+type walHeader struct {
+	base     uint64 // the bbolt txid of the checkpoint
+	segBytes int64  // the segment bounds the records were applied with
+	segSpan  int64  // (ms)
+	// rootSum is the checksum of the root page of the state at base. That
+	// page is pinned, so it is on disk unchanged: a file whose page
+	// differs is not the one the log was written for.
+	rootSum uint32
+	meta    []byte // the file's meta page at base, a whole page
+}
+
+func (h walHeader) encode() []byte {
+	b := make([]byte, 0, 48+len(h.meta))
+	b = append(b, walMagic...)
+	b = binary.BigEndian.AppendUint64(b, h.base)
+	b = binary.BigEndian.AppendUint64(b, uint64(h.segBytes))
+	b = binary.BigEndian.AppendUint64(b, uint64(h.segSpan))
+	b = binary.BigEndian.AppendUint32(b, h.rootSum)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(h.meta)))
+	b = append(b, h.meta...)
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
+}
+
+// decodeWALHeader reads a header; n is its length.
+func decodeWALHeader(b []byte) (h walHeader, n int, err error) {
+	const fixed = 8 + 8 + 8 + 8 + 4 + 4
+	if len(b) < fixed || string(b[:8]) != walMagic {
+		return h, 0, errors.New("no log-ahead header")
+	}
+	h.base = binary.BigEndian.Uint64(b[8:])
+	h.segBytes = int64(binary.BigEndian.Uint64(b[16:]))
+	h.segSpan = int64(binary.BigEndian.Uint64(b[24:]))
+	h.rootSum = binary.BigEndian.Uint32(b[32:])
+	ml := int(binary.BigEndian.Uint32(b[36:]))
+	if ml > 1<<16 || len(b) < fixed+ml+4 {
+		return h, 0, errors.New("log-ahead header cut short")
+	}
+	n = fixed + ml + 4
+	if crc32.Checksum(b[:n-4], crcTable) != binary.BigEndian.Uint32(b[n-4:]) {
+		return h, 0, errors.New("log-ahead header fails its checksum")
+	}
+	h.meta = bytes.Clone(b[fixed : fixed+ml])
+	return h, n, nil
+}
+
+// Offsets in a bbolt meta page: the page header is 16 bytes, then the
+// meta: magic, version, page size, flags (4 bytes each), root bucket (16),
+// freelist, high-water page id, txid, checksum (8 each).
+const (
+	metaMagicAt    = 16
+	metaRootAt     = 16 + 16
+	metaTxidAt     = 16 + 16 + 16 + 8 + 8
+	metaChecksumAt = metaTxidAt + 8
+	boltMagic      = 0xED0CDAED
+)
+
+// metaTxid returns the txid of a meta page and whether the page is a
+// valid meta (magic and checksum).
+func metaTxid(page []byte) (uint64, bool) {
+	if len(page) < metaChecksumAt+8 || binary.LittleEndian.Uint32(page[metaMagicAt:]) != boltMagic {
+		return 0, false
+	}
+	// bbolt's checksum: FNV-64a over the meta up to its checksum field.
+	h := uint64(14695981039346656037)
+	for _, c := range page[metaMagicAt:metaChecksumAt] {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	if h != binary.LittleEndian.Uint64(page[metaChecksumAt:]) {
+		return 0, false
+	}
+	return binary.LittleEndian.Uint64(page[metaTxidAt:]), true
+}
+
+// pageSum is the checksum of the root page named by a meta page.
+func pageSum(f *os.File, meta []byte) (uint32, error) {
+	root := int64(binary.LittleEndian.Uint64(meta[metaRootAt:]))
+	page := make([]byte, len(meta))
+	if _, err := f.ReadAt(page, root*int64(len(meta))); err != nil && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	return crc32.Checksum(page, crcTable), nil
+}
+
+// walLog is the writer's side of the log. The writer and Update use it
+// under Store.wmu only.
+type walLog struct {
+	f        *os.File // the log
+	dbf      *os.File // the bbolt file, read for its meta pages
+	pageSize int
+	off      int64    // where the next record goes
+	pin      *bolt.Tx // the read transaction holding the checkpoint's pages
+	// broken is set when the log cannot be trusted to hold what it was
+	// given (a failed fdatasync, a write that could not be undone); every
+	// commit fails with it until a restart.
+	broken error
+	buf    []byte
+	// What the checkpoint thresholds count since the last checkpoint.
+	records bool
+	pages   int64
+	dbSize  int64 // the file's size after the last commit
+}
+
+// openWAL opens (creating) the log of the store at path. The writer's
+// first checkpoint writes its header.
+func openWAL(path string, pageSize int) (*walLog, error) {
+	f, err := os.OpenFile(filepath.Join(filepath.Dir(path), WALName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open the log-ahead: %w", err)
+	}
+	dbf, err := os.Open(path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		f.Close()
+		dbf.Close()
+		return nil, err
+	}
+	return &walLog{f: f, dbf: dbf, pageSize: pageSize}, nil
+}
+
+// close releases the pin and closes the files.
+func (w *walLog) close() error {
+	if w.pin != nil {
+		_ = w.pin.Rollback()
+		w.pin = nil
+	}
+	w.dbf.Close()
+	return w.f.Close()
+}
+
+// checkpoint syncs the bbolt file and starts the log afresh from its
+// current state: a new pin, and the header naming that state. The caller
+// holds wmu and no write transaction is open. On failure the log is
+// broken: the previous header and pin are kept, so recovery still works
+// from the previous checkpoint.
+func (s *Store) checkpoint() error {
+	w := s.wal
+	if w.broken != nil {
+		return w.broken
+	}
+	if err := s.db.Sync(); err != nil {
+		return w.fail(fmt.Errorf("sync the store file at a checkpoint: %w", err))
+	}
+	pin, err := s.db.Begin(false)
+	if err != nil {
+		return w.fail(err)
+	}
+	txid := uint64(pin.ID())
+	meta := make([]byte, w.pageSize)
+	if _, err := w.dbf.ReadAt(meta, int64(txid%2)*int64(w.pageSize)); err != nil {
+		_ = pin.Rollback()
+		return w.fail(fmt.Errorf("read the meta page at a checkpoint: %w", err))
+	}
+	if got, ok := metaTxid(meta); !ok || got != txid {
+		_ = pin.Rollback()
+		return w.fail(fmt.Errorf("checkpoint: meta page %d holds txid %d (valid %v), want %d", txid%2, got, ok, txid))
+	}
+	rootSum, err := pageSum(w.dbf, meta)
+	if err != nil {
+		_ = pin.Rollback()
+		return w.fail(fmt.Errorf("read the root page at a checkpoint: %w", err))
+	}
+	h := walHeader{base: txid, segBytes: s.opts.SegmentBytes, segSpan: s.opts.SegmentSpan.Milliseconds(),
+		rootSum: rootSum, meta: meta}
+	hb := h.encode()
+	if _, err := w.f.WriteAt(hb, 0); err != nil {
+		_ = pin.Rollback()
+		return w.fail(fmt.Errorf("write the log-ahead header: %w", err))
+	}
+	if err := fdatasync(w.f); err != nil {
+		_ = pin.Rollback()
+		return w.fail(fmt.Errorf("sync the log-ahead header: %w", err))
+	}
+	if w.pin != nil {
+		_ = w.pin.Rollback()
+	}
+	w.pin, w.off, w.records, w.pages = pin, int64(len(hb)), false, 0
+	w.dbSize = pin.Size()
+	s.stats.checkpoints.Add(1)
+	return nil
+}
+
+func (w *walLog) fail(err error) error {
+	w.broken = core.Errorf(core.EUnavailable, "the store's log-ahead failed; restart the gateway: %v", err)
+	return w.broken
+}
+
+// due reports whether the log has grown enough for a checkpoint.
+func (w *walLog) due(opts *Options) bool {
+	return w.off >= opts.CheckpointBytes || w.pages*int64(w.pageSize) >= opts.CheckpointBytes
+}
+
+// roomFor fails a group that could grow the file past the mapping.
+func (w *walLog) roomFor(bytes int) error {
+	if w.dbSize+int64(4*bytes)+(4<<30) > mmapSize {
+		return core.Errorf(core.EUnavailable, "the store file (%d bytes) is at this build's limit of %d bytes", w.dbSize, int64(mmapSize))
+	}
+	return nil
+}
+
+// logGroup appends the record of a group about to commit as txid and
+// syncs it. Requests that failed (r.err) wrote nothing and are left out.
+func (w *walLog) logGroup(txid uint64, storedAt int64, reqs []*Request) error {
+	b := append(w.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0, walGroup)
+	b = binary.BigEndian.AppendUint64(b, txid)
+	b = binary.AppendVarint(b, storedAt)
+	n := 0
+	for _, r := range reqs {
+		if r.err == nil {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	for _, r := range reqs {
+		if r.err != nil {
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(r.ops)))
+		for i := range r.ops {
+			b = appendWALOp(b, &r.ops[i], r.placed[i])
+		}
+		b = appendBytes(b, r.rec.buf)
+	}
+	w.buf = b
+	return w.append(b)
+}
+
+// logVoid records that txid, logged, did not commit.
+func (w *walLog) logVoid(txid uint64) {
+	b := append(w.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0, walVoid)
+	b = binary.BigEndian.AppendUint64(b, txid)
+	w.buf = b
+	if err := w.append(b); err != nil {
+		// The group's record stands: after a crash it would be redone,
+		// though its publishers were told it failed. Stop here instead.
+		w.broken = err
+	}
+}
+
+// append frames b (whose first 8 bytes are room for the frame) and writes
+// and syncs it at the log's end.
+func (w *walLog) append(b []byte) error {
+	if w.broken != nil {
+		return w.broken
+	}
+	binary.BigEndian.PutUint32(b, uint32(len(b)-8))
+	binary.BigEndian.PutUint32(b[4:], crc32.Checksum(b[8:], crcTable))
+	if _, err := w.f.WriteAt(b, w.off); err != nil {
+		// Nothing after off counts (recovery stops at the first record
+		// that fails its checksum), but a record written later must not
+		// follow a torn one that happens to pass: put the bytes back.
+		if terr := w.f.Truncate(w.off); terr != nil {
+			return w.fail(fmt.Errorf("write: %v; and undoing it: %v", err, terr))
+		}
+		return core.Errorf(core.EUnavailable, "write the log-ahead: %v", err)
+	}
+	if err := fdatasync(w.f); err != nil {
+		// After a failed fdatasync the kernel may have dropped the pages:
+		// what is on disk is unknown (the "fsyncgate" lesson).
+		return w.fail(fmt.Errorf("sync the log-ahead: %w", err))
+	}
+	w.off += int64(len(b))
+	w.records = true
+	return nil
+}
+
+func appendWALOp(b []byte, op *Op, p Placed) []byte {
+	b = appendBytes(b, []byte(op.Topic))
+	b = binary.AppendUvarint(b, uint64(op.QueueID))
+	b = appendBytes(b, op.Record)
+	b = appendBytes(b, []byte(op.ID))
+	b = binary.AppendUvarint(b, uint64(len(op.Keys)))
+	for _, k := range op.Keys {
+		b = appendBytes(b, []byte(k))
+	}
+	b = binary.AppendVarint(b, op.TagsCode)
+	b = binary.AppendUvarint(b, uint64(op.AutoCreate))
+	b = binary.AppendUvarint(b, op.ExpectUID)
+	b = binary.AppendVarint(b, p.QueueOffset)
+	return binary.AppendVarint(b, p.CommitLogOffset)
+}
+
+// walRecovery is what Open found in the log: the records to redo on the
+// checkpoint, which recoverWAL has already put back.
+type walRecovery struct {
+	header  walHeader
+	records [][]byte // payloads, in order, voided groups removed
+	tail    string   // why reading stopped before the end, if it did
+}
+
+// recoverWAL reads the log of the store at path and, when it holds a
+// checkpoint, puts the checkpoint's meta page back into the file, so the
+// file opens at that state; the records are redone after bbolt opens
+// (Store.redoWAL). It returns nil when there is no log to recover.
+func recoverWAL(path string) (*walRecovery, error) {
+	rec, err := readWAL(path)
+	if rec == nil || err != nil || rec.header.meta == nil {
+		return rec, err
+	}
+	if err := restoreMeta(path, rec.header); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// errUnsettled refuses to read a store file offline while its log-ahead
+// holds commits the file may lack.
+var errUnsettled = errors.New("the store was not closed cleanly and its log-ahead holds commits the file may lack: " +
+	"start the gateway once (it redoes them) and stop it, or back up through the running gateway")
+
+// checkSettled fails with errUnsettled when the log-ahead next to the
+// store file at path holds records (a crash, or a server running).
+func checkSettled(path string) error {
+	rec, err := readWAL(path)
+	if err != nil {
+		return err
+	}
+	if rec != nil && len(rec.records) > 0 {
+		return fmt.Errorf("%s: %w", path, errUnsettled)
+	}
+	return nil
+}
+
+// readWAL parses the log next to the store file at path; nil when there
+// is none. A header that does not parse gives a recovery without one.
+func readWAL(path string) (*walRecovery, error) {
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(path), WALName))
+	if errors.Is(err, os.ErrNotExist) || (err == nil && len(raw) == 0) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the log-ahead: %w", err)
+	}
+	h, n, err := decodeWALHeader(raw)
+	if err != nil {
+		// A header is rewritten only at a checkpoint, after the file was
+		// synced and before anything new was committed: a torn one means
+		// the file is exactly at that checkpoint.
+		return &walRecovery{tail: err.Error()}, nil
+	}
+	rec := &walRecovery{header: h}
+	next := h.base + 1
+	for off := n; len(raw)-off >= 8; {
+		size := int(binary.BigEndian.Uint32(raw[off:]))
+		if size < 9 || len(raw)-off-8 < size {
+			rec.tail = fmt.Sprintf("record at %d cut short", off)
+			break
+		}
+		p := raw[off+8 : off+8+size]
+		if crc32.Checksum(p, crcTable) != binary.BigEndian.Uint32(raw[off+4:]) {
+			rec.tail = fmt.Sprintf("record at %d fails its checksum", off)
+			break
+		}
+		txid := binary.BigEndian.Uint64(p[1:])
+		if p[0] == walVoid && len(rec.records) > 0 && txid == next-1 {
+			rec.records = rec.records[:len(rec.records)-1]
+			next--
+		} else if p[0] == walGroup && txid == next {
+			rec.records = append(rec.records, p)
+			next++
+		} else {
+			break // records of an earlier round of the log, behind the header
+		}
+		off += 8 + size
+	}
+	return rec, nil
+}
+
+// restoreMeta brings the file back to the checkpoint, after checking that
+// the log belongs to it: the checkpoint's meta page goes back into its
+// slot, and a newer meta page in the other slot (a commit since) is
+// replaced by a copy of it. A file already at the checkpoint (closed
+// cleanly) is not written.
+func restoreMeta(path string, h walHeader) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("recover from the log-ahead: %w", err)
+	}
+	defer f.Close()
+	ps := int64(len(h.meta))
+	var pages [2][]byte
+	var newest uint64
+	var valid bool
+	for slot := range pages {
+		pages[slot] = make([]byte, ps)
+		if _, err := f.ReadAt(pages[slot], int64(slot)*ps); err != nil && !errors.Is(err, io.EOF) {
+			return fmt.Errorf("recover from the log-ahead: %w", err)
+		}
+		if txid, ok := metaTxid(pages[slot]); ok {
+			valid = true
+			newest = max(newest, txid)
+		}
+	}
+	rootSum, err := pageSum(f, h.meta)
+	if err != nil {
+		return fmt.Errorf("recover from the log-ahead: %w", err)
+	}
+	if valid && newest < h.base || rootSum != h.rootSum {
+		return fmt.Errorf("the log-ahead %s was not written for %s: it starts at transaction %d, whose root page the file "+
+			"does not hold (the file is at transaction %d). Was the file replaced, e.g. by a backup, without the log? "+
+			"The file was not modified; move %s away to open it as it is",
+			WALName, filepath.Base(path), h.base, newest, WALName)
+	}
+	wrote := false
+	for slot := range pages {
+		txid, ok := metaTxid(pages[slot])
+		own := uint64(slot) == h.base%2
+		if own && bytes.Equal(pages[slot], h.meta) || !own && ok && txid < h.base {
+			continue
+		}
+		page := bytes.Clone(h.meta)
+		binary.LittleEndian.PutUint64(page, uint64(slot)) // the page header's id
+		if _, err := f.WriteAt(page, int64(slot)*ps); err != nil {
+			return fmt.Errorf("recover from the log-ahead: %w", err)
+		}
+		wrote = true
+	}
+	if !wrote {
+		return nil
+	}
+	return fdatasync(f)
+}
+
+// redoWAL redoes the recovered records on the freshly opened file, each in
+// a transaction of its own with the txid it had, and syncs the result.
+func (s *Store) redoWAL(rec *walRecovery) error {
+	if len(rec.records) == 0 {
+		return nil
+	}
+	opts := s.opts
+	opts.SegmentBytes, opts.SegmentSpan = rec.header.segBytes, time.Duration(rec.header.segSpan)*time.Millisecond
+	s.db.NoSync = true
+	defer func() { s.db.NoSync = false }()
+	for _, p := range rec.records {
+		if err := s.redoGroup(p, &opts); err != nil {
+			return fmt.Errorf("redoing the log-ahead: %w", err)
+		}
+	}
+	return s.db.Sync()
+}
+
+func (s *Store) redoGroup(p []byte, opts *Options) error {
+	txid := binary.BigEndian.Uint64(p[1:])
+	rd := reader{b: p[9:]}
+	storedAt := rd.varint()
+	n := rd.count()
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }()
+	if uint64(tx.ID()) != txid {
+		return fmt.Errorf("record of transaction %d meets the file at %d", txid, tx.ID())
+	}
+	st := newTxState(tx, storedAt, opts)
+	for range n {
+		ops := make([]Op, rd.count())
+		want := make([]Placed, len(ops))
+		for i := range ops {
+			op := &ops[i]
+			op.Topic, op.QueueID, op.Record, op.ID = rd.str(), int(rd.uvarint()), rd.bytes(), rd.str()
+			if k := rd.count(); k > 0 {
+				op.Keys = make([]string, k)
+				for j := range op.Keys {
+					op.Keys[j] = rd.str()
+				}
+			}
+			op.TagsCode, op.AutoCreate, op.ExpectUID = rd.varint(), int(rd.uvarint()), rd.uvarint()
+			want[i].QueueOffset, want[i].CommitLogOffset = rd.varint(), rd.varint()
+		}
+		hook := rd.bytes()
+		if rd.err != nil {
+			return fmt.Errorf("record of transaction %d: %v", txid, rd.err)
+		}
+		if err := st.prepare(ops); err != nil {
+			return fmt.Errorf("transaction %d: %w", txid, err)
+		}
+		placed, err := st.apply(ops)
+		if err != nil {
+			return fmt.Errorf("transaction %d: %w", txid, err)
+		}
+		for i := range placed {
+			if placed[i].QueueOffset != want[i].QueueOffset || placed[i].CommitLogOffset != want[i].CommitLogOffset {
+				return fmt.Errorf("transaction %d: %s queue %d placed at %d/%d, logged at %d/%d", txid, ops[i].Topic, ops[i].QueueID,
+					placed[i].QueueOffset, placed[i].CommitLogOffset, want[i].QueueOffset, want[i].CommitLogOffset)
+			}
+		}
+		if err := redo(tx, hook); err != nil {
+			return fmt.Errorf("transaction %d: %w", txid, err)
+		}
+	}
+	if _, err := st.flush(); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

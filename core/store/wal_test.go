@@ -1,0 +1,297 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+var walTestBucket = Register("core/store wal test", "test.wal")
+
+// walHook writes through every recorded kind of bucket write: a put in a
+// nested bucket created on the way, a delete through a cursor, a sequence.
+func walHook(i int) Hook {
+	return func(tx Tx) error {
+		b, err := tx.CreateBucketIfNotExists(walTestBucket)
+		if err != nil {
+			return err
+		}
+		nb, err := b.CreateBucketIfNotExists([]byte("nested"))
+		if err != nil {
+			return err
+		}
+		if err := nb.Put([]byte(fmt.Sprintf("k%05d", i)), []byte(fmt.Sprintf("v%d", i))); err != nil {
+			return err
+		}
+		if i%3 == 0 {
+			c := nb.Cursor()
+			if k, _ := c.First(); k != nil {
+				if err := c.Delete(); err != nil {
+					return err
+				}
+			}
+		}
+		_, err = b.NextSequence()
+		return err
+	}
+}
+
+// dumpHookBucket lists the test bucket's content and sequence.
+func dumpHookBucket(t *testing.T, s *Store) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := s.View(func(tx ReadTx) error {
+		b := tx.Bucket(walTestBucket)
+		if b == nil {
+			return nil
+		}
+		fmt.Fprintf(&out, "seq=%d;", b.b.Sequence())
+		return b.Bucket([]byte("nested")).ForEach(func(k, v []byte) error {
+			fmt.Fprintf(&out, "%s=%s;", k, v)
+			return nil
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// TestWALPowerCut models a power cut: the disk holds the file as synced at
+// the last checkpoint, plus any subset of the page writes made since
+// (meta pages included), plus the log as synced. Every such image must
+// open, pass the self check and hold every acknowledged message and every
+// hook write, and take new commits.
+func TestWALPowerCut(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	s := openStore(t, dir, Options{SegmentBytes: 64 << 10})
+	if err := s.Update(func(tx Tx) error {
+		_, _, err := tx.PutTopic(TopicRecord{Name: "t", Queues: 3, RetentionHours: 1})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, s, "t", 3, 300, 7, "before")
+
+	// The checkpoint: from here on the disk image is this copy plus
+	// whatever the commits below wrote.
+	s.wmu.Lock()
+	if err := s.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	synced, err := os.ReadFile(path)
+	s.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Acknowledged commits: appends to several segments (SegmentBytes is
+	// small), hooks writing the test bucket, and groups of hooks alone.
+	var acked []Placed
+	for i := range 60 {
+		ops := []Op{}
+		for j := range i % 4 {
+			id := fmt.Sprintf("after-%d-%d", i, j)
+			ops = append(ops, Op{Topic: "t", QueueID: (i + j) % 3, ID: id, Keys: []string{"k-" + id},
+				Record: EncodeMessage(&core.Message{ID: id, Topic: "t", Body: bytes.Repeat([]byte{byte(i)}, 900)})})
+		}
+		placed, err := s.Commit(context.Background(), ops, walHook(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked = append(acked, placed...)
+	}
+	want := dumpHookBucket(t, s)
+
+	s.wmu.Lock()
+	live, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, err := os.ReadFile(filepath.Join(dir, WALName))
+	s.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := s.db.Info().PageSize
+	var written []int // pages that differ from the synced image
+	for p := 0; p*ps < len(live); p++ {
+		a := live[p*ps : min(len(live), (p+1)*ps)]
+		if p*ps >= len(synced) || !bytes.Equal(a, synced[p*ps:min(len(synced), (p+1)*ps)]) {
+			written = append(written, p)
+		}
+	}
+	if len(written) < 20 {
+		t.Fatalf("only %d pages written since the checkpoint: the test models nothing", len(written))
+	}
+	t.Logf("%d pages written since the checkpoint, log %d bytes", len(written), len(wal))
+
+	for trial := range 12 {
+		rnd := rand.New(rand.NewPCG(uint64(trial), 7))
+		img := make([]byte, len(live))
+		copy(img, synced)
+		for _, p := range written {
+			keep := rnd.IntN(2) == 0
+			if trial == 0 {
+				keep = true // nothing written since the checkpoint reached the disk
+			}
+			if trial == 1 {
+				keep = false // everything did (a kill -9: the page cache survives)
+			}
+			if !keep {
+				copy(img[p*ps:], live[p*ps:min(len(live), (p+1)*ps)])
+			}
+		}
+		if trial%3 == 2 {
+			// A meta page written half way.
+			slot := rnd.IntN(2)
+			copy(img[slot*ps+40:slot*ps+80], bytes.Repeat([]byte{0xAB}, 40))
+		}
+		cut := wal
+		if trial%4 == 3 {
+			// A record being appended when the power went: cut short.
+			cut = append(bytes.Clone(wal), 0, 0, 1, 0, 9, 9, 9, 9, 1, 2, 3)
+		}
+		d := t.TempDir()
+		if err := os.WriteFile(filepath.Join(d, FileName), img, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, WALName), cut, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := Open(d, Options{SegmentBytes: 64 << 10})
+		if err != nil {
+			t.Fatalf("trial %d: open after the power cut: %v", trial, err)
+		}
+		for _, p := range acked {
+			var m *core.Message
+			if err := r.View(func(tx ReadTx) (err error) { m, err = tx.MessageAt(p.CommitLogOffset); return err }); err != nil || m == nil {
+				t.Fatalf("trial %d: acknowledged message at %d lost: %v", trial, p.CommitLogOffset, err)
+			}
+		}
+		if got := dumpHookBucket(t, r); got != want {
+			t.Fatalf("trial %d: hook writes after recovery\n got %s\nwant %s", trial, got, want)
+		}
+		commitN(t, r, "t", 3, 20, 5, fmt.Sprintf("again%d", trial))
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Verify(filepath.Join(d, FileName)); err != nil {
+			t.Fatalf("trial %d: the recovered file fails Verify: %v", trial, err)
+		}
+	}
+}
+
+// TestWALRefusesForeignFile: a log whose checkpoint is newer than the file
+// beside it (the file was replaced, say by an older backup) is refused
+// with a message naming the log, and the file is left unchanged.
+func TestWALRefusesForeignFile(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	mustTopic(t, s, "t", 1)
+	commitN(t, s, "t", 1, 10, 1, "m")
+	older := t.TempDir()
+	o := openStore(t, older, Options{})
+	if err := o.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.wmu.Lock()
+	wal, err := os.ReadFile(filepath.Join(dir, WALName))
+	s.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(older, WALName), wal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sum := fileSum(t, filepath.Join(older, FileName))
+	if _, err := Open(older, Options{}); err == nil || !bytes.Contains([]byte(err.Error()), []byte(WALName)) {
+		t.Fatalf("open with a foreign log: %v", err)
+	}
+	if fileSum(t, filepath.Join(older, FileName)) != sum {
+		t.Fatal("the refused file was changed")
+	}
+}
+
+// TestWALOfflineToolsSettle: after a crash (the log holds records),
+// reading the file offline is refused with a reason, and Compact redoes
+// the log first and keeps every message.
+func TestWALOfflineToolsSettle(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	mustTopic(t, s, "t", 2)
+	placed := commitN(t, s, "t", 2, 50, 5, "m")
+	// A crash: copy the file and the log as they are, without Close.
+	s.wmu.Lock()
+	img, err1 := os.ReadFile(filepath.Join(dir, FileName))
+	wal, err2 := os.ReadFile(filepath.Join(dir, WALName))
+	s.wmu.Unlock()
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	d := t.TempDir()
+	if err := os.WriteFile(filepath.Join(d, FileName), img, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, WALName), wal, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(filepath.Join(d, FileName)); err == nil || !bytes.Contains([]byte(err.Error()), []byte("not closed cleanly")) {
+		t.Fatalf("verify of an unsettled file: %v", err)
+	}
+	if _, err := Compact(d); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(d, WALName)); !os.IsNotExist(err) {
+		t.Fatalf("the old log survived compaction: %v", err)
+	}
+	r := openStore(t, d, Options{})
+	for _, p := range placed {
+		if err := r.View(func(tx ReadTx) error {
+			m, err := tx.MessageAt(p.CommitLogOffset)
+			if err == nil && m == nil {
+				err = fmt.Errorf("missing")
+			}
+			return err
+		}); err != nil {
+			t.Fatalf("message at %d after compaction: %v", p.CommitLogOffset, err)
+		}
+	}
+}
+
+// TestWALRecordsSkipEarlierRounds: the log is reused from its start at
+// each checkpoint, so records of an earlier round lie behind the new
+// header; reading stops at them (their txids do not follow on).
+func TestWALRecordsSkipEarlierRounds(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	mustTopic(t, s, "t", 1)
+	commitN(t, s, "t", 1, 40, 1, "a")
+	s.wmu.Lock()
+	if err := s.checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	s.wmu.Unlock()
+	commitN(t, s, "t", 1, 3, 1, "b")
+	s.wmu.Lock()
+	rec, err := readWAL(filepath.Join(dir, FileName))
+	s.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.records) != 3 {
+		t.Fatalf("%d records after the checkpoint, want 3", len(rec.records))
+	}
+	for i, p := range rec.records {
+		if got := binary.BigEndian.Uint64(p[1:]); got != rec.header.base+1+uint64(i) {
+			t.Fatalf("record %d has txid %d, base %d", i, got, rec.header.base)
+		}
+	}
+}
