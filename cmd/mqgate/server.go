@@ -365,15 +365,17 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func() float64 { return v(eng.WriterStats()) })
 	}
 	return []prometheus.Collector{
-		counter("mqgate_store_commit_groups_total", "Transactions the store's writer committed (each with one fsync).",
+		counter("mqgate_store_commit_groups_total", "Transactions the store's writer committed (each made durable by one fdatasync of the log-ahead).",
 			func(s store.WriterStats) float64 { return float64(s.Groups) }),
 		counter("mqgate_store_commit_requests_total", "Write requests (a publish, a batch, a schedule move) committed; divided by groups, the mean group size.",
 			func(s store.WriterStats) float64 { return float64(s.Requests) }),
 		counter("mqgate_store_apply_seconds_total", "Time the writer spent appending inside transactions.",
 			func(s store.WriterStats) float64 { return s.Apply.Seconds() }),
-		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (page writes and fsyncs).",
+		counter("mqgate_store_commit_seconds_total", "Time the writer spent committing transactions (the log-ahead's write and fdatasync, bbolt's page writes).",
 			func(s store.WriterStats) float64 { return s.Commit.Seconds() }),
-		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops, consumer group changes); publishers wait for each.",
+		counter("mqgate_store_checkpoints_total", "Syncs of the store file that start its log-ahead over (docs/operations.md).",
+			func(s store.WriterStats) float64 { return float64(s.Checkpoints) }),
+		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops, consumer group changes), each followed by a checkpoint; publishers wait for each.",
 			func(s store.WriterStats) float64 { return float64(s.Updates) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mqgate_retention_passes_total",
 			Help: "Retention cleaner passes; a pass that finds nothing expired adds no store write transaction."},

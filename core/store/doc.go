@@ -65,8 +65,14 @@
 // # Invariants
 //
 //   - Exactly one goroutine (the writer) appends; all appends of a group
-//     share one read-write transaction and one fsync, and a request is
-//     answered only after that commit (RocketMQ GroupCommitService).
+//     share one read-write transaction and one fdatasync of the
+//     log-ahead, and a request is answered only after that commit
+//     (RocketMQ GroupCommitService). The log record is synced before
+//     bbolt commits, so no reader sees what a crash could take back
+//     (wal.go).
+//   - Every write transaction is either a logged group commit or a
+//     Store.Update followed by a checkpoint; nothing else writes the file
+//     while the store is open.
 //   - For every queue the segments hold the units [min, max) (and possibly
 //     units below min that retention has passed but whose segment is not
 //     dropped yet: readers never look below min), each pointing at a
@@ -94,6 +100,9 @@
 //
 // # Integrity
 //
+// After a crash Open first puts the file back to the log-ahead's last
+// checkpoint (its meta page, kept in the log's header) and redoes the
+// log's records once bbolt has opened it (wal.go).
 // Open reads the file with plain reads before bbolt maps it (precheck.go:
 // meta pages, size, every page of every bucket's tree, the freelist) and
 // refuses damage with a *DamageError, leaving the file unchanged. The self

@@ -116,7 +116,7 @@ type WriterStats struct {
 
 type writerCounters struct {
 	groups, requests, applyNanos, commitNanos, updates atomic.Uint64
-	pageWrites, pages, checkpoints                     atomic.Uint64
+	pageWrites, pages, checkpoints, walNanos           atomic.Uint64
 	failing                                            atomic.Bool
 }
 
@@ -140,8 +140,9 @@ const maxGroup = 1024
 // commit, so position writes cost no transaction of their own while
 // anything is published, and at most one per Linger when nothing is. It
 // exits when Close closes reqs, after committing what was queued.
-// Between groups it checkpoints the log-ahead when it has grown enough
-// (walLog.due) or a while after its first record.
+// Between groups it checkpoints the log-ahead when it has grown enough or
+// is old enough (walLog.due), or once no group came for checkpointIdle, so
+// an idle store is synced and its log empty.
 func (s *Store) writeLoop() {
 	defer close(s.done)
 	var lastStored int64
@@ -152,7 +153,6 @@ func (s *Store) writeLoop() {
 	ckpt := time.NewTimer(time.Hour)
 	ckpt.Stop()
 	defer ckpt.Stop()
-	armed := false
 	for {
 		var r *Request
 		select {
@@ -162,7 +162,6 @@ func (s *Store) writeLoop() {
 			}
 			r = req
 		case <-ckpt.C:
-			armed = false
 			s.checkpointNow()
 			continue
 		}
@@ -179,16 +178,26 @@ func (s *Store) writeLoop() {
 		if s.wal == nil {
 			continue
 		}
-		switch {
-		case s.wal.due(&s.opts):
+		switch due, records := s.walState(); {
+		case due:
 			ckpt.Stop()
-			armed = false
 			s.checkpointNow()
-		case s.wal.records && !armed:
-			ckpt.Reset(s.opts.CheckpointInterval)
-			armed = true
+		case records:
+			ckpt.Reset(checkpointIdle)
 		}
 	}
+}
+
+// checkpointIdle is how long the writer waits without a group before it
+// checkpoints a log holding records.
+const checkpointIdle = time.Second
+
+// walState reports whether a checkpoint is due and whether the log holds
+// records.
+func (s *Store) walState() (due, records bool) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	return s.wal.due(&s.opts), s.wal.records
 }
 
 // checkpointNow checkpoints between groups; a failure breaks the log
@@ -245,8 +254,6 @@ func (s *Store) gather(group *[]*Request, g *gathering, wait <-chan time.Time) b
 // commitGroup commits group; a request that breaks the transaction is failed
 // and the others are retried together without it.
 func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
 	storedAt := max(time.Now().UnixMilli(), lastStored)
 	pending := group
 	for len(pending) > 0 {
@@ -281,6 +288,8 @@ func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 // (rolled back), else the commit error if any.
 func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advance, err error) {
 	t0 := time.Now()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	if s.wal != nil {
 		if s.wal.broken != nil {
 			return -1, nil, s.wal.broken
@@ -334,10 +343,12 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 	if s.wal != nil {
 		// Logged and synced before bbolt commits: a reader never sees a
 		// message that a crash could take back.
+		tw := time.Now()
 		if err := s.wal.logGroup(uint64(tx.ID()), storedAt, reqs); err != nil {
 			tx.Rollback()
 			return -1, nil, err
 		}
+		s.stats.walNanos.Add(uint64(time.Since(tw)))
 	}
 	txid := uint64(tx.ID())
 	if s.wal != nil {
