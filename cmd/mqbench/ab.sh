@@ -9,7 +9,8 @@
 #   cmd/mqbench/ab.sh OLD_BIN NEW_BIN          # dirs holding mqgate
 #   MODES="ack1 ack32 lat" ROUNDS=6 cmd/mqbench/ab.sh /tmp/old bin
 #
-# Loads (MODES): ack1 (receive+ack, one ack request per message, 16
+# Loads (MODES): pub1 and pub100 (publish, 1 KiB, 64 clients, 5 s, one
+# message or a batch of 100 per request; the figure is msgs/s), ack1 (receive+ack, one ack request per message, 16
 # consumers, COUNT1 messages), ack32 (8 consumers, 32 per receive, one
 # ack per receive, COUNT32 messages), lat (publish->receive at 1,000
 # msgs/s for 5 s; its figure is the e2e p99, lower is better).
@@ -49,6 +50,8 @@ measure() {
 	done
 	for m in $MODES; do
 		case $m in
+		pub1) line=$("$MQBENCH" publish --url "$url" --size 1024 --concurrency 64 --duration 5s --warmup 1s --json) ;;
+		pub100) line=$("$MQBENCH" publish --url "$url" --size 1024 --concurrency 64 --batch 100 --duration 5s --warmup 1s --json) ;;
 		ack1) line=$("$MQBENCH" consume --url "$url" --count "$COUNT1" --consumers 16 --max-messages 32 --ack-batch 1 --json) ;;
 		ack32) line=$("$MQBENCH" consume --url "$url" --count "$COUNT32" --consumers 8 --max-messages 32 --json) ;;
 		lat) line=$("$MQBENCH" latency --url "$url" --rate 1000 --duration 5s --warmup 1s --json) ;;
@@ -56,6 +59,7 @@ measure() {
 		esac
 		case $m in
 		lat) fig=$(jq -r '.median.endToEnd.p99Ms' <<<"$line") ;;
+		pub*) fig=$(jq -r '.median.msgsPerSec | floor' <<<"$line") ;;
 		*) fig=$(jq -r '.median.ackedPerSec | floor' <<<"$line") ;;
 		esac
 		echo "$round $m $label $fig" | tee -a "$out"
