@@ -190,7 +190,7 @@ func offsetsOfKey(tx *bolt.Tx, topic, key string, limit int) []int64 {
 
 // queueRanges returns the [min, max) of every queue of every topic, for the
 // engine's in-memory arrival table.
-func queueRanges(tx *bolt.Tx) (map[core.MessageQueue][2]int64, error) {
+func queueRanges(tx *bolt.Tx, gates *gateTable) (map[core.MessageQueue][2]int64, error) {
 	topics, err := listTopics(tx)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func queueRanges(tx *bolt.Tx) (map[core.MessageQueue][2]int64, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[core.MessageQueue{Topic: t.Name, QueueID: q}] = [2]int64{min, max}
+			out[core.MessageQueue{Topic: t.Name, QueueID: q}] = [2]int64{min, gates.clamp(qref{t.UID, q}, max)}
 		}
 	}
 	return out, nil

@@ -91,6 +91,18 @@ type Store struct {
 	reqs   chan *Request
 	done   chan struct{} // closed when the writer goroutine exits
 
+	// syncq carries committed groups from the writer to the syncer, which
+	// closes syncDone when it has answered the last (writer.go). It is
+	// unbuffered: the writer commits one group while the syncer syncs the
+	// one before, and no further, so groups grow under load instead of
+	// multiplying.
+	syncq    chan *syncBatch
+	syncDone chan struct{}
+	gates    gateTable
+	// beforeSync, set by tests before the first commit, runs in the
+	// syncer before each fdatasync.
+	beforeSync func()
+
 	closeOnce sync.Once
 	closeErr  error
 
@@ -164,7 +176,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	t2 := time.Now()
 	s := &Store{db: db, path: path, log: log, opts: opts,
-		reqs: make(chan *Request, 4096), done: make(chan struct{})}
+		reqs: make(chan *Request, 4096), done: make(chan struct{}),
+		syncq: make(chan *syncBatch), syncDone: make(chan struct{})}
 	if recovered != nil {
 		if recovered.tail != "" {
 			log.Info().Str("file", path).Str("where", recovered.tail).Msg("log-ahead: reading stopped at the end of what was synced")
@@ -240,6 +253,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	go s.syncLoop()
 	go s.writeLoop()
 	return s, nil
 }
@@ -364,6 +378,7 @@ func (s *Store) Close() error {
 		close(s.reqs)
 		s.sendMu.Unlock()
 		<-s.done
+		<-s.syncDone
 		s.wmu.Lock()
 		defer s.wmu.Unlock()
 		// A clean close writes the freelist once, so the next open reads

@@ -21,6 +21,8 @@ type ReadTx struct {
 	// rec records the writes of a Hook for the log-ahead (wal.go); nil
 	// in View, in Update and in the store's own code.
 	rec *recorder
+	// gates, in View only, hides appends not yet durable (gate.go).
+	gates *gateTable
 }
 
 // Tx is a write view: a ReadTx that may also change the store. The
@@ -31,7 +33,7 @@ type Tx struct{ ReadTx }
 // View runs fn in a read transaction. Once the store is closed it
 // answers core.ErrClosed.
 func (s *Store) View(fn func(ReadTx) error) error {
-	return closedErr(s.db.View(func(tx *bolt.Tx) error { return fn(ReadTx{tx: tx}) }))
+	return closedErr(s.db.View(func(tx *bolt.Tx) error { return fn(ReadTx{tx: tx, gates: &s.gates}) }))
 }
 
 // Update runs fn in a read-write transaction outside group commit (topic
@@ -47,8 +49,8 @@ func (s *Store) Update(fn func(Tx) error) error {
 	if s.wal == nil {
 		return closedErr(s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx: tx}}) }))
 	}
-	if s.wal.broken != nil {
-		return s.wal.broken
+	if err := s.wal.err(); err != nil {
+		return err
 	}
 	if err := s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx: tx}}) }); err != nil {
 		return closedErr(err)
@@ -74,11 +76,14 @@ func (tx ReadTx) ListTopics() ([]TopicRecord, error) { return listTopics(tx.tx) 
 
 // QueueRange returns a queue's [min, max) offsets.
 func (tx ReadTx) QueueRange(uid uint64, qid int) (min, max int64, err error) {
-	return queueRange(tx.tx, uid, qid)
+	min, max, err = queueRange(tx.tx, uid, qid)
+	return min, tx.gates.clamp(qref{uid, qid}, max), err
 }
 
 // QueueRanges returns the [min, max) of every queue of every topic.
-func (tx ReadTx) QueueRanges() (map[core.MessageQueue][2]int64, error) { return queueRanges(tx.tx) }
+func (tx ReadTx) QueueRanges() (map[core.MessageQueue][2]int64, error) {
+	return queueRanges(tx.tx, tx.gates)
+}
 
 // QueueHead returns the store time (unix ms) of a queue's oldest message;
 // ok is false for an empty queue; math.MinInt64 for a head whose record

@@ -28,6 +28,7 @@ type txState struct {
 	topics   map[string]*TopicRecord
 	queues   map[qref]*queueMeta
 	names    map[qref]string
+	origMax  map[qref]int64 // each queue's max before this transaction
 	dirty    map[qref]bool
 
 	// The segment appended to (segment.go), opened by the first append.
@@ -65,7 +66,7 @@ func newTxState(tx *bolt.Tx, storedAt int64, opts *Options) *txState {
 	st := &txState{
 		tx: tx, storedAt: storedAt, opts: opts, segs: tx.Bucket(bucketSegs),
 		topics: map[string]*TopicRecord{},
-		queues: map[qref]*queueMeta{}, names: map[qref]string{}, dirty: map[qref]bool{},
+		queues: map[qref]*queueMeta{}, names: map[qref]string{}, origMax: map[qref]int64{}, dirty: map[qref]bool{},
 		inSeg: map[qref]bool{},
 		key:   make([]byte, 0, 64), placedAt: time.UnixMilli(storedAt).UTC(),
 	}
@@ -191,7 +192,7 @@ func (st *txState) queue(t *TopicRecord, qid int) (*queueMeta, error) {
 		return nil, err
 	}
 	m := &queueMeta{Min: min, Max: max}
-	st.queues[ref], st.names[ref] = m, t.Name
+	st.queues[ref], st.names[ref], st.origMax[ref] = m, t.Name, max
 	return m, nil
 }
 
@@ -272,4 +273,13 @@ func (st *txState) flush() ([]Advance, error) {
 		adv = append(adv, Advance{Topic: st.names[ref], QueueID: ref.qid, Max: m.Max})
 	}
 	return adv, nil
+}
+
+// marks reports how the transaction moved each queue's max (gate.go).
+func (st *txState) marks() []qmark {
+	out := make([]qmark, 0, len(st.dirty))
+	for ref := range st.dirty {
+		out = append(out, qmark{ref: ref, from: st.origMax[ref], to: st.queues[ref].Max})
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -172,8 +173,8 @@ type walLog struct {
 	pin      *bolt.Tx // the read transaction holding the checkpoint's pages
 	// broken is set when the log cannot be trusted to hold what it was
 	// given (a failed fdatasync, a write that could not be undone); every
-	// commit fails with it until a restart.
-	broken error
+	// commit fails with it until a restart. The syncer sets it too.
+	broken atomic.Pointer[error]
 	buf    []byte
 	// What the checkpoint thresholds count since the last checkpoint.
 	records bool
@@ -225,8 +226,8 @@ func (w *walLog) close() error {
 // from the previous checkpoint.
 func (s *Store) checkpoint() error {
 	w := s.wal
-	if w.broken != nil {
-		return w.broken
+	if err := w.err(); err != nil {
+		return err
 	}
 	if err := s.db.Sync(); err != nil {
 		return w.fail(fmt.Errorf("sync the store file at a checkpoint: %w", err))
@@ -271,8 +272,28 @@ func (s *Store) checkpoint() error {
 }
 
 func (w *walLog) fail(err error) error {
-	w.broken = core.Errorf(core.EUnavailable, "the store's log-ahead failed; restart the gateway: %v", err)
-	return w.broken
+	err = core.Errorf(core.EUnavailable, "the store's log-ahead failed; restart the gateway: %v", err)
+	w.broken.CompareAndSwap(nil, &err)
+	return w.err()
+}
+
+// err is the error that broke the log, or nil.
+func (w *walLog) err() error {
+	if p := w.broken.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// sync makes every record written so far durable: the syncer's one
+// fdatasync for the groups it answers. After a failed fdatasync the
+// kernel may have dropped the pages, so what is on disk is unknown (the
+// "fsyncgate" lesson): the log is broken.
+func (w *walLog) sync() error {
+	if err := fdatasync(w.f); err != nil {
+		return w.fail(fmt.Errorf("sync the log-ahead: %w", err))
+	}
+	return w.err()
 }
 
 // due reports whether the log has grown, or aged, enough for a checkpoint.
@@ -289,8 +310,8 @@ func (w *walLog) roomFor(bytes int) error {
 	return nil
 }
 
-// logGroup appends the record of a group about to commit as txid and
-// syncs it. Requests that failed (r.err) wrote nothing and are left out.
+// logGroup writes the record of a group about to commit as txid; the
+// syncer syncs it. Requests that failed (r.err) wrote nothing and are left out.
 func (w *walLog) logGroup(txid uint64, storedAt int64, reqs []*Request) error {
 	b := append(w.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0, walGroup)
 	b = binary.BigEndian.AppendUint64(b, txid)
@@ -324,15 +345,15 @@ func (w *walLog) logVoid(txid uint64) {
 	if err := w.append(b); err != nil {
 		// The group's record stands: after a crash it would be redone,
 		// though its publishers were told it failed. Stop here instead.
-		w.broken = err
+		w.fail(err)
 	}
 }
 
 // append frames b (whose first 8 bytes are room for the frame) and writes
-// and syncs it at the log's end.
+// it at the log's end; the syncer syncs it.
 func (w *walLog) append(b []byte) error {
-	if w.broken != nil {
-		return w.broken
+	if err := w.err(); err != nil {
+		return err
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-8))
 	binary.BigEndian.PutUint32(b[4:], crc32.Checksum(b[8:], crcTable))
@@ -349,11 +370,6 @@ func (w *walLog) append(b []byte) error {
 		}
 		w.end = w.off
 		return core.Errorf(core.EUnavailable, "write the log-ahead: %v", err)
-	}
-	if err := fdatasync(w.f); err != nil {
-		// After a failed fdatasync the kernel may have dropped the pages:
-		// what is on disk is unknown (the "fsyncgate" lesson).
-		return w.fail(fmt.Errorf("sync the log-ahead: %w", err))
 	}
 	w.off += int64(len(b))
 	if !w.records {
@@ -526,7 +542,8 @@ func restoreMeta(path string, h walHeader) error {
 	if err != nil {
 		return fmt.Errorf("recover from the log-ahead: %w", err)
 	}
-	if valid && newest < h.base || rootSum != h.rootSum {
+	// The checkpoint's own meta slot may be torn, leaving the one before.
+	if valid && newest+1 < h.base || rootSum != h.rootSum {
 		return fmt.Errorf("the log-ahead %s was not written for %s: it starts at transaction %d, whose root page the file "+
 			"does not hold (the file is at transaction %d). Was the file replaced, e.g. by a backup, without the log? "+
 			"The file was not modified; move %s away to open it as it is",

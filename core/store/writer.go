@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -112,11 +113,15 @@ type WriterStats struct {
 	// Checkpoints counts the syncs of the store file that restart the
 	// log-ahead (wal.go).
 	Checkpoints uint64
+	// Syncs counts the syncer's fdatasyncs of the log-ahead, Sync their
+	// time: Groups/Syncs is how many groups one fdatasync made durable.
+	Syncs uint64
+	Sync  time.Duration
 }
 
 type writerCounters struct {
 	groups, requests, applyNanos, commitNanos, updates atomic.Uint64
-	pageWrites, pages, checkpoints, walNanos           atomic.Uint64
+	pageWrites, pages, checkpoints, syncs, syncNanos   atomic.Uint64
 	failing                                            atomic.Bool
 }
 
@@ -125,7 +130,8 @@ func (s *Store) Stats() WriterStats {
 	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
 		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
 		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load(),
-		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(), Checkpoints: s.stats.checkpoints.Load()}
+		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(), Checkpoints: s.stats.checkpoints.Load(),
+		Syncs: s.stats.syncs.Load(), Sync: time.Duration(s.stats.syncNanos.Load())}
 }
 
 // maxGroup bounds the requests of one group so one transaction's dirty
@@ -145,6 +151,7 @@ const maxGroup = 1024
 // an idle store is synced and its log empty.
 func (s *Store) writeLoop() {
 	defer close(s.done)
+	defer close(s.syncq) // after the last group: the syncer answers it and exits
 	var lastStored int64
 	group := make([]*Request, 0, maxGroup)
 	linger := time.NewTimer(time.Hour)
@@ -205,7 +212,7 @@ func (s *Store) walState() (due, records bool) {
 func (s *Store) checkpointNow() {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.wal.broken != nil || !s.wal.records && s.wal.pages == 0 {
+	if s.wal.err() != nil || !s.wal.records && s.wal.pages == 0 {
 		return
 	}
 	if err := s.checkpoint(); err != nil {
@@ -251,60 +258,123 @@ func (s *Store) gather(group *[]*Request, g *gathering, wait <-chan time.Time) b
 	return true
 }
 
-// commitGroup commits group; a request that breaks the transaction is failed
-// and the others are retried together without it.
+// commitGroup commits group and hands it to the syncer, which answers
+// it once its log record is durable; a request that breaks the
+// transaction is failed at once and the others are retried together
+// without it.
 func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 	storedAt := max(time.Now().UnixMilli(), lastStored)
 	pending := group
 	for len(pending) > 0 {
-		bad, adv, err := s.tryGroup(pending, storedAt)
+		bad, adv, marks, err := s.tryGroup(pending, storedAt)
 		if bad >= 0 {
 			pending[bad].err = err
 			close(pending[bad].done)
 			pending = append(pending[:bad:bad], pending[bad+1:]...)
 			continue
 		}
-		s.stats.failing.Store(err != nil)
-		if err != nil {
-			s.log.Error().Err(err).Int("requests", len(pending)).Msg("group commit failed")
-			err = core.Errorf(core.EUnavailable, "the store could not commit: %v", err)
-		} else if s.opts.OnCommit != nil && len(adv) > 0 {
-			s.opts.OnCommit(adv)
-		}
-		for _, r := range pending {
-			if r.err == nil && err != nil {
-				r.err, r.placed = err, nil
-			}
-			close(r.done)
-		}
+		s.syncq <- &syncBatch{reqs: slices.Clone(pending), adv: adv, marks: marks, err: err}
 		break
 	}
 	return storedAt
+}
+
+// syncBatch is a committed group on its way to its answer.
+type syncBatch struct {
+	reqs  []*Request
+	adv   []Advance
+	marks []qmark // gates held for it (gate.go)
+	err   error   // the commit's own failure
+}
+
+// syncLoop is the syncer: it takes every committed group waiting, makes
+// them durable with one fdatasync of the log-ahead, opens their gates,
+// reports their advances and answers them, while the writer commits the
+// next group. It exits when the writer closes syncq.
+func (s *Store) syncLoop() {
+	defer close(s.syncDone)
+	batches := make([]*syncBatch, 0, 64)
+	for b := range s.syncq {
+		batches = append(batches[:0], b)
+	more:
+		for len(batches) < cap(batches) {
+			select {
+			case b, ok := <-s.syncq:
+				if !ok {
+					break more
+				}
+				batches = append(batches, b)
+			default:
+				break more
+			}
+		}
+		var syncErr error
+		if s.beforeSync != nil {
+			s.beforeSync()
+		}
+		if s.wal != nil {
+			t0 := time.Now()
+			syncErr = s.wal.sync()
+			s.stats.syncNanos.Add(uint64(time.Since(t0)))
+			s.stats.syncs.Add(1)
+		}
+		for _, b := range batches {
+			s.answer(b, syncErr)
+		}
+	}
+}
+
+// answer finishes a batch: its gates, its advances, its requests.
+func (s *Store) answer(b *syncBatch, syncErr error) {
+	err := b.err
+	if err == nil && syncErr != nil {
+		err = syncErr
+	}
+	s.stats.failing.Store(err != nil)
+	switch {
+	case err != nil:
+		s.log.Error().Err(err).Int("requests", len(b.reqs)).Msg("group commit failed")
+		err = core.Errorf(core.EUnavailable, "the store could not commit: %v", err)
+		if b.err != nil {
+			s.gates.release(b.marks, false) // never committed
+		} // a commit not synced stays hidden: the log is broken
+	default:
+		s.gates.release(b.marks, true)
+		if s.opts.OnCommit != nil && len(b.adv) > 0 {
+			s.opts.OnCommit(b.adv)
+		}
+	}
+	for _, r := range b.reqs {
+		if r.err == nil && err != nil {
+			r.err, r.placed = err, nil
+		}
+		close(r.done)
+	}
 }
 
 // tryGroup runs one transaction over reqs. A request whose topic or queue is
 // invalid is answered with its error without breaking the transaction (it
 // wrote nothing). It returns bad >= 0 when request bad broke the transaction
 // (rolled back), else the commit error if any.
-func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advance, err error) {
+func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advance, marks []qmark, err error) {
 	t0 := time.Now()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if s.wal != nil {
-		if s.wal.broken != nil {
-			return -1, nil, s.wal.broken
+		if err := s.wal.err(); err != nil {
+			return -1, nil, nil, err
 		}
 		size := 0
 		for _, r := range reqs {
 			size += r.size
 		}
 		if err := s.wal.roomFor(size); err != nil {
-			return -1, nil, err
+			return -1, nil, nil, err
 		}
 	}
 	tx, err := s.db.Begin(true)
 	if err != nil {
-		return -1, nil, err
+		return -1, nil, nil, err
 	}
 	st := newTxState(tx, storedAt, &s.opts)
 	for i, r := range reqs {
@@ -312,7 +382,7 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		if err := st.prepare(r.ops); err != nil {
 			if core.ErrorCode(err) == core.EInternal {
 				tx.Rollback()
-				return i, nil, err
+				return i, nil, nil, err
 			}
 			r.err = err
 			continue
@@ -328,7 +398,7 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		}
 		if err != nil {
 			tx.Rollback()
-			return i, nil, err
+			return i, nil, nil, err
 		}
 		r.placed = placed
 	}
@@ -338,27 +408,26 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 	adv, err = st.flush()
 	if err != nil {
 		tx.Rollback()
-		return -1, nil, err
+		return -1, nil, nil, err
 	}
 	if s.wal != nil {
-		// Logged and synced before bbolt commits: a reader never sees a
-		// message that a crash could take back.
-		tw := time.Now()
+		// Written before bbolt commits, synced by the syncer while the
+		// writer goes on; until then the gates hide the appends from
+		// readers, so none is handed a message a crash could take back.
 		if err := s.wal.logGroup(uint64(tx.ID()), storedAt, reqs); err != nil {
 			tx.Rollback()
-			return -1, nil, err
+			return -1, nil, nil, err
 		}
-		s.stats.walNanos.Add(uint64(time.Since(tw)))
-	}
-	txid := uint64(tx.ID())
-	if s.wal != nil {
+		marks = st.marks()
+		s.gates.hold(marks)
 		s.wal.dbSize = tx.Size() // before the spill: roomFor keeps a margin
 	}
+	txid := uint64(tx.ID())
 	if err := tx.Commit(); err != nil {
 		if s.wal != nil {
 			s.wal.logVoid(txid)
 		}
-		return -1, nil, err
+		return -1, nil, marks, err
 	}
 	txs := tx.Stats()
 	if s.wal != nil {
@@ -372,5 +441,5 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 			r.placed = nil
 		}
 	}
-	return -1, adv, nil
+	return -1, adv, marks, nil
 }
