@@ -67,9 +67,10 @@
 //   - Exactly one goroutine (the writer) appends; all appends of a group
 //     share one read-write transaction and one fdatasync of the
 //     log-ahead, and a request is answered only after that commit
-//     (RocketMQ GroupCommitService). The log record is synced before
-//     bbolt commits, so no reader sees what a crash could take back
-//     (wal.go).
+//     (RocketMQ GroupCommitService). The record is written before bbolt
+//     commits and synced by the syncer while the writer commits the next
+//     group; until then the queue gates keep readers from seeing the
+//     group's appends (wal.go, gate.go).
 //   - Every write transaction is either a logged group commit or a
 //     Store.Update followed by a checkpoint; nothing else writes the file
 //     while the store is open.

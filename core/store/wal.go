@@ -18,11 +18,12 @@ import (
 )
 
 // The log-ahead. A group commit used to be a bbolt commit with bbolt's two
-// fdatasyncs of scattered pages. Now the writer commits the group to bbolt
-// without syncing it (readers see it at once) and makes it durable by
-// appending one record to mqgate.wal, with one fdatasync of sequential
-// bytes. Every so often a checkpoint syncs the bbolt file and starts the
-// log afresh.
+// fdatasyncs of scattered pages. Now the writer writes the group's record
+// to mqgate.wal and commits the group to bbolt without syncing either; the
+// syncer then makes it durable with one fdatasync of sequential bytes
+// while the writer commits the next group, and only then answers it and
+// opens its queues' gates to readers (gate.go). Every so often a
+// checkpoint syncs the bbolt file and starts the log afresh.
 //
 // Why an unsynced bbolt file can be recovered: after a power cut such a
 // file may hold any mix of the page writes made since its last sync,
