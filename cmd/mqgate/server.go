@@ -377,6 +377,8 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return float64(s.Syncs) }),
 		counter("mqgate_store_sync_seconds_total", "Time spent in the log-ahead's fdatasyncs, overlapping the writer's next commit.",
 			func(s store.WriterStats) float64 { return s.Sync.Seconds() }),
+		counter("mqgate_store_checkpoint_seconds_total", "Time the writer spent in checkpoints (syncing the store file); publishers wait meanwhile.",
+			func(s store.WriterStats) float64 { return s.CheckpointTime.Seconds() }),
 		counter("mqgate_store_checkpoints_total", "Syncs of the store file that start its log-ahead over (docs/operations.md).",
 			func(s store.WriterStats) float64 { return float64(s.Checkpoints) }),
 		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops, consumer group changes), each followed by a checkpoint; publishers wait for each.",

@@ -230,6 +230,8 @@ func (s *Store) checkpoint() error {
 	if err := w.err(); err != nil {
 		return err
 	}
+	t0 := time.Now()
+	defer func() { s.stats.checkpointNanos.Add(uint64(time.Since(t0))) }()
 	if err := s.db.Sync(); err != nil {
 		return w.fail(fmt.Errorf("sync the store file at a checkpoint: %w", err))
 	}

@@ -111,8 +111,9 @@ type WriterStats struct {
 	// writes one fsync pays for.
 	PageWrites, Pages uint64
 	// Checkpoints counts the syncs of the store file that restart the
-	// log-ahead (wal.go).
-	Checkpoints uint64
+	// log-ahead (wal.go), CheckpointTime their time (the writer waits).
+	Checkpoints    uint64
+	CheckpointTime time.Duration
 	// Syncs counts the syncer's fdatasyncs of the log-ahead, Sync their
 	// time: Groups/Syncs is how many groups one fdatasync made durable.
 	Syncs uint64
@@ -122,6 +123,7 @@ type WriterStats struct {
 type writerCounters struct {
 	groups, requests, applyNanos, commitNanos, updates atomic.Uint64
 	pageWrites, pages, checkpoints, syncs, syncNanos   atomic.Uint64
+	checkpointNanos                                    atomic.Uint64
 	failing                                            atomic.Bool
 }
 
@@ -130,7 +132,7 @@ func (s *Store) Stats() WriterStats {
 	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
 		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
 		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load(),
-		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(), Checkpoints: s.stats.checkpoints.Load(),
+		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(), Checkpoints: s.stats.checkpoints.Load(), CheckpointTime: time.Duration(s.stats.checkpointNanos.Load()),
 		Syncs: s.stats.syncs.Load(), Sync: time.Duration(s.stats.syncNanos.Load())}
 }
 
