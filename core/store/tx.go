@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"math"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -137,12 +138,19 @@ func (tx Tx) TrimQueue(t TopicRecord, qid int, cutoff int64) (removed int, err e
 // on (at least the queue's min), in order, until fn returns false or the
 // queue ends.
 func (tx ReadTx) ScanQueue(uid uint64, qid int, from int64, fn func(off int64, u Unit) bool) error {
+	if end := tx.gates.clamp(qref{uid, qid}, math.MaxInt64); end < math.MaxInt64 {
+		// Appends not yet durable are past the end (gate.go).
+		return scanQueue(tx.tx, uid, qid, from, func(off int64, u Unit) bool { return off < end && fn(off, u) })
+	}
 	return scanQueue(tx.tx, uid, qid, from, fn)
 }
 
 // UnitAt returns the unit at one queue offset; a unit outside the queue's
 // [min, max) is not found.
 func (tx ReadTx) UnitAt(uid uint64, qid int, off int64) (Unit, bool, error) {
+	if off >= tx.gates.clamp(qref{uid, qid}, math.MaxInt64) {
+		return Unit{}, false, nil // not durable yet (gate.go)
+	}
 	return unitAt(tx.tx, uid, qid, off)
 }
 

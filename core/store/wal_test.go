@@ -378,6 +378,23 @@ func TestGatesHideWhatIsNotDurable(t *testing.T) {
 	if got := ranges[core.MessageQueue{Topic: "t", QueueID: 1}][1]; got != 2 {
 		t.Fatalf("QueueRanges shows max %d before the sync, want 2", got)
 	}
+	var scanned []int64
+	if err := s.View(func(tx ReadTx) error {
+		return tx.ScanQueue(rec.UID, 1, 0, func(off int64, _ Unit) bool { scanned = append(scanned, off); return true })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(scanned) != 2 {
+		t.Fatalf("a scan before the sync met offsets %v, want [0 1]", scanned)
+	}
+	if err := s.View(func(tx ReadTx) error {
+		if _, ok, err := tx.UnitAt(rec.UID, 1, 2); ok || err != nil {
+			t.Fatalf("UnitAt(2) before the sync: found %v, %v", ok, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
