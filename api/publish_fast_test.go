@@ -98,3 +98,25 @@ func BenchmarkPublishHandler(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPublishBatchHandler is BenchmarkPublishHandler for a batch of
+// 100 messages of 1 KiB (mqbench publish --batch 100).
+//
+//	go test -run XXX -bench PublishBatchHandler -benchmem ./api
+func BenchmarkPublishBatchHandler(b *testing.B) {
+	log := zerolog.New(io.Discard)
+	s := New(Options{Engine: putOnlyEngine{}, Logger: &log})
+	msg := `{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`
+	body := []byte(`{"messages":[` + strings.Repeat(msg+",", 99) + msg + `]}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		r := httptest.NewRequest("POST", "/v1/topics/orders/messages/batch", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != 201 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+}
