@@ -110,6 +110,12 @@ func TestHandChecksMatchTags(t *testing.T) {
 			sameChecks(t, s, &ExtendRequest{ReceiptHandles: h, InvisibleSeconds: inv}, false)
 		}
 	}
+	ints := []*int{nil, ptr(-1), ptr(0), ptr(1), ptr(29), ptr(30), ptr(31), ptr(32), ptr(33), ptr(43200), ptr(43201)}
+	ids := []string{"", "c1", "a.b-c_d", "a b", "é", "%RETRY%x", repeat("c", 127), repeat("c", 128), "-x", "x/y"}
+	for range 5000 {
+		sameChecks(t, s, &ReceiveRequest{MaxMessages: pick(r, ints), WaitSeconds: pick(r, ints),
+			InvisibleSeconds: pick(r, ints), ConsumerID: pick(r, ids)}, false)
+	}
 }
 
 // FuzzHandCheckPublish decodes publish bodies and compares the hand check
