@@ -266,7 +266,7 @@ func (s *Server) answerHandles(w http.ResponseWriter, r *http.Request, res []gat
 		s.writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newHandleResults(res))
+	writeAppended(w, http.StatusOK, appendHandleResults, res) // newHandleResults' JSON
 }
 
 // needConsumption answers 503 on consumption routes when the server was

@@ -213,7 +213,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	if res[0].Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
-	writeJSON(w, http.StatusCreated, newPublishResult(res[0]))
+	writeAppended(w, http.StatusCreated, appendPublishResult, &res[0]) // newPublishResult's JSON
 }
 
 // handleMessagePublishBatch publishes up to 1000 messages atomically.
@@ -287,10 +287,8 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 		s.writeProblem(w, r, fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms)))
 		return
 	}
-	out := PublishBatchResult{Results: make([]PublishResult, len(res))}
 	replayed := 0
-	for i, pr := range res {
-		out.Results[i] = newPublishResult(pr)
+	for _, pr := range res {
 		if pr.Replayed {
 			replayed++
 		}
@@ -298,5 +296,5 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	if replayed == len(res) {
 		w.Header().Set(headerReplayed, "true")
 	}
-	writeJSON(w, http.StatusCreated, out)
+	writeAppended(w, http.StatusCreated, appendPublishBatchResult, res) // PublishBatchResult's JSON
 }
