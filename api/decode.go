@@ -74,7 +74,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, al
 			defer setReadDeadline(w, time.Time{})
 		}
 	}
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
+	// A declared length within the limit is already a bound (net/http's
+	// body stops there); the MaxBytesReader, an allocation and a layer
+	// of reads, guards the bodies without one and those declared larger.
+	body := r.Body
+	if r.ContentLength < 0 || r.ContentLength > limit {
+		body = http.MaxBytesReader(w, r.Body, limit)
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
 		return bodyReadError(err)
 	}
 	return decodeBytes(buf.Bytes(), dst, allowEmpty)

@@ -29,7 +29,9 @@ var requestKey = &contextKey{"request"}
 type requestState struct {
 	rec statusRecorder
 	id  string
-	key string // the API key's name once authorize accepted it ("" when keys are off)
+	// idHeader is X-Request-Id's value slice, in the same allocation.
+	idHeader [1]string
+	key      string // the API key's name once authorize accepted it ("" when keys are off)
 	// bodyTimeout bounds reading the request body (Options.BodyReadTimeout).
 	bodyTimeout time.Duration
 }
@@ -132,9 +134,10 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		if !validRequestID(st.id) {
 			st.id = newRequestID()
 		}
-		// Assigned, not Set: a fresh one-element slice per request is an
-		// allocation the canonical key does not need.
-		w.Header()["X-Request-Id"] = []string{st.id}
+		// Assigned, not Set, and the value slice is part of st: Set
+		// would allocate a fresh one-element slice per request.
+		st.idHeader[0] = st.id
+		w.Header()["X-Request-Id"] = st.idHeader[:]
 		r = r.WithContext(context.WithValue(r.Context(), requestKey, st))
 		rec := &st.rec
 
