@@ -340,7 +340,9 @@ func isJSONContentType(ct string) bool {
 
 // bodyBufs recycles request-body buffers. Buffers that grew past
 // maxPooledBody (large batches, big binary bodies) are dropped rather than
-// pinned in the pool.
+// pinned in the pool. The bound keeps the common batch, 100 messages of
+// 1 KiB (about 105 KiB of JSON), in the pool: at 64 KiB every such batch
+// allocated its buffer anew (1.5% of a batch publish's server CPU).
 var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-const maxPooledBody = 64 << 10
+const maxPooledBody = 256 << 10

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
 )
@@ -93,41 +94,35 @@ func (s *fastScanner) raw() ([]byte, bool) {
 	if !s.next('"') {
 		return nil, false
 	}
-	start, ascii := s.i, true
-	// Eight bytes at a time while none of them is special (a quote, a
-	// backslash, a control character or non-ASCII); then byte by byte.
-	for s.i+8 <= len(s.b) && !specialWord(binary.LittleEndian.Uint64(s.b[s.i:])) {
-		s.i += 8
+	n := bytes.IndexByte(s.b[s.i:], '"')
+	if n < 0 {
+		return nil, false
 	}
-	for ; s.i < len(s.b); s.i++ {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			v := s.b[start:s.i]
-			s.i++
-			return v, ascii || utf8.Valid(v)
-		case c == '\\' || c < ' ':
-			return nil, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-		if s.i%8 == 7 { // a word boundary: try whole words again
-			for s.i+9 <= len(s.b) && !specialWord(binary.LittleEndian.Uint64(s.b[s.i+1:])) {
-				s.i += 8
-			}
-		}
+	v := s.b[s.i : s.i+n]
+	if bytes.IndexByte(v, '\\') >= 0 {
+		return nil, false // an escape (perhaps of a quote): the strict decoder's
 	}
-	return nil, false
-}
-
-// specialWord reports whether any byte of x is '"', '\\', below 0x20 or
-// 0x80 and above (the bit tricks of "Bit Twiddling Hacks": a byte is
-// below n when (x - n*ones) & ^x has its high bit).
-func specialWord(x uint64) bool {
+	// Control characters and non-ASCII, eight bytes at a time ("Bit
+	// Twiddling Hacks": some byte of x is below 0x20 exactly when
+	// (x - 0x20*ones) &^ x has a high bit).
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	below := (x - 0x20*ones) &^ x
-	quote := x ^ '"'*ones
-	slash := x ^ '\\'*ones
-	return (below|x|(quote-ones)&^quote|(slash-ones)&^slash)&highs != 0
+	var below, high uint64
+	j := 0
+	for ; j+8 <= len(v); j += 8 {
+		x := binary.LittleEndian.Uint64(v[j:])
+		below |= (x - 0x20*ones) &^ x
+		high |= x
+	}
+	for ; j < len(v); j++ {
+		x := uint64(v[j])
+		below |= (x - 0x20) &^ x
+		high |= x
+	}
+	if below&highs != 0 || high&highs != 0 && !utf8.Valid(v) {
+		return nil, false
+	}
+	s.i += n + 1
+	return v, true
 }
 
 // str reads a string value (a copy, or the same short string as the
