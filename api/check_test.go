@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/go-chi/chi/v5"
 )
 
 // sameChecks compares the hand check of req with the validator's verdict
@@ -133,4 +135,24 @@ func FuzzHandCheckPublish(f *testing.F) {
 		}
 		sameChecks(t, s, &req, len(req.Properties) > 1)
 	})
+}
+
+// TestRoutePatternCache: the cached route label is chi's RoutePattern
+// for every route, the first time and after.
+func TestRoutePatternCache(t *testing.T) {
+	s := New(Options{})
+	mux := s.handler.(chi.Routes)
+	for _, path := range []string{"/v1/topics/orders/messages", "/v1/topics/orders/messages/batch", "/v1/groups/g/ack",
+		"/healthz", "/v1/topics/orders", "/console/x/y", "/v1/nothing/here", "/"} {
+		for _, method := range []string{"GET", "POST"} {
+			rc := chi.NewRouteContext()
+			mux.Match(rc, method, path)
+			want := rc.RoutePattern()
+			for range 2 {
+				if got := routePattern(rc); got != want {
+					t.Errorf("%s %s: %q, want %q", method, path, got, want)
+				}
+			}
+		}
+	}
 }
