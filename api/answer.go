@@ -2,14 +2,14 @@ package api
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/gateway/wire"
 )
 
 // The answers of the hottest requests — publish and batch publish
-// results, ack/nack/extend's HandleResults — are appended by hand into writeJSON's
+// results, a receive's messages, ack/nack/extend's HandleResults — are appended by hand into writeJSON's
 // pooled buffer: the general encoder's type lookup, the result structs
 // (two pointers per publish result) and the `any` conversion cost an ack
 // request more than building the few bytes. The output is encoding/json's,
@@ -18,71 +18,8 @@ import (
 // shapes.
 
 // appendJSONString appends s as a JSON string exactly as encoding/json
-// writes it: <, > and & escaped (HTML-safe), other bytes below 0x20 as
-// \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
-// escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// jsonSafe marks the ASCII bytes encoding/json writes as they are.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		switch c {
-		case '"', '\\', '<', '>', '&':
-		default:
-			t[c] = true
-		}
-	}
-	return t
-}()
+// writes it (wire.AppendString).
+func appendJSONString(b []byte, s string) []byte { return wire.AppendString(b, s) }
 
 // appendPublishResult appends newPublishResult(*r) as encoding/json's
 // Encoder writes it.
@@ -140,6 +77,25 @@ func appendHandleResults(b []byte, rs []gateway.HandleResult) []byte {
 			b = append(b, `,"invisibleUntil":`...)
 			b = appendJSONString(b, formatTime(r.InvisibleUntil))
 		}
+		b = append(b, '}')
+	}
+	return append(b, "]}\n"...)
+}
+
+// appendReceived appends the ReceiveResponse of got (not empty) as
+// encoding/json's Encoder writes it: each message straight from the
+// stored one (wire.AppendMessageFields), no Message in between.
+func appendReceived(b []byte, got []gateway.Received) []byte {
+	b = append(b, `{"messages":[`...)
+	for i := range got {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = wire.AppendMessageFields(b, got[i].Message)
+		b = append(b, `,"receiptHandle":`...)
+		b = appendJSONString(b, got[i].ReceiptHandle)
+		b = append(b, `,"invisibleUntil":`...)
+		b = wire.AppendTime(b, got[i].InvisibleUntil)
 		b = append(b, '}')
 	}
 	return append(b, "]}\n"...)

@@ -95,3 +95,18 @@ func FuzzAppendJSONString(f *testing.F) {
 		}
 	})
 }
+
+// TestReceivedMatchesStdlib: a receive answer appended by hand is
+// encoding/json's encoding of newReceiveResponse.
+func TestReceivedMatchesStdlib(t *testing.T) {
+	at := time.Date(2026, 11, 30, 16, 20, 0, 123456789, time.UTC)
+	var got []gateway.Received
+	for i, s := range answerStrings {
+		m := &core.Message{ID: s, Topic: "orders", QueueID: i, QueueOffset: int64(i) << 40, Body: []byte(s + "body"), BodyIsText: i%3 > 0,
+			Tags: s, Keys: []string{s, "k"}, Properties: map[string]string{s: s, "z": "1", "a": s}, ShardingKey: s, BornAt: at, StoredAt: at}
+		got = append(got, gateway.Received{Message: m, ReceiptHandle: s, InvisibleUntil: at.Add(time.Duration(i) * time.Hour)})
+		if b, want := appendReceived(nil, got), stdlibAnswer(t, newReceiveResponse(got)); !bytes.Equal(b, want) {
+			t.Fatalf("%d messages:\n got %s\nwant %s", len(got), b, want)
+		}
+	}
+}
