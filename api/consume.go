@@ -147,16 +147,23 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
+	if len(got) > 0 {
+		writeAppended(w, http.StatusOK, appendReceived, got) // newReceiveResponse's JSON
+		return
+	}
+	writeJSON(w, http.StatusOK, ReceiveResponse{Messages: []ReceivedMessage{}, Empty: s.emptyReceive(r.Context(), name, req.ConsumerID)})
+}
+
+// newReceiveResponse is the answer of a receive that got messages, as
+// appendReceived encodes it.
+func newReceiveResponse(got []gateway.Received) ReceiveResponse {
 	out := ReceiveResponse{Messages: make([]ReceivedMessage, 0, len(got))}
 	for _, m := range got {
 		out.Messages = append(out.Messages, ReceivedMessage{
 			Message: newMessage(m.Message), ReceiptHandle: m.ReceiptHandle, InvisibleUntil: formatTime(m.InvisibleUntil),
 		})
 	}
-	if len(got) == 0 {
-		out.Empty = s.emptyReceive(r.Context(), name, req.ConsumerID)
-	}
-	writeJSON(w, http.StatusOK, out)
+	return out
 }
 
 // handleAck acknowledges received messages.
@@ -266,7 +273,7 @@ func (s *Server) answerHandles(w http.ResponseWriter, r *http.Request, res []gat
 		s.writeProblem(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newHandleResults(res))
+	writeAppended(w, http.StatusOK, appendHandleResults, res) // newHandleResults' JSON
 }
 
 // needConsumption answers 503 on consumption routes when the server was

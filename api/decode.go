@@ -74,7 +74,14 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, al
 			defer setReadDeadline(w, time.Time{})
 		}
 	}
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit)); err != nil {
+	// A declared length within the limit is already a bound (net/http's
+	// body stops there); the MaxBytesReader, an allocation and a layer
+	// of reads, guards the bodies without one and those declared larger.
+	body := r.Body
+	if r.ContentLength < 0 || r.ContentLength > limit {
+		body = http.MaxBytesReader(w, r.Body, limit)
+	}
+	if _, err := buf.ReadFrom(body); err != nil {
 		return bodyReadError(err)
 	}
 	return decodeBytes(buf.Bytes(), dst, allowEmpty)
@@ -87,13 +94,18 @@ func decodePublish(w http.ResponseWriter, r *http.Request, limit int64, req *Pub
 	return decodeJSON(w, r, limit, req, false)
 }
 
-// decodeBytes decodes a whole body b into dst under strictJSON.
+// decodeBytes decodes a whole body b into dst, a zero value, under
+// strictJSON; the plainest publish and ack bodies take the fast path
+// (decode_fast.go), which decodes them exactly as strictJSON would.
 func decodeBytes(b []byte, dst any, allowEmpty bool) error {
 	if len(bytes.TrimLeft(b, " \t\r\n")) == 0 {
 		if allowEmpty {
 			return nil
 		}
 		return core.Errorf(core.EInvalid, "the request body is empty; a JSON object is required")
+	}
+	if fastDecode(b, dst) {
+		return nil
 	}
 	// Most bodies have no null at all: one memchr-speed search spares them
 	// the token scan.
@@ -328,7 +340,9 @@ func isJSONContentType(ct string) bool {
 
 // bodyBufs recycles request-body buffers. Buffers that grew past
 // maxPooledBody (large batches, big binary bodies) are dropped rather than
-// pinned in the pool.
+// pinned in the pool. The bound keeps the common batch, 100 messages of
+// 1 KiB (about 105 KiB of JSON), in the pool: at 64 KiB every such batch
+// allocated its buffer anew (1.5% of a batch publish's server CPU).
 var bodyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-const maxPooledBody = 64 << 10
+const maxPooledBody = 256 << 10

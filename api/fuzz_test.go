@@ -27,7 +27,7 @@ func FuzzPublishDecode(f *testing.F) {
 		}
 		var fe fieldErrors
 		s.checkStruct(&req, &fe)
-		pm := toPutMessage(&req, "", time.Now(), &fe)
+		pm := toPutMessage(&req, -1, time.Now(), &fe)
 		if len(fe) == 0 && len(pm.Body) == 0 {
 			t.Fatalf("accepted %q with an empty body", body)
 		}

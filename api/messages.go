@@ -95,9 +95,9 @@ func newPublishResult(r core.PutResult) PublishResult {
 
 // toPutMessage checks what tags cannot (exactly one body field, at most
 // one delay field, base64) and converts the request. Field errors go to
-// fe under the prefix; the decoded body size is returned for the 413
-// checks.
-func toPutMessage(req *PublishRequest, prefix string, now time.Time, fe *fieldErrors) core.PutMessage {
+// fe, named as fields of batch entry i (entryField; -1 for a single
+// publish); the decoded body size is returned for the 413 checks.
+func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) core.PutMessage {
 	pm := core.PutMessage{
 		Tags:        req.Tags,
 		Keys:        req.Keys,
@@ -107,7 +107,7 @@ func toPutMessage(req *PublishRequest, prefix string, now time.Time, fe *fieldEr
 	before := len(*fe)
 	switch {
 	case req.Body != nil && req.BodyBase64 != nil, req.Body == nil && req.BodyBase64 == nil:
-		fe.add(prefix+"body", "give exactly one of body and bodyBase64")
+		fe.add(entryField(i, "body"), "give exactly one of body and bodyBase64")
 	case req.Body != nil:
 		// The decoded string is the body's only copy and nothing writes
 		// to a message body (the store encodes it into a record of its
@@ -116,13 +116,13 @@ func toPutMessage(req *PublishRequest, prefix string, now time.Time, fe *fieldEr
 	default:
 		b, err := base64.StdEncoding.DecodeString(*req.BodyBase64)
 		if err != nil {
-			fe.add(prefix+"bodyBase64", "must be standard base64 (RFC 4648 §4, padded)")
+			fe.add(entryField(i, "bodyBase64"), "must be standard base64 (RFC 4648 §4, padded)")
 		}
 		pm.Body = b
 	}
 	if (req.Body != nil || req.BodyBase64 != nil) && len(pm.Body) == 0 && len(*fe) == before {
 		// RocketMQ refuses empty bodies too (Validators.checkMessage).
-		fe.add(prefix+"body", "must not be empty")
+		fe.add(entryField(i, "body"), "must not be empty")
 	}
 	delays := 0
 	if req.DelayLevel != nil {
@@ -140,7 +140,7 @@ func toPutMessage(req *PublishRequest, prefix string, now time.Time, fe *fieldEr
 		pm.DeliverAt = *req.DeliverAt
 	}
 	if delays > 1 {
-		fe.add(prefix+"delayLevel", "give at most one of delayLevel, delaySeconds and deliverAt")
+		fe.add(entryField(i, "delayLevel"), "give at most one of delayLevel, delaySeconds and deliverAt")
 	}
 	return pm
 }
@@ -181,7 +181,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	}
 	var fe fieldErrors
 	s.checkStruct(&req, &fe)
-	pm := toPutMessage(&req, "", time.Now(), &fe)
+	pm := toPutMessage(&req, -1, time.Now(), &fe)
 	if req.DeduplicationID != "" {
 		fe.add("deduplicationId", "only batch entries take deduplicationId; a single publish sends the Idempotency-Key header")
 	}
@@ -213,7 +213,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	if res[0].Replayed {
 		w.Header().Set(headerReplayed, "true")
 	}
-	writeJSON(w, http.StatusCreated, newPublishResult(res[0]))
+	writeAppended(w, http.StatusCreated, appendPublishResult, &res[0]) // newPublishResult's JSON
 }
 
 // handleMessagePublishBatch publishes up to 1000 messages atomically.
@@ -259,11 +259,11 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	}
 	for i := range req.Messages {
 		m := &req.Messages[i]
-		pms[i] = toPutMessage(m, fmt.Sprintf("messages[%d].", i), now, &fe)
+		pms[i] = toPutMessage(m, i, now, &fe)
 		total += len(pms[i].Body)
 		if m.DeduplicationID != "" {
 			if !validDedupID(m.DeduplicationID) {
-				fe.add(fmt.Sprintf("messages[%d].deduplicationId", i), dedupIDRule)
+				fe.add(entryField(i, "deduplicationId"), dedupIDRule)
 				continue
 			}
 			pms[i].DedupID, pms[i].DedupHash = m.DeduplicationID, requestHash(m)
@@ -287,10 +287,8 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 		s.writeProblem(w, r, fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms)))
 		return
 	}
-	out := PublishBatchResult{Results: make([]PublishResult, len(res))}
 	replayed := 0
-	for i, pr := range res {
-		out.Results[i] = newPublishResult(pr)
+	for _, pr := range res {
 		if pr.Replayed {
 			replayed++
 		}
@@ -298,5 +296,5 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	if replayed == len(res) {
 		w.Header().Set(headerReplayed, "true")
 	}
-	writeJSON(w, http.StatusCreated, out)
+	writeAppended(w, http.StatusCreated, appendPublishBatchResult, res) // PublishBatchResult's JSON
 }

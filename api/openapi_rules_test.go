@@ -304,7 +304,7 @@ func publishErrors(t *testing.T, s *Server, body string) string {
 	}
 	var fe fieldErrors
 	s.checkStruct(&req, &fe)
-	toPutMessage(&req, "", timeNow(), &fe)
+	toPutMessage(&req, -1, timeNow(), &fe)
 	var msgs []string
 	for _, f := range fe {
 		msgs = append(msgs, f.Message)

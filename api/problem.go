@@ -226,11 +226,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 		_ = json.NewEncoder(w).Encode(newProblem(core.EInternal, "the answer could not be encoded"))
 		return
 	}
+	writeEncoded(w, status, buf.Bytes())
+}
+
+// writeAppended answers with status and the JSON body that appendBody
+// appends (answer.go): writeJSON for the answers encoded by hand.
+func writeAppended[T any](w http.ResponseWriter, status int, appendBody func([]byte, T) []byte, v T) {
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	defer putEncodeBuf(buf)
+	buf.Reset()
+	buf.Write(appendBody(buf.AvailableBuffer(), v))
+	writeEncoded(w, status, buf.Bytes())
+}
+
+// writeEncoded writes an encoded JSON answer in one Write, with its
+// Content-Length.
+func writeEncoded(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h["Content-Length"] = []string{strconv.Itoa(buf.Len())}
+	h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(body)
 }
 
 // encodeBufs recycles writeJSON's buffers. A buffer grown past

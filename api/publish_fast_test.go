@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway"
 )
 
 // publishBodies are the seeds of the decoder fuzz test: the shapes
@@ -94,6 +95,62 @@ func BenchmarkPublishHandler(b *testing.B) {
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, r)
 		if w.Code != 201 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkPublishBatchHandler is BenchmarkPublishHandler for a batch of
+// 100 messages of 1 KiB (mqbench publish --batch 100).
+//
+//	go test -run XXX -bench PublishBatchHandler -benchmem ./api
+func BenchmarkPublishBatchHandler(b *testing.B) {
+	log := zerolog.New(io.Discard)
+	s := New(Options{Engine: putOnlyEngine{}, Logger: &log})
+	msg := `{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`
+	body := []byte(`{"messages":[` + strings.Repeat(msg+",", 99) + msg + `]}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		r := httptest.NewRequest("POST", "/v1/topics/orders/messages/batch", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != 201 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+}
+
+// ackOnlyService answers every handle ok at once; groupsAny lets every
+// group exist. BenchmarkAckHandler measures the HTTP layer of an ack.
+type ackOnlyService struct{ gateway.Service }
+
+func (ackOnlyService) Ack(_ context.Context, _ string, handles []string) ([]gateway.HandleResult, error) {
+	out := make([]gateway.HandleResult, len(handles))
+	for i, h := range handles {
+		out[i] = gateway.HandleResult{ReceiptHandle: h, Status: gateway.HandleOK}
+	}
+	return out, nil
+}
+
+type groupsAny struct{ gateway.Groups }
+
+// BenchmarkAckHandler runs an ack of one handle (mqbench consume
+// --ack-batch 1) through the router and middleware.
+//
+//	go test -run XXX -bench AckHandler -benchmem ./api
+func BenchmarkAckHandler(b *testing.B) {
+	log := zerolog.New(io.Discard)
+	s := New(Options{Engine: putOnlyEngine{}, Consume: ackOnlyService{}, Groups: groupsAny{}, Logger: &log})
+	body := []byte(`{"receiptHandles":["AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYgAZemsOuwrq34JQIA"]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest("POST", "/v1/groups/g1/ack", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != 200 {
 			b.Fatalf("%d %s", w.Code, w.Body)
 		}
 	}

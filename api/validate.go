@@ -49,8 +49,19 @@ func (s *Server) decodeValid(w http.ResponseWriter, r *http.Request, limit int64
 
 // checkStruct runs the validator tags of req and adds every failing field
 // to fe, so a handler can add its own checks and answer them all at once.
-// A non-validation error (a malformed tag) is a bug and panics.
+// A type with a hand check (check.go) gets that instead of the validator.
 func (s *Server) checkStruct(req any, fe *fieldErrors) {
+	if c, ok := req.(checker); ok {
+		c.check(fe)
+		return
+	}
+	s.checkTags(req, fe)
+}
+
+// checkTags runs the validator over req's tags, adding every failing
+// field to fe. A non-validation error (a malformed tag) is a bug and
+// panics.
+func (s *Server) checkTags(req any, fe *fieldErrors) {
 	err := s.validate.Struct(req)
 	if err == nil {
 		return

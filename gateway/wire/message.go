@@ -17,16 +17,23 @@ func FormatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
+	if b, ok := timeDigits(t); ok {
+		return string(b[:])
+	}
+	return t.UTC().Format(TimeLayout)
+}
+
+// timeDigits is FormatTime of a non-zero t of the years 0..9999, the
+// layout by hand: time.Format parses its layout on every call, and a
+// receive answer formats three times per message.
+func timeDigits(t time.Time) (b [24]byte, ok bool) {
 	t = t.UTC()
 	year, month, day := t.Date()
 	if year < 0 || year > 9999 {
-		return t.Format(TimeLayout)
+		return b, false
 	}
-	// The layout by hand: time.Format parses its layout on every call,
-	// and a receive answer formats three times per message.
 	hour, minute, sec := t.Clock()
 	ms := t.Nanosecond() / 1e6
-	var b [24]byte
 	put := func(at, v, width int) {
 		for i := at + width - 1; i >= at; i-- {
 			b[i] = byte('0' + v%10)
@@ -47,7 +54,7 @@ func FormatTime(t time.Time) string {
 	b[19] = '.'
 	put(20, ms, 3)
 	b[23] = 'Z'
-	return string(b[:])
+	return b, true
 }
 
 // Message is a stored message as a consumer sees it. The field comments
