@@ -182,6 +182,9 @@ type walLog struct {
 	firstAt time.Time // when the first record since the checkpoint came
 	pages   int64
 	dbSize  int64 // the file's size after the last commit
+	// unsynced counts the pages committed since the syncer last started
+	// the store file's writeback (the writer adds, the syncer resets).
+	unsynced atomic.Int64
 }
 
 // openWAL opens (creating) the log of the store at path. The writer's

@@ -197,6 +197,10 @@ func (s *Store) writeLoop() {
 	}
 }
 
+// writebackPages is how many pages the commits may dirty in the store
+// file before the syncer starts their writing back (8 MiB).
+const writebackPages = 2048
+
 // checkpointIdle is how long the writer waits without a group before it
 // checkpoints a log holding records.
 const checkpointIdle = time.Second
@@ -320,6 +324,14 @@ func (s *Store) syncLoop() {
 			s.stats.syncNanos.Add(uint64(time.Since(t0)))
 			s.stats.syncs.Add(1)
 		}
+		if s.wal != nil && s.wal.unsynced.Load() >= writebackPages {
+			// The store file's pages are synced only at checkpoints; left
+			// to pile up, a checkpoint's sync stalls the writer for tens
+			// of milliseconds. Started here, a few at a time, their
+			// writing overlaps the commits instead.
+			s.wal.unsynced.Store(0)
+			startWriteback(s.wal.dbf)
+		}
 		for _, b := range batches {
 			s.answer(b, syncErr)
 		}
@@ -434,6 +446,7 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 	txs := tx.Stats()
 	if s.wal != nil {
 		s.wal.pages += txs.GetPageCount()
+		s.wal.unsynced.Add(txs.GetPageCount())
 	}
 	s.stats.pageWrites.Add(uint64(txs.GetWrite()))
 	s.stats.pages.Add(uint64(txs.GetPageCount()))
