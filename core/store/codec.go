@@ -215,11 +215,16 @@ type reader struct {
 	err error
 }
 
-func (r *reader) uvarint() uint64 {
+func (r *reader) uvarint() uint64 { return readVarint(r, binary.Uvarint) }
+
+func (r *reader) varint() int64 { return readVarint(r, binary.Varint) }
+
+// readVarint reads one varint with decode (binary.Uvarint or Varint).
+func readVarint[T uint64 | int64](r *reader, decode func([]byte) (T, int)) T {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b)
+	v, n := decode(r.b)
 	if n <= 0 {
 		r.err = errors.New("bad varint")
 		return 0
@@ -273,17 +278,4 @@ func (r *reader) fail(format string, args ...any) {
 	if r.err == nil {
 		r.err = fmt.Errorf(format, args...)
 	}
-}
-
-func (r *reader) varint() int64 {
-	if r.err != nil {
-		return 0
-	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.err = errors.New("bad varint")
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
 }
