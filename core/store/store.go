@@ -110,6 +110,9 @@ type Store struct {
 	// checkpoints; wal is nil until Open has finished recovering.
 	wmu sync.Mutex
 	wal *walLog
+	// recoveryPin holds the checkpoint a redo started from until the
+	// first checkpoint of this run replaces it (redoWAL).
+	recoveryPin *bolt.Tx
 
 	stats writerCounters
 }
@@ -183,7 +186,7 @@ func Open(dir string, opts Options) (*Store, error) {
 			log.Info().Str("file", path).Str("where", recovered.tail).Msg("log-ahead: reading stopped at the end of what was synced")
 		}
 		if err := guard(func() error { return s.redoWAL(recovered) }); err != nil {
-			db.Close()
+			s.abandon()
 			return nil, fmt.Errorf("refusing to open %s: %w. The file was not modified beyond its last checkpoint", path, err)
 		}
 		if n := len(recovered.records); n > 0 {
@@ -197,7 +200,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	var setAside []CorruptRecord
 	if !pre.Empty {
 		if err := guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
-			db.Close()
+			s.abandon()
 			return nil, fmt.Errorf("refusing to open %s: %w. The file was not modified. "+
 				"Restore it from a backup, or salvage what is still readable (docs/operations.md, \"Salvaging a damaged store\")", path, err)
 		}
@@ -205,16 +208,17 @@ func Open(dir string, opts Options) (*Store, error) {
 	// A file of layout version 1 is rewritten into a new file of version 2
 	// and renamed over it (migrate.go); the check then runs on the result.
 	if err := removeStaleMigration(path); err != nil {
-		db.Close()
+		s.abandon()
 		return nil, err
 	}
 	var version int
 	if err := db.View(func(tx *bolt.Tx) (err error) { version, err = layoutVersion(tx); return err }); err != nil {
-		db.Close()
+		s.abandon()
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
 	if version == 1 {
 		tm := time.Now()
+		s.releaseRecoveryPin() // none: a version 1 file has no log-ahead
 		res, err := migrate(db, path, opts)
 		db.Close()
 		if err != nil {
@@ -228,13 +232,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		}
 		s.db = db
 		if err := guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
-			db.Close()
+			s.abandon()
 			return nil, fmt.Errorf("refusing to open %s after its migration: %w", path, err)
 		}
 	}
 	t3 := time.Now()
 	if err := guard(func() error { return s.init(setAside) }); err != nil {
-		db.Close()
+		s.abandon()
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
 	msg := "store opened (pre-check of every page, bbolt open with its freelist rebuilt, self check)"
@@ -250,7 +254,7 @@ func Open(dir string, opts Options) (*Store, error) {
 			Msg("stored message fails its checksum: set aside as corrupt (GET /v1/topics/{topic}/corrupt lists it)")
 	}
 	if err := s.startWAL(); err != nil {
-		db.Close()
+		s.abandon()
 		return nil, err
 	}
 	go s.syncLoop()
@@ -259,15 +263,18 @@ func Open(dir string, opts Options) (*Store, error) {
 }
 
 // startWAL switches the store to the log-ahead: a first checkpoint, and
-// from then on unsynced commits.
+// from then on unsynced commits. The pin taken for the redo (redoWAL) is
+// released by that checkpoint, once its header names the new state.
 func (s *Store) startWAL() error {
 	if !useWAL {
+		s.releaseRecoveryPin()
 		return nil
 	}
 	w, err := openWAL(s.path, s.db.Info().PageSize)
 	if err != nil {
 		return err
 	}
+	w.pin, s.recoveryPin = s.recoveryPin, nil
 	s.wal = w
 	if err := s.checkpoint(); err != nil {
 		s.wal = nil
@@ -323,6 +330,19 @@ func openBolt(path string) (db *bolt.DB, err error) {
 // useWAL turns the log-ahead off for benchmarks that compare it with
 // bbolt's own synced commits.
 var useWAL = true
+
+// abandon closes the file of an Open that failed.
+func (s *Store) abandon() {
+	s.releaseRecoveryPin()
+	s.db.Close()
+}
+
+func (s *Store) releaseRecoveryPin() {
+	if s.recoveryPin != nil {
+		_ = s.recoveryPin.Rollback()
+		s.recoveryPin = nil
+	}
+}
 
 // syncFreelist makes bbolt write its freelist at every commit, as mqgate
 // did before; tests set it to produce files in the old way.

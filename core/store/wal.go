@@ -583,6 +583,14 @@ func (s *Store) redoWAL(rec *walRecovery) error {
 	}
 	opts := s.opts
 	opts.SegmentBytes, opts.SegmentSpan = rec.header.segBytes, time.Duration(rec.header.segSpan)*time.Millisecond
+	// The checkpoint's pages stay untouched until a new header names a
+	// newer state: a crash during the redo, or before this run's first
+	// checkpoint, recovers from the same checkpoint again.
+	pin, err := s.db.Begin(false)
+	if err != nil {
+		return err
+	}
+	s.recoveryPin = pin
 	s.db.NoSync = true
 	defer func() { s.db.NoSync = false }()
 	for _, p := range rec.records {
