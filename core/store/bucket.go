@@ -59,7 +59,9 @@ func Registered() []string {
 }
 
 // Bucket returns the registered bucket n, or nil when it does not exist.
-func (tx ReadTx) Bucket(n BucketName) *Bucket { return tx.wrap(tx.tx.Bucket(n.name), nil, n.name) }
+func (tx ReadTx) Bucket(n BucketName) *Bucket {
+	return wrapBucket(tx.tx.Bucket(n.name), tx.rec, nil, n.name)
+}
 
 // CreateBucket creates the registered bucket n; it fails when n exists.
 func (tx Tx) CreateBucket(n BucketName) (*Bucket, error) {
@@ -67,7 +69,7 @@ func (tx Tx) CreateBucket(n BucketName) (*Bucket, error) {
 	if err == nil {
 		tx.rec.bucketOp(walCreateBucket, nil, n.name)
 	}
-	return tx.wrap(b, nil, n.name), err
+	return wrapBucket(b, tx.rec, nil, n.name), err
 }
 
 // CreateBucketIfNotExists creates the registered bucket n unless it exists.
@@ -76,7 +78,7 @@ func (tx Tx) CreateBucketIfNotExists(n BucketName) (*Bucket, error) {
 	if err == nil {
 		tx.rec.bucketOp(walCreateBucketIfNotExists, nil, n.name)
 	}
-	return tx.wrap(b, nil, n.name), err
+	return wrapBucket(b, tx.rec, nil, n.name), err
 }
 
 // DeleteBucket deletes the registered bucket n and everything in it.
@@ -88,19 +90,17 @@ func (tx Tx) DeleteBucket(n BucketName) error {
 	return err
 }
 
-// wrap makes the Bucket for b, nested in parent (nil: top level) under
-// name; nil when b is nil. Inside the group commit it carries the
-// transaction's recorder, so its writes reach the log-ahead (wal.go).
-func (tx ReadTx) wrap(b *bolt.Bucket, parent *Bucket, name []byte) *Bucket {
+// wrapBucket makes the Bucket for b, named name inside the bucket at
+// parentPath (nil: top level); nil when b is nil. Inside the group commit
+// it carries the transaction's recorder rec, so its writes reach the
+// log-ahead (wal.go).
+func wrapBucket(b *bolt.Bucket, rec *recorder, parentPath, name []byte) *Bucket {
 	if b == nil {
 		return nil
 	}
-	nb := &Bucket{b: b, rec: tx.rec}
-	if tx.rec != nil {
-		if parent != nil {
-			nb.path = append(nb.path, parent.path...)
-		}
-		nb.path = appendPathElem(nb.path, name)
+	nb := &Bucket{b: b, rec: rec}
+	if rec != nil {
+		nb.path = childPath(parentPath, name)
 	}
 	return nb
 }
@@ -116,8 +116,6 @@ type Bucket struct {
 	rec  *recorder // nil outside the group commit
 	path []byte    // the bucket's path as the recorder writes it
 }
-
-func (b *Bucket) tx() ReadTx { return ReadTx{rec: b.rec} }
 
 // Get returns the value of key, or nil.
 func (b *Bucket) Get(key []byte) []byte { return b.b.Get(key) }
@@ -161,7 +159,9 @@ func (b *Bucket) KeyN() int { return b.b.Stats().KeyN }
 func (b *Bucket) Cursor() *Cursor { return &Cursor{c: b.b.Cursor(), b: b} }
 
 // Bucket returns the nested bucket name, or nil.
-func (b *Bucket) Bucket(name []byte) *Bucket { return b.tx().wrap(b.b.Bucket(name), b, name) }
+func (b *Bucket) Bucket(name []byte) *Bucket {
+	return wrapBucket(b.b.Bucket(name), b.rec, b.path, name)
+}
 
 // CreateBucketIfNotExists creates the nested bucket name unless it exists.
 func (b *Bucket) CreateBucketIfNotExists(name []byte) (*Bucket, error) {
@@ -169,7 +169,7 @@ func (b *Bucket) CreateBucketIfNotExists(name []byte) (*Bucket, error) {
 	if err == nil {
 		b.rec.bucketOp(walCreateBucketIfNotExists, b.path, name)
 	}
-	return b.tx().wrap(nb, b, name), err
+	return wrapBucket(nb, b.rec, b.path, name), err
 }
 
 // DeleteBucket deletes the nested bucket name.

@@ -95,7 +95,8 @@ func seal(rec []byte) {
 	binary.BigEndian.PutUint32(rec[n:], crc32.Checksum(rec[:n], crcTable))
 }
 
-func appendString(b []byte, s string) []byte {
+// appendString appends s with its length first (reader.bytes, .str).
+func appendString[T string | []byte](b []byte, s T) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)
 }

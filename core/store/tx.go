@@ -13,8 +13,8 @@ import (
 // ReadTx is a read view of the store: what a bbolt read transaction may
 // see, through mqgate's own structures (topics, queues, the commit log,
 // the indexes, the records set aside) and through the buckets registered
-// by other packages (Bucket). It is one pointer, passed by value; it is
-// valid only inside the function it was given to, and so is every byte
+// by other packages (Bucket). It is passed by value; it is valid only
+// inside the function it was given to, and so is every byte
 // slice read through it (Bucket.Get, Cursor) unless the method says it
 // copies.
 type ReadTx struct {
@@ -47,13 +47,13 @@ func (s *Store) Update(fn func(Tx) error) error {
 	s.stats.updates.Add(1)
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.wal == nil {
-		return closedErr(s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx: tx}}) }))
+	if s.wal != nil {
+		if err := s.wal.err(); err != nil {
+			return err
+		}
 	}
-	if err := s.wal.err(); err != nil {
-		return err
-	}
-	if err := s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx: tx}}) }); err != nil {
+	err := s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx: tx}}) })
+	if err != nil || s.wal == nil {
 		return closedErr(err)
 	}
 	return s.checkpoint()
@@ -103,7 +103,7 @@ func (tx ReadTx) QueueBytes(uid uint64, qid int, sample int) (int64, error) {
 // may only grow. created reports a new topic.
 func (tx Tx) PutTopic(rec TopicRecord) (TopicRecord, bool, error) {
 	out, created, err := putTopic(tx.tx, rec)
-	if err == nil {
+	if err == nil && tx.rec != nil {
 		tx.rec.typed(walPutTopic, rec.encode())
 	}
 	return out, created, err
@@ -114,7 +114,7 @@ func (tx Tx) PutTopic(rec TopicRecord) (TopicRecord, bool, error) {
 // segments (DropSegment, EmptyTrash).
 func (tx Tx) RemoveTopic(name string) (TopicRecord, bool, error) {
 	rec, ok, err := removeTopic(tx.tx, name)
-	if err == nil {
+	if err == nil && tx.rec != nil {
 		tx.rec.typed(walRemoveTopic, []byte(name))
 	}
 	return rec, ok, err
@@ -126,7 +126,7 @@ func (tx Tx) RemoveTopic(name string) (TopicRecord, bool, error) {
 // at any size.
 func (tx Tx) TrimQueue(t TopicRecord, qid int, cutoff int64) (removed int, err error) {
 	removed, _, err = trimQueue(tx.tx, t, qid, cutoff, 0)
-	if err == nil {
+	if err == nil && tx.rec != nil {
 		tx.rec.typed(walTrimQueue, appendTrimArgs(t, qid, cutoff))
 	}
 	return removed, err
@@ -207,7 +207,7 @@ func (tx ReadTx) LastCommitLogOffset() (int64, bool) { return lastCommitLogOffse
 func (tx Tx) PatchRecord(cl int64, fn func(rec []byte)) error {
 	err := patchRecord(tx.tx, cl, fn)
 	if err == nil && tx.rec != nil {
-		tx.rec.typed(walPatchRecord, appendBytes(u64(cl), recordAt(tx.tx, cl)))
+		tx.rec.typed(walPatchRecord, appendString(u64(cl), recordAt(tx.tx, cl)))
 	}
 	return err
 }
@@ -222,7 +222,7 @@ func (tx ReadTx) DroppableSegments() ([]int64, error) { return droppableSegments
 // droppable; ok is false when it is gone or holds visible units now.
 func (tx Tx) DropSegment(start int64) (info SegmentInfo, ok bool, err error) {
 	info, ok, err = dropSegment(tx.tx, start)
-	if err == nil {
+	if err == nil && tx.rec != nil {
 		tx.rec.typed(walDropSegment, u64(start))
 	}
 	return info, ok, err
@@ -235,7 +235,7 @@ func (tx ReadTx) HasTrash() bool { return hasTrash(tx.tx) }
 // at most one droppable segment; more reports whether it dropped one.
 func (tx Tx) EmptyTrash() (more bool, err error) {
 	more, err = emptyTrash(tx.tx, 0)
-	if err == nil {
+	if err == nil && tx.rec != nil {
 		tx.rec.typed(walEmptyTrash, nil)
 	}
 	return more, err
@@ -262,7 +262,7 @@ func (tx ReadTx) InspectCorrupt(clOffset int64, uid uint64, qid int, qoff int64,
 func (tx Tx) RecordCorrupt(r CorruptRecord) (added bool, err error) {
 	added, err = recordCorrupt(tx.tx, r)
 	if err == nil && tx.rec != nil {
-		tx.rec.typed(walRecordCorrupt, appendBytes(u64(r.CommitLogOffset), r.encode()))
+		tx.rec.typed(walRecordCorrupt, appendString(u64(r.CommitLogOffset), r.encode()))
 	}
 	return added, err
 }

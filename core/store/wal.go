@@ -194,23 +194,23 @@ func openWAL(path string, pageSize int) (*walLog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open the log-ahead: %w", err)
 	}
-	dbf, err := os.Open(path)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		f.Close()
-		dbf.Close()
-		return nil, err
-	}
+	w := &walLog{f: f, pageSize: pageSize}
 	fi, err := f.Stat()
+	if err == nil {
+		w.end = fi.Size()
+		w.dbf, err = os.Open(path)
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(path)) // the log's name, if just created
+	}
 	if err != nil {
+		if w.dbf != nil {
+			w.dbf.Close()
+		}
 		f.Close()
-		dbf.Close()
 		return nil, err
 	}
-	return &walLog{f: f, dbf: dbf, pageSize: pageSize, end: fi.Size()}, nil
+	return w, nil
 }
 
 // close releases the pin and closes the files.
@@ -319,9 +319,7 @@ func (w *walLog) roomFor(bytes int) error {
 // logGroup writes the record of a group about to commit as txid; the
 // syncer syncs it. Requests that failed (r.err) wrote nothing and are left out.
 func (w *walLog) logGroup(txid uint64, storedAt int64, reqs []*Request) error {
-	b := append(w.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0, walGroup)
-	b = binary.BigEndian.AppendUint64(b, txid)
-	b = binary.AppendVarint(b, storedAt)
+	b := binary.AppendVarint(w.record(walGroup, txid), storedAt)
 	n := 0
 	for _, r := range reqs {
 		if r.err == nil {
@@ -337,7 +335,7 @@ func (w *walLog) logGroup(txid uint64, storedAt int64, reqs []*Request) error {
 		for i := range r.ops {
 			b = appendWALOp(b, &r.ops[i], r.placed[i])
 		}
-		b = appendBytes(b, r.rec.buf)
+		b = appendString(b, r.rec.buf)
 	}
 	w.buf = b
 	return w.append(b)
@@ -345,14 +343,18 @@ func (w *walLog) logGroup(txid uint64, storedAt int64, reqs []*Request) error {
 
 // logVoid records that txid, logged, did not commit.
 func (w *walLog) logVoid(txid uint64) {
-	b := append(w.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0, walVoid)
-	b = binary.BigEndian.AppendUint64(b, txid)
-	w.buf = b
-	if err := w.append(b); err != nil {
+	if err := w.append(w.record(walVoid, txid)); err != nil {
 		// The group's record stands: after a crash it would be redone,
 		// though its publishers were told it failed. Stop here instead.
 		w.fail(err)
 	}
+}
+
+// record starts a record of kind for txid in the log's buffer, after
+// room for the frame append fills in.
+func (w *walLog) record(kind byte, txid uint64) []byte {
+	w.buf = append(w.buf[:0], 0, 0, 0, 0, 0, 0, 0, 0, kind)
+	return binary.BigEndian.AppendUint64(w.buf, txid)
 }
 
 // append frames b (whose first 8 bytes are room for the frame) and writes
@@ -391,11 +393,13 @@ func (w *walLog) append(b []byte) error {
 // each checkpoint, so it grows only until it holds one round.
 const walGrowStep = 4 << 20
 
+// zeros is what grow writes, a chunk at a time.
+var zeros [256 << 10]byte
+
 // grow writes zeros from the end of the file to a step past need, so the
 // next records overwrite allocated bytes.
 func (w *walLog) grow(need int64) error {
 	newEnd := need + walGrowStep
-	zeros := make([]byte, 256<<10)
 	for at := max(w.end, need); at < newEnd; at += int64(len(zeros)) {
 		if _, err := w.f.WriteAt(zeros[:min(int64(len(zeros)), newEnd-at)], at); err != nil {
 			return err
@@ -406,13 +410,13 @@ func (w *walLog) grow(need int64) error {
 }
 
 func appendWALOp(b []byte, op *Op, p Placed) []byte {
-	b = appendBytes(b, []byte(op.Topic))
+	b = appendString(b, op.Topic)
 	b = binary.AppendUvarint(b, uint64(op.QueueID))
-	b = appendBytes(b, op.Record)
-	b = appendBytes(b, []byte(op.ID))
+	b = appendString(b, op.Record)
+	b = appendString(b, op.ID)
 	b = binary.AppendUvarint(b, uint64(len(op.Keys)))
 	for _, k := range op.Keys {
-		b = appendBytes(b, []byte(k))
+		b = appendString(b, k)
 	}
 	b = binary.AppendVarint(b, op.TagsCode)
 	b = binary.AppendUvarint(b, uint64(op.AutoCreate))

@@ -39,15 +39,9 @@ const (
 
 type recorder struct{ buf []byte }
 
-// appendPathElem adds one bucket name to a path; the recorder ends a path
-// with a zero length (bbolt refuses empty bucket names).
-func appendPathElem(path, name []byte) []byte { return appendBytes(path, name) }
-
-func appendBytes(b, v []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(v)))
-	return append(b, v...)
-}
-
+// entry starts an entry naming its bucket by path: each name with its
+// length first (appendString), ended by a zero length (bbolt refuses empty
+// bucket names).
 func (r *recorder) entry(kind byte, path []byte) {
 	r.buf = append(r.buf, kind)
 	r.buf = append(r.buf, path...)
@@ -57,14 +51,14 @@ func (r *recorder) entry(kind byte, path []byte) {
 func (r *recorder) put(path, key, value []byte) {
 	if r != nil {
 		r.entry(walPut, path)
-		r.buf = appendBytes(appendBytes(r.buf, key), value)
+		r.buf = appendString(appendString(r.buf, key), value)
 	}
 }
 
 func (r *recorder) del(path, key []byte) {
 	if r != nil {
 		r.entry(walDelete, path)
-		r.buf = appendBytes(r.buf, key)
+		r.buf = appendString(r.buf, key)
 	}
 }
 
@@ -79,15 +73,20 @@ func (r *recorder) setSequence(path []byte, seq uint64) {
 // a top-level bucket).
 func (r *recorder) bucketOp(kind byte, parent, name []byte) {
 	if r != nil {
-		r.entry(kind, appendPathElem(append([]byte(nil), parent...), name))
+		r.entry(kind, childPath(parent, name))
 	}
+}
+
+// childPath is the path of bucket name inside the bucket at parent.
+func childPath(parent, name []byte) []byte {
+	return appendString(append([]byte(nil), parent...), name)
 }
 
 // typed records a call of one of the store's typed writes.
 func (r *recorder) typed(kind byte, args []byte) {
 	if r != nil {
 		r.buf = append(r.buf, kind)
-		r.buf = appendBytes(r.buf, args)
+		r.buf = appendString(r.buf, args)
 	}
 }
 

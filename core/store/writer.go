@@ -94,7 +94,8 @@ func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, erro
 // WriterStats counts the writer's work: Requests/Groups is the mean group
 // size, the measure of how well group commit amortises fsync; Apply is the
 // time spent appending inside transactions, Commit the time spent
-// committing them (page writes and fsyncs).
+// committing them (the log-ahead record's write and bbolt's page writes;
+// the fdatasync is the syncer's, Sync).
 // Updates counts the read-write transactions run outside group commit
 // (Store.Update: topic changes, retention and trash chunks, consumer group
 // configs and offset resets), each of which makes publishers wait.
@@ -132,7 +133,8 @@ func (s *Store) Stats() WriterStats {
 	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
 		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
 		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load(),
-		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(), Checkpoints: s.stats.checkpoints.Load(), CheckpointTime: time.Duration(s.stats.checkpointNanos.Load()),
+		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(),
+		Checkpoints: s.stats.checkpoints.Load(), CheckpointTime: time.Duration(s.stats.checkpointNanos.Load()),
 		Syncs: s.stats.syncs.Load(), Sync: time.Duration(s.stats.syncNanos.Load())}
 }
 
@@ -424,11 +426,12 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		tx.Rollback()
 		return -1, nil, nil, err
 	}
+	txid := uint64(tx.ID())
 	if s.wal != nil {
 		// Written before bbolt commits, synced by the syncer while the
 		// writer goes on; until then the gates hide the appends from
 		// readers, so none is handed a message a crash could take back.
-		if err := s.wal.logGroup(uint64(tx.ID()), storedAt, reqs); err != nil {
+		if err := s.wal.logGroup(txid, storedAt, reqs); err != nil {
 			tx.Rollback()
 			return -1, nil, nil, err
 		}
@@ -436,7 +439,6 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		s.gates.hold(marks)
 		s.wal.dbSize = tx.Size() // before the spill: roomFor keeps a margin
 	}
-	txid := uint64(tx.ID())
 	if err := tx.Commit(); err != nil {
 		if s.wal != nil {
 			s.wal.logVoid(txid)
