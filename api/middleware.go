@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
-	"maps"
 	"math/rand/v2"
 	"net/http"
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -219,20 +217,11 @@ func routePattern(rc *chi.Context) string {
 		return rc.RoutePattern()
 	}
 	copy(k[:], rc.RoutePatterns)
-	if m := routePatterns.Load(); m != nil {
-		if p, ok := (*m)[k]; ok {
-			return p
-		}
+	if p, ok := routePatterns.Load(k); ok {
+		return p.(string)
 	}
 	p := rc.RoutePattern()
-	routePatternsMu.Lock()
-	defer routePatternsMu.Unlock()
-	m := map[routeKey]string{}
-	if old := routePatterns.Load(); old != nil {
-		maps.Copy(m, *old)
-	}
-	m[k] = p
-	routePatterns.Store(&m)
+	routePatterns.Store(k, p)
 	return p
 }
 
@@ -240,9 +229,6 @@ func routePattern(rc *chi.Context) string {
 // are at most 2 deep in routes(); deeper ones are joined each time.
 type routeKey [3]string
 
-// routePatterns maps routeKey to the joined pattern, copied on write
-// (a new pattern is rare: once per route).
-var (
-	routePatterns   atomic.Pointer[map[routeKey]string]
-	routePatternsMu sync.Mutex
-)
+// routePatterns maps routeKey to the joined pattern (sync.Map: written
+// once per route, read on every request).
+var routePatterns sync.Map
