@@ -8,8 +8,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mqgate/mqgate/core"
 )
@@ -95,33 +97,20 @@ func TestWALPowerCut(t *testing.T) {
 
 	// Acknowledged commits: appends to several segments (SegmentBytes is
 	// small), hooks writing the test bucket, and groups of hooks alone.
-	var acked []Placed
-	for i := range 60 {
-		ops := []Op{}
-		for j := range i % 4 {
-			id := fmt.Sprintf("after-%d-%d", i, j)
-			ops = append(ops, Op{Topic: "t", QueueID: (i + j) % 3, ID: id, Keys: []string{"k-" + id},
-				Record: EncodeMessage(&core.Message{ID: id, Topic: "t", Body: bytes.Repeat([]byte{byte(i)}, 900)})})
-		}
-		placed, err := s.Commit(context.Background(), ops, walHook(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		acked = append(acked, placed...)
-	}
+	acked := commitHooked(t, s, 0, 60)
 	want := dumpHookBucket(t, s)
+	live, wal := snapshot(t, s)
+	powerCutTrials(t, s.db.Info().PageSize, synced, live, wal, acked, want, nil)
+}
 
-	s.wmu.Lock()
-	live, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wal, err := os.ReadFile(filepath.Join(dir, WALName))
-	s.wmu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := s.db.Info().PageSize
+// powerCutTrials opens disk images made of synced (the file as synced at
+// the checkpoint the log starts from) plus random subsets of the pages
+// live (the file as the commits left it) differs in, each with the log
+// wal (cut further by mutateWAL, when given, per trial). Each must open,
+// hold every acked message and the hook writes want, take new commits
+// and pass Verify once closed.
+func powerCutTrials(t *testing.T, ps int, synced, live, wal []byte, acked []Placed, want string, mutateWAL func(trial int, wal []byte) []byte) {
+	t.Helper()
 	var written []int // pages that differ from the synced image
 	for p := 0; p*ps < len(live); p++ {
 		a := live[p*ps : min(len(live), (p+1)*ps)]
@@ -160,6 +149,9 @@ func TestWALPowerCut(t *testing.T) {
 			// A record being appended when the power went: cut short.
 			cut = append(bytes.Clone(wal), 0, 0, 1, 0, 9, 9, 9, 9, 1, 2, 3)
 		}
+		if mutateWAL != nil {
+			cut = mutateWAL(trial, bytes.Clone(cut))
+		}
 		d := t.TempDir()
 		if err := os.WriteFile(filepath.Join(d, FileName), img, 0o600); err != nil {
 			t.Fatal(err)
@@ -188,6 +180,115 @@ func TestWALPowerCut(t *testing.T) {
 			t.Fatalf("trial %d: the recovered file fails Verify: %v", trial, err)
 		}
 	}
+}
+
+// commitHooked commits n groups of a few messages to topic t (3 queues)
+// and the test bucket's hook writes, numbered from first, and returns
+// where the messages landed.
+func commitHooked(t *testing.T, s *Store, first, n int) []Placed {
+	t.Helper()
+	var acked []Placed
+	for i := first; i < first+n; i++ {
+		ops := []Op{}
+		for j := range i % 4 {
+			id := fmt.Sprintf("after-%d-%d", i, j)
+			ops = append(ops, Op{Topic: "t", QueueID: (i + j) % 3, ID: id, Keys: []string{"k-" + id},
+				Record: EncodeMessage(&core.Message{ID: id, Topic: "t", Body: bytes.Repeat([]byte{byte(i)}, 900)})})
+		}
+		placed, err := s.Commit(context.Background(), ops, walHook(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked = append(acked, placed...)
+	}
+	return acked
+}
+
+// snapshot copies the store file and its log as they are, the writer held.
+func snapshot(t *testing.T, s *Store) (file, wal []byte) {
+	t.Helper()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	file, err := os.ReadFile(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wal, err = os.ReadFile(filepath.Join(filepath.Dir(s.path), WALName)); err != nil {
+		t.Fatal(err)
+	}
+	return file, wal
+}
+
+// TestWALPowerCutRollingCheckpoint: a power cut while a rolling checkpoint
+// is under way (its sync and header not done, while the writer commits on)
+// recovers from the previous header, whose records run through the new
+// checkpoint's; one after it recovers from the new header, whose records
+// start where the writer was when it began. A torn new header is as good
+// as none.
+func TestWALPowerCutRollingCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	// No idle rewind behind the test's back.
+	s := openStore(t, dir, Options{SegmentBytes: 64 << 10, CheckpointIdle: time.Hour})
+	if err := s.Update(func(tx Tx) error {
+		_, _, err := tx.PutTopic(TopicRecord{Name: "t", Queues: 3, RetentionHours: 1})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, s, "t", 3, 300, 7, "before")
+	synced, _ := snapshot(t, s) // Update's rewind synced the file
+
+	acked := commitHooked(t, s, 0, 30)
+	release := make(chan struct{})
+	s.beforeRollingSync = func() { <-release }
+	s.wmu.Lock()
+	start, slot := s.wal.off, s.wal.slot
+	if err := s.beginRolling(); err != nil {
+		t.Fatal(err)
+	}
+	base := uint64(s.wal.rolling.pin.ID())
+	s.wmu.Unlock()
+	acked = append(acked, commitHooked(t, s, 30, 30)...)
+	during, duringWAL := snapshot(t, s)
+	duringWant, duringAcked := dumpHookBucket(t, s), slices.Clone(acked)
+
+	close(release)
+	s.wmu.Lock()
+	<-s.wal.rolling.done
+	syncedX, err := os.ReadFile(s.path) // what the checkpoint's sync made durable
+	s.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acked = append(acked, commitHooked(t, s, 60, 30)...)
+	s.wmu.Lock()
+	next := s.wal.slot // the writer has installed the checkpoint
+	s.wmu.Unlock()
+	if next == slot {
+		t.Fatalf("the next checkpoint would write over the newest header, in slot %d", slot)
+	}
+	live, wal := snapshot(t, s)
+	want := dumpHookBucket(t, s)
+	rec, err := readWAL(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.header.base != base || rec.header.start != start || len(rec.records) != 60 {
+		t.Fatalf("recovery would start at txid %d, log offset %d, with %d records; want %d, %d, 60",
+			rec.header.base, rec.header.start, len(rec.records), base, start)
+	}
+	ps := s.db.Info().PageSize
+	t.Run("during", func(t *testing.T) {
+		powerCutTrials(t, ps, synced, during, duringWAL, duringAcked, duringWant, func(trial int, wal []byte) []byte {
+			if trial%2 == 1 { // the new header torn half way
+				copy(wal[slot*walSlotSize:], bytes.Repeat([]byte("MQGWAL02"), 600))
+			}
+			return wal
+		})
+	})
+	t.Run("after", func(t *testing.T) {
+		powerCutTrials(t, ps, syncedX, live, wal, acked, want, nil)
+	})
 }
 
 // TestWALRefusesForeignFile: a log whose checkpoint is newer than the file
