@@ -347,16 +347,17 @@ func (s *Store) syncLoop() {
 			s.stats.syncNanos.Add(uint64(time.Since(t0)))
 			s.stats.syncs.Add(1)
 		}
-		if s.wal != nil && s.wal.unsynced.Load() >= writebackPages {
-			// The store file's pages are synced only at checkpoints; left
-			// to pile up, a checkpoint's sync stalls the writer for tens
-			// of milliseconds. Started here, a few at a time, their
-			// writing overlaps the commits instead.
-			s.wal.unsynced.Store(0)
-			startWriteback(s.wal.dbf)
-		}
 		for _, b := range batches {
 			s.answer(b, syncErr)
+		}
+		if s.wal != nil && s.wal.unsynced.Load() >= writebackPages {
+			// The store file's pages are synced only at checkpoints; left
+			// to pile up, a checkpoint's sync takes tens of milliseconds.
+			// Started here, a few at a time, their writing overlaps the
+			// commits instead; after the answers, which must not wait for
+			// the call (it blocks while the disk's queue is full).
+			s.wal.unsynced.Store(0)
+			startWriteback(s.wal.dbf)
 		}
 	}
 }
