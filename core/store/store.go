@@ -291,6 +291,13 @@ func (s *Store) startWAL() error {
 		return err
 	}
 	s.db.NoSync = true
+	// bbolt grows the file by truncate and fsync inside the commit that
+	// needs the room: a sync of every dirty page of the file, on the
+	// writer, tens of milliseconds. The log-ahead does not need it: a
+	// checkpoint's fdatasync makes the file's size durable with its
+	// pages, and what grew since is redone from the log. The file then
+	// grows by the commits' own writes.
+	s.db.NoGrowSync = true
 	return nil
 }
 
