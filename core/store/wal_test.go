@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -453,6 +454,9 @@ func TestGatesHideWhatIsNotDurable(t *testing.T) {
 	rec := mustTopic(t, s, "t", 2)
 	commitN(t, s, "t", 2, 4, 4, "before") // 2 per queue
 	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(open) // before the store's Close: a failed check must not leave the syncer held
 	s.wmu.Lock()
 	s.beforeSync = func() { entered <- struct{}{}; <-release }
 	s.wmu.Unlock()
@@ -505,7 +509,7 @@ func TestGatesHideWhatIsNotDurable(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
+	open()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
