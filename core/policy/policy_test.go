@@ -97,7 +97,8 @@ func TestSealerOpenTo(t *testing.T) {
 	if _, err := s.OpenTo(buf[:0], h[:len(h)-1]); err != ErrBadHandle {
 		t.Fatalf("OpenTo a cut handle = %v", err)
 	}
-	if n := testing.AllocsPerRun(100, func() { _, _ = s.OpenTo(buf[:0], h) }); n != 0 {
+	// The race detector drops sync.Pool items at random (a new MAC state).
+	if n := testing.AllocsPerRun(100, func() { _, _ = s.OpenTo(buf[:0], h) }); n != 0 && !raceEnabled {
 		t.Fatalf("OpenTo allocates %.0f times", n)
 	}
 }
