@@ -97,45 +97,52 @@ func visible(ctx context.Context, kind auth.Kind, name string) bool {
 	return k == nil || k.Allows(kind, name)
 }
 
-// authorize guards the /v1 routes of v1 (the /v1 sub-router) when API keys
-// are configured: 401 without a known bearer key, 403 when the key lacks
-// the route's grant. It runs before routing inside /v1, so it finds the
-// route pattern and parameters itself (chi's Find on a fresh context) and
-// looks them up in routeAccess. Paths that match no route pass through to
-// the 404 / 405 answers, but only with a valid key: without one, every
-// /v1 path answers 401 and reveals nothing of the surface.
-func (s *Server) authorize(v1 chi.Routes) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			key, why := s.authenticate(r)
-			if key == nil {
-				unauthorized(w, r, why)
+// authorize guards the /v1 routes when API keys are configured: 401
+// without a known bearer key, 403 when the key lacks the route's grant.
+// It runs as the routes' middleware, after routing, so the route pattern
+// and parameters it looks up in routeAccess are the ones chi matched.
+// Paths under /v1 that match no route get the key check in v1Fallback
+// (routes.go).
+func (s *Server) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r, ok := s.authenticated(w, r)
+		if !ok {
+			return
+		}
+		key := keyFrom(r.Context())
+		rctx := chi.RouteContext(r.Context())
+		route := r.Method + " " + rctx.RoutePattern()
+		acc, ok := routeAccess[route]
+		if !ok {
+			loggerFrom(r.Context(), s.log).Error().Str("route", route).
+				Msg("route has no row in routeAccess; refused to every key")
+			forbidden(w, r, key, "this route is not open to API keys")
+			return
+		}
+		if acc.kind != 0 {
+			name := unescapeParam(rctx.URLParam(acc.param))
+			if !key.Allows(acc.kind, name) {
+				forbidden(w, r, key, needs(acc, name))
 				return
 			}
-			if st, ok := r.Context().Value(requestKey).(*requestState); ok {
-				st.key = key.Name // for the request log line
-			}
-			rctx := chi.NewRouteContext()
-			pattern := v1.Find(rctx, r.Method, routePath(r))
-			if pattern != "" {
-				acc, ok := routeAccess[r.Method+" /v1"+pattern]
-				if !ok {
-					loggerFrom(r.Context(), s.log).Error().Str("route", r.Method+" /v1"+pattern).
-						Msg("route has no row in routeAccess; refused to every key")
-					forbidden(w, r, key, "this route is not open to API keys")
-					return
-				}
-				if acc.kind != 0 {
-					name := unescapeParam(rctx.URLParam(acc.param))
-					if !key.Allows(acc.kind, name) {
-						forbidden(w, r, key, needs(acc, name))
-						return
-					}
-				}
-			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCtx, key)))
-		})
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authenticated answers 401 and reports false when r carries no known
+// bearer key; otherwise it returns r with the key in its context (and
+// the key's name on the request log line).
+func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	key, why := s.authenticate(r)
+	if key == nil {
+		unauthorized(w, r, why)
+		return r, false
 	}
+	if st, ok := r.Context().Value(requestKey).(*requestState); ok {
+		st.key = key.Name // for the request log line
+	}
+	return r.WithContext(context.WithValue(r.Context(), keyCtx, key)), true
 }
 
 // authenticate returns the key of the request's bearer token, or nil and
@@ -186,9 +193,8 @@ func needs(acc access, name string) string {
 	return "needs the admin grant"
 }
 
-// routePath is the path the /v1 sub-router routes on, taken the way chi's
-// routeHTTP takes it (what the parent left, else the raw path, else the
-// path), so the route checked is the route that runs.
+// routePath is the path chi routes on, taken the way its routeHTTP takes
+// it (what a parent router left, else the raw path, else the path).
 func routePath(r *http.Request) string {
 	if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePath != "" {
 		return rc.RoutePath
