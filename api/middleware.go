@@ -38,12 +38,26 @@ type requestState struct {
 	key      string // the API key's name once authorize accepted it ("" when keys are off)
 	// bodyTimeout bounds reading the request body (Options.BodyReadTimeout).
 	bodyTimeout time.Duration
+	// route is chi's routing context when ServeHTTP set it up; nil when
+	// the router was called directly (chi then adds its own).
+	route *chi.Context
 }
 
-// Value answers requestKey with st, anything else from the parent.
+// newRequestState starts the state of request r answered through w.
+func (s *Server) newRequestState(w http.ResponseWriter, r *http.Request) *requestState {
+	return &requestState{Context: r.Context(), rec: statusRecorder{ResponseWriter: w}, bodyTimeout: s.bodyTimeout}
+}
+
+// Value answers requestKey with st, chi's RouteCtxKey with its routing
+// context, anything else from the parent.
 func (st *requestState) Value(key any) any {
-	if key == requestKey {
+	switch key {
+	case requestKey:
 		return st
+	case chi.RouteCtxKey:
+		if st.route != nil {
+			return st.route
+		}
 	}
 	return st.Context.Value(key)
 }
@@ -141,7 +155,12 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{Context: r.Context(), rec: statusRecorder{ResponseWriter: w}, bodyTimeout: s.bodyTimeout}
+		// ServeHTTP has set the state up; a router called directly has not.
+		st, ok := r.Context().Value(requestKey).(*requestState)
+		if !ok {
+			st = s.newRequestState(w, r)
+			r = r.WithContext(st)
+		}
 		st.id = r.Header.Get("X-Request-Id")
 		if !validRequestID(st.id) {
 			st.id = newRequestID()
@@ -150,7 +169,6 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		// would allocate a fresh one-element slice per request.
 		st.idHeader[0] = st.id
 		w.Header()["X-Request-Id"] = st.idHeader[:]
-		r = r.WithContext(st)
 		rec := &st.rec
 
 		defer func() {

@@ -19,7 +19,7 @@ import (
 // mounted sub-router: a request is routed once (no second tree walk, no
 // route path or pattern rebuilt per request). What a mount did besides
 // routing, v1Fallback keeps for the paths under /v1 that match no route.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() *chi.Mux {
 	r := chi.NewRouter()
 	r.Use(s.instrument, requireJSON)
 	r.NotFound(s.v1Fallback(func(w http.ResponseWriter, r *http.Request) {

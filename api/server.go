@@ -2,9 +2,11 @@ package api
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/go-playground/validator/v10"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -79,6 +81,7 @@ type Server struct {
 	metrics  *metrics
 	validate *validator.Validate
 	handler  http.Handler
+	mux      *chi.Mux      // handler, for the routing context ServeHTTP sets up
 	keys     *auth.Keyring // nil: /v1 is open
 	noAccess bool          // Options.NoAccessLog
 	ready    func() error  // Options.Ready; nil: always ready
@@ -139,12 +142,26 @@ func New(opts Options) *Server {
 	s.metrics = newMetrics(s.registry)
 	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.engine, s.groups))
 	s.registry.MustRegister(newLagCollector(s.engine, s.groups))
-	s.handler = s.routes()
+	s.mux = s.routes()
+	s.handler = s.mux
 	return s
 }
 
-// ServeHTTP serves one request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+// ServeHTTP serves one request. It gives the request its requestState,
+// which also carries chi's routing context (taken from a pool and put back,
+// as chi's own ServeHTTP does): the request is copied once for both, where
+// chi and instrument each copied it and chi added a context of its own.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	st := s.newRequestState(w, r)
+	st.route = routeContexts.Get().(*chi.Context)
+	st.route.Reset()
+	st.route.Routes = s.mux
+	s.handler.ServeHTTP(w, r.WithContext(st))
+	routeContexts.Put(st.route)
+}
+
+// routeContexts are chi routing contexts, reused across requests.
+var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 // SetShuttingDown makes /readyz answer 503 from now on; call it when
 // graceful shutdown begins, before the listener closes.
