@@ -53,13 +53,17 @@ type Options struct {
 	// ordinary request to share its commit; default DefaultLinger, <0 none.
 	Linger time.Duration
 	// CheckpointBytes and CheckpointInterval say when the writer syncs the
-	// file and restarts the log-ahead (wal.go): once the log or the pages
-	// allocated since the last checkpoint reach CheckpointBytes (default
-	// DefaultCheckpointBytes), or CheckpointInterval after the first
-	// record (default DefaultCheckpointInterval). They bound the log
-	// redone at start-up after a crash.
+	// file and moves the log-ahead's start (checkpoint.go): once the log
+	// or the pages allocated since the last checkpoint reach
+	// CheckpointBytes (default DefaultCheckpointBytes), or
+	// CheckpointInterval after the first record (default
+	// DefaultCheckpointInterval). They bound the log redone at start-up
+	// after a crash. CheckpointIdle is how long the writer waits without
+	// a group before it rewinds a log holding records (default
+	// DefaultCheckpointIdle).
 	CheckpointBytes    int64
 	CheckpointInterval time.Duration
+	CheckpointIdle     time.Duration
 }
 
 // DefaultLinger bounds how long a position write waits for company. It is
@@ -100,8 +104,10 @@ type Store struct {
 	syncDone chan struct{}
 	gates    gateTable
 	// beforeSync, set by tests before the first commit, runs in the
-	// syncer before each fdatasync.
-	beforeSync func()
+	// syncer before each fdatasync; beforeRollingSync, set by tests
+	// before a rolling checkpoint begins, in its goroutine before its
+	// sync.
+	beforeSync, beforeRollingSync func()
 
 	closeOnce sync.Once
 	closeErr  error
@@ -141,6 +147,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if opts.CheckpointIdle <= 0 {
+		opts.CheckpointIdle = DefaultCheckpointIdle
 	}
 	log := zerolog.Nop()
 	if opts.Logger != nil {
@@ -282,6 +291,13 @@ func (s *Store) startWAL() error {
 		return err
 	}
 	s.db.NoSync = true
+	// bbolt grows the file by truncate and fsync inside the commit that
+	// needs the room: a sync of every dirty page of the file, on the
+	// writer, tens of milliseconds. The log-ahead does not need it: a
+	// checkpoint's fdatasync makes the file's size durable with its
+	// pages, and what grew since is redone from the log. The file then
+	// grows by the commits' own writes.
+	s.db.NoGrowSync = true
 	return nil
 }
 

@@ -23,7 +23,8 @@ import (
 // syncer then makes it durable with one fdatasync of sequential bytes
 // while the writer commits the next group, and only then answers it and
 // opens its queues' gates to readers (gate.go). Every so often a
-// checkpoint syncs the bbolt file and starts the log afresh.
+// checkpoint syncs the bbolt file and moves the log's start past what the
+// file now holds (checkpoint.go).
 //
 // Why an unsynced bbolt file can be recovered: after a power cut such a
 // file may hold any mix of the page writes made since its last sync,
@@ -55,74 +56,27 @@ import (
 // WALName is the log-ahead's file in the data directory.
 const WALName = "mqgate.wal"
 
-// Checkpoint thresholds: the writer checkpoints when the log holds this
-// many bytes of records, when the group commits since the last one
-// allocated this many bytes of pages (what the pin keeps from being
-// reused), or this long after the first record; and whenever no group
-// came for a second (checkpointIdle).
+// Checkpoint thresholds: the writer starts the log over when it holds
+// this many bytes of records; it takes a rolling checkpoint when the
+// group commits since the last one allocated this many bytes of pages
+// (what the pin keeps from being reused), or this long after the first
+// record; and it starts the log over whenever no group came for a second
+// (CheckpointIdle). checkpoint.go has the two kinds.
 const (
 	DefaultCheckpointBytes    = 64 << 20
 	DefaultCheckpointInterval = 30 * time.Second
+	DefaultCheckpointIdle     = time.Second
 )
 
 // mmapSize is the size of bbolt's mapping of the file: the file may not
 // grow past it while the store runs (mapping it costs address space only).
 const mmapSize = 1 << 40
 
-// walMagic starts the log's header.
-const walMagic = "MQGWAL01"
-
 // Record kinds.
 const (
 	walGroup byte = 1 // a group commit
 	walVoid  byte = 2 // the group with this txid did not commit after all
 )
-
-// walHeader is the log's header: the checkpoint its records start from.
-type walHeader struct {
-	base     uint64 // the bbolt txid of the checkpoint
-	segBytes int64  // the segment bounds the records were applied with
-	segSpan  int64  // (ms)
-	// rootSum is the checksum of the root page of the state at base. That
-	// page is pinned, so it is on disk unchanged: a file whose page
-	// differs is not the one the log was written for.
-	rootSum uint32
-	meta    []byte // the file's meta page at base, a whole page
-}
-
-func (h walHeader) encode() []byte {
-	b := make([]byte, 0, 48+len(h.meta))
-	b = append(b, walMagic...)
-	b = binary.BigEndian.AppendUint64(b, h.base)
-	b = binary.BigEndian.AppendUint64(b, uint64(h.segBytes))
-	b = binary.BigEndian.AppendUint64(b, uint64(h.segSpan))
-	b = binary.BigEndian.AppendUint32(b, h.rootSum)
-	b = binary.BigEndian.AppendUint32(b, uint32(len(h.meta)))
-	b = append(b, h.meta...)
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, crcTable))
-}
-
-// decodeWALHeader reads a header; n is its length.
-func decodeWALHeader(b []byte) (h walHeader, n int, err error) {
-	const fixed = 8 + 8 + 8 + 8 + 4 + 4
-	if len(b) < fixed || string(b[:8]) != walMagic {
-		return h, 0, errors.New("no log-ahead header")
-	}
-	h.base = binary.BigEndian.Uint64(b[8:])
-	h.segBytes = int64(binary.BigEndian.Uint64(b[16:]))
-	h.segSpan = int64(binary.BigEndian.Uint64(b[24:]))
-	h.rootSum = binary.BigEndian.Uint32(b[32:])
-	ml := int(binary.BigEndian.Uint32(b[36:]))
-	if ml > 1<<16 || len(b) < fixed+ml+4 {
-		return h, 0, errors.New("log-ahead header cut short")
-	}
-	n = fixed + ml + 4
-	if crc32.Checksum(b[:n-4], crcTable) != binary.BigEndian.Uint32(b[n-4:]) {
-		return h, 0, errors.New("log-ahead header fails its checksum")
-	}
-	h.meta = bytes.Clone(b[fixed : fixed+ml])
-	return h, n, nil
-}
 
 // Offsets in a bbolt meta page: the page header is 16 bytes, then the
 // meta: magic, version, page size, flags (4 bytes each), root bucket (16),
@@ -172,6 +126,9 @@ type walLog struct {
 	off      int64    // where the next record goes
 	end      int64    // the file's size: bytes below it are allocated
 	pin      *bolt.Tx // the read transaction holding the checkpoint's pages
+	slot     int      // the header slot the next checkpoint writes
+	gen      uint64   // the gen of the last header made (walHeader)
+	rolling  *rolling // the rolling checkpoint under way, if any
 	// broken is set when the log cannot be trusted to hold what it was
 	// given (a failed fdatasync, a write that could not be undone); every
 	// commit fails with it until a restart. The syncer sets it too.
@@ -188,7 +145,8 @@ type walLog struct {
 }
 
 // openWAL opens (creating) the log of the store at path. The writer's
-// first checkpoint writes its header.
+// first checkpoint writes its header, into the slot the newest header
+// found is not in.
 func openWAL(path string, pageSize int) (*walLog, error) {
 	f, err := os.OpenFile(filepath.Join(filepath.Dir(path), WALName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -198,6 +156,9 @@ func openWAL(path string, pageSize int) (*walLog, error) {
 	fi, err := f.Stat()
 	if err == nil {
 		w.end = fi.Size()
+		w.slot, w.gen, err = nextSlot(f)
+	}
+	if err == nil {
 		w.dbf, err = os.Open(path)
 	}
 	if err == nil {
@@ -213,68 +174,20 @@ func openWAL(path string, pageSize int) (*walLog, error) {
 	return w, nil
 }
 
-// close releases the pin and closes the files.
+// close releases the pins and closes the files, after waiting for a
+// rolling checkpoint under way (Close's rewind has normally finished it).
 func (w *walLog) close() error {
+	if r := w.rolling; r != nil {
+		<-r.done
+		_ = r.pin.Rollback()
+		w.rolling = nil
+	}
 	if w.pin != nil {
 		_ = w.pin.Rollback()
 		w.pin = nil
 	}
 	w.dbf.Close()
 	return w.f.Close()
-}
-
-// checkpoint syncs the bbolt file and starts the log afresh from its
-// current state: a new pin, and the header naming that state. The caller
-// holds wmu and no write transaction is open. On failure the log is
-// broken: the previous header and pin are kept, so recovery still works
-// from the previous checkpoint.
-func (s *Store) checkpoint() error {
-	w := s.wal
-	if err := w.err(); err != nil {
-		return err
-	}
-	t0 := time.Now()
-	defer func() { s.stats.checkpointNanos.Add(uint64(time.Since(t0))) }()
-	if err := s.db.Sync(); err != nil {
-		return w.fail(fmt.Errorf("sync the store file at a checkpoint: %w", err))
-	}
-	pin, err := s.db.Begin(false)
-	if err != nil {
-		return w.fail(err)
-	}
-	txid := uint64(pin.ID())
-	meta := make([]byte, w.pageSize)
-	if _, err := w.dbf.ReadAt(meta, int64(txid%2)*int64(w.pageSize)); err != nil {
-		_ = pin.Rollback()
-		return w.fail(fmt.Errorf("read the meta page at a checkpoint: %w", err))
-	}
-	if got, ok := metaTxid(meta); !ok || got != txid {
-		_ = pin.Rollback()
-		return w.fail(fmt.Errorf("checkpoint: meta page %d holds txid %d (valid %v), want %d", txid%2, got, ok, txid))
-	}
-	rootSum, err := pageSum(w.dbf, meta)
-	if err != nil {
-		_ = pin.Rollback()
-		return w.fail(fmt.Errorf("read the root page at a checkpoint: %w", err))
-	}
-	h := walHeader{base: txid, segBytes: s.opts.SegmentBytes, segSpan: s.opts.SegmentSpan.Milliseconds(),
-		rootSum: rootSum, meta: meta}
-	hb := h.encode()
-	if _, err := w.f.WriteAt(hb, 0); err != nil {
-		_ = pin.Rollback()
-		return w.fail(fmt.Errorf("write the log-ahead header: %w", err))
-	}
-	if err := fdatasync(w.f); err != nil {
-		_ = pin.Rollback()
-		return w.fail(fmt.Errorf("sync the log-ahead header: %w", err))
-	}
-	if w.pin != nil {
-		_ = w.pin.Rollback()
-	}
-	w.pin, w.off, w.records, w.pages = pin, int64(len(hb)), false, 0
-	w.dbSize = pin.Size()
-	s.stats.checkpoints.Add(1)
-	return nil
 }
 
 func (w *walLog) fail(err error) error {
@@ -302,10 +215,24 @@ func (w *walLog) sync() error {
 	return w.err()
 }
 
-// due reports whether the log has grown, or aged, enough for a checkpoint.
-func (w *walLog) due(opts *Options) bool {
-	return w.off >= opts.CheckpointBytes || w.pages*int64(w.pageSize) >= opts.CheckpointBytes ||
-		w.records && time.Since(w.firstAt) >= opts.CheckpointInterval
+// checkpointKind is what a checkpoint due now is.
+type checkpointKind int
+
+const (
+	noCheckpoint checkpointKind = iota
+	rollingCheckpoint
+	rewindCheckpoint
+)
+
+// due reports which checkpoint, if any, the log's growth and age call for.
+func (w *walLog) due(opts *Options) checkpointKind {
+	switch {
+	case w.off >= walRecords+opts.CheckpointBytes:
+		return rewindCheckpoint
+	case w.pages*int64(w.pageSize) >= opts.CheckpointBytes || w.records && time.Since(w.firstAt) >= opts.CheckpointInterval:
+		return rollingCheckpoint
+	}
+	return noCheckpoint
 }
 
 // roomFor fails a group that could grow the file past the mapping.
@@ -399,13 +326,17 @@ var zeros [256 << 10]byte
 // grow writes zeros from the end of the file to a step past need, so the
 // next records overwrite allocated bytes.
 func (w *walLog) grow(need int64) error {
-	newEnd := need + walGrowStep
-	for at := max(w.end, need); at < newEnd; at += int64(len(zeros)) {
-		if _, err := w.f.WriteAt(zeros[:min(int64(len(zeros)), newEnd-at)], at); err != nil {
+	return w.zeroFill(max(w.end, need), need+walGrowStep)
+}
+
+// zeroFill writes zeros over [from, to) and makes to the file's end.
+func (w *walLog) zeroFill(from, to int64) error {
+	for at := from; at < to; at += int64(len(zeros)) {
+		if _, err := w.f.WriteAt(zeros[:min(int64(len(zeros)), to-at)], at); err != nil {
 			return err
 		}
 	}
-	w.end = newEnd
+	w.end = to
 	return nil
 }
 
@@ -485,16 +416,17 @@ func readWAL(path string) (*walRecovery, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the log-ahead: %w", err)
 	}
-	h, n, err := decodeWALHeader(raw)
+	h, _, err := newestHeader(raw)
 	if err != nil {
-		// A header is rewritten only at a checkpoint, after the file was
-		// synced and before anything new was committed: a torn one means
-		// the file is exactly at that checkpoint.
+		// With no valid header at all, the one torn was the first written
+		// into this log (a new log, or the first after an upgrade), by a
+		// rewind: after the file was synced and before anything new was
+		// committed, so the file is exactly at that checkpoint.
 		return &walRecovery{tail: err.Error()}, nil
 	}
 	rec := &walRecovery{header: h}
 	next := h.base + 1
-	for off := n; len(raw)-off >= 8; {
+	for off := int(h.start); off >= 0 && len(raw)-off >= 8; {
 		size := int(binary.BigEndian.Uint32(raw[off:]))
 		if size == 0 {
 			break // the zeros written ahead of the records

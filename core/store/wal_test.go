@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mqgate/mqgate/core"
 )
@@ -95,33 +98,20 @@ func TestWALPowerCut(t *testing.T) {
 
 	// Acknowledged commits: appends to several segments (SegmentBytes is
 	// small), hooks writing the test bucket, and groups of hooks alone.
-	var acked []Placed
-	for i := range 60 {
-		ops := []Op{}
-		for j := range i % 4 {
-			id := fmt.Sprintf("after-%d-%d", i, j)
-			ops = append(ops, Op{Topic: "t", QueueID: (i + j) % 3, ID: id, Keys: []string{"k-" + id},
-				Record: EncodeMessage(&core.Message{ID: id, Topic: "t", Body: bytes.Repeat([]byte{byte(i)}, 900)})})
-		}
-		placed, err := s.Commit(context.Background(), ops, walHook(i))
-		if err != nil {
-			t.Fatal(err)
-		}
-		acked = append(acked, placed...)
-	}
+	acked := commitHooked(t, s, 0, 60)
 	want := dumpHookBucket(t, s)
+	live, wal := snapshot(t, s)
+	powerCutTrials(t, s.db.Info().PageSize, synced, live, wal, acked, want, nil)
+}
 
-	s.wmu.Lock()
-	live, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wal, err := os.ReadFile(filepath.Join(dir, WALName))
-	s.wmu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := s.db.Info().PageSize
+// powerCutTrials opens disk images made of synced (the file as synced at
+// the checkpoint the log starts from) plus random subsets of the pages
+// live (the file as the commits left it) differs in, each with the log
+// wal (cut further by mutateWAL, when given, per trial). Each must open,
+// hold every acked message and the hook writes want, take new commits
+// and pass Verify once closed.
+func powerCutTrials(t *testing.T, ps int, synced, live, wal []byte, acked []Placed, want string, mutateWAL func(trial int, wal []byte) []byte) {
+	t.Helper()
 	var written []int // pages that differ from the synced image
 	for p := 0; p*ps < len(live); p++ {
 		a := live[p*ps : min(len(live), (p+1)*ps)]
@@ -160,6 +150,9 @@ func TestWALPowerCut(t *testing.T) {
 			// A record being appended when the power went: cut short.
 			cut = append(bytes.Clone(wal), 0, 0, 1, 0, 9, 9, 9, 9, 1, 2, 3)
 		}
+		if mutateWAL != nil {
+			cut = mutateWAL(trial, bytes.Clone(cut))
+		}
 		d := t.TempDir()
 		if err := os.WriteFile(filepath.Join(d, FileName), img, 0o600); err != nil {
 			t.Fatal(err)
@@ -188,6 +181,115 @@ func TestWALPowerCut(t *testing.T) {
 			t.Fatalf("trial %d: the recovered file fails Verify: %v", trial, err)
 		}
 	}
+}
+
+// commitHooked commits n groups of a few messages to topic t (3 queues)
+// and the test bucket's hook writes, numbered from first, and returns
+// where the messages landed.
+func commitHooked(t *testing.T, s *Store, first, n int) []Placed {
+	t.Helper()
+	var acked []Placed
+	for i := first; i < first+n; i++ {
+		ops := []Op{}
+		for j := range i % 4 {
+			id := fmt.Sprintf("after-%d-%d", i, j)
+			ops = append(ops, Op{Topic: "t", QueueID: (i + j) % 3, ID: id, Keys: []string{"k-" + id},
+				Record: EncodeMessage(&core.Message{ID: id, Topic: "t", Body: bytes.Repeat([]byte{byte(i)}, 900)})})
+		}
+		placed, err := s.Commit(context.Background(), ops, walHook(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked = append(acked, placed...)
+	}
+	return acked
+}
+
+// snapshot copies the store file and its log as they are, the writer held.
+func snapshot(t *testing.T, s *Store) (file, wal []byte) {
+	t.Helper()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	file, err := os.ReadFile(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wal, err = os.ReadFile(filepath.Join(filepath.Dir(s.path), WALName)); err != nil {
+		t.Fatal(err)
+	}
+	return file, wal
+}
+
+// TestWALPowerCutRollingCheckpoint: a power cut while a rolling checkpoint
+// is under way (its sync and header not done, while the writer commits on)
+// recovers from the previous header, whose records run through the new
+// checkpoint's; one after it recovers from the new header, whose records
+// start where the writer was when it began. A torn new header is as good
+// as none.
+func TestWALPowerCutRollingCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	// No idle rewind behind the test's back.
+	s := openStore(t, dir, Options{SegmentBytes: 64 << 10, CheckpointIdle: time.Hour})
+	if err := s.Update(func(tx Tx) error {
+		_, _, err := tx.PutTopic(TopicRecord{Name: "t", Queues: 3, RetentionHours: 1})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, s, "t", 3, 300, 7, "before")
+	synced, _ := snapshot(t, s) // Update's rewind synced the file
+
+	acked := commitHooked(t, s, 0, 30)
+	release := make(chan struct{})
+	s.beforeRollingSync = func() { <-release }
+	s.wmu.Lock()
+	start, slot := s.wal.off, s.wal.slot
+	if err := s.beginRolling(); err != nil {
+		t.Fatal(err)
+	}
+	base := uint64(s.wal.rolling.pin.ID())
+	s.wmu.Unlock()
+	acked = append(acked, commitHooked(t, s, 30, 30)...)
+	during, duringWAL := snapshot(t, s)
+	duringWant, duringAcked := dumpHookBucket(t, s), slices.Clone(acked)
+
+	close(release)
+	s.wmu.Lock()
+	<-s.wal.rolling.done
+	syncedX, err := os.ReadFile(s.path) // what the checkpoint's sync made durable
+	s.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acked = append(acked, commitHooked(t, s, 60, 30)...)
+	s.wmu.Lock()
+	next := s.wal.slot // the writer has installed the checkpoint
+	s.wmu.Unlock()
+	if next == slot {
+		t.Fatalf("the next checkpoint would write over the newest header, in slot %d", slot)
+	}
+	live, wal := snapshot(t, s)
+	want := dumpHookBucket(t, s)
+	rec, err := readWAL(s.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.header.base != base || rec.header.start != start || len(rec.records) != 60 {
+		t.Fatalf("recovery would start at txid %d, log offset %d, with %d records; want %d, %d, 60",
+			rec.header.base, rec.header.start, len(rec.records), base, start)
+	}
+	ps := s.db.Info().PageSize
+	t.Run("during", func(t *testing.T) {
+		powerCutTrials(t, ps, synced, during, duringWAL, duringAcked, duringWant, func(trial int, wal []byte) []byte {
+			if trial%2 == 1 { // the new header torn half way
+				copy(wal[slot*walSlotSize:], bytes.Repeat([]byte("MQGWAL02"), 600))
+			}
+			return wal
+		})
+	})
+	t.Run("after", func(t *testing.T) {
+		powerCutTrials(t, ps, syncedX, live, wal, acked, want, nil)
+	})
 }
 
 // TestWALRefusesForeignFile: a log whose checkpoint is newer than the file
@@ -405,5 +507,55 @@ func TestGatesHideWhatIsNotDurable(t *testing.T) {
 	}
 	if seen != 4 {
 		t.Fatalf("after the sync readers see max %d, want 4", seen)
+	}
+}
+
+// TestWALRecoversVersion1Log: a log left by a crash of a build before the
+// header slots (one header at 0, the records right after it) is redone,
+// and the first checkpoint after it writes a version 2 header.
+func TestWALRecoversVersion1Log(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{SegmentBytes: 64 << 10, CheckpointIdle: time.Hour})
+	mustTopic(t, s, "t", 3)
+	img, _ := snapshot(t, s) // synced by the topic's rewind; none of the commits below reach the disk
+	acked := commitHooked(t, s, 0, 40)
+	want := dumpHookBucket(t, s)
+	_, wal := snapshot(t, s)
+	rec, err := readWAL(s.path)
+	if err != nil || len(rec.records) != 40 {
+		t.Fatalf("%v records, err %v", len(rec.records), err)
+	}
+	// The version 1 layout of the same log.
+	h := rec.header
+	v1 := []byte(walMagicV1)
+	v1 = binary.BigEndian.AppendUint64(v1, h.base)
+	v1 = binary.BigEndian.AppendUint64(v1, uint64(h.segBytes))
+	v1 = binary.BigEndian.AppendUint64(v1, uint64(h.segSpan))
+	v1 = binary.BigEndian.AppendUint32(v1, h.rootSum)
+	v1 = binary.BigEndian.AppendUint32(v1, uint32(len(h.meta)))
+	v1 = append(v1, h.meta...)
+	v1 = binary.BigEndian.AppendUint32(v1, crc32.Checksum(v1, crcTable))
+	v1 = append(v1, wal[h.start:]...)
+
+	d := t.TempDir()
+	if err := os.WriteFile(filepath.Join(d, FileName), img, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d, WALName), v1, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := openStore(t, d, Options{SegmentBytes: 64 << 10})
+	for _, p := range acked {
+		var m *core.Message
+		if err := r.View(func(tx ReadTx) (err error) { m, err = tx.MessageAt(p.CommitLogOffset); return err }); err != nil || m == nil {
+			t.Fatalf("acknowledged message at %d lost: %v", p.CommitLogOffset, err)
+		}
+	}
+	if got := dumpHookBucket(t, r); got != want {
+		t.Fatalf("hook writes after recovery\n got %s\nwant %s", got, want)
+	}
+	_, wal = snapshot(t, r)
+	if _, slot, err := newestHeader(wal); err != nil || slot != 0 || string(wal[:8]) != walMagic {
+		t.Fatalf("after recovery the log's header is %q in slot %d (%v), want version 2 in slot 0", wal[:8], slot, err)
 	}
 }

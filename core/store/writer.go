@@ -111,8 +111,10 @@ type WriterStats struct {
 	// Pages the pages they allocated: PageWrites/Groups is the scattered
 	// writes one fsync pays for.
 	PageWrites, Pages uint64
-	// Checkpoints counts the syncs of the store file that restart the
-	// log-ahead (wal.go), CheckpointTime their time (the writer waits).
+	// Checkpoints counts the checkpoints made (checkpoint.go), rewinds
+	// and rolling ones; CheckpointTime is the time the writer stood still
+	// for them (publishers wait): a rewind's sync of the store file, the
+	// start of a rolling one, whose sync runs beside the writer.
 	Checkpoints    uint64
 	CheckpointTime time.Duration
 	// Syncs counts the syncer's fdatasyncs of the log-ahead, Sync their
@@ -151,8 +153,8 @@ const maxGroup = 1024
 // anything is published, and at most one per Linger when nothing is. It
 // exits when Close closes reqs, after committing what was queued.
 // Between groups it checkpoints the log-ahead when it has grown enough or
-// is old enough (walLog.due), or once no group came for checkpointIdle, so
-// an idle store is synced and its log empty.
+// is old enough (afterGroup), and once no group came for Options.CheckpointIdle,
+// so an idle store is synced and its log empty.
 func (s *Store) writeLoop() {
 	defer close(s.done)
 	defer close(s.syncq) // after the last group: the syncer answers it and exits
@@ -189,12 +191,10 @@ func (s *Store) writeLoop() {
 		if s.wal == nil {
 			continue
 		}
-		switch due, records := s.walState(); {
-		case due:
+		if s.afterGroup() {
+			ckpt.Reset(s.opts.CheckpointIdle)
+		} else {
 			ckpt.Stop()
-			s.checkpointNow()
-		case records:
-			ckpt.Reset(checkpointIdle)
 		}
 	}
 }
@@ -203,27 +203,48 @@ func (s *Store) writeLoop() {
 // file before the syncer starts their writing back (8 MiB).
 const writebackPages = 2048
 
-// checkpointIdle is how long the writer waits without a group before it
-// checkpoints a log holding records.
-const checkpointIdle = time.Second
-
-// walState reports whether a checkpoint is due and whether the log holds
-// records.
-func (s *Store) walState() (due, records bool) {
+// afterGroup is the writer's log-ahead work between groups: it installs a
+// rolling checkpoint that has finished and starts the checkpoint the log
+// calls for (checkpoint.go). It reports whether the idle checkpoint is to
+// be armed: the log holds records, or a rolling checkpoint is under way.
+func (s *Store) afterGroup() (armIdle bool) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	return s.wal.due(&s.opts), s.wal.records
+	w := s.wal
+	if w.err() != nil {
+		return false
+	}
+	err := s.finishRolling(false)
+	if err == nil {
+		switch w.due(&s.opts) {
+		case rewindCheckpoint:
+			err = s.checkpoint()
+		case rollingCheckpoint:
+			err = s.beginRolling()
+		}
+	}
+	if err != nil {
+		s.log.Error().Err(err).Msg("checkpoint failed")
+		return false // every commit now fails with the log's error
+	}
+	return w.records || w.rolling != nil
 }
 
-// checkpointNow checkpoints between groups; a failure breaks the log
-// (every commit then fails with it) and is logged once here.
+// checkpointNow is the idle checkpoint: it waits for a rolling checkpoint
+// under way and, if the log holds records, rewinds it, so an idle store is
+// synced and its log empty. A failure breaks the log (every commit then
+// fails with it) and is logged once here.
 func (s *Store) checkpointNow() {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	if s.wal.err() != nil || !s.wal.records && s.wal.pages == 0 {
+	if s.wal.err() != nil {
 		return
 	}
-	if err := s.checkpoint(); err != nil {
+	err := s.finishRolling(true)
+	if err == nil && (s.wal.records || s.wal.pages != 0) {
+		err = s.checkpoint()
+	}
+	if err != nil {
 		s.log.Error().Err(err).Msg("checkpoint failed")
 	}
 }
@@ -326,16 +347,17 @@ func (s *Store) syncLoop() {
 			s.stats.syncNanos.Add(uint64(time.Since(t0)))
 			s.stats.syncs.Add(1)
 		}
-		if s.wal != nil && s.wal.unsynced.Load() >= writebackPages {
-			// The store file's pages are synced only at checkpoints; left
-			// to pile up, a checkpoint's sync stalls the writer for tens
-			// of milliseconds. Started here, a few at a time, their
-			// writing overlaps the commits instead.
-			s.wal.unsynced.Store(0)
-			startWriteback(s.wal.dbf)
-		}
 		for _, b := range batches {
 			s.answer(b, syncErr)
+		}
+		if s.wal != nil && s.wal.unsynced.Load() >= writebackPages {
+			// The store file's pages are synced only at checkpoints; left
+			// to pile up, a checkpoint's sync takes tens of milliseconds.
+			// Started here, a few at a time, their writing overlaps the
+			// commits instead; after the answers, which must not wait for
+			// the call (it blocks while the disk's queue is full).
+			s.wal.unsynced.Store(0)
+			startWriteback(s.wal.dbf)
 		}
 	}
 }
