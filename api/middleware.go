@@ -26,8 +26,11 @@ type contextKey struct{ name string }
 var requestKey = &contextKey{"request"}
 
 // requestState is what instrument keeps per request: the id, and the
-// recorder of what the handler wrote. They share one allocation.
+// recorder of what the handler wrote. They share one allocation, which is
+// also the request's context: it embeds the parent and answers requestKey
+// itself, so no context.WithValue is allocated per request.
 type requestState struct {
+	context.Context
 	rec statusRecorder
 	id  string
 	// idHeader is X-Request-Id's value slice, in the same allocation.
@@ -35,6 +38,14 @@ type requestState struct {
 	key      string // the API key's name once authorize accepted it ("" when keys are off)
 	// bodyTimeout bounds reading the request body (Options.BodyReadTimeout).
 	bodyTimeout time.Duration
+}
+
+// Value answers requestKey with st, anything else from the parent.
+func (st *requestState) Value(key any) any {
+	if key == requestKey {
+		return st
+	}
+	return st.Context.Value(key)
 }
 
 // requestIDFrom returns the request id set by instrument, or "".
@@ -125,12 +136,12 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 // instrument is the outermost middleware: it assigns the request id, sets
 // X-Request-Id before anything else can write, recovers panics into a 500
 // problem, then logs the request and records its metrics. It is on every
-// request's path, so it allocates once (requestState) besides the request
-// copy WithContext makes.
+// request's path, so it allocates once (requestState, also the context)
+// besides the request copy WithContext makes.
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &requestState{rec: statusRecorder{ResponseWriter: w}, bodyTimeout: s.bodyTimeout}
+		st := &requestState{Context: r.Context(), rec: statusRecorder{ResponseWriter: w}, bodyTimeout: s.bodyTimeout}
 		st.id = r.Header.Get("X-Request-Id")
 		if !validRequestID(st.id) {
 			st.id = newRequestID()
@@ -139,7 +150,7 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		// would allocate a fresh one-element slice per request.
 		st.idHeader[0] = st.id
 		w.Header()["X-Request-Id"] = st.idHeader[:]
-		r = r.WithContext(context.WithValue(r.Context(), requestKey, st))
+		r = r.WithContext(st)
 		rec := &st.rec
 
 		defer func() {

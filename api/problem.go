@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	fastjson "github.com/segmentio/encoding/json"
 
@@ -243,10 +244,22 @@ func writeAppended[T any](w http.ResponseWriter, status int, appendBody func([]b
 // Content-Length.
 func writeEncoded(w http.ResponseWriter, status int, body []byte) {
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	// Both values and the length's digits share one allocation (Set and
+	// Itoa made three per answer, the ack's hot path). The slices are
+	// capped, so an Add elsewhere copies instead of writing into them.
+	jh := new(jsonHeaders)
+	d := strconv.AppendInt(jh.digits[:0], int64(len(body)), 10)
+	jh.vals = [2]string{"application/json", unsafe.String(&d[0], len(d))} // digits never change after
+	h["Content-Type"] = jh.vals[0:1:1]
+	h["Content-Length"] = jh.vals[1:2:2]
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// jsonHeaders backs writeEncoded's two header values.
+type jsonHeaders struct {
+	vals   [2]string
+	digits [20]byte
 }
 
 // encodeBufs recycles writeJSON's buffers. A buffer grown past

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"encoding/base64"
 	"encoding/binary"
+	"slices"
 	"time"
 
 	"github.com/mqgate/mqgate/core"
@@ -57,14 +59,16 @@ func newHandleCodec(key []byte, previous ...[]byte) *handleCodec {
 
 // encode returns the signed, URL-safe handle of r.
 func (c *handleCodec) encode(r receipt) string {
-	b := make([]byte, 0, 64+len(r.Group)+len(r.ConsumerID)+len(r.Queue.Topic))
-	b = append(b, handleVersion)
+	// Seal copies the payload, so it is built on the stack (append moves
+	// an unusually long one to the heap).
+	var stack [256]byte
+	b := append(stack[:0], handleVersion)
 	b = binary.AppendUvarint(b, r.Epoch)
 	b = binary.AppendUvarint(b, r.Seq)
 	b = binary.AppendUvarint(b, uint64(r.Queue.QueueID))
 	b = binary.AppendUvarint(b, uint64(r.Offset))
 	b = binary.AppendUvarint(b, uint64(r.Expires.UnixMilli()))
-	for _, s := range []string{r.Group, r.ConsumerID, r.Queue.Topic} {
+	for _, s := range [...]string{r.Group, r.ConsumerID, r.Queue.Topic} {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
@@ -85,39 +89,120 @@ func (c *handleCodec) decode(h string) (receipt, error) {
 // parseReceipt parses an authenticated payload strictly: every field
 // present, in range, and nothing after the last one.
 func parseReceipt(p []byte) (receipt, error) {
-	var r receipt
+	f, ok := parseFields(p)
+	if !ok {
+		return receipt{}, errBadHandle
+	}
+	return f.receipt(p), nil
+}
+
+// receiptFields is a parsed payload whose strings are left in place as
+// spans of it, so checking a handle against its lease (receiptRef.is)
+// copies no string out: an ack of one handle used to make three.
+type receiptFields struct {
+	epoch, seq, queueID, offset, expiresMs uint64
+	group, consumerID, topic               span
+}
+
+// span is the bytes p[off:off+n] of a payload.
+type span struct{ off, n int }
+
+func (s span) in(p []byte) []byte { return p[s.off : s.off+s.n] }
+
+// parseFields is parseReceipt's parser; ok is false when p is not a
+// well-formed receipt.
+func parseFields(p []byte) (f receiptFields, ok bool) {
 	if len(p) == 0 || p[0] != handleVersion {
-		return r, errBadHandle
+		return f, false
 	}
-	p = p[1:]
-	var nums [5]uint64
-	for i := range nums {
-		v, n := uvarint(p)
+	at := 1
+	for _, v := range [...]*uint64{&f.epoch, &f.seq, &f.queueID, &f.offset, &f.expiresMs} {
+		x, n := uvarint(p[at:])
 		if n <= 0 {
-			return r, errBadHandle
+			return f, false
 		}
-		nums[i], p = v, p[n:]
+		*v, at = x, at+n
 	}
-	if nums[2] > core.MaxQueues || nums[3] > 1<<62 || nums[4] > 1<<50 {
-		return r, errBadHandle
+	if f.queueID > core.MaxQueues || f.offset > 1<<62 || f.expiresMs > 1<<50 {
+		return f, false
 	}
-	var strs [3]string
-	for i := range strs {
-		l, n := uvarint(p)
-		if n <= 0 || l > uint64(len(p)-n) {
-			return r, errBadHandle
+	for _, s := range [...]*span{&f.group, &f.consumerID, &f.topic} {
+		l, n := uvarint(p[at:])
+		if n <= 0 || l > uint64(len(p)-at-n) {
+			return f, false
 		}
-		strs[i], p = string(p[n:n+int(l)]), p[n+int(l):]
+		*s, at = span{at + n, int(l)}, at+n+int(l)
 	}
-	if len(p) != 0 || strs[0] == "" || strs[2] == "" {
-		return r, errBadHandle
+	if at != len(p) || f.group.n == 0 || f.topic.n == 0 {
+		return f, false
 	}
-	r.Epoch, r.Seq = nums[0], nums[1]
-	r.Queue = core.MessageQueue{Topic: strs[2], QueueID: int(nums[2])}
-	r.Offset = int64(nums[3])
-	r.Expires = time.UnixMilli(int64(nums[4])).UTC()
-	r.Group, r.ConsumerID = strs[0], strs[1]
-	return r, nil
+	return f, true
+}
+
+// receipt copies f's fields out of p.
+func (f *receiptFields) receipt(p []byte) receipt {
+	return receipt{
+		Epoch: f.epoch, Seq: f.seq,
+		Group: string(f.group.in(p)), ConsumerID: string(f.consumerID.in(p)),
+		Queue:   core.MessageQueue{Topic: string(f.topic.in(p)), QueueID: int(f.queueID)},
+		Offset:  int64(f.offset),
+		Expires: time.UnixMilli(int64(f.expiresMs)).UTC(),
+	}
+}
+
+// receiptRef is a verified handle's fields and where its payload sits in
+// a buffer shared by the handles of one request (offsets, not slices:
+// the refs hold no pointers, so a request's buffer can live on the
+// stack).
+type receiptRef struct {
+	receiptFields
+	at, n int // payload = buf[at:at+n]
+}
+
+// is reports whether the handle names exactly receipt r (what parseReceipt
+// would return, compared field by field without copying a string).
+func (rf *receiptRef) is(buf []byte, r *receipt) bool {
+	p := buf[rf.at : rf.at+rf.n]
+	return rf.epoch == r.Epoch && rf.seq == r.Seq &&
+		string(rf.group.in(p)) == r.Group && string(rf.consumerID.in(p)) == r.ConsumerID &&
+		string(rf.topic.in(p)) == r.Queue.Topic && int(rf.queueID) == r.Queue.QueueID &&
+		int64(rf.offset) == r.Offset && int64(rf.expiresMs) == r.Expires.UnixMilli()
+}
+
+// inGroup reports whether the handle's group is g.
+func (rf *receiptRef) inGroup(buf []byte, g string) bool {
+	return string(rf.group.in(buf[rf.at:rf.at+rf.n])) == g
+}
+
+// decodeTo verifies h and parses it in place, its payload appended to
+// buf; ok is false for a handle that does not verify or parse. A caller
+// that gives buf room for every handle of a request (a stack array for
+// a few) verifies them without allocating.
+func (c *handleCodec) decodeTo(buf []byte, h string) (ref receiptRef, out []byte, ok bool) {
+	if len(h) > maxHandleLen {
+		return ref, buf, false
+	}
+	at := len(buf)
+	buf = slices.Grow(buf, base64.RawURLEncoding.DecodedLen(len(h)))
+	payload, err := c.s.OpenTo(buf[at:at], h) // decodes into buf's room
+	if err != nil {
+		return ref, buf[:at], false
+	}
+	f, ok := parseFields(payload)
+	if !ok {
+		return ref, buf[:at], false
+	}
+	return receiptRef{receiptFields: f, at: at, n: len(payload)}, buf[:at+len(payload)], true
+}
+
+// decodedLen is the room decodeTo needs for every handle of hs (each
+// counted up to maxHandleLen, the most decodeTo decodes).
+func decodedLen(hs []string) int {
+	n := 0
+	for _, h := range hs {
+		n += base64.RawURLEncoding.DecodedLen(min(len(h), maxHandleLen))
+	}
+	return n
 }
 
 // uvarint is binary.Uvarint refusing non-minimal encodings, so that one

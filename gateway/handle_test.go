@@ -131,3 +131,71 @@ func TestLoadOrCreateKey(t *testing.T) {
 		t.Fatal("a truncated key file was accepted")
 	}
 }
+
+// TestHandleRefMatchesDecode: decodeTo (the ack path, parsing in place
+// into a shared buffer) accepts what decode accepts, and its ref names
+// exactly the receipt decode returns: a ref is its receipt and no other
+// differing in any one field.
+func TestHandleRefMatchesDecode(t *testing.T) {
+	c := newHandleCodec(testKey)
+	base := sampleReceipt()
+	variants := []func(*receipt){
+		func(r *receipt) { r.Epoch++ }, func(r *receipt) { r.Seq++ },
+		func(r *receipt) { r.Group += "x" }, func(r *receipt) { r.ConsumerID = "" },
+		func(r *receipt) { r.Queue.Topic = "orderz" }, func(r *receipt) { r.Queue.QueueID++ },
+		func(r *receipt) { r.Offset-- }, func(r *receipt) { r.Expires = r.Expires.Add(time.Millisecond) },
+	}
+	other := base
+	other.Group, other.Seq = "g2", 7
+	hs := []string{c.encode(base), "!!", c.encode(other), c.encode(base)[1:]}
+	var stack [64]byte // too short for two handles: decodeTo grows it
+	buf := stack[:0]
+	refs := make([]receiptRef, len(hs))
+	oks := make([]bool, len(hs))
+	for k, h := range hs {
+		refs[k], buf, oks[k] = c.decodeTo(buf, h)
+	}
+	for k, h := range hs {
+		want, err := c.decode(h)
+		if oks[k] != (err == nil) {
+			t.Fatalf("handle %d: decodeTo ok=%v, decode err=%v", k, oks[k], err)
+		}
+		if !oks[k] {
+			continue
+		}
+		if !refs[k].is(buf, &want) || !refs[k].inGroup(buf, want.Group) || refs[k].inGroup(buf, want.Group+"x") {
+			t.Fatalf("handle %d: ref does not name its receipt %+v", k, want)
+		}
+		for i, change := range variants {
+			r := want
+			change(&r)
+			if refs[k].is(buf, &r) {
+				t.Fatalf("handle %d: ref also names variant %d %+v", k, i, r)
+			}
+		}
+	}
+}
+
+// TestApplyAllocs: an ack of one handle whose lease is gone allocates
+// only its results (the handle is verified on the stack).
+func TestApplyAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector drops sync.Pool items and moves stack buffers")
+	}
+	c := newHandleCodec(testKey)
+	tb := newLeaseTable(base().Epoch, c)
+	hs := []string{c.encode(base())}
+	now := time.Now()
+	allocs := testing.AllocsPerRun(100, func() {
+		var calls [4]call
+		res, _ := tb.apply(base().Group, hs, opAck, 0, "", now, now, calls[:0])
+		if res[0].Status != HandleExpired {
+			t.Fatalf("status %s", res[0].Status)
+		}
+	})
+	if allocs > 1 {
+		t.Fatalf("%.0f allocations per ack of one handle, want 1 (the results)", allocs)
+	}
+}
+
+func base() receipt { return sampleReceipt() }

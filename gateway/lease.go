@@ -173,43 +173,55 @@ const (
 // A handle whose lease ended answers expired, except an ack of an acked
 // one (ok, nothing changes); so does one whose ProcessQueue was dropped
 // (its lease is voided, nothing is answered: the queue's next owner
-// delivers the message again).
-func (t *leaseTable) apply(group string, handles []string, o op, level int, reason string, extendTo time.Time, now time.Time) ([]HandleResult, []call) {
+// delivers the message again). The calls are appended to calls (a
+// caller's stack buffer saves an allocation per request).
+func (t *leaseTable) apply(group string, handles []string, o op, level int, reason string, extendTo time.Time, now time.Time, calls []call) ([]HandleResult, []call) {
 	res := make([]HandleResult, len(handles))
 	// Verify and parse every handle before taking the table's lock: the
 	// MACs are most of an ack's work, and concurrent acks need not
 	// queue behind each other's.
 	// A handle that verifies starts out expired; the loop below turns
-	// live ones ok.
-	rcs := make([]receipt, len(handles))
+	// live ones ok. The handles are decoded into one buffer and checked
+	// against their leases in place: a request of a few handles (one per
+	// ack is common) verifies them on the stack, with no allocation.
+	var refStack [8]receiptRef
+	var bufStack [1024]byte
+	refs, buf := refStack[:0], bufStack[:0]
+	if len(handles) > len(refStack) {
+		refs = make([]receiptRef, 0, len(handles))
+	}
+	if need := decodedLen(handles); need > len(bufStack) {
+		buf = make([]byte, 0, need)
+	}
 	for k, h := range handles {
 		res[k] = HandleResult{ReceiptHandle: h, Status: HandleInvalid}
-		rc, err := t.codec.decode(h)
-		if err == nil && rc.Group == group {
-			rcs[k], res[k].Status = rc, HandleExpired
+		ref, b, ok := t.codec.decodeTo(buf, h)
+		buf = b
+		if ok && ref.inGroup(buf, group) {
+			res[k].Status = HandleExpired
 		}
+		refs = append(refs, ref)
 	}
-	var calls []call
 	moved := false
 	t.mu.Lock()
 	for k := range handles {
 		if res[k].Status == HandleInvalid {
 			continue
 		}
-		rc := rcs[k]
-		if rc.Epoch != t.epoch {
+		rf := &refs[k]
+		if rf.epoch != t.epoch {
 			continue // a handle of an earlier run: its message is delivered again
 		}
-		l := t.byID[rc.Seq]
+		l := t.byID[rf.seq]
 		if l == nil {
 			// Ended. The handle is signed and names this run's lease
-			// rc.Seq, so its tombstone is all there is to check.
-			if o == opAck && t.acked.has(rc.Seq) {
+			// rf.seq, so its tombstone is all there is to check.
+			if o == opAck && t.acked.has(rf.seq) {
 				res[k].Status = HandleOK // idempotent ack
 			}
 			continue
 		}
-		if l.rc != rc {
+		if !rf.is(buf, &l.rc) {
 			continue
 		}
 		if !now.Before(l.deadline) {

@@ -128,7 +128,8 @@ func (e *Embedded) apply(group string, handles []string, o op, level int, reason
 	now := time.Now()
 	e.leases.answering.RLock()
 	defer e.leases.answering.RUnlock()
-	res, calls := e.leases.apply(group, handles, o, level, reason, now.Add(invisible), now)
+	var callStack [4]call
+	res, calls := e.leases.apply(group, handles, o, level, reason, now.Add(invisible), now, callStack[:0])
 	runCalls(calls)
 	return res, nil
 }

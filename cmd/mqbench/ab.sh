@@ -52,8 +52,8 @@ measure() {
 		case $m in
 		pub1) line=$("$MQBENCH" publish --url "$url" --size 1024 --concurrency 64 --duration 5s --warmup 1s --json) ;;
 		pub100) line=$("$MQBENCH" publish --url "$url" --size 1024 --concurrency 64 --batch 100 --duration 5s --warmup 1s --json) ;;
-		ack1) line=$("$MQBENCH" consume --url "$url" --count "$COUNT1" --consumers 16 --max-messages 32 --ack-batch 1 --json) ;;
-		ack32) line=$("$MQBENCH" consume --url "$url" --count "$COUNT32" --consumers 8 --max-messages 32 --json) ;;
+		ack1) line=$("$MQBENCH" consume --url "$url" --count "$COUNT1" --consumers 16 --max-messages 32 --ack-batch 1 --server-pid "$pid" --json) ;;
+		ack32) line=$("$MQBENCH" consume --url "$url" --count "$COUNT32" --consumers 8 --max-messages 32 --server-pid "$pid" --json) ;;
 		lat) line=$("$MQBENCH" latency --url "$url" --rate 1000 --duration 5s --warmup 1s --json) ;;
 		*) echo "unknown load $m" >&2; exit 2 ;;
 		esac
@@ -63,6 +63,14 @@ measure() {
 		*) fig=$(jq -r '.median.ackedPerSec | floor' <<<"$line") ;;
 		esac
 		echo "$round $m $label $fig" | tee -a "$out"
+		# The consume loads also give the server's CPU per acked message
+		# (µs), recorded as load "<mode>-cpu"; lower is better.
+		case $m in
+		ack*)
+			fig=$(jq -r '.median.serverCpuPerMsgUs // 0' <<<"$line")
+			echo "$round $m-cpu $label $fig" | tee -a "$out"
+			;;
+		esac
 	done
 	kill "$pid"
 	wait "$pid" 2>/dev/null || true
@@ -81,8 +89,12 @@ for r in $(seq 1 "$ROUNDS"); do
 	fi
 done
 
-echo "## medians of the rounds' B/A ratios (lat: e2e p99, lower is better)"
+echo "## medians of the rounds' B/A ratios (lat: e2e p99 and ack*-cpu: server CPU per acked message, lower is better)"
+cpumodes=
 for m in $MODES; do
+	case $m in ack*) cpumodes="$cpumodes $m-cpu" ;; esac
+done
+for m in $MODES $cpumodes; do
 	awk -v m="$m" '$2 == m { v[$1, $3] = $4; r[$1] = 1 }
 		END { for (k in r) if (v[k, "A"] > 0) printf "%.3f\n", v[k, "B"] / v[k, "A"] }' "$out" |
 		sort -n | awk -v m="$m" '{ x[++n] = $1 }

@@ -33,6 +33,9 @@ type consumeConfig struct {
 	Runs        int
 	KeepGroup   bool
 	JSON        bool
+	// ServerPID, when set, is the server on this machine whose CPU the
+	// consume phase (not the pre-publish) is charged with.
+	ServerPID int
 }
 
 func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -58,6 +61,7 @@ func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&c.Runs, "runs", 1, "runs (each on a fresh topic and group); the report gives their medians")
 	fs.BoolVar(&c.KeepGroup, "keep-group", false, "do not delete the group after the run")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "pid of the server on this machine, to report the CPU it spent per acked message during the consume phase")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,6 +114,12 @@ type ConsumeRun struct {
 	Errors         statusCounts     `json:"errors,omitempty"`
 	FirstError     string           `json:"firstError,omitempty"`
 	TimedOut       bool             `json:"timedOut,omitempty"`
+	// ServerCPU is the cores the server (--server-pid) used during the
+	// consume phase; ServerCPUPerMsgUs is its CPU per acked message in
+	// microseconds, the figure that survives a noisy host better than
+	// msgs/s.
+	ServerCPU         float64 `json:"serverCpuCores,omitempty"`
+	ServerCPUPerMsgUs float64 `json:"serverCpuPerMsgUs,omitempty"`
 }
 
 // consumeTracker follows which messages were delivered and acked; done is
@@ -174,6 +184,7 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 	}
 
 	tr := newConsumeTracker(c.Count)
+	srv0, srvOK := pidCPU(c.ServerPID)
 	start := time.Now()
 	posters, err := newPosters(c.Client, c.URL, client, pollTimeout(c.Timeout, c.WaitSeconds))
 	if err != nil {
@@ -189,6 +200,10 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 	case <-ctx.Done():
 	}
 	deadline.Stop()
+	// The server's CPU is read before the receivers' last long polls end,
+	// so idle waiting after the last ack is not charged to the run.
+	srv1, srv1OK := pidCPU(c.ServerPID)
+	srvWall := time.Since(start)
 	// Graceful: each receiver ends after its current long poll.
 	st := recvs.stopAndMerge(nil)
 	tr.mu.Lock()
@@ -214,6 +229,13 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 		run.Errors = st.errs
 	}
 	run.FirstError = st.firstErr
+	if c.ServerPID > 0 && srvOK && srv1OK {
+		used := srv1 - srv0
+		run.ServerCPU = used.Seconds() / srvWall.Seconds()
+		if run.Acked > 0 {
+			run.ServerCPUPerMsgUs = float64(used.Microseconds()) / float64(run.Acked)
+		}
+	}
 	return run, nil
 }
 
@@ -245,6 +267,8 @@ func medianConsume(runs []ConsumeRun) ConsumeRun {
 		EmptyReceives:     n(func(r ConsumeRun) int64 { return r.EmptyReceives }),
 		ReceiveLatency:    medianLatencyOf(runs, func(r ConsumeRun) LatencySummary { return r.ReceiveLatency }),
 		AckLatency:        medianLatencyOf(runs, func(r ConsumeRun) LatencySummary { return r.AckLatency }),
+		ServerCPU:         f(func(r ConsumeRun) float64 { return r.ServerCPU }),
+		ServerCPUPerMsgUs: f(func(r ConsumeRun) float64 { return r.ServerCPUPerMsgUs }),
 	}
 }
 
@@ -254,12 +278,12 @@ func (r ConsumeReport) write(w io.Writer, asJSON bool) error {
 	}
 	writeConfig(w, r.Config)
 	tw := newTable(w)
-	fmt.Fprintln(tw, "\tacked/s\treceived/s\tdup\tmissing\trecv p50\trecv p99\tack p50\tack p99\tempty recv\tpub msgs/s\terrors\t")
+	fmt.Fprintln(tw, "\tacked/s\treceived/s\tdup\tmissing\trecv p50\trecv p99\tack p50\tack p99\tempty recv\tpub msgs/s\tserver cpu\tcpu/msg µs\terrors\t")
 	err := writeRunRows(tw, r.Runs, r.Median, func(name string, c ConsumeRun) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%s\t\n", name,
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%d\t%d\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.0f\t%s\t%s\t%s\t\n", name,
 			c.AckedPerSec, c.ReceivedPerSec, c.Duplicates, c.Missing,
 			c.ReceiveLatency.P50Ms, c.ReceiveLatency.P99Ms, c.AckLatency.P50Ms, c.AckLatency.P99Ms,
-			c.EmptyReceives, c.PublishMsgsPerSec, c.Errors)
+			c.EmptyReceives, c.PublishMsgsPerSec, cores(c.ServerCPU), perMsg(c.ServerCPUPerMsgUs), c.Errors)
 	})
 	if err != nil {
 		return err

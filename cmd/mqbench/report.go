@@ -80,3 +80,12 @@ func cores(c float64) string {
 	}
 	return fmt.Sprintf("%.2f", c)
 }
+
+// perMsg shows server CPU per message in microseconds, "-" when not
+// measured.
+func perMsg(us float64) string {
+	if us == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", us)
+}

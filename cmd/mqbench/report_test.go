@@ -21,7 +21,7 @@ func TestReportTables(t *testing.T) {
 				{AckedPerSec: 200, Missing: 3, TimedOut: true, FirstError: "boom", Errors: statusCounts{"503": 2}},
 			}, Median: ConsumeRun{AckedPerSec: 150}}.write(b, false)
 		},
-			"count=2\n          acked/s  received/s  dup  missing  recv p50  recv p99  ack p50  ack p99  empty recv  pub msgs/s  errors\n   run 1      100         110    1        0      1.50      3.00     1.50     3.00           0           0       -\n   run 2      200           0    0        3      0.00      0.00     0.00     0.00           0           0   503:2\n  median      150           0    0        0      0.00      0.00     0.00     0.00           0           0       -\nrun 2 timed out with 3 messages unacked\nrun 2 first error: boom\n(latencies in ms, per request)\n"},
+			"count=2\n          acked/s  received/s  dup  missing  recv p50  recv p99  ack p50  ack p99  empty recv  pub msgs/s  server cpu  cpu/msg µs  errors\n   run 1      100         110    1        0      1.50      3.00     1.50     3.00           0           0           -           -       -\n   run 2      200           0    0        3      0.00      0.00     0.00     0.00           0           0           -           -   503:2\n  median      150           0    0        0      0.00      0.00     0.00     0.00           0           0           -           -       -\nrun 2 timed out with 3 messages unacked\nrun 2 first error: boom\n(latencies in ms, per request)\n"},
 		{"latency", func(b *bytes.Buffer) error {
 			return LatencyReport{Config: map[string]any{"rate": 9}, Runs: []LatencyRun{
 				{PacedStats: PacedStats{PublishRate: 9, EndToEnd: lat, PublishLatency: lat, AfterPublish: lat, Late: 1}},

@@ -33,7 +33,11 @@ type ProcessQueue struct {
 	takenMax int64 // orderly: the highest offset TakeMessages ever took
 	tookAny  bool
 	space    chan struct{} // closed when messages leave; replaced then
-	budget   *CacheBudget  // nil: none, or detached once dropped
+	// spaceTaken: spaceChan handed out space since it was last replaced.
+	// Until it has, nobody can wait on it, so a removal need not close
+	// and replace it (an allocation per ack otherwise).
+	spaceTaken bool
+	budget     *CacheBudget // nil: none, or detached once dropped
 
 	dropped      atomic.Bool
 	locked       atomic.Bool
@@ -430,6 +434,7 @@ func (pq *ProcessQueue) setLocked(ok bool, now time.Time) {
 func (pq *ProcessQueue) spaceChan() <-chan struct{} {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
+	pq.spaceTaken = true
 	return pq.space
 }
 
@@ -441,6 +446,10 @@ func (pq *ProcessQueue) wake() {
 }
 
 func (pq *ProcessQueue) signalSpaceLocked() {
+	if !pq.spaceTaken {
+		return
+	}
 	close(pq.space)
 	pq.space = make(chan struct{})
+	pq.spaceTaken = false
 }

@@ -55,6 +55,33 @@ func TestRemoveMessageRule(t *testing.T) {
 	}
 }
 
+// TestSpaceKeptUntilTaken: a removal nobody can be waiting for (no
+// spaceChan since the last signal) keeps the channel; the next taker
+// still sees the following removal.
+func TestSpaceKeptUntilTaken(t *testing.T) {
+	pq := NewProcessQueue()
+	pq.PutMessage(msgsAt(1, 2, 3))
+	ch := pq.spaceChan()
+	pq.RemoveMessage(msgsAt(1)) // signals ch, replaces it
+	fresh := pq.space
+	pq.RemoveMessage(msgsAt(2)) // nobody took fresh: kept
+	if pq.space != fresh {
+		t.Fatal("an untaken space channel was replaced")
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("the taken channel was not signalled")
+	}
+	ch = pq.spaceChan()
+	pq.RemoveMessage(msgsAt(3))
+	select {
+	case <-ch:
+	default:
+		t.Fatal("a channel taken after a skipped signal was not signalled")
+	}
+}
+
 func TestRemoveWakesSpaceWaiters(t *testing.T) {
 	pq := NewProcessQueue()
 	pq.PutMessage(msgsAt(1, 2))

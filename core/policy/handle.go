@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"sync"
+	"unsafe"
 )
 
 // HandleStatus is the answer for one receipt handle in ack / nack / extend. The
@@ -51,12 +52,27 @@ type Sealer struct {
 	key []byte
 	// previous verify handles signed before a rotation.
 	previous []*Sealer
-	// macs recycles keyed HMAC states: hmac.New hashes the padded key
-	// twice and allocates two SHA-256 states, which cost more than
-	// signing a handle; Reset on a used state restores the keyed state
-	// from a saved copy.
+	// macs recycles keyed HMAC states (*macState): hmac.New hashes the
+	// padded key twice and allocates two SHA-256 states, which cost more
+	// than signing a handle; Reset on a used state restores the keyed
+	// state from a saved copy.
 	macs sync.Pool
 }
+
+// macState is a pooled keyed HMAC with room for its sum: Sum through the
+// hash.Hash interface makes a stack buffer escape, one allocation per
+// handle signed or verified.
+type macState struct {
+	h   hash.Hash
+	sum [sha256.Size]byte
+	// in is the payload copied: what a hash.Hash's Write is given
+	// escapes, and callers' payloads live in their stack buffers.
+	in []byte
+}
+
+// strictB64 is the one spelling of a handle. Strict() copies the encoding
+// each call, so it is made once.
+var strictB64 = base64.RawURLEncoding.Strict()
 
 // NewSealer returns a sealer that signs with key and verifies with key
 // and each of previous (every key at least KeySize bytes).
@@ -80,25 +96,27 @@ func newSealer(key []byte) (*Sealer, error) {
 		return nil, fmt.Errorf("handle key must be at least %d bytes", KeySize)
 	}
 	s := &Sealer{key: append([]byte(nil), key...)}
-	s.macs.New = func() any { return hmac.New(sha256.New, s.key) }
+	s.macs.New = func() any { return &macState{h: hmac.New(sha256.New, s.key)} }
 	return s, nil
 }
 
 // appendMAC appends the truncated HMAC of payload to dst.
 func (s *Sealer) appendMAC(dst, payload []byte) []byte {
-	m := s.macs.Get().(hash.Hash)
-	m.Reset()
-	m.Write(payload)
-	var sum [sha256.Size]byte
-	dst = append(dst, m.Sum(sum[:0])[:MACSize]...)
+	m := s.macs.Get().(*macState)
+	m.h.Reset()
+	m.in = append(m.in[:0], payload...)
+	m.h.Write(m.in)
+	dst = append(dst, m.h.Sum(m.sum[:0])[:MACSize]...)
 	s.macs.Put(m)
 	return dst
 }
 
 // Seal returns the handle of payload (its first byte is the version).
 func (s *Sealer) Seal(payload []byte) string {
-	b := make([]byte, 0, len(payload)+MACSize)
-	b = append(b, payload...)
+	// A stack buffer fits every real payload; append moves a larger one
+	// to the heap.
+	var stack [256]byte
+	b := append(stack[:0], payload...)
 	b = s.appendMAC(b, payload)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
@@ -107,6 +125,13 @@ func (s *Sealer) Seal(payload []byte) string {
 // unauthenticated is returned: callers parse only what verified. A handle
 // has exactly one spelling (base64url without padding, strict).
 func (s *Sealer) Open(h string) ([]byte, error) {
+	return s.OpenTo(nil, h)
+}
+
+// OpenTo is Open decoding into dst when it has room (the payload then
+// aliases dst): a caller with a stack buffer verifies a handle without
+// allocating, which an ack of one handle per request notices.
+func (s *Sealer) OpenTo(dst []byte, h string) ([]byte, error) {
 	if len(h) == 0 || len(h) > MaxHandleLen {
 		return nil, ErrBadHandle
 	}
@@ -116,7 +141,14 @@ func (s *Sealer) Open(h string) ([]byte, error) {
 			return nil, ErrBadHandle
 		}
 	}
-	raw, err := base64.RawURLEncoding.Strict().DecodeString(h)
+	n := strictB64.DecodedLen(len(h))
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	// The decoder only reads its source, so h's bytes are lent to it
+	// rather than copied into a []byte.
+	k, err := strictB64.Decode(dst[:n], unsafe.Slice(unsafe.StringData(h), len(h)))
+	raw := dst[:k]
 	if err != nil || len(raw) < 1+MACSize {
 		return nil, ErrBadHandle
 	}

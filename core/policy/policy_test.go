@@ -81,6 +81,28 @@ func TestSealer(t *testing.T) {
 	}
 }
 
+// TestSealerOpenTo: OpenTo decodes into a buffer with room, allocating
+// nothing, and answers as Open does.
+func TestSealerOpenTo(t *testing.T) {
+	s, _ := NewSealer(bytes.Repeat([]byte{1}, KeySize))
+	h := s.Seal([]byte{2, 'a', 'b'})
+	var buf [64]byte
+	p, err := s.OpenTo(buf[:0], h)
+	if err != nil || !bytes.Equal(p, []byte{2, 'a', 'b'}) || &p[0] != &buf[0] {
+		t.Fatalf("OpenTo = %v, %v (in place: %v)", p, err, err == nil && &p[0] == &buf[0])
+	}
+	if p, err := s.OpenTo(buf[:0:2], h); err != nil || !bytes.Equal(p, []byte{2, 'a', 'b'}) {
+		t.Fatalf("OpenTo a short buffer = %v, %v", p, err)
+	}
+	if _, err := s.OpenTo(buf[:0], h[:len(h)-1]); err != ErrBadHandle {
+		t.Fatalf("OpenTo a cut handle = %v", err)
+	}
+	// The race detector drops sync.Pool items at random (a new MAC state).
+	if n := testing.AllocsPerRun(100, func() { _, _ = s.OpenTo(buf[:0], h) }); n != 0 && !raceEnabled {
+		t.Fatalf("OpenTo allocates %.0f times", n)
+	}
+}
+
 func FuzzSealerOpen(f *testing.F) {
 	s, _ := NewSealer(bytes.Repeat([]byte{1}, KeySize))
 	f.Add(s.Seal([]byte{1, 2, 3}))

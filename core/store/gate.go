@@ -17,6 +17,11 @@ type gateTable struct {
 	m  map[qref]*gate
 }
 
+// commitLogGate is the gate of the commit log itself (no topic has uid
+// 0): look-ups by message id or key, which reach records without a
+// queue, stop at its durable end.
+var commitLogGate = qref{uid: 0, qid: -1}
+
 // gate is one queue's durable max while appends to it are pending.
 type gate struct {
 	durable int64

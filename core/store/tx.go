@@ -179,8 +179,14 @@ func (rs *Records) MessageAt(clOffset int64) (*core.Message, error) {
 func (tx ReadTx) StoredAtAt(clOffset int64) (int64, bool, error) { return storedAtAt(tx.tx, clOffset) }
 
 // OffsetOfID looks a message id up in the id indexes, newest segment
-// first.
-func (tx ReadTx) OffsetOfID(id string) (int64, bool) { return offsetOfID(tx.tx, id) }
+// first. In View, a record not yet durable is not found.
+func (tx ReadTx) OffsetOfID(id string) (int64, bool) {
+	cl, ok := offsetOfID(tx.tx, id)
+	if ok && cl >= tx.gates.clamp(commitLogGate, math.MaxInt64) {
+		return 0, false // not durable yet (gate.go)
+	}
+	return cl, ok
+}
 
 // PositionOfID reads where the message with id was placed from its
 // record's fixed header. Inside the writer's transaction (a Hook) it sees
@@ -190,9 +196,16 @@ func (tx ReadTx) PositionOfID(id string) (qid int, qoff, storedAt int64, ok bool
 }
 
 // OffsetsOfKey returns the commit log offsets of topic's messages
-// carrying key, oldest first, at most limit.
+// carrying key, oldest first, at most limit; in View, only durable ones.
 func (tx ReadTx) OffsetsOfKey(topic, key string, limit int) []int64 {
-	return offsetsOfKey(tx.tx, topic, key, limit)
+	out := offsetsOfKey(tx.tx, topic, key, limit)
+	if end := tx.gates.clamp(commitLogGate, math.MaxInt64); end < math.MaxInt64 {
+		// Oldest first: the records not durable yet are a tail (gate.go).
+		for len(out) > 0 && out[len(out)-1] >= end {
+			out = out[:len(out)-1]
+		}
+	}
+	return out
 }
 
 // CountRecords counts every commit log record (it walks every segment:

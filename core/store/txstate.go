@@ -25,6 +25,7 @@ type txState struct {
 	opts     *Options
 	segs     *bolt.Bucket
 	seq      uint64
+	clFrom   int64 // the commit log sequence when the transaction began
 	topics   map[string]*TopicRecord
 	queues   map[qref]*queueMeta
 	names    map[qref]string
@@ -71,6 +72,7 @@ func newTxState(tx *bolt.Tx, storedAt int64, opts *Options) *txState {
 		key:   make([]byte, 0, 64), placedAt: time.UnixMilli(storedAt).UTC(),
 	}
 	st.seq = st.segs.Sequence()
+	st.clFrom = int64(st.seq)
 	return st
 }
 
@@ -288,9 +290,12 @@ func (st *txState) flush() ([]Advance, error) {
 
 // marks reports how the transaction moved each queue's max (gate.go).
 func (st *txState) marks() []qmark {
-	out := make([]qmark, 0, len(st.dirty))
+	out := make([]qmark, 0, len(st.dirty)+1)
 	for ref := range st.dirty {
 		out = append(out, qmark{ref: ref, from: st.origMax[ref], to: st.queues[ref].Max})
+	}
+	if end := int64(st.seq); end > st.clFrom {
+		out = append(out, qmark{ref: commitLogGate, from: st.clFrom, to: end})
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -453,12 +454,17 @@ func TestGatesHideWhatIsNotDurable(t *testing.T) {
 	rec := mustTopic(t, s, "t", 2)
 	commitN(t, s, "t", 2, 4, 4, "before") // 2 per queue
 	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce sync.Once
+	open := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(open) // before the store's Close: a failed check must not leave the syncer held
 	s.wmu.Lock()
 	s.beforeSync = func() { entered <- struct{}{}; <-release }
 	s.wmu.Unlock()
 	done := make(chan error, 1)
 	go func() {
-		_, err := s.Commit(context.Background(), []Op{op("t", 1, "x"), op("t", 1, "y")}, nil)
+		y := op("t", 1, "y")
+		y.Keys = []string{"k"}
+		_, err := s.Commit(context.Background(), []Op{op("t", 1, "x"), y}, nil)
 		done <- err
 	}()
 	<-entered // committed to bbolt, not yet synced
@@ -493,11 +499,17 @@ func TestGatesHideWhatIsNotDurable(t *testing.T) {
 		if _, ok, err := tx.UnitAt(rec.UID, 1, 2); ok || err != nil {
 			t.Fatalf("UnitAt(2) before the sync: found %v, %v", ok, err)
 		}
+		if _, ok := tx.OffsetOfID("x"); ok {
+			t.Fatal("message x found by id before the sync")
+		}
+		if got := tx.OffsetsOfKey("t", "k", 10); len(got) != 0 {
+			t.Fatalf("key k found at %v before the sync", got)
+		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	close(release)
+	open()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -507,6 +519,17 @@ func TestGatesHideWhatIsNotDurable(t *testing.T) {
 	}
 	if seen != 4 {
 		t.Fatalf("after the sync readers see max %d, want 4", seen)
+	}
+	if err := s.View(func(tx ReadTx) error {
+		if _, ok := tx.OffsetOfID("x"); !ok {
+			t.Fatal("message x not found by id after the sync")
+		}
+		if got := tx.OffsetsOfKey("t", "k", 10); len(got) != 1 {
+			t.Fatalf("key k found at %v after the sync, want one record", got)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }
 
