@@ -26,6 +26,7 @@ modes:
   baseline-server  bare HTTP server with the publish routes, stores nothing
   consume          pre-publish, then N consumers receive+ack
   latency          publish at a fixed rate, measure publish->receive latency
+  disk             the disk's own fdatasync latency at a fixed rate (latency's floor)
   webhook          publish at a fixed rate to a push group, measure publish->webhook
   jetstream        in-process 3-node JetStream cluster: two gateways vs a direct client vs embedded
 
@@ -52,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = latencyMain(ctx, args, stdout, stderr)
 	case "webhook":
 		err = webhookMain(ctx, args, stdout, stderr)
+	case "disk":
+		err = diskMain(ctx, args, stdout, stderr) // disk.go
 	case "jetstream":
 		err = jetstreamMain(ctx, args, stdout, stderr) // jetstream.go
 	case "help", "-h", "--help":

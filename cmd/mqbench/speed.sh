@@ -6,7 +6,8 @@
 #   2. batch-of-100 publish, same comparison;
 #   3. receive+ack, 8 consumers, 32 per receive, one ack per receive;
 #   4. the same with one ack request per message (--ack-batch 1);
-#   5. publish->receive latency at 1,000 msgs/s (open loop).
+#   5. publish->receive latency at 1,000 msgs/s (open loop), after the
+#      disk's own fdatasync latency at that rate (mqbench disk).
 # 3-5 run against one gateway on a fresh data dir.
 #
 #   make build && cmd/mqbench/speed.sh            # about 4 minutes
@@ -56,5 +57,7 @@ echo "## receive+ack, 8 consumers, 32 per receive, one ack per receive"
 "$BIN/mqbench" consume --url "$url" --count "$COUNT" --consumers 8 --max-messages 32 --runs "$RUNS" | grep -E 'acked/s|median'
 echo "## receive+ack, 8 consumers, 32 per receive, one ack request per message"
 "$BIN/mqbench" consume --url "$url" --count "$COUNT" --consumers 8 --max-messages 32 --ack-batch 1 --runs "$RUNS" | grep -E 'acked/s|median'
+echo "## the disk's own fdatasync at 1,000/s, in the data dir (the floor under the latency below)"
+"$BIN/mqbench" disk --dir "$WORK" --rate 1000 --duration "$DURATION" --runs "$RUNS" | grep -E 'p99|median'
 echo "## publish->receive latency at 1,000 msgs/s"
 "$BIN/mqbench" latency --url "$url" --rate 1000 --duration "$DURATION" --runs "$RUNS" | grep -E 'p99|median'
