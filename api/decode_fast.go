@@ -3,7 +3,10 @@ package api
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 	"unicode/utf8"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 // A fast path for the hottest bodies (publish, batch publish, ack). It
@@ -59,6 +62,18 @@ type fastScanner struct {
 	// short remembers the last short string value read, which the next
 	// batch entry's tags or key usually repeat: one copy, not one each.
 	short string
+	// text is b as a string, made at the first body read: every body is a
+	// substring of it, so a batch's bodies cost one copy and allocation,
+	// not one per message. Only bodies use it: they do not outlive the
+	// request (the store encodes a record of its own), where an id or a
+	// tag kept by the engine would pin the whole request.
+	text string
+	// bodies holds the strings that PublishRequest.Body and BodyBase64
+	// point to, a batch's at once (est).
+	bodies []string
+	// est guesses how many entries the batch has (1 until its first
+	// entry is read).
+	est int
 }
 
 func (s *fastScanner) ws() {
@@ -138,6 +153,25 @@ func (s *fastScanner) str() (string, bool) {
 	return s.short, ok
 }
 
+// body reads a body string (body or bodyBase64) as a substring of text,
+// returning a pointer to it.
+func (s *fastScanner) body() (*string, bool) {
+	v, ok := s.raw()
+	if !ok {
+		return nil, false
+	}
+	if s.text == "" {
+		s.text = string(s.b)
+	}
+	// raw moved past the white space, the opening quote, v and the closing one.
+	end := s.i - 1
+	if len(s.bodies) == cap(s.bodies) {
+		s.bodies = make([]string, 0, max(1, s.est))
+	}
+	s.bodies = append(s.bodies, s.text[end-len(v):end])
+	return &s.bodies[len(s.bodies)-1], true
+}
+
 // name reads a member name and its colon.
 func (s *fastScanner) name() ([]byte, bool) {
 	v, ok := s.raw()
@@ -214,15 +248,15 @@ func (s *fastScanner) publish(req *PublishRequest) bool {
 		var ok bool
 		switch string(name) {
 		case "body":
-			var v string
-			if v, ok = s.str(); ok && once(seenBody) {
-				req.Body = &v
+			var v *string
+			if v, ok = s.body(); ok && once(seenBody) {
+				req.Body = v
 				return true
 			}
 		case "bodyBase64":
-			var v string
-			if v, ok = s.str(); ok && once(seenBodyBase64) {
-				req.BodyBase64 = &v
+			var v *string
+			if v, ok = s.body(); ok && once(seenBodyBase64) {
+				req.BodyBase64 = v
 				return true
 			}
 		case "tags":
@@ -268,9 +302,17 @@ func (s *fastScanner) batch(req *PublishBatchRequest) bool {
 			return true
 		}
 		for {
+			start := s.i
 			req.Messages = append(req.Messages, PublishRequest{})
 			if !s.publish(&req.Messages[len(req.Messages)-1]) {
 				return false
+			}
+			if len(req.Messages) == 1 {
+				// Entries of a batch are usually alike: size the
+				// entries and their bodies from the first one's length,
+				// instead of growing them by doubling.
+				s.est = min(core.MaxBatch, 1+(len(s.b)-s.i)/(s.i-start+1))
+				req.Messages = slices.Grow(req.Messages, s.est-1)
 			}
 			if s.next(',') {
 				continue

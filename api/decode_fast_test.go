@@ -2,6 +2,7 @@ package api
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,6 +48,31 @@ func FuzzFastDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestFastDecodeBatchSizes: the batch's entries and bodies are sized from
+// its first entry; batches whose first entry is much shorter or longer
+// than the rest still decode as the strict decoder decodes them.
+func TestFastDecodeBatchSizes(t *testing.T) {
+	long := `{"body":"` + strings.Repeat("x", 500) + `","tags":"t"}`
+	for _, entries := range [][]string{
+		{`{"body":"a"}`, long, long, long, `{"bodyBase64":"AAE="}`},
+		{long, `{"body":"a"}`, `{"body":"b"}`, `{"body":"c"}`, `{"body":"d"}`, `{"body":"e"}`, `{"body":"f"}`},
+		{long},
+		slices.Repeat([]string{`{"body":"a"}`, `{"bodyBase64":"AAE=","keys":["k"]}`}, 600),
+	} {
+		body := `{"messages":[` + strings.Join(entries, ",") + `]}`
+		var fast, strict PublishBatchRequest
+		if !fastDecode([]byte(body), &fast) {
+			t.Fatalf("fast path refused %.80s", body)
+		}
+		if err := jsonv2.Unmarshal([]byte(body), &strict, strictJSON); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, strict) {
+			t.Fatalf("%.80s: fast and strict differ", body)
+		}
+	}
 }
 
 // TestFastDecodeTakes checks the fast path takes the bodies mqbench and

@@ -50,8 +50,8 @@ measure() {
 	done
 	for m in $MODES; do
 		case $m in
-		pub1) line=$("$MQBENCH" publish --url "$url" --size 1024 --concurrency 64 --duration 5s --warmup 1s --json) ;;
-		pub100) line=$("$MQBENCH" publish --url "$url" --size 1024 --concurrency 64 --batch 100 --duration 5s --warmup 1s --json) ;;
+		pub1) line=$("$MQBENCH" publish --url "$url" --size 1024 --concurrency 64 --duration 5s --warmup 1s --server-pid "$pid" --json) ;;
+		pub100) line=$("$MQBENCH" publish --url "$url" --size 1024 --concurrency 64 --batch 100 --duration 5s --warmup 1s --server-pid "$pid" --json) ;;
 		ack1) line=$("$MQBENCH" consume --url "$url" --count "$COUNT1" --consumers 16 --max-messages 32 --ack-batch 1 --server-pid "$pid" --json) ;;
 		ack32) line=$("$MQBENCH" consume --url "$url" --count "$COUNT32" --consumers 8 --max-messages 32 --server-pid "$pid" --json) ;;
 		lat) line=$("$MQBENCH" latency --url "$url" --rate 1000 --duration 5s --warmup 1s --json) ;;
@@ -63,11 +63,15 @@ measure() {
 		*) fig=$(jq -r '.median.ackedPerSec | floor' <<<"$line") ;;
 		esac
 		echo "$round $m $label $fig" | tee -a "$out"
-		# The consume loads also give the server's CPU per acked message
-		# (µs), recorded as load "<mode>-cpu"; lower is better.
+		# The consume and publish loads also give the server's CPU per
+		# message (µs), recorded as load "<mode>-cpu"; lower is better.
 		case $m in
 		ack*)
 			fig=$(jq -r '.median.serverCpuPerMsgUs // 0' <<<"$line")
+			echo "$round $m-cpu $label $fig" | tee -a "$out"
+			;;
+		pub*)
+			fig=$(jq -r '(.median.serverCpuCores // 0) as $c | (.median.msgsPerSec // 0) as $r | if $r > 0 then $c / $r * 1e6 else 0 end' <<<"$line")
 			echo "$round $m-cpu $label $fig" | tee -a "$out"
 			;;
 		esac
@@ -89,10 +93,10 @@ for r in $(seq 1 "$ROUNDS"); do
 	fi
 done
 
-echo "## medians of the rounds' B/A ratios (lat: e2e p99 and ack*-cpu: server CPU per acked message, lower is better)"
+echo "## medians of the rounds' B/A ratios (lat: e2e p99 and *-cpu: server CPU per message, lower is better)"
 cpumodes=
 for m in $MODES; do
-	case $m in ack*) cpumodes="$cpumodes $m-cpu" ;; esac
+	case $m in ack* | pub*) cpumodes="$cpumodes $m-cpu" ;; esac
 done
 for m in $MODES $cpumodes; do
 	awk -v m="$m" '$2 == m { v[$1, $3] = $4; r[$1] = 1 }

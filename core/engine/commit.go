@@ -38,9 +38,18 @@ type putOp struct {
 // updated with where it landed.
 func (e *Engine) commit(ctx context.Context, ops []putOp, hook store.Hook) error {
 	sops := make([]store.Op, len(ops))
+	// Every record of the group in one buffer: one allocation, not one
+	// per message. Each record is capped at its own length, so the
+	// writer's patching (store.place) stays inside it.
+	size := 0
 	for i := range ops {
 		op := &ops[i]
 		op.msg.Topic, op.msg.QueueID = op.topic, op.queueID
+		size += store.EncodedSize(op.msg)
+	}
+	recs := make([]byte, 0, size)
+	for i := range ops {
+		op := &ops[i]
 		tc := int64(core.TagsCode(op.msg.Tags))
 		if op.hasTagsCode {
 			tc = op.tagsCode
@@ -49,7 +58,9 @@ func (e *Engine) commit(ctx context.Context, ops []putOp, hook store.Hook) error
 		if auto == 0 && isGroupTopic(op.topic) {
 			auto = 1
 		}
-		sops[i] = store.Op{Topic: op.topic, QueueID: op.queueID, Record: store.EncodeMessage(op.msg),
+		start := len(recs)
+		recs = store.AppendMessage(recs, op.msg)
+		sops[i] = store.Op{Topic: op.topic, QueueID: op.queueID, Record: recs[start:len(recs):len(recs)],
 			ID: op.msg.ID, Keys: op.msg.Keys, TagsCode: tc, AutoCreate: auto, ExpectUID: op.expectUID}
 	}
 	placed, err := e.st.Commit(ctx, sops, hook)

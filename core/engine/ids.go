@@ -8,3 +8,6 @@ import (
 
 // newID is a message id (core.NewMessageID).
 func newID(now time.Time) string { return core.NewMessageID(now) }
+
+// newIDs fills ids with message ids (core.NewMessageIDs).
+func newIDs(now time.Time, ids []string) { core.NewMessageIDs(now, ids) }

@@ -92,6 +92,9 @@ func (e *Engine) putNew(ctx context.Context, topic string, queues int, uid uint6
 	rr := -1
 	ops := make([]putOp, len(msgs))
 	ids := make([]string, len(msgs))
+	newIDs(now, ids)
+	// The messages of the call in one allocation, not one each.
+	ms := make([]core.Message, len(msgs))
 	for i := range msgs {
 		pm := &msgs[i]
 		var q int
@@ -103,8 +106,7 @@ func (e *Engine) putNew(ctx context.Context, topic string, queues int, uid uint6
 			}
 			q = rr
 		}
-		ids[i] = newID(now)
-		ops[i] = putOp{topic: topic, queueID: q, expectUID: uid, msg: &core.Message{
+		ms[i] = core.Message{
 			ID:          ids[i],
 			Body:        pm.Body,
 			BodyIsText:  pm.BodyIsText,
@@ -113,7 +115,8 @@ func (e *Engine) putNew(ctx context.Context, topic string, queues int, uid uint6
 			Properties:  maps.Clone(pm.Properties),
 			ShardingKey: pm.ShardingKey,
 			BornAt:      now.Truncate(time.Millisecond),
-		}}
+		}
+		ops[i] = putOp{topic: topic, queueID: q, expectUID: uid, msg: &ms[i]}
 	}
 	plan, err := e.planDelays(now, uid, msgs, ops) // delayed messages: schedule.go
 	if err != nil {

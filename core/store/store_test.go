@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -87,5 +88,58 @@ func TestSecondOpenIsRefusedQuickly(t *testing.T) {
 	}
 	if time.Since(start) > time.Second {
 		t.Fatal("second open was slow")
+	}
+}
+
+// TestApplyRunsOfQueues: the writer looks a queue up once per run of ops on
+// it (txState.apply); a request that switches topics and queues and comes
+// back to them still places every op at its queue's next offset.
+func TestApplyRunsOfQueues(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
+	a, b := mustTopic(t, s, "a", 2), mustTopic(t, s, "b", 2)
+	steps := []struct {
+		topic string
+		uid   uint64
+		q     int
+		want  int64 // queue offset
+	}{
+		{"a", a.UID, 0, 0}, {"a", a.UID, 0, 1}, {"a", a.UID, 1, 0}, {"b", b.UID, 0, 0},
+		{"a", a.UID, 0, 2}, {"a", a.UID, 1, 1}, {"b", b.UID, 0, 1}, {"b", b.UID, 1, 0},
+	}
+	var ops []Op
+	for i, st := range steps {
+		ops = append(ops, op(st.topic, st.q, fmt.Sprintf("m%d", i)))
+	}
+	placed, err := s.Commit(context.Background(), ops, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.View(func(tx ReadTx) error {
+		for i, st := range steps {
+			p := placed[i]
+			if p.QueueOffset != st.want || p.CommitLogOffset != placed[0].CommitLogOffset+int64(i) {
+				t.Errorf("op %d (%s/%d): placed at queue offset %d, log offset %d", i, st.topic, st.q, p.QueueOffset, p.CommitLogOffset)
+			}
+			u, ok, err := tx.UnitAt(st.uid, st.q, st.want)
+			if err != nil || !ok || u.CommitLogOffset != p.CommitLogOffset {
+				t.Errorf("op %d: unit %+v %v %v", i, u, ok, err)
+			}
+			m, err := tx.MessageAt(p.CommitLogOffset)
+			if err != nil || m.ID != fmt.Sprintf("m%d", i) || m.QueueID != st.q || m.QueueOffset != st.want {
+				t.Errorf("op %d: message %+v %v", i, m, err)
+			}
+		}
+		for _, q := range []struct {
+			uid      uint64
+			qid      int
+			wantSize int64
+		}{{a.UID, 0, 3}, {a.UID, 1, 2}, {b.UID, 0, 2}, {b.UID, 1, 1}} {
+			if min, max, err := tx.QueueRange(q.uid, q.qid); err != nil || min != 0 || max != q.wantSize {
+				t.Errorf("queue %d/%d: [%d, %d) %v, want [0, %d)", q.uid, q.qid, min, max, err, q.wantSize)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 }

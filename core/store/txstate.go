@@ -206,26 +206,38 @@ func (st *txState) apply(ops []Op) ([]Placed, error) {
 		return nil, err
 	}
 	placed := make([]Placed, len(ops))
+	// The ops of a request usually share one queue (a batch publish):
+	// its topic, range and segment entry are looked up once per run of
+	// ops, not four map operations per op in the writer.
+	var (
+		last *Op
+		ref  qref
+		q    *queueMeta
+	)
 	for i := range ops {
 		op := &ops[i]
-		t := st.topics[op.Topic] // resolved by prepare
-		q, err := st.queue(t, op.QueueID)
-		if err != nil {
-			return nil, err
+		if last == nil || op.Topic != last.Topic || op.QueueID != last.QueueID {
+			t := st.topics[op.Topic] // resolved by prepare
+			var err error
+			if q, err = st.queue(t, op.QueueID); err != nil {
+				return nil, err
+			}
+			ref = qref{t.UID, op.QueueID}
+			if err := st.enterSegment(ref, q.Max); err != nil {
+				return nil, err
+			}
+			st.dirty[ref] = true
 		}
-		ref := qref{t.UID, op.QueueID}
+		last = op
 		cl := int64(st.seq)
 		qoff := q.Max
-		if err := st.enterSegment(ref, qoff); err != nil {
-			return nil, err
-		}
 		place(op.Record, op.QueueID, qoff, st.storedAt)
 		st.key = binary.BigEndian.AppendUint64(st.key[:0], uint64(cl))
 		if err := st.cl.Put(st.key, op.Record); err != nil {
 			return nil, err
 		}
 		unit := Unit{CommitLogOffset: cl, Size: int32(len(op.Record)), TagsCode: op.TagsCode}
-		st.key = appendCQUnitKey(st.key[:0], t.UID, op.QueueID, qoff)
+		st.key = appendCQUnitKey(st.key[:0], ref.uid, op.QueueID, qoff)
 		if err := st.cq.Put(st.key, unit.put(st.value(unitSize))); err != nil {
 			return nil, err
 		}
@@ -246,7 +258,6 @@ func (st *txState) apply(ops []Op) ([]Placed, error) {
 		q.Max++
 		st.appended++
 		st.appBytes += int64(len(op.Record))
-		st.dirty[ref] = true
 		placed[i] = Placed{QueueOffset: qoff, CommitLogOffset: cl, StoredAt: st.placedAt}
 	}
 	return placed, nil
