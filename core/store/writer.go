@@ -200,8 +200,13 @@ func (s *Store) writeLoop() {
 }
 
 // writebackPages is how many pages the commits may dirty in the store
-// file before the syncer starts their writing back (8 MiB).
-const writebackPages = 2048
+// file before the syncer starts their writing back (256 KiB). Small
+// steps keep the disk's queue short for the log's fdatasync, which waits
+// behind whatever is queued: publish->receive p99 at 1,000 msgs/s, paired
+// rounds, was 0.74x with 1 MiB steps against 8 MiB, 0.91x more with
+// 256 KiB, and 1.13x worse again with 64 KiB (a step per group);
+// throughput did not move.
+const writebackPages = 64
 
 // afterGroup is the writer's log-ahead work between groups: it installs a
 // rolling checkpoint that has finished and starts the checkpoint the log
