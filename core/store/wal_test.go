@@ -76,14 +76,7 @@ func dumpHookBucket(t *testing.T, s *Store) string {
 func TestWALPowerCut(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)
-	s := openStore(t, dir, Options{SegmentBytes: 64 << 10})
-	if err := s.Update(func(tx Tx) error {
-		_, _, err := tx.PutTopic(TopicRecord{Name: "t", Queues: 3, RetentionHours: 1})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	commitN(t, s, "t", 3, 300, 7, "before")
+	s := powerCutStore(t, dir, Options{SegmentBytes: 64 << 10})
 
 	// The checkpoint: from here on the disk image is this copy plus
 	// whatever the commits below wrote.
@@ -103,6 +96,21 @@ func TestWALPowerCut(t *testing.T) {
 	want := dumpHookBucket(t, s)
 	live, wal := snapshot(t, s)
 	powerCutTrials(t, s.db.Info().PageSize, synced, live, wal, acked, want, nil)
+}
+
+// powerCutStore opens a store in dir with topic t (3 queues) holding 300
+// messages, for the power-cut tests.
+func powerCutStore(t *testing.T, dir string, opts Options) *Store {
+	t.Helper()
+	s := openStore(t, dir, opts)
+	if err := s.Update(func(tx Tx) error {
+		_, _, err := tx.PutTopic(TopicRecord{Name: "t", Queues: 3, RetentionHours: 1})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	commitN(t, s, "t", 3, 300, 7, "before")
+	return s
 }
 
 // powerCutTrials opens disk images made of synced (the file as synced at
@@ -230,14 +238,7 @@ func snapshot(t *testing.T, s *Store) (file, wal []byte) {
 func TestWALPowerCutRollingCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	// No idle rewind behind the test's back.
-	s := openStore(t, dir, Options{SegmentBytes: 64 << 10, CheckpointIdle: time.Hour})
-	if err := s.Update(func(tx Tx) error {
-		_, _, err := tx.PutTopic(TopicRecord{Name: "t", Queues: 3, RetentionHours: 1})
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
-	commitN(t, s, "t", 3, 300, 7, "before")
+	s := powerCutStore(t, dir, Options{SegmentBytes: 64 << 10, CheckpointIdle: time.Hour})
 	synced, _ := snapshot(t, s) // Update's rewind synced the file
 
 	acked := commitHooked(t, s, 0, 30)
