@@ -239,7 +239,7 @@ func TestWALPowerCutRollingCheckpoint(t *testing.T) {
 	dir := t.TempDir()
 	// No idle rewind behind the test's back.
 	s := powerCutStore(t, dir, Options{SegmentBytes: 64 << 10, CheckpointIdle: time.Hour})
-	synced, _ := snapshot(t, s) // Update's rewind synced the file
+	synced, _ := snapshot(t, s) // the topic's rewind synced the file; model the commits since as all on disk
 
 	acked := commitHooked(t, s, 0, 30)
 	release := make(chan struct{})
