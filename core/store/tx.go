@@ -40,8 +40,8 @@ func (s *Store) View(fn func(ReadTx) error) error {
 // Update runs fn in a read-write transaction outside group commit (topic
 // changes, retention and trash chunks, consumer group configs); bbolt
 // serialises it with the writer, so publishers wait for it. Its commit
-// is a checkpoint (wal.go): the file is synced and the log-ahead starts
-// afresh, so nothing fn wrote needs logging. Counted in
+// is followed by a rewind (checkpoint.go): the file is synced and the
+// log-ahead starts over, so nothing fn wrote needs logging. Counted in
 // WriterStats.Updates. Once the store is closed it answers core.ErrClosed.
 func (s *Store) Update(fn func(Tx) error) error {
 	s.stats.updates.Add(1)

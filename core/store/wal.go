@@ -60,8 +60,9 @@ const WALName = "mqgate.wal"
 // this many bytes of records; it takes a rolling checkpoint when the
 // group commits since the last one allocated this many bytes of pages
 // (what the pin keeps from being reused), or this long after the first
-// record; and it starts the log over whenever no group came for a second
-// (CheckpointIdle). checkpoint.go has the two kinds.
+// record; and it starts the log over when no group came for a second
+// (CheckpointIdle) and the log holds records. checkpoint.go has the two
+// kinds.
 const (
 	DefaultCheckpointBytes    = 64 << 20
 	DefaultCheckpointInterval = 30 * time.Second
@@ -317,7 +318,7 @@ func (w *walLog) append(b []byte) error {
 // zeros. fdatasync of a write inside the file's size syncs the data only;
 // of a write that grows the file, the size too, a journal commit that
 // measured 2.4 times slower here. The log is reused from its start at
-// each checkpoint, so it grows only until it holds one round.
+// each rewind (checkpoint.go), so it grows only until it holds one round.
 const walGrowStep = 4 << 20
 
 // zeros is what grow writes, a chunk at a time.

@@ -372,7 +372,7 @@ func TestWALOfflineToolsSettle(t *testing.T) {
 }
 
 // TestWALRecordsSkipEarlierRounds: the log is reused from its start at
-// each checkpoint, so records of an earlier round lie behind the new
+// each rewind, so records of an earlier round lie behind the new
 // header; reading stops at them (their txids do not follow on).
 func TestWALRecordsSkipEarlierRounds(t *testing.T) {
 	dir := t.TempDir()
