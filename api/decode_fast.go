@@ -248,17 +248,11 @@ func (s *fastScanner) publish(req *PublishRequest) bool {
 		var ok bool
 		switch string(name) {
 		case "body":
-			var v *string
-			if v, ok = s.body(); ok && once(seenBody) {
-				req.Body = v
-				return true
-			}
+			req.Body, ok = s.body()
+			return ok && once(seenBody)
 		case "bodyBase64":
-			var v *string
-			if v, ok = s.body(); ok && once(seenBodyBase64) {
-				req.BodyBase64 = v
-				return true
-			}
+			req.BodyBase64, ok = s.body()
+			return ok && once(seenBodyBase64)
 		case "tags":
 			req.Tags, ok = s.str()
 			return ok && once(seenTags)
