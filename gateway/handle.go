@@ -37,8 +37,6 @@ const (
 	maxHandleLen  = policy.MaxHandleLen
 )
 
-var errBadHandle = policy.ErrBadHandle
-
 // handleCodec signs and verifies receipt handles with one key: the seal
 // (HMAC construction, encoding, the checks before parsing) is
 // policy.Sealer's, shared with every backend; the payload is this
@@ -75,27 +73,6 @@ func (c *handleCodec) encode(r receipt) string {
 	return c.s.Seal(b)
 }
 
-// decode verifies and parses a handle. Any failure is errBadHandle: the
-// caller answers `invalid` without saying why.
-func (c *handleCodec) decode(h string) (receipt, error) {
-	// Verify before parsing: nothing unauthenticated reaches the parser.
-	payload, err := c.s.Open(h)
-	if err != nil {
-		return receipt{}, errBadHandle
-	}
-	return parseReceipt(payload)
-}
-
-// parseReceipt parses an authenticated payload strictly: every field
-// present, in range, and nothing after the last one.
-func parseReceipt(p []byte) (receipt, error) {
-	f, ok := parseFields(p)
-	if !ok {
-		return receipt{}, errBadHandle
-	}
-	return f.receipt(p), nil
-}
-
 // receiptFields is a parsed payload whose strings are left in place as
 // spans of it, so checking a handle against its lease (receiptRef.is)
 // copies no string out: an ack of one handle used to make three.
@@ -109,8 +86,9 @@ type span struct{ off, n int }
 
 func (s span) in(p []byte) []byte { return p[s.off : s.off+s.n] }
 
-// parseFields is parseReceipt's parser; ok is false when p is not a
-// well-formed receipt.
+// parseFields parses an authenticated payload strictly (every field
+// present, in range, nothing after the last one); ok is false when p is
+// not a well-formed receipt.
 func parseFields(p []byte) (f receiptFields, ok bool) {
 	if len(p) == 0 || p[0] != handleVersion {
 		return f, false
@@ -139,17 +117,6 @@ func parseFields(p []byte) (f receiptFields, ok bool) {
 	return f, true
 }
 
-// receipt copies f's fields out of p.
-func (f *receiptFields) receipt(p []byte) receipt {
-	return receipt{
-		Epoch: f.epoch, Seq: f.seq,
-		Group: string(f.group.in(p)), ConsumerID: string(f.consumerID.in(p)),
-		Queue:   core.MessageQueue{Topic: string(f.topic.in(p)), QueueID: int(f.queueID)},
-		Offset:  int64(f.offset),
-		Expires: time.UnixMilli(int64(f.expiresMs)).UTC(),
-	}
-}
-
 // receiptRef is a verified handle's fields and where its payload sits in
 // a buffer shared by the handles of one request (offsets, not slices:
 // the refs hold no pointers, so a request's buffer can live on the
@@ -159,8 +126,8 @@ type receiptRef struct {
 	at, n int // payload = buf[at:at+n]
 }
 
-// is reports whether the handle names exactly receipt r (what parseReceipt
-// would return, compared field by field without copying a string).
+// is reports whether the handle names exactly receipt r (what a whole
+// decode would return, compared field by field without copying a string).
 func (rf *receiptRef) is(buf []byte, r *receipt) bool {
 	p := buf[rf.at : rf.at+rf.n]
 	return rf.epoch == r.Epoch && rf.seq == r.Seq &&
