@@ -137,21 +137,8 @@ func runDisk(ctx context.Context, c diskConfig) (DiskRun, error) {
 }
 
 func medianDisk(runs []DiskRun) DiskRun {
-	pick := func(f func(DiskRun) float64) float64 {
-		xs := make([]float64, len(runs))
-		for i, r := range runs {
-			xs[i] = f(r)
-		}
-		return median(xs)
-	}
 	return DiskRun{
-		Syncs: LatencySummary{
-			Count: int(pick(func(r DiskRun) float64 { return float64(r.Syncs.Count) })),
-			P50Ms: pick(func(r DiskRun) float64 { return r.Syncs.P50Ms }),
-			P90Ms: pick(func(r DiskRun) float64 { return r.Syncs.P90Ms }),
-			P99Ms: pick(func(r DiskRun) float64 { return r.Syncs.P99Ms }),
-			MaxMs: pick(func(r DiskRun) float64 { return r.Syncs.MaxMs }),
-		},
-		P999Ms: pick(func(r DiskRun) float64 { return r.P999Ms }),
+		Syncs:  medianLatencyOf(runs, func(r DiskRun) LatencySummary { return r.Syncs }),
+		P999Ms: medianOf(runs, func(r DiskRun) float64 { return r.P999Ms }),
 	}
 }
