@@ -229,14 +229,14 @@ func (w *walLog) installed(pin *bolt.Tx, slot int) {
 // kept, so recovery still works from the previous checkpoint.
 func (s *Store) checkpoint() error {
 	w := s.wal
+	t0 := time.Now() // waiting for a rolling checkpoint is the writer's wait too
+	defer func() { s.stats.checkpointNanos.Add(uint64(time.Since(t0))) }()
 	if err := s.finishRolling(true); err != nil {
 		return err
 	}
 	if err := w.err(); err != nil {
 		return err
 	}
-	t0 := time.Now()
-	defer func() { s.stats.checkpointNanos.Add(uint64(time.Since(t0))) }()
 	if err := s.db.Sync(); err != nil {
 		return w.fail(fmt.Errorf("sync the store file at a checkpoint: %w", err))
 	}
