@@ -15,7 +15,9 @@
 # ack per receive, COUNT32 messages), lat (publish->receive at 1,000
 # msgs/s for 5 s; its figure is the e2e p99, lower is better).
 # Knobs (env): MODES (ack1 ack32), ROUNDS (6), COUNT1 (60000),
-# COUNT32 (200000), MQBENCH (default NEW_BIN/mqbench), PORT (18700).
+# COUNT32 (200000), MQBENCH (default NEW_BIN/mqbench), PORT (18700),
+# WORKROOT (/tmp: where the data dirs go; /dev/shm takes the disk out,
+# leaving what the builds do with the CPU).
 set -euo pipefail
 
 [ $# -eq 2 ] || { echo "usage: $0 A_BIN_DIR B_BIN_DIR" >&2; exit 2; }
@@ -26,6 +28,7 @@ COUNT1=${COUNT1:-60000}
 COUNT32=${COUNT32:-200000}
 MQBENCH=${MQBENCH:-$B/mqbench}
 PORT=${PORT:-18700}
+WORKROOT=${WORKROOT:-/tmp}
 url=http://127.0.0.1:$PORT
 out=$(mktemp)
 pid=
@@ -41,7 +44,7 @@ trap cleanup EXIT
 # "ROUND LOAD LABEL FIGURE".
 measure() {
 	local label=$1 bin=$2 round=$3 line
-	dir=$(mktemp -d /tmp/mqgate-ab.XXXXXX)
+	dir=$(mktemp -d "$WORKROOT/mqgate-ab.XXXXXX")
 	"$bin/mqgate" serve --addr "127.0.0.1:$PORT" --data "$dir/data" --access-log=false >"$dir/log" 2>&1 &
 	pid=$!
 	for _ in $(seq 1 100); do

@@ -79,10 +79,12 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mqgate:", err)
 		return 2
 	}
-	gcPercent, memLimit := tuneGC()
-	ev := m.Logger.Debug().Int("gogc", gcPercent).Int("gomaxprocs", runtime.GOMAXPROCS(0))
-	if memLimit != math.MaxInt64 {
-		ev = ev.Int64("memory_limit", memLimit)
+	tuned := tuneGC()
+	defer tuned.stop()
+	ev := m.Logger.Debug().Int("gogc", tuned.gcPercent).Int64("heap_floor", tuned.heapFloor).
+		Int("gomaxprocs", runtime.GOMAXPROCS(0))
+	if tuned.memLimit != math.MaxInt64 {
+		ev = ev.Int64("memory_limit", tuned.memLimit)
 	}
 	ev.Msg("runtime tuned")
 	if err := m.Run(); err != nil {
