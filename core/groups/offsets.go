@@ -155,11 +155,11 @@ func (r *Registry) groupOffsetsTx(tx store.Tx, group string, incarnation uint64)
 		return nil, nil
 	}
 	if incarnation != 0 {
-		g, err := decodeGroup(v)
+		inc, err := storedIncarnation(v)
 		if err != nil {
 			return nil, err
 		}
-		if g.Incarnation != incarnation {
+		if inc != incarnation {
 			return nil, nil
 		}
 	}
@@ -200,11 +200,11 @@ func (r *Registry) GroupGuard(group string, incarnation uint64) store.Hook {
 			return core.ErrGroupGone
 		}
 		if incarnation != 0 {
-			g, err := decodeGroup(v)
+			inc, err := storedIncarnation(v)
 			if err != nil {
 				return err
 			}
-			if g.Incarnation != incarnation {
+			if inc != incarnation {
 				return core.ErrGroupGone
 			}
 		}

@@ -304,3 +304,25 @@ func TestQueueLocks(t *testing.T) {
 		t.Fatal("a after unlock")
 	}
 }
+
+// TestStoredIncarnation: the incarnation read alone from a stored group
+// is the one the whole decode finds, and a damaged record is an error.
+func TestStoredIncarnation(t *testing.T) {
+	for _, inc := range []uint64{0, 1, 1 << 40} {
+		b, err := encodeGroup(core.Group{GroupConfig: core.GroupConfig{Name: "g", Incarnation: inc,
+			Subscriptions: []core.Subscription{{Topic: "t", Filter: "*"}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := storedIncarnation(b)
+		if err != nil || got != inc {
+			t.Fatalf("storedIncarnation = %d, %v; want %d", got, err, inc)
+		}
+		if g, _ := decodeGroup(b); g.Incarnation != got {
+			t.Fatalf("decodeGroup says %d, storedIncarnation %d", g.Incarnation, got)
+		}
+	}
+	if _, err := storedIncarnation([]byte(`{"incarnation":`)); err == nil {
+		t.Fatal("a cut record decoded")
+	}
+}

@@ -114,7 +114,7 @@ func (r *Registry) decideStarts(cfg core.GroupConfig, consumerID string) error {
 		if cur == nil {
 			return nil // deleted meanwhile
 		}
-		if g, err := decodeGroup(cur); err != nil || g.Incarnation != cfg.Incarnation {
+		if inc, err := storedIncarnation(cur); err != nil || inc != cfg.Incarnation {
 			return err
 		}
 		b, err := tx.Bucket(bucketOffsets).CreateBucketIfNotExists([]byte(cfg.Name))
