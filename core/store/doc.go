@@ -68,9 +68,9 @@
 //     share one read-write transaction and one fdatasync of the
 //     log-ahead, and a request is answered only after that commit
 //     (RocketMQ GroupCommitService). The record is written before bbolt
-//     commits, and the syncer syncs it while the writer commits the group
-//     and the next; until then the queue gates keep readers from seeing
-//     the group's appends (wal.go, gate.go).
+//     commits and synced by the syncer while the writer commits the next
+//     group; until then the queue gates keep readers from seeing the
+//     group's appends (wal.go, gate.go).
 //   - Every write transaction is either a logged group commit or a
 //     Store.Update followed by a checkpoint; nothing else writes the file
 //     while the store is open.
