@@ -102,10 +102,7 @@ type Store struct {
 	// multiplying.
 	syncq    chan *syncBatch
 	syncDone chan struct{}
-	// logged wakes the syncer when the writer has written a group's
-	// record, so its fdatasync runs while bbolt commits the group.
-	logged chan struct{}
-	gates  gateTable
+	gates    gateTable
 	// beforeSync, set by tests before the first commit, runs in the
 	// syncer before each fdatasync; beforeRollingSync, set by tests
 	// before a rolling checkpoint begins, in its goroutine before its
@@ -192,7 +189,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	t2 := time.Now()
 	s := &Store{db: db, path: path, log: log, opts: opts,
 		reqs: make(chan *Request, 4096), done: make(chan struct{}),
-		syncq: make(chan *syncBatch), syncDone: make(chan struct{}), logged: make(chan struct{}, 1)}
+		syncq: make(chan *syncBatch), syncDone: make(chan struct{})}
 	if recovered != nil {
 		if recovered.tail != "" {
 			log.Info().Str("file", path).Str("where", recovered.tail).Msg("log-ahead: reading stopped at the end of what was synced")

@@ -143,9 +143,6 @@ type walLog struct {
 	// unsynced counts the pages committed since the syncer last started
 	// the store file's writeback (the writer adds, the syncer resets).
 	unsynced atomic.Int64
-	// logged counts every byte of records ever written (it does not go
-	// back at rewinds): the syncer's measure of what an fdatasync covers.
-	logged atomic.Int64
 }
 
 // openWAL opens (creating) the log of the store at path. The writer's
@@ -311,7 +308,6 @@ func (w *walLog) append(b []byte) error {
 		return core.Errorf(core.EUnavailable, "write the log-ahead: %v", err)
 	}
 	w.off += int64(len(b))
-	w.logged.Add(int64(len(b)))
 	if !w.records {
 		w.records, w.firstAt = true, time.Now()
 	}

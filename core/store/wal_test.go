@@ -468,11 +468,7 @@ func TestGatesHideWhatIsNotDurable(t *testing.T) {
 		_, err := s.Commit(context.Background(), []Op{op("t", 1, "x"), y}, nil)
 		done <- err
 	}()
-	<-entered // logged, not yet synced
-	// The writer logs, wakes the syncer and commits to bbolt while it
-	// holds wmu; once wmu is free, the group is committed.
-	s.wmu.Lock()
-	s.wmu.Unlock()
+	<-entered // committed to bbolt, not yet synced
 	var raw, seen int64
 	if err := s.View(func(tx ReadTx) (err error) {
 		_, raw, _ = queueRange(tx.tx, rec.UID, 1)

@@ -185,9 +185,9 @@ func (s *Store) writeLoop() {
 			s.gather(&group, &g, linger.C) // a closed reqs ends the loop above
 			linger.Stop()
 		}
-		s.stats.groups.Add(1) // before the answers, which may come at once
-		s.stats.requests.Add(uint64(len(group)))
 		lastStored = s.commitGroup(group, lastStored)
+		s.stats.groups.Add(1)
+		s.stats.requests.Add(uint64(len(group)))
 		if s.wal == nil {
 			continue
 		}
@@ -307,11 +307,7 @@ func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 			pending = append(pending[:bad:bad], pending[bad+1:]...)
 			continue
 		}
-		b := &syncBatch{reqs: slices.Clone(pending), adv: adv, marks: marks, err: err}
-		if s.wal != nil {
-			b.logged = s.wal.logged.Load() // its record, and a void one if it failed
-		}
-		s.syncq <- b
+		s.syncq <- &syncBatch{reqs: slices.Clone(pending), adv: adv, marks: marks, err: err}
 		break
 	}
 	return storedAt
@@ -319,41 +315,26 @@ func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 
 // syncBatch is a committed group on its way to its answer.
 type syncBatch struct {
-	reqs   []*Request
-	adv    []Advance
-	marks  []qmark // gates held for it (gate.go)
-	err    error   // the commit's own failure
-	logged int64   // walLog.logged once its record was written
+	reqs  []*Request
+	adv   []Advance
+	marks []qmark // gates held for it (gate.go)
+	err   error   // the commit's own failure
 }
 
-// syncLoop is the syncer: it makes the log-ahead's records durable with
-// one fdatasync for every group written meanwhile, then opens the gates of
-// the groups committed, reports their advances and answers them. It starts
-// a sync as soon as a group's record is written (Store.logged), so the
-// fdatasync runs while the writer commits that group to bbolt, instead of
-// after: for a lone publish, the answer comes after the longer of the two,
-// not their sum. A group whose record an earlier sync covered is answered
-// without another. It exits when the writer closes syncq.
+// syncLoop is the syncer: it takes every committed group waiting, makes
+// them durable with one fdatasync of the log-ahead, opens their gates,
+// reports their advances and answers them, while the writer commits the
+// next group. It exits when the writer closes syncq.
 func (s *Store) syncLoop() {
 	defer close(s.syncDone)
-	var synced int64 // walLog.logged made durable
 	batches := make([]*syncBatch, 0, 64)
-	for open := true; open; {
-		batches = batches[:0]
-		select {
-		case b, ok := <-s.syncq:
-			if !ok {
-				return
-			}
-			batches = append(batches, b)
-		case <-s.logged:
-		}
+	for b := range s.syncq {
+		batches = append(batches[:0], b)
 	more:
 		for len(batches) < cap(batches) {
 			select {
 			case b, ok := <-s.syncq:
 				if !ok {
-					open = false
 					break more
 				}
 				batches = append(batches, b)
@@ -362,23 +343,14 @@ func (s *Store) syncLoop() {
 			}
 		}
 		var syncErr error
+		if s.beforeSync != nil {
+			s.beforeSync()
+		}
 		if s.wal != nil {
-			// Read after taking the batches: every one of them was logged
-			// by now, so this sync covers them all.
-			if upto := s.wal.logged.Load(); upto > synced {
-				if s.beforeSync != nil {
-					s.beforeSync()
-				}
-				t0 := time.Now()
-				syncErr = s.wal.sync()
-				s.stats.syncNanos.Add(uint64(time.Since(t0)))
-				s.stats.syncs.Add(1)
-				if syncErr == nil {
-					synced = upto
-				}
-			} else {
-				syncErr = s.wal.err()
-			}
+			t0 := time.Now()
+			syncErr = s.wal.sync()
+			s.stats.syncNanos.Add(uint64(time.Since(t0)))
+			s.stats.syncs.Add(1)
 		}
 		for _, b := range batches {
 			s.answer(b, syncErr)
@@ -489,10 +461,6 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		if err := s.wal.logGroup(txid, storedAt, reqs); err != nil {
 			tx.Rollback()
 			return -1, nil, nil, err
-		}
-		select {
-		case s.logged <- struct{}{}: // the syncer syncs while bbolt commits
-		default:
 		}
 		marks = st.marks()
 		s.gates.hold(marks)
