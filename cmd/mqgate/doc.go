@@ -22,9 +22,10 @@
 //
 // Runtime tuning (tune.go), each unless its variable is set: GOGC 200,
 // with a heap goal of at least 64 MiB (MQGATE_GC_HEAP_FLOOR) while the
-// live heap is small; a soft memory limit at 90% of a cgroup v2 memory limit. GOMAXPROCS is
-// left to Go (raising it helped the store writer get a P back after fsync,
-// but it also skews comparisons with the baseline; set it to try).
+// live heap is small; a soft memory limit at 90% of a cgroup v2 memory
+// limit. GOMAXPROCS is left to Go (raising it helped the store writer get
+// a P back after fsync, but it also skews comparisons with the baseline;
+// set it to try).
 // Log lines are coalesced into few writes under load (logwriter.go);
 // profiles are served only on --pprof-addr's own listener (pprof.go).
 // Start-up refuses a data dir whose store is missing or empty beside its

@@ -79,7 +79,11 @@ func serve(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mqgate:", err)
 		return 2
 	}
-	tuned := tuneGC()
+	tuned, err := tuneGC()
+	if err != nil {
+		fmt.Fprintln(stderr, "mqgate:", err)
+		return 2
+	}
 	defer tuned.stop()
 	ev := m.Logger.Debug().Int("gogc", tuned.gcPercent).Int64("heap_floor", tuned.heapFloor).
 		Int("gomaxprocs", runtime.GOMAXPROCS(0))

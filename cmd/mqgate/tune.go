@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"runtime"
@@ -40,6 +41,9 @@ const heapFloorEnv = "MQGATE_GC_HEAP_FLOOR"
 // limit ("max" when there is none).
 const cgroupMemoryMax = "/sys/fs/cgroup/memory.max"
 
+// maxGCPercent bounds the GOGC the floor sets (an int32 in the runtime).
+const maxGCPercent = 1 << 20
+
 // runtimeTuning is what tuneGC did, for the start-up log.
 type runtimeTuning struct {
 	gcPercent int   // -2: GOGC left as the operator set it
@@ -52,16 +56,23 @@ type runtimeTuning struct {
 // set GOGC, and, when GOMEMLIMIT is not set but the process runs under a
 // cgroup memory limit, a soft limit at 90% of it so a large heap is
 // collected before the container is killed (the limit also caps what the
-// floor allows). stop ends the floor's tuning.
-func tuneGC() runtimeTuning {
+// floor allows). stop ends the floor's tuning. A heap floor that is not
+// a byte count is an error, and then nothing is changed.
+func tuneGC() (runtimeTuning, error) {
 	t := runtimeTuning{gcPercent: -2, memLimit: math.MaxInt64, stop: func() {}}
+	floor := int64(defaultHeapFloor)
+	if v := os.Getenv(heapFloorEnv); v != "" {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return t, fmt.Errorf("%s=%q: want a number of bytes (0 turns the floor off), e.g. %d",
+				heapFloorEnv, v, int64(defaultHeapFloor))
+		}
+		floor = n
+	}
 	if os.Getenv("GOGC") == "" {
 		t.gcPercent = defaultGCPercent
 		debug.SetGCPercent(t.gcPercent)
-		t.heapFloor = defaultHeapFloor
-		if v, err := strconv.ParseInt(os.Getenv(heapFloorEnv), 10, 64); err == nil && v >= 0 {
-			t.heapFloor = v
-		}
+		t.heapFloor = floor
 		if t.heapFloor > 0 {
 			t.stop = startHeapFloor(t.gcPercent, uint64(t.heapFloor))
 		}
@@ -72,7 +83,7 @@ func tuneGC() runtimeTuning {
 			debug.SetMemoryLimit(t.memLimit)
 		}
 	}
-	return t
+	return t, nil
 }
 
 // heapFloor keeps the collector's heap goal at floor or more: after each
@@ -126,7 +137,7 @@ func (h *heapFloor) percentFor(live uint64) int {
 	if goal := live * uint64(100+h.percent) / 100; goal >= h.floor {
 		return h.percent
 	}
-	return int(h.floor*100/live) - 100
+	return int(min(h.floor*100/live-100, maxGCPercent))
 }
 
 // containerMemoryLimit reads a cgroup v2 memory.max file.

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"testing"
 	"time"
 )
@@ -23,6 +24,20 @@ func TestHeapFloorPercent(t *testing.T) {
 	} {
 		if got := h.percentFor(c.live); got != c.want {
 			t.Errorf("percentFor(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+	if got := (&heapFloor{percent: 200, floor: 1 << 50}).percentFor(1 << 20); got != maxGCPercent {
+		t.Errorf("a 1 PiB floor over 1 MiB: %d, want the bound %d", got, maxGCPercent)
+	}
+}
+
+// TestHeapFloorEnvRefused: a floor that is not a byte count stops the
+// start with the variable named, before anything is tuned.
+func TestHeapFloorEnvRefused(t *testing.T) {
+	for _, v := range []string{"64MiB", "-1", "1e9"} {
+		t.Setenv(heapFloorEnv, v)
+		if _, err := tuneGC(); err == nil || !strings.Contains(err.Error(), heapFloorEnv) {
+			t.Errorf("%s=%q: err %v, want one naming the variable", heapFloorEnv, v, err)
 		}
 	}
 }
