@@ -137,7 +137,10 @@ func (h *heapFloor) percentFor(live uint64) int {
 	if goal := live * uint64(100+h.percent) / 100; goal >= h.floor {
 		return h.percent
 	}
-	return int(min(h.floor*100/live-100, maxGCPercent))
+	if h.floor/live >= maxGCPercent/100 {
+		return maxGCPercent // and floor*100 might overflow
+	}
+	return int(h.floor*100/live - 100)
 }
 
 // containerMemoryLimit reads a cgroup v2 memory.max file.

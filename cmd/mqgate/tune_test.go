@@ -26,8 +26,10 @@ func TestHeapFloorPercent(t *testing.T) {
 			t.Errorf("percentFor(%d) = %d, want %d", c.live, got, c.want)
 		}
 	}
-	if got := (&heapFloor{percent: 200, floor: 1 << 50}).percentFor(1 << 20); got != maxGCPercent {
-		t.Errorf("a 1 PiB floor over 1 MiB: %d, want the bound %d", got, maxGCPercent)
+	for _, floor := range []uint64{1 << 50, 1<<63 + 1} {
+		if got := (&heapFloor{percent: 200, floor: floor}).percentFor(1 << 20); got != maxGCPercent {
+			t.Errorf("a floor of %d over 1 MiB: %d, want the bound %d", floor, got, maxGCPercent)
+		}
 	}
 }
 
