@@ -90,6 +90,12 @@ func TestKill9(t *testing.T) {
 	if !strings.Contains(s2.Logs(), "log-ahead: redid") {
 		t.Errorf("the restart after kill -9 redid no log-ahead record:\n%s", s2.Logs())
 	}
+	// The checkpoint it went back to wrote the freelist: the start read
+	// the meta pages and the freelist, not every page of the file, and
+	// bbolt did not walk the tree to rebuild it.
+	if !strings.Contains(s2.Logs(), `"quickPrecheck":true`) {
+		t.Errorf("the restart after kill -9 read every page (its checkpoint named no freelist):\n%s", s2.Logs())
+	}
 	for _, a := range acks {
 		r := s2.do(t, "GET", "/v1/topics/orders/messages/"+a.id, nil)
 		if r.Status != 200 {

@@ -4,7 +4,8 @@
 # TOPICS topics, then reports:
 #   - the fill rate and the file's figures (size, live bytes, free pages);
 #   - start-up time of the filled store (pre-check, self check, freelist
-#     rebuild) against an empty one;
+#     rebuild) against an empty one, after a clean stop and after a
+#     kill -9 under load with the file's page cache dropped;
 #   - publish throughput into the filled store (A) against an empty one
 #     (B), alternating A/B per round, batch 1 and 100;
 #   - the free rate (FREE=expire, the default): A restarted with
@@ -102,7 +103,7 @@ start() {
 	waitlog "$name" '"message":"listening"' $((n + 1))
 	STARTUP=$(secs "$t0" "$AT")
 	STARTUP+="s ($(grep '"message":"store opened' "$WORK/$name.log" | tail -1 |
-		jq -r '"pre-check \(.precheck|floor) ms, bbolt open and freelist rebuild \(.open|floor) ms, self check \(.check|floor) ms"'))"
+		jq -r '"pre-check \(.precheck|floor) ms\(if .quickPrecheck then " (meta pages and freelist)" else " (every page)" end), bbolt open \(.open|floor) ms, self check \(.check|floor) ms"'))"
 }
 
 # rss NAME: the server's resident memory, split into its own (anonymous:
@@ -214,6 +215,33 @@ for batch in 1 100; do
 done
 rss a "filled, after the publish rounds"
 rss b "empty, after the publish rounds"
+
+# --- crash: kill -9 A under load, then start it -----------------------------
+# A single-message publish load runs against A, A is killed (SIGKILL) in
+# the middle of it, the store file's page cache is dropped (as a power cut
+# or a VM restart leaves it) and A starts again: recovery puts the file
+# back to its last checkpoint and redoes the log-ahead's records after it.
+# The start-up is quick when that checkpoint wrote the freelist (the
+# pre-check reads the meta pages and the freelist, bbolt loads it);
+# otherwise every page is read twice (pre-check, then bbolt's walk).
+dropcache() { # the store file's pages only
+	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$WORK/a/mqgate.db"
+}
+if command -v python3 >/dev/null; then
+	"$BIN/mqbench" publish --url "http://127.0.0.1:$PORT_A" --topic crash --batch 1 --concurrency 16 \
+		--size "$SIZE" --duration 60s --warmup 0 >/dev/null 2>&1 &
+	load=$!
+	sleep 3
+	kill -9 "$PID_a"
+	wait "$PID_a" 2>/dev/null || true
+	kill "$load" 2>/dev/null || true
+	wait "$load" 2>/dev/null || true
+	dropcache
+	start a "$PORT_A" "$WORK/a"
+	echo "start-up after kill -9 under load, page cache dropped: ${STARTUP}; $(grep '"message":"log-ahead: redid' "$WORK/a.log" |
+		tail -1 | jq -r '"redid \(.groups) group commits since the checkpoint"')"
+	rss a "after the crash, restarted"
+fi
 disk "A before freeing" "$PORT_A"
 
 # --- free: expire all of the filled data ------------------------------------
@@ -230,7 +258,7 @@ if [[ ${COLD:-1} == 1 ]] && command -v python3 >/dev/null; then
 	stop a
 	# Evict the file's pages from the page cache (this file only), so the
 	# drop reads from disk as it would on a store larger than memory.
-	python3 -c 'import os, sys; fd = os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$WORK/a/mqgate.db"
+	dropcache
 	echo "(page cache of the store file dropped: a cold start for the drop)"
 	[[ $FREE == expire ]] || start a "$PORT_A" "$WORK/a"
 elif [[ $FREE == expire ]]; then

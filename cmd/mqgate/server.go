@@ -381,6 +381,8 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func(s store.WriterStats) float64 { return s.CheckpointTime.Seconds() }),
 		counter("mqgate_store_checkpoints_total", "Checkpoints made: syncs of the store file that move its log-ahead's start (docs/operations.md).",
 			func(s store.WriterStats) float64 { return float64(s.Checkpoints) }),
+		counter("mqgate_store_checkpoint_freelists_total", "Checkpoints that wrote the store file's freelist (all but those with more than 32,768 free pages): a start after a crash that recovers from one reads neither every page nor the whole tree (docs/operations.md).",
+			func(s store.WriterStats) float64 { return float64(s.CheckpointFreelists) }),
 		counter("mqgate_store_update_transactions_total", "Write transactions outside group commit (topic changes, retention steps, segment drops, consumer group changes), each followed by a checkpoint; publishers wait for each.",
 			func(s store.WriterStats) float64 { return float64(s.Updates) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mqgate_retention_passes_total",

@@ -227,7 +227,11 @@ func (w *walLog) installed(pin *bolt.Tx, slot int) {
 // from its current state. The caller holds wmu and no write transaction
 // is open. On failure the log is broken: the previous header and pin are
 // kept, so recovery still works from the previous checkpoint.
-func (s *Store) checkpoint() error {
+func (s *Store) checkpoint() error { return s.rewind(false) }
+
+// rewind is checkpoint; forceFreelist writes bbolt's freelist into the
+// checkpoint whatever its size (Close: the next open reads it).
+func (s *Store) rewind(forceFreelist bool) error {
 	w := s.wal
 	t0 := time.Now() // waiting for a rolling checkpoint is the writer's wait too
 	defer func() { s.stats.checkpointNanos.Add(uint64(time.Since(t0))) }()
@@ -235,6 +239,9 @@ func (s *Store) checkpoint() error {
 		return err
 	}
 	if err := w.err(); err != nil {
+		return err
+	}
+	if err := s.writeFreelist(forceFreelist); err != nil {
 		return err
 	}
 	if err := s.db.Sync(); err != nil {
@@ -281,6 +288,9 @@ func (s *Store) beginRolling() error {
 	}
 	t0 := time.Now()
 	defer func() { s.stats.checkpointNanos.Add(uint64(time.Since(t0))) }()
+	if err := s.writeFreelist(false); err != nil {
+		return err
+	}
 	h, pin, err := s.pinCheckpoint(w.off)
 	if err != nil {
 		return w.fail(err)
@@ -332,5 +342,70 @@ func (s *Store) finishRolling(wait bool) error {
 	}
 	w.installed(r.pin, r.slot)
 	s.stats.checkpoints.Add(1)
+	return nil
+}
+
+// checkpointFreelistPages bounds the freelist a checkpoint writes: at
+// most this many free and pending pages (a 256 KiB freelist, 128 MiB of
+// free space with 4 KiB pages). Writing it stops the writer for about
+// 130 ns a page (BenchmarkCheckpointFreelist: 4.1 ms for 34,000 pages,
+// 17 ms for 134,000), so the bound keeps that stall to about 4 ms. Under
+// load the freelist is mostly the pages freed since the previous
+// checkpoint, which its pin still holds: at most CheckpointBytes' worth
+// (16,384 pages by default); at 14,000 single publishes a second it
+// added 0.5 ms a checkpoint, 0.1% of the writer's time. A variable for
+// tests: -1 writes none.
+var checkpointFreelistPages = 1 << 15
+
+// writeFreelist makes the state the next checkpoint pins list its free
+// pages, so that a start after a crash finds the freelist in the
+// checkpoint's meta page: the pre-check then reads the meta pages, the
+// size and the freelist instead of every page of the file, and bbolt
+// loads the freelist instead of walking the whole tree to rebuild it. On
+// a filled 30 GB store those two reads of every page took minutes.
+//
+// It commits an empty transaction with the freelist written, as Close
+// does, unless the freelist is larger than checkpointFreelistPages and
+// force is false: the commits between checkpoints do not write it (see
+// openBolt), and a large freelist is costly to write every second (the
+// walk it would save is over the pages in use, which are few when so
+// many are free).
+//
+// It runs before the checkpoint's file sync, so the freelist page is
+// durable with the pages of the tree: a meta page that names a freelist
+// is, in the file as a crash leaves it, one that a sync or a clean close
+// made durable (recovery puts the file back to a checkpoint's meta page,
+// wal.go). The next commit frees the freelist page, and the checkpoint's
+// pin keeps it, like every page of the pinned state, from reuse. The
+// commit is logged as an empty group: recovery from an earlier header
+// redoes the log's records in txid order and must find no gap.
+//
+// The caller holds wmu with no write transaction open. A failure that is
+// not the log's leaves the checkpoint without a freelist, which costs
+// only the walk after a crash.
+func (s *Store) writeFreelist(force bool) error {
+	w := s.wal
+	if st := s.db.Stats(); !force && st.FreePageN+st.PendingPageN > checkpointFreelistPages {
+		return nil
+	}
+	tx, err := s.db.Begin(true)
+	if err != nil {
+		return err
+	}
+	txid := uint64(tx.ID())
+	if err := w.logGroup(txid, 0, nil); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	// Read by this commit, under bbolt's writer lock like every commit's.
+	s.db.NoFreelistSync = false
+	err = tx.Commit()
+	s.db.NoFreelistSync = !syncFreelist
+	if err != nil {
+		w.logVoid(txid)
+		s.log.Warn().Err(err).Msg("checkpoint: freelist not written; a start after a crash rebuilds it")
+		return w.err()
+	}
+	s.stats.freelists.Add(1)
 	return nil
 }

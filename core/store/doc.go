@@ -88,8 +88,10 @@
 // # Growth
 //
 // bbolt's freelist is not written at each commit (NoFreelistSync, map
-// freelist, as etcd runs it) but once by Close; after a crash bbolt
-// rebuilds it on open, after the pre-check has read every page (store.go).
+// freelist, as etcd runs it) but by Close and by each checkpoint whose
+// freelist is small (checkpoint.go), so a start after a crash reads it
+// too; after a crash back to a checkpoint without one bbolt rebuilds it
+// on open, after the pre-check has read every page (store.go).
 // Retention and topic deletion free disk a segment at a time (segment.go),
 // reading no record body and deleting no index entry one by one, and
 // decide what to do in read transactions (ReadTx.QueueHead,

@@ -135,18 +135,23 @@ type PreCheckResult struct {
 // lock on the file while it reads (ErrLocked when another process has it).
 func PreCheck(path string) (PreCheckResult, error) { return preCheck(path, false) }
 
-// PreCheckQuick is PreCheck without the page walk when the file was
-// closed cleanly: the store syncs the freelist only in Close, so a meta
-// page that lists one was written by a clean shutdown, after every page
-// of the tree was synced. Then it checks both meta pages, the size
-// against the high-water mark (a truncated file would fault bbolt's
-// mapping) and the freelist page, which bbolt loads instead of walking
-// the tree. That is what makes a 20 GB store start in seconds, not in
-// the minutes a read of every page takes. After a crash (no synced
-// freelist) it is PreCheck: bbolt rebuilds the freelist by walking the
-// tree through its mapping, so every page is read first. What it does
-// not see on a clean file is a page damaged at rest (bit rot, an edit);
-// `mqgate serve --full-check` and mqgate backup / compact read them all.
+// PreCheckQuick is PreCheck without the page walk when the meta page
+// lists a freelist. The store writes the freelist only in Close and just
+// before a checkpoint's sync (writeFreelist), never in the commits
+// between, and after a crash recovery puts the file back to the last
+// checkpoint's meta page before this runs (wal.go): so a meta page that
+// lists one names a state whose every page, freelist included, a sync
+// made durable. Then it checks both meta pages, the size against the
+// high-water mark (a truncated file would fault bbolt's mapping) and the
+// freelist page, which bbolt loads instead of walking the tree. That is
+// what makes a 20 GB store start in a fraction of a second, not in the
+// minutes a read of every page takes, after a clean stop and after a
+// crash alike. A checkpoint with a large freelist does not write it;
+// after a crash back to such a checkpoint it is PreCheck: bbolt rebuilds
+// the freelist by walking the tree through its mapping, so every page is
+// read first. What it does not see is a page damaged at rest (bit rot,
+// an edit); `mqgate serve --full-check` and mqgate backup / compact read
+// them all.
 func PreCheckQuick(path string) (PreCheckResult, error) { return preCheck(path, true) }
 
 func preCheck(path string, quick bool) (PreCheckResult, error) {

@@ -252,7 +252,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	msg := "store opened (pre-check of every page, bbolt open with its freelist rebuilt, self check)"
 	if pre.Quick {
-		msg = "store opened (closed cleanly: pre-check of the meta pages, size and freelist; bbolt open; self check; --full-check reads every page)"
+		msg = "store opened (pre-check of the meta pages, size and the freelist a clean close or checkpoint wrote; bbolt open; self check; --full-check reads every page)"
 	}
 	log.Info().Str("file", path).Int64("bytes", pre.Size).Bool("quickPrecheck", pre.Quick).Dur("precheck", t1.Sub(t0)).
 		Dur("open", t2.Sub(t1)).Dur("check", t3.Sub(t2)).Dur("total", time.Since(t0)).Int("freePages", db.Stats().FreePageN).
@@ -315,10 +315,11 @@ func openBolt(path string) (db *bolt.DB, err error) {
 		// The freelist is not written at each commit (as etcd runs bbolt):
 		// on a large, fragmented file it spans many pages and syncing it
 		// made every commit pay for the whole file's free space. Close
-		// writes it once; after a crash bbolt rebuilds it on open by
+		// and the checkpoints write it (writeFreelist); after a crash
+		// from a checkpoint without one bbolt rebuilds it on open by
 		// walking the tree, which is safe because the pre-check
-		// (precheck.go) has already read every page of the tree with
-		// plain reads and refused a damaged one. A file written with a
+		// (precheck.go) has then read every page of the tree with plain
+		// reads and refused a damaged one. A file written with a
 		// synced freelist opens the same way (its freelist page becomes
 		// free at the next commit), and an older mqgate opens a file
 		// without one (its pre-check accepts the "no freelist" sentinel
@@ -417,20 +418,19 @@ func (s *Store) Close() error {
 		<-s.syncDone
 		s.wmu.Lock()
 		defer s.wmu.Unlock()
-		// A clean close writes the freelist once, so the next open reads
-		// it instead of walking the whole tree to rebuild it (after a
-		// crash there is none and the open walks). The field is set
-		// under bbolt's writer lock, read by that transaction's commit.
-		// The last checkpoint then names this state, with no record to
-		// redo.
-		if err := s.db.Update(func(*bolt.Tx) error {
-			s.db.NoFreelistSync = false
-			return nil
-		}); err != nil {
-			s.log.Warn().Err(err).Msg("freelist not written at close; the next open rebuilds it")
-		}
-		if s.wal != nil {
-			if err := s.checkpoint(); err != nil {
+		// A clean close writes the freelist, whatever its size, so the
+		// next open reads it instead of walking the whole tree to rebuild
+		// it. With the log-ahead the last checkpoint does (writeFreelist)
+		// and names this state, with no record to redo.
+		if s.wal == nil {
+			if err := s.db.Update(func(*bolt.Tx) error {
+				s.db.NoFreelistSync = false // read by this commit, under bbolt's writer lock
+				return nil
+			}); err != nil {
+				s.log.Warn().Err(err).Msg("freelist not written at close; the next open rebuilds it")
+			}
+		} else {
+			if err := s.rewind(true); err != nil {
 				s.closeErr = err
 			}
 			if err := s.wal.close(); err != nil && s.closeErr == nil {

@@ -117,6 +117,10 @@ type WriterStats struct {
 	// start of a rolling one, whose sync runs beside the writer.
 	Checkpoints    uint64
 	CheckpointTime time.Duration
+	// CheckpointFreelists counts the checkpoints that wrote bbolt's
+	// freelist (all but those with a large one, checkpoint.go): a crash
+	// after one of them starts without reading every page.
+	CheckpointFreelists uint64
 	// Syncs counts the syncer's fdatasyncs of the log-ahead, Sync their
 	// time: Groups/Syncs is how many groups one fdatasync made durable.
 	Syncs uint64
@@ -126,7 +130,7 @@ type WriterStats struct {
 type writerCounters struct {
 	groups, requests, applyNanos, commitNanos, updates atomic.Uint64
 	pageWrites, pages, checkpoints, syncs, syncNanos   atomic.Uint64
-	checkpointNanos                                    atomic.Uint64
+	checkpointNanos, freelists                         atomic.Uint64
 	failing                                            atomic.Bool
 }
 
@@ -137,7 +141,8 @@ func (s *Store) Stats() WriterStats {
 		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load(),
 		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(),
 		Checkpoints: s.stats.checkpoints.Load(), CheckpointTime: time.Duration(s.stats.checkpointNanos.Load()),
-		Syncs: s.stats.syncs.Load(), Sync: time.Duration(s.stats.syncNanos.Load())}
+		CheckpointFreelists: s.stats.freelists.Load(),
+		Syncs:               s.stats.syncs.Load(), Sync: time.Duration(s.stats.syncNanos.Load())}
 }
 
 // maxGroup bounds the requests of one group so one transaction's dirty
