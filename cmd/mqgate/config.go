@@ -57,8 +57,9 @@ type Config struct {
 	// the newest holds SegmentBytes of messages or began SegmentSpan ago.
 	SegmentBytes int64
 	SegmentSpan  time.Duration
-	// FullCheck reads every page of the store at start even when it was
-	// closed cleanly (after a crash every page is read anyway).
+	// FullCheck reads every page of the store at start even when its meta
+	// page names a freelist a clean stop or a checkpoint wrote (otherwise
+	// every page is read anyway).
 	FullCheck bool
 	// TimelineEvents is how many events each group's message timeline
 	// keeps in memory (gateway.TimelineRingSize by default); 0 turns
@@ -231,7 +232,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
 	fs.Int64Var(&c.SegmentBytes, "segment-bytes", c.SegmentBytes, "bytes of messages after which the store starts a new segment (retention and topic deletion free whole segments)")
-	fs.BoolVar(&c.FullCheck, "full-check", c.FullCheck, "read every page of the store before opening it even when it was closed cleanly (after a crash every page is read anyway)")
+	fs.BoolVar(&c.FullCheck, "full-check", c.FullCheck, "read every page of the store before opening it, even when its meta page names a freelist a clean stop or a checkpoint wrote (otherwise every page is read anyway)")
 	fs.DurationVar(&c.SegmentSpan, "segment-span", c.SegmentSpan, "age after which the store starts a new segment: a message may hold disk up to about this long past its retention")
 	fs.IntVar(&c.TimelineEvents, "timeline-events", c.TimelineEvents, "events each group's message timeline keeps in memory; 0 turns timelines off")
 	fs.DurationVar(&c.RetentionCheckInterval, "retention-check-interval", c.RetentionCheckInterval, "how often the retention cleaner runs (a pass with nothing expired only reads)")
