@@ -370,3 +370,50 @@ func mappedKB(t *testing.T) int64 {
 	}
 	return kb
 }
+
+// TestCheckpointReleasesMapping (Linux): the pages the commits wrote and
+// read back through bbolt's map stay in the process's resident memory
+// (the map is never remapped); a checkpoint after enough of them
+// releases the mapping, and everything still reads.
+func TestCheckpointReleasesMapping(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("madvise is wired up on Linux only")
+	}
+	s := openStore(t, t.TempDir(), Options{CheckpointIdle: time.Hour})
+	mustTopic(t, s, "t", 4)
+	placed := commitN(t, s, "t", 4, 20000, 10, "m") // small groups: many pages written
+	if got := s.stats.pages.Load(); got < releaseMappingPages {
+		t.Fatalf("the commits allocated %d pages, fewer than the %d that call for a release", got, releaseMappingPages)
+	}
+	touched := 0
+	readAll := func() {
+		t.Helper()
+		touched = 0
+		if err := s.db.View(func(tx *bolt.Tx) error {
+			for _, p := range placed {
+				touched += len(recordAt(tx, p.CommitLogOffset))
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readAll()
+	before := mappedKB(t)
+	s.releasedAt.Store(0) // whatever the checkpoints during the commits released
+	s.wmu.Lock()
+	err := s.checkpoint()
+	s.wmu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := mappedKB(t)
+	if before-after < int64(touched/2/1024) {
+		t.Fatalf("%d KiB of records read through the map: mapped resident memory %d -> %d KiB after the checkpoint", touched/1024, before, after)
+	}
+	t.Logf("%d KiB of records read through the map: mapped resident memory %d -> %d KiB after the checkpoint", touched/1024, before, after)
+	readAll()
+	if touched < 20000*1000 {
+		t.Fatalf("read %d bytes of records after the release", touched)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -119,6 +120,10 @@ type Store struct {
 	// recoveryPin holds the checkpoint a redo started from until the
 	// first checkpoint of this run replaces it (redoWAL).
 	recoveryPin *bolt.Tx
+
+	// releasedAt is stats.pages when the checkpoints last released the
+	// process's mapping of the file (releaseMapping).
+	releasedAt atomic.Uint64
 
 	stats writerCounters
 }
