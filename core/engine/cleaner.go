@@ -172,8 +172,7 @@ func (e *Engine) dropSegments(why string) error {
 		}
 		// Read its pages ahead, outside the write transaction: the drop
 		// then visits them in the page cache (store.PrefetchSegment).
-		stretch, err := e.st.PrefetchSegment(start)
-		if err != nil {
+		if err := e.st.PrefetchSegment(start); err != nil {
 			e.log.Debug().Err(err).Int64("segment", start).Msg("segment prefetch failed")
 		}
 		dropped := false
@@ -193,7 +192,7 @@ func (e *Engine) dropSegments(why string) error {
 		// kernel unmap them, so the server's resident memory does not grow
 		// by the data it frees.
 		if dropped {
-			if err := e.st.ReleaseMapped(stretch); err != nil {
+			if err := e.st.ReleaseMapping(); err != nil {
 				e.log.Debug().Err(err).Int64("segment", start).Msg("segment pages not released")
 			}
 		}

@@ -266,7 +266,7 @@ func (s *Store) rewind(forceFreelist bool) error {
 	w.off, w.records, w.pages = walRecords, false, 0
 	w.dbSize = pin.Size()
 	s.stats.checkpoints.Add(1)
-	s.releaseMapping()
+	s.releaseWritten()
 	return nil
 }
 
@@ -314,7 +314,7 @@ func (s *Store) beginRolling() error {
 			return
 		}
 		if r.err = w.writeHeader(h, r.slot); r.err == nil {
-			s.releaseMapping()
+			s.releaseWritten()
 		}
 	}()
 	return nil
@@ -417,30 +417,20 @@ func (s *Store) writeFreelist(force bool) error {
 // between two releases of the file's mapping (64 MiB).
 const releaseMappingPages = 16 << 10
 
-// releaseMapping tells the kernel, once the commits have allocated
-// releaseMappingPages since the last time, that the process no longer
-// needs its mapping of the file (madvise MADV_DONTNEED over all of it;
-// a no-op where that is not wired up). bbolt reads every page through
-// its map, and a commit reads back the pages the one before wrote, so
-// every page written stays counted in the server's resident memory: the
-// map is made once at its largest (openBolt) and never remapped, which
-// would have dropped them. A 20 GiB fill left 4 GiB of such pages
-// resident. The file's page cache is not touched; the pages readers and
-// the writer use again are mapped in again from it (minor faults), and
-// the map is read-only, so nothing is lost. It runs after a checkpoint:
-// a rewind's, on the writer, which already waited for a sync; a rolling
-// one's, in its goroutine, beside the writer.
-func (s *Store) releaseMapping() {
+// releaseWritten releases the process's mapping of the file
+// (ReleaseMapping) once the group commits have allocated
+// releaseMappingPages since the last time: a commit reads back through
+// the map the pages the one before wrote, so without it every page
+// written would stay resident (a 20 GiB fill left 4 GiB). It runs after
+// a checkpoint: a rewind's, on the writer, which already waited for a
+// sync; a rolling one's, in its goroutine, beside the writer.
+func (s *Store) releaseWritten() {
 	n := s.stats.pages.Load()
 	if n-s.releasedAt.Load() < releaseMappingPages {
 		return
 	}
 	s.releasedAt.Store(n)
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		// bbolt remaps only while no read transaction is open, so inside
-		// this one Data is the live mapping, and it covers tx.Size().
-		return releaseMapped(tx.DB().Info().Data, 0, tx.Size())
-	}); err != nil {
+	if err := s.ReleaseMapping(); err != nil {
 		s.log.Warn().Err(err).Msg("checkpoint: the file's mapping not released")
 	}
 }

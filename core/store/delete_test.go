@@ -139,7 +139,7 @@ func TestRetentionDropsWholeSegments(t *testing.T) {
 		if g.FirstPage == 0 || (i > 0 && g.FirstPage < segs[i-1].FirstPage) {
 			t.Errorf("segment %d: first page %d", i, g.FirstPage)
 		}
-		if _, err := s.PrefetchSegment(g.Start); err != nil {
+		if err := s.PrefetchSegment(g.Start); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -295,11 +295,11 @@ func TestRecordsAcrossSegments(t *testing.T) {
 	}
 }
 
-// TestReleaseMappedShrinksResidentMemory (Linux): reading records maps
+// TestReleaseMappingShrinksResidentMemory (Linux): reading records maps
 // their pages into the process; once their segments are dropped,
-// ReleaseMapped takes those pages out of the resident set again, as the
+// ReleaseMapping takes those pages out of the resident set again, as the
 // cleaner does after every drop.
-func TestReleaseMappedShrinksResidentMemory(t *testing.T) {
+func TestReleaseMappingShrinksResidentMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("madvise is wired up on Linux only")
 	}
@@ -331,14 +331,13 @@ func TestReleaseMappedShrinksResidentMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, start := range starts {
-		st, err := s.PrefetchSegment(start)
-		if err != nil {
+		if err := s.PrefetchSegment(start); err != nil {
 			t.Fatal(err)
 		}
 		if err := s.db.Update(func(tx *bolt.Tx) error { _, _, err := dropSegment(tx, start); return err }); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.ReleaseMapped(st); err != nil {
+		if err := s.ReleaseMapping(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -96,6 +96,11 @@
 // reading no record body and deleting no index entry one by one, and
 // decide what to do in read transactions (ReadTx.QueueHead,
 // ReadTx.DroppableSegments).
+// bbolt's map of the file is made once at its largest and never remapped,
+// so the pages bbolt reads through it would stay resident: the
+// checkpoints release the mapping (madvise) every 64 MiB of pages
+// written, the retention cleaner a dropped segment's stretch
+// (checkpoint.go, segment.go).
 // Decoded topic records are memoised by their stored bytes (topic.go). The
 // file never shrinks by itself: DiskStats reports its figures, Backup
 // streams a consistent snapshot while serving, Compact rewrites it offline

@@ -2,5 +2,5 @@
 
 package store
 
-// releaseMapped is a no-op where madvise is not wired up (ReleaseMapped).
+// releaseMapped is a no-op where madvise is not wired up (ReleaseMapping).
 func releaseMapped(base uintptr, from, to int64) error { return nil }

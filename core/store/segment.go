@@ -440,10 +440,10 @@ func patchRecord(tx *bolt.Tx, cl int64, fn func(rec []byte)) error {
 // prefetchChunk is the size of one read of PrefetchSegment.
 const prefetchChunk = 1 << 20
 
-// SegmentStretch is the part of the file holding a segment's pages, as
+// segmentStretch is the part of the file holding a segment's pages, as
 // byte offsets [From, To): from its first page to the next segment's
 // first page, capped at twice its bytes (see PrefetchSegment).
-type SegmentStretch struct{ From, To int64 }
+type segmentStretch struct{ From, To int64 }
 
 // PrefetchSegment reads the pages of the segment at start into the
 // operating system's page cache with large sequential reads, outside any
@@ -453,10 +453,10 @@ type SegmentStretch struct{ From, To int64 }
 // Reading the segment's stretch of the file first makes the drop's visits
 // cache hits. When pages were reused from the freelist the stretch may
 // hold other buckets' pages too (reading them is harmless) and miss some
-// of the segment's (the drop reads those itself). It returns the stretch,
-// for ReleaseMapped once the segment is gone.
-func (s *Store) PrefetchSegment(start int64) (SegmentStretch, error) {
-	var st SegmentStretch
+// of the segment's (the drop reads those itself). After the drop,
+// ReleaseMapping takes what it touched out of the resident memory.
+func (s *Store) PrefetchSegment(start int64) error {
+	var st segmentStretch
 	err := s.db.View(func(tx *bolt.Tx) error {
 		segs := tx.Bucket(bucketSegs)
 		seg := segs.Bucket(u64(start))
@@ -475,42 +475,41 @@ func (s *Store) PrefetchSegment(start int64) (SegmentStretch, error) {
 				end = next.FirstPage
 			}
 		}
-		st = SegmentStretch{From: info.FirstPage * ps, To: min(end*ps, info.FirstPage*ps+2*info.Bytes+prefetchChunk)}
+		st = segmentStretch{From: info.FirstPage * ps, To: min(end*ps, info.FirstPage*ps+2*info.Bytes+prefetchChunk)}
 		return nil
 	})
 	if err != nil || st.To <= st.From {
-		return st, err
+		return err
 	}
 	f, err := os.Open(s.path)
 	if err != nil {
-		return st, err
+		return err
 	}
 	defer f.Close()
 	buf := make([]byte, prefetchChunk)
 	for off := st.From; off < st.To; off += prefetchChunk {
 		if _, err := f.ReadAt(buf[:min(prefetchChunk, st.To-off)], off); err != nil {
-			return st, err
+			return err
 		}
 	}
-	return st, nil
+	return nil
 }
 
-// ReleaseMapped tells the kernel this process no longer needs its mapping
-// of a dropped segment's stretch (madvise MADV_DONTNEED; a no-op where
-// that is not available). Dropping a segment touches every page of it
-// through bbolt's map, and each touched page stays counted in the
-// server's resident memory; expiring 30 GB left about 19 GiB of them.
-// The file's page cache is not affected, and a page read again later,
-// by bbolt reusing it, is mapped in again from there: bbolt's map is
-// read-only and writes go through the file.
-func (s *Store) ReleaseMapped(st SegmentStretch) error {
+// ReleaseMapping tells the kernel that the process no longer needs its
+// mapping of the store file (madvise MADV_DONTNEED over all of it; a
+// no-op where that is not available). bbolt reads every page through its
+// map, which is made once at its largest and never remapped, so each page
+// it touches stays counted in the server's resident memory: dropping
+// segments touches every page of them (expiring 30 GB left about 19 GiB),
+// and the commits read back the pages they wrote. The file's page cache
+// is not affected, and a page used again is mapped in again from there
+// (a minor fault): bbolt's map is read-only and writes go through the
+// file. The retention cleaner calls it after each segment drop; the
+// checkpoints after every 64 MiB of pages written (releaseWritten).
+func (s *Store) ReleaseMapping() error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		// bbolt remaps only while no read transaction is open, so inside
 		// this one Data is the live mapping, and it covers tx.Size().
-		to := min(st.To, tx.Size())
-		if to <= st.From {
-			return nil
-		}
-		return releaseMapped(tx.DB().Info().Data, st.From, to)
+		return releaseMapped(tx.DB().Info().Data, 0, tx.Size())
 	})
 }

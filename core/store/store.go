@@ -122,7 +122,7 @@ type Store struct {
 	recoveryPin *bolt.Tx
 
 	// releasedAt is stats.pages when the checkpoints last released the
-	// process's mapping of the file (releaseMapping).
+	// process's mapping of the file (releaseWritten).
 	releasedAt atomic.Uint64
 
 	stats writerCounters
