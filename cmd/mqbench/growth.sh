@@ -20,7 +20,7 @@
 #
 #   go build -o bin/mqbench ./cmd/mqbench && go build -o bin/mqgate ./cmd/mqgate
 #   GB=1 cmd/mqbench/growth.sh                       # what the note quotes
-#   GB=20 TOPICS=8 ROUNDS=5 DURATION=10s WARMUP=2s cmd/mqbench/growth.sh  # the full run: ~45 GB free disk, ~15 min
+#   GB=20 TOPICS=8 ROUNDS=5 DURATION=10s WARMUP=2s cmd/mqbench/growth.sh  # the full run: ~55 GB free disk, ~17 min
 #
 # Knobs (env): BIN (default bin), GB (default 1; or MB), TOPICS (default 4),
 # SIZE (default 1024), ROUNDS (default 2), DURATION (default 5s), WARMUP
