@@ -378,6 +378,8 @@ func TestCheckpointReleasesMapping(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("madvise is wired up on Linux only")
 	}
+	defer func(n uint64) { releaseMappingPages = n }(releaseMappingPages)
+	releaseMappingPages = 16 << 10 // 64 MiB: a test-sized store
 	s := openStore(t, t.TempDir(), Options{CheckpointIdle: time.Hour})
 	mustTopic(t, s, "t", 4)
 	placed := commitN(t, s, "t", 4, 20000, 10, "m") // small groups: many pages written

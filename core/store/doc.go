@@ -98,8 +98,8 @@
 // ReadTx.DroppableSegments).
 // bbolt's map of the file is made once at its largest and never remapped,
 // so the pages bbolt reads through it would stay resident: the
-// checkpoints release the mapping (madvise) every 64 MiB of pages
-// written, the retention cleaner a dropped segment's stretch
+// checkpoints release the mapping (madvise) every 256 MiB of pages
+// written, and the retention cleaner after each segment drop
 // (checkpoint.go, segment.go).
 // Decoded topic records are memoised by their stored bytes (topic.go). The
 // file never shrinks by itself: DiskStats reports its figures, Backup

@@ -505,7 +505,7 @@ func (s *Store) PrefetchSegment(start int64) error {
 // is not affected, and a page used again is mapped in again from there
 // (a minor fault): bbolt's map is read-only and writes go through the
 // file. The retention cleaner calls it after each segment drop; the
-// checkpoints after every 64 MiB of pages written (releaseWritten).
+// checkpoints after every 256 MiB of pages written (releaseWritten).
 func (s *Store) ReleaseMapping() error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		// bbolt remaps only while no read transaction is open, so inside
