@@ -397,8 +397,12 @@ func (s *Store) writeFreelist(force bool) error {
 	}
 	txid := uint64(tx.ID())
 	if err := w.logGroup(txid, 0, nil); err != nil {
+		// Nothing of the record stays in the log (append takes back a
+		// failed write), so the checkpoint goes on without a freelist
+		// unless the log itself is broken.
 		_ = tx.Rollback()
-		return err
+		s.log.Warn().Err(err).Msg("checkpoint: freelist not written; a start after a crash rebuilds it")
+		return w.err()
 	}
 	// Read by this commit, under bbolt's writer lock like every commit's.
 	s.db.NoFreelistSync = false
