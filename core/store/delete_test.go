@@ -306,15 +306,7 @@ func TestReleaseMappingShrinksResidentMemory(t *testing.T) {
 	s := openStore(t, t.TempDir(), Options{SegmentBytes: 1 << 20})
 	rec := mustTopic(t, s, "t", 4)
 	placed := commitN(t, s, "t", 4, 8000, 200, "m") // about 9 MB of records
-	touched := 0
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		for _, p := range placed {
-			touched += len(recordAt(tx, p.CommitLogOffset))
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	touched := readThroughMap(t, s, placed)
 	before := mappedKB(t)
 	if err := s.db.Update(func(tx *bolt.Tx) error {
 		for q := range 4 {
@@ -347,6 +339,22 @@ func TestReleaseMappingShrinksResidentMemory(t *testing.T) {
 			len(starts), touched/1024, before, after)
 	}
 	t.Logf("dropped %d segments (%d KiB read through the map): mapped resident memory %d -> %d KiB", len(starts), touched/1024, before, after)
+}
+
+// readThroughMap reads the records at placed through bbolt's map and
+// returns their bytes.
+func readThroughMap(t *testing.T, s *Store, placed []Placed) int {
+	t.Helper()
+	touched := 0
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		for _, p := range placed {
+			touched += len(recordAt(tx, p.CommitLogOffset))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return touched
 }
 
 // mappedKB is the process's resident file-backed memory (RssFile plus
@@ -386,20 +394,7 @@ func TestCheckpointReleasesMapping(t *testing.T) {
 	if got := s.stats.pages.Load(); got < releaseMappingPages {
 		t.Fatalf("the commits allocated %d pages, fewer than the %d that call for a release", got, releaseMappingPages)
 	}
-	touched := 0
-	readAll := func() {
-		t.Helper()
-		touched = 0
-		if err := s.db.View(func(tx *bolt.Tx) error {
-			for _, p := range placed {
-				touched += len(recordAt(tx, p.CommitLogOffset))
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	readAll()
+	touched := readThroughMap(t, s, placed)
 	before := mappedKB(t)
 	s.releasedAt.Store(0) // whatever the checkpoints during the commits released
 	s.wmu.Lock()
@@ -413,8 +408,7 @@ func TestCheckpointReleasesMapping(t *testing.T) {
 		t.Fatalf("%d KiB of records read through the map: mapped resident memory %d -> %d KiB after the checkpoint", touched/1024, before, after)
 	}
 	t.Logf("%d KiB of records read through the map: mapped resident memory %d -> %d KiB after the checkpoint", touched/1024, before, after)
-	readAll()
-	if touched < 20000*1000 {
+	if touched = readThroughMap(t, s, placed); touched < 20000*1000 {
 		t.Fatalf("read %d bytes of records after the release", touched)
 	}
 }
