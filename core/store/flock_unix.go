@@ -13,9 +13,22 @@ import (
 // so the pre-check never reads a file another process is writing. It gives
 // up with ErrLocked after timeout. The lock goes with f's Close.
 func sharedLock(f *os.File, timeout time.Duration) error {
+	return flockWait(f, syscall.LOCK_SH, timeout)
+}
+
+// exclusiveLock takes the flock bbolt takes, so recovery never writes a
+// file another process (or another Open in this one) has open: a running
+// store's file is ahead of its log's checkpoint, and putting its meta
+// pages back would wreck it. It gives up with ErrLocked after timeout.
+// The lock goes with f's Close.
+func exclusiveLock(f *os.File, timeout time.Duration) error {
+	return flockWait(f, syscall.LOCK_EX, timeout)
+}
+
+func flockWait(f *os.File, how int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
 			return nil
 		}

@@ -467,6 +467,12 @@ func restoreMeta(path string, h walHeader) error {
 		return fmt.Errorf("recover from the log-ahead: %w", err)
 	}
 	defer f.Close()
+	if err := exclusiveLock(f, lockTimeout); err != nil {
+		if errors.Is(err, ErrLocked) {
+			return fmt.Errorf("%s: %w (file lock not acquired within %v)", path, ErrLocked, lockTimeout)
+		}
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
 	ps := int64(len(h.meta))
 	var pages [2][]byte
 	var newest uint64

@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"errors"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -336,6 +337,33 @@ func TestWALPowerCutRollingCheckpoint(t *testing.T) {
 	t.Run("after", func(t *testing.T) {
 		powerCutTrials(t, ps, syncedX, live, wal, acked, want, nil)
 	})
+}
+
+// TestSecondOpenLeavesLiveFileAlone: an Open of a data dir a running
+// store holds fails with ErrLocked and writes nothing, though the live
+// file is ahead of its log's checkpoint (recovery would put its meta
+// pages back to the checkpoint, under the running store's feet); the
+// running store commits on and closes to a file that passes Verify.
+func TestSecondOpenLeavesLiveFileAlone(t *testing.T) {
+	dir := t.TempDir()
+	s := powerCutStore(t, dir, Options{CheckpointIdle: time.Hour})
+	commitHooked(t, s, 0, 10) // logged group commits: the file is past the checkpoint
+	before, _ := snapshot(t, s)
+	if _, err := Open(dir, Options{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open of a live data dir: %v, want ErrLocked", err)
+	}
+	after, _ := snapshot(t, s)
+	ps := s.db.Info().PageSize
+	if !bytes.Equal(before[:2*ps], after[:2*ps]) {
+		t.Fatal("the failed second open wrote the live file's meta pages")
+	}
+	commitHooked(t, s, 10, 10)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Verify(filepath.Join(dir, FileName)); err != nil {
+		t.Fatalf("the file after the failed second open: %v", err)
+	}
 }
 
 // TestWALRefusesForeignFile: a log whose checkpoint is newer than the file
