@@ -2,9 +2,9 @@ package store
 
 import (
 	"bytes"
-	"errors"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
