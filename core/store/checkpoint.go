@@ -379,15 +379,16 @@ var checkpointFreelistPages = 1 << 15
 // is, in the file as a crash leaves it, one that a sync or a clean close
 // made durable (recovery puts the file back to a checkpoint's meta page,
 // wal.go). The next commit frees the freelist page, and the checkpoint's
-// pin keeps it, like every page of the pinned state, from reuse. The
-// commit is logged as an empty group: recovery from an earlier header
-// redoes the log's records in txid order and must find no gap.
+// pin keeps it, like every page of the pinned state, from reuse. With
+// the log-ahead the commit is logged as an empty group: recovery from an
+// earlier header redoes the log's records in txid order and must find no
+// gap. Close without the log-ahead calls it with force.
 //
 // The caller holds wmu with no write transaction open. A failure that is
 // not the log's leaves the checkpoint without a freelist, which costs
 // only the walk after a crash.
 func (s *Store) writeFreelist(force bool) error {
-	w := s.wal
+	w := s.wal // nil without the log-ahead (Close only): nothing to log
 	if st := s.db.Stats(); !force && st.FreePageN+st.PendingPageN > checkpointFreelistPages {
 		return nil
 	}
@@ -396,21 +397,27 @@ func (s *Store) writeFreelist(force bool) error {
 		return err
 	}
 	txid := uint64(tx.ID())
-	if err := w.logGroup(txid, 0, nil); err != nil {
-		// Nothing of the record stays in the log (append takes back a
-		// failed write), so the checkpoint goes on without a freelist
-		// unless the log itself is broken.
-		_ = tx.Rollback()
-		s.log.Warn().Err(err).Msg("checkpoint: freelist not written; a start after a crash rebuilds it")
-		return w.err()
+	if w != nil {
+		// A failed append leaves nothing of the record in the log.
+		err = w.logGroup(txid, 0, nil)
 	}
-	// Read by this commit, under bbolt's writer lock like every commit's.
-	s.db.NoFreelistSync = false
-	err = tx.Commit()
-	s.db.NoFreelistSync = !syncFreelist
 	if err != nil {
-		w.logVoid(txid)
-		s.log.Warn().Err(err).Msg("checkpoint: freelist not written; a start after a crash rebuilds it")
+		_ = tx.Rollback()
+	} else {
+		// Read by this commit, under bbolt's writer lock like every commit's.
+		s.db.NoFreelistSync = false
+		err = tx.Commit()
+		s.db.NoFreelistSync = !syncFreelist
+		if err != nil && w != nil {
+			w.logVoid(txid)
+		}
+	}
+	if err != nil {
+		// The checkpoint goes on without a freelist unless the log is broken.
+		s.log.Warn().Err(err).Msg("freelist not written; a start after a crash rebuilds it")
+		if w == nil {
+			return nil
+		}
 		return w.err()
 	}
 	s.stats.freelists.Add(1)

@@ -3,4 +3,4 @@
 package store
 
 // releaseMapped is a no-op where madvise is not wired up (ReleaseMapping).
-func releaseMapped(base uintptr, from, to int64) error { return nil }
+func releaseMapped(base uintptr, n int64) error { return nil }

@@ -440,11 +440,6 @@ func patchRecord(tx *bolt.Tx, cl int64, fn func(rec []byte)) error {
 // prefetchChunk is the size of one read of PrefetchSegment.
 const prefetchChunk = 1 << 20
 
-// segmentStretch is the part of the file holding a segment's pages, as
-// byte offsets [From, To): from its first page to the next segment's
-// first page, capped at twice its bytes (see PrefetchSegment).
-type segmentStretch struct{ From, To int64 }
-
 // PrefetchSegment reads the pages of the segment at start into the
 // operating system's page cache with large sequential reads, outside any
 // transaction. bbolt maps the file for random access (no read-ahead), and
@@ -456,7 +451,9 @@ type segmentStretch struct{ From, To int64 }
 // of the segment's (the drop reads those itself). After the drop,
 // ReleaseMapping takes what it touched out of the resident memory.
 func (s *Store) PrefetchSegment(start int64) error {
-	var st segmentStretch
+	// The segment's stretch of the file, [from, to): from its first page
+	// to the next segment's first page, capped at twice its bytes.
+	var from, to int64
 	err := s.db.View(func(tx *bolt.Tx) error {
 		segs := tx.Bucket(bucketSegs)
 		seg := segs.Bucket(u64(start))
@@ -475,10 +472,10 @@ func (s *Store) PrefetchSegment(start int64) error {
 				end = next.FirstPage
 			}
 		}
-		st = segmentStretch{From: info.FirstPage * ps, To: min(end*ps, info.FirstPage*ps+2*info.Bytes+prefetchChunk)}
+		from, to = info.FirstPage*ps, min(end*ps, info.FirstPage*ps+2*info.Bytes+prefetchChunk)
 		return nil
 	})
-	if err != nil || st.To <= st.From {
+	if err != nil || to <= from {
 		return err
 	}
 	f, err := os.Open(s.path)
@@ -487,8 +484,8 @@ func (s *Store) PrefetchSegment(start int64) error {
 	}
 	defer f.Close()
 	buf := make([]byte, prefetchChunk)
-	for off := st.From; off < st.To; off += prefetchChunk {
-		if _, err := f.ReadAt(buf[:min(prefetchChunk, st.To-off)], off); err != nil {
+	for off := from; off < to; off += prefetchChunk {
+		if _, err := f.ReadAt(buf[:min(prefetchChunk, to-off)], off); err != nil {
 			return err
 		}
 	}
@@ -510,6 +507,6 @@ func (s *Store) ReleaseMapping() error {
 	return s.db.View(func(tx *bolt.Tx) error {
 		// bbolt remaps only while no read transaction is open, so inside
 		// this one Data is the live mapping, and it covers tx.Size().
-		return releaseMapped(tx.DB().Info().Data, 0, tx.Size())
+		return releaseMapped(tx.DB().Info().Data, tx.Size())
 	})
 }

@@ -428,12 +428,7 @@ func (s *Store) Close() error {
 		// it. With the log-ahead the last checkpoint does (writeFreelist)
 		// and names this state, with no record to redo.
 		if s.wal == nil {
-			if err := s.db.Update(func(*bolt.Tx) error {
-				s.db.NoFreelistSync = false // read by this commit, under bbolt's writer lock
-				return nil
-			}); err != nil {
-				s.log.Warn().Err(err).Msg("freelist not written at close; the next open rebuilds it")
-			}
+			_ = s.writeFreelist(true) // a failure is logged; the next open rebuilds it
 		} else {
 			if err := s.rewind(true); err != nil {
 				s.closeErr = err
