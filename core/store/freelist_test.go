@@ -118,3 +118,22 @@ func TestFreelistNotSynced(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseWithoutLogWritesFreelist: without the log-ahead (a benchmark
+// setting), Close still writes the freelist, so the next open reads it
+// (the quick pre-check) instead of walking the tree.
+func TestCloseWithoutLogWritesFreelist(t *testing.T) {
+	defer func(old bool) { useWAL = old }(useWAL)
+	useWAL = false
+	dir := t.TempDir()
+	s := openStore(t, dir, Options{})
+	mustTopic(t, s, "t", 2)
+	commitN(t, s, "t", 2, 100, 10, "m")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	res, err := PreCheckQuick(filepath.Join(dir, FileName))
+	if err != nil || !res.Quick {
+		t.Fatalf("after a close without the log-ahead: quick pre-check %v, %v; want a freelist", res.Quick, err)
+	}
+}
