@@ -34,6 +34,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to
 	// finish after SIGTERM before connections are closed.
 	ShutdownTimeout time.Duration
+	// ShutdownDelay is how long, on SIGTERM, /readyz answers 503 while
+	// the listener keeps serving, before the shutdown starts (drain.go).
+	ShutdownDelay time.Duration
 	// WriteTimeout bounds writing a response (from the end of reading the
 	// request); a client that does not read its answer is cut after it, so
 	// it cannot pin the response's memory. Long-poll receives extend it
@@ -226,6 +229,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "trace|debug|info|warn|error")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json|console|auto")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown")
+	drainFlags(fs, c) // drain.go
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "time to write a response; a client not reading it is cut (a long-poll receive adds its wait)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close keep-alive connections idle this long")
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
@@ -382,6 +386,7 @@ func (c Config) problems() []error {
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))
 	}
+	errs = append(errs, c.drainProblems()...) // drain.go
 	if c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
 		errs = append(errs, errors.New("--write-timeout and --idle-timeout must be positive"))
 	}

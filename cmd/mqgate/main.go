@@ -103,6 +103,7 @@ func serve(args []string, stderr io.Writer) int {
 		m.Logger.Error().Err(err).Msg("server stopped")
 	}
 	stop()
+	m.shutdownDelay() // drain.go: /readyz 503 for --shutdown-delay, still serving
 	if err := m.Close(); err != nil {
 		fmt.Fprintln(stderr, "mqgate: shutdown:", err)
 		return 1
