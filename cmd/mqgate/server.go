@@ -156,6 +156,8 @@ func (m *Main) Run() error {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics.MustRegister(storeCollectors(eng)...)
+	metrics.MustRegister(newFSCollector(m.Config.Data)) // fs_metrics.go
+	consumed := newConsumeMetrics(metrics)              // consume_metrics.go
 	webhookOpts := m.webhookOptions(metrics, levels)
 	checkPushURL, err := webhook.URLChecker(webhookOpts)
 	if err != nil {
@@ -178,6 +180,7 @@ func (m *Main) Run() error {
 			// One budget for every client of the process: memory stays
 			// bounded however many groups and backlogged queues there are.
 			o.CacheBudget = budget
+			o.Observer = consumed
 		}),
 		Logger: m.component("gateway"),
 
@@ -393,6 +396,16 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func() float64 { return eng.RetentionStats().Time.Seconds() }),
 		counter("mqgate_store_commit_page_writes_total", "Page runs the writer's group commits wrote (each a scattered write its fsync pays for); divided by groups, the dirty pages per commit.",
 			func(s store.WriterStats) float64 { return float64(s.PageWrites) }),
+		counter("mqgate_store_commit_failures_total", "Group commits that failed (disk full, I/O error); their publishes were answered 503.",
+			func(s store.WriterStats) float64 { return float64(s.CommitFailures) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mqgate_store_commit_failing",
+			Help: "1 while the store cannot commit (the last group commit failed; /readyz answers 503), else 0."},
+			func() float64 {
+				if eng.WriterStats().Failing {
+					return 1
+				}
+				return 0
+			}),
 		newCorruptCollector(eng), // corrupt_metrics.go
 		newDiskCollector(eng),    // disk_metrics.go
 	}
