@@ -20,12 +20,16 @@ func TestLintCatches(t *testing.T) {
 		t.Fatalf("the committed dashboard: %d queries, problems %v", len(exprs), ps)
 	}
 	for rule, mutate := range map[string]func(string) string{
-		"schema": func(s string) string { return strings.Replace(s, `"refresh": "30s"`, `"refresh": "30s", "refreshh": 1`, 1) },
+		"schema": func(s string) string {
+			return strings.Replace(s, `"refresh": "30s"`, `"refresh": "30s", "refreshh": 1`, 1)
+		},
 		"target-rate-interval-rule": func(s string) string {
 			return strings.Replace(s, `[$__rate_interval]))",`, `[5m]))",`, 1)
 		},
-		"target-job-rule":              func(s string) string { return strings.Replace(s, `{job=~\"$job\",`, `{`, 1) },
-		"panel-title-description-rule": func(s string) string { return strings.Replace(s, `"description": "Messages accepted per second, all instances chosen."`, `"description": ""`, 1) },
+		"target-job-rule": func(s string) string { return strings.Replace(s, `{job=~\"$job\",`, `{`, 1) },
+		"panel-title-description-rule": func(s string) string {
+			return strings.Replace(s, `"description": "Messages accepted per second, all instances chosen."`, `"description": ""`, 1)
+		},
 		"panel-datasource-rule": func(s string) string {
 			i := strings.Index(s, `"title": "Publish rate"`)
 			return s[:i] + strings.Replace(s[i:], `"uid": "${datasource}"`, `"uid": "prom-1"`, 1)
