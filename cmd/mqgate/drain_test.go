@@ -58,14 +58,14 @@ func checkShutdownDelay(t *testing.T, m *Main, delay time.Duration) {
 
 func TestShutdownDelayEmbedded(t *testing.T) {
 	m := NewMain()
-	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-level", "error", "--shutdown-delay", "1s"}, io.Discard); err != nil {
+	if err := m.ParseFlags([]string{"--addr", "127.0.0.1:0", "--data", t.TempDir(), "--log-level", "error", "--shutdown-delay", "2s"}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Run(); err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	checkShutdownDelay(t, m, time.Second)
+	checkShutdownDelay(t, m, 2*time.Second)
 }
 
 func TestShutdownDelayJetStream(t *testing.T) {
@@ -81,14 +81,14 @@ func TestShutdownDelayJetStream(t *testing.T) {
 	}
 	m := NewMain()
 	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "1",
-		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error", "--shutdown-delay", "1s"}, io.Discard); err != nil {
+		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error", "--shutdown-delay", "2s"}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Run(); err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	checkShutdownDelay(t, m, time.Second)
+	checkShutdownDelay(t, m, 2*time.Second)
 }
 
 func TestShutdownDelayFlag(t *testing.T) {
