@@ -25,7 +25,8 @@ const chartDir = "../helm/mqgate"
 
 // rendered is one `helm template` of the chart, split by kind.
 type rendered struct {
-	docs map[string][]string // kind -> YAML documents
+	docs  map[string][]string // kind -> YAML documents
+	notes string              // NOTES.txt as helm install prints it
 }
 
 // render renders the chart with vals, as helm template does (its own
@@ -46,6 +47,9 @@ func render(t *testing.T, vals map[string]any) (*rendered, error) {
 	}
 	r := &rendered{docs: map[string][]string{}}
 	for name, body := range files {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			r.notes = body
+		}
 		if !strings.HasSuffix(name, ".yaml") {
 			continue
 		}
@@ -268,9 +272,11 @@ func TestChartEmbeddedRefusesReplicas(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "single-writer") {
 		t.Fatalf("replicaCount 2 in embedded mode: %v, want a refusal naming the single-writer store", err)
 	}
-	notes, err := os.ReadFile(chartDir + "/templates/NOTES.txt")
-	if err != nil || !strings.Contains(string(notes), "WARNING") || !strings.Contains(string(notes), "single-writer") {
-		t.Fatalf("NOTES.txt carries no single-writer warning: %v", err)
+	if notes := mustRender(t, nil).notes; !strings.Contains(notes, "WARNING") || !strings.Contains(notes, "single-writer") {
+		t.Fatalf("embedded NOTES.txt carries no single-writer warning:\n%s", notes)
+	}
+	if notes := mustRender(t, map[string]any{"mode": "jetstream"}).notes; strings.Contains(notes, "WARNING") {
+		t.Fatalf("jetstream NOTES.txt warns:\n%s", notes)
 	}
 }
 
