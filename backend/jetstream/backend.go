@@ -13,7 +13,6 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
@@ -53,6 +52,10 @@ type Options struct {
 	// parked on this instance, per group and in all (default 256 and
 	// 4096, as embedded); more answer ETooMany (429).
 	MaxWaitingPerGroup, MaxWaiting int
+	// DedupWindow is how long an idempotency key is remembered per topic
+	// (default 5 min, as embedded): the duplicate window of the topic
+	// streams this backend creates or updates.
+	DedupWindow time.Duration
 	// MaxAtomicBatch is the servers' atomic batch limit
 	// (jetstream.limits.batch.max_msgs, default 1000). A publish is one
 	// batch of its messages and their index entries (one per message
@@ -116,6 +119,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = 40 * 24 * time.Hour
+	}
+	if opts.DedupWindow <= 0 {
+		opts.DedupWindow = 5 * time.Minute
 	}
 	if opts.MaxAtomicBatch <= 0 {
 		opts.MaxAtomicBatch = 1000
@@ -292,25 +298,4 @@ func (b *Backend) Conn() *nats.Conn { return b.nc }
 
 func (b *Backend) ctx(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, b.opts.RequestTimeout)
-}
-
-// mapErr turns JetStream errors into core errors.
-func mapErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		return err
-	}
-	switch {
-	case errors.Is(err, jsapi.ErrStreamNotFound), errors.Is(err, jsapi.ErrConsumerNotFound),
-		errors.Is(err, jsapi.ErrMsgNotFound), errors.Is(err, jsapi.ErrKeyNotFound):
-		return core.Errorf(core.ENotFound, "not found")
-	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrNoResponders),
-		errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, jsapi.ErrNoHeartbeat), errors.Is(err, nats.ErrConnectionReconnecting):
-		return core.Errorf(core.EUnavailable, "JetStream unavailable: %v", err)
-	}
-	return err
 }

@@ -3,7 +3,6 @@ package jetstream
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
@@ -459,36 +459,13 @@ func (b *Backend) override(ctx context.Context, l lease) (override, bool, error)
 // follower that has not applied a write another instance just made, and
 // an override must be seen by the next ack on any instance).
 func (b *Backend) leaderGet(ctx context.Context, stream, subject string) ([]byte, bool, error) {
-	ctx, cancel := b.ctx(ctx)
-	defer cancel()
-	req, _ := json.Marshal(map[string]string{"last_by_subj": subject})
-	resp, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
-	if err != nil {
+	m, err := b.leaderMsg(ctx, stream, 0, subject)
+	if errors.Is(err, jsapi.ErrMsgNotFound) {
+		return nil, false, nil
+	} else if err != nil {
 		return nil, false, mapErr(err)
 	}
-	var r struct {
-		Message *struct {
-			Data []byte `json:"data"`
-		} `json:"message"`
-		Error *struct {
-			Code        int    `json:"code"`
-			ErrCode     int    `json:"err_code"`
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return nil, false, err
-	}
-	if r.Error != nil {
-		if r.Error.Code == 404 {
-			return nil, false, nil
-		}
-		return nil, false, core.Errorf(core.EUnavailable, "JetStream: %s", r.Error.Description)
-	}
-	if r.Message == nil {
-		return nil, false, nil
-	}
-	return r.Message.Data, true, nil
+	return m.Data, true, nil
 }
 
 func (b *Backend) putOverride(ctx context.Context, l lease, o override) error {

@@ -72,13 +72,13 @@ func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, met
 
 // deadLetterLease reads the leased message back from its stream and dead-letters it.
 func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, times int) error {
-	st, err := b.js.Stream(ctx, l.meta.stream)
-	if err != nil {
-		return mapErr(err)
-	}
-	raw, err := st.GetMsg(ctx, l.sseq)
+	// From the stream leader, not a direct get: a replica catching up
+	// answers 404 for a message it has not applied yet, and taking that
+	// for "gone" would TERM the message with no DLQ copy (a loss).
+	raw, err := b.leaderMsg(ctx, l.meta.stream, l.sseq, "")
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
-		// Gone by retention: nothing to keep; end its deliveries.
+		// Gone by retention (the leader has applied everything it
+		// delivered): nothing to keep; end its deliveries.
 		b.requestAll(ctx, []string{l.reply}, []byte("+TERM gone"))
 		return nil
 	} else if err != nil {

@@ -52,7 +52,7 @@ func (m *Main) runJetStream() error {
 		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, PreviousKeys: previous, Replicas: m.Config.NATSReplicas,
 		DelayLevels: levels, MaxDelay: m.Config.MaxDelay, Logger: m.component("jetstream"),
 		MaxWaitingPerGroup: m.Config.MaxWaitingPerGroup, MaxWaiting: m.Config.MaxWaiting,
-		MaxAtomicBatch: m.Config.NATSMaxBatch,
+		MaxAtomicBatch: m.Config.NATSMaxBatch, DedupWindow: m.Config.DedupWindow,
 	})
 	if err != nil {
 		return err
