@@ -44,7 +44,7 @@ func TestJetStreamIdempotencyAcrossKill(t *testing.T) {
 					// Alternate instances between attempts; an attempt
 					// that does not get an answer (the instance was
 					// killed) is retried on the other one.
-					r, err := gw(w + k + a).try("POST", "/v1/topics/idem/messages", body, "Idempotency-Key", key)
+					r, err := gw(w+k+a).try("POST", "/v1/topics/idem/messages", body, "Idempotency-Key", key)
 					if err != nil || r.Status >= 500 {
 						time.Sleep(20 * time.Millisecond)
 						w++
