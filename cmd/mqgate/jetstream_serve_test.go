@@ -27,7 +27,7 @@ func TestServeJetStream(t *testing.T) {
 	}
 	m := NewMain()
 	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "1",
-		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error"}, io.Discard); err != nil {
+		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error", "--pprof-addr", "127.0.0.1:0"}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Run(); err != nil {
@@ -45,6 +45,15 @@ func TestServeJetStream(t *testing.T) {
 	}
 	if st := get("/readyz"); st != 200 {
 		t.Fatalf("/readyz = %d", st)
+	}
+	// --pprof-addr serves on JetStream too (the shared set-up).
+	if m.pprof == nil {
+		t.Fatal("--pprof-addr ignored with --backend jetstream")
+	}
+	if resp, err := http.Get("http://" + m.pprof.Addr() + "/debug/pprof/"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("pprof: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
 	}
 	req, _ := http.NewRequest("PUT", base+"/v1/topics/served", strings.NewReader(`{"queues":2}`))
 	req.Header.Set("Content-Type", "application/json")
