@@ -459,7 +459,7 @@ func (b *Backend) override(ctx context.Context, l lease) (override, bool, error)
 // follower that has not applied a write another instance just made, and
 // an override must be seen by the next ack on any instance).
 func (b *Backend) leaderGet(ctx context.Context, stream, subject string) ([]byte, bool, error) {
-	m, err := b.leaderMsg(ctx, stream, 0, subject)
+	m, err := b.leaderMsg(ctx, stream, msgGet{LastBySubj: subject})
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
 		return nil, false, nil
 	} else if err != nil {

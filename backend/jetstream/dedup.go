@@ -177,7 +177,7 @@ func (b *Backend) putIdempotent(ctx context.Context, t core.Topic, msgs []core.P
 // lookupDedup reads m's dedup entry from the stream leader: the original
 // result when the entry is within the window, 422 when its hash differs.
 func (b *Backend) lookupDedup(ctx context.Context, topic string, m *core.PutMessage) (core.PutResult, bool, error) {
-	e, err := b.leaderMsg(ctx, topicStream(topic), 0, dedupSubject(topic, m.DedupID))
+	e, err := b.leaderMsg(ctx, topicStream(topic), msgGet{LastBySubj: dedupSubject(topic, m.DedupID)})
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
 		return core.PutResult{}, false, nil
 	} else if err != nil {

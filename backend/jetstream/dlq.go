@@ -75,7 +75,7 @@ func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, ti
 	// From the stream leader, not a direct get: a replica catching up
 	// answers 404 for a message it has not applied yet, and taking that
 	// for "gone" would TERM the message with no DLQ copy (a loss).
-	raw, err := b.leaderMsg(ctx, l.meta.stream, l.sseq, "")
+	raw, err := b.leaderMsg(ctx, l.meta.stream, msgGet{Seq: l.sseq})
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
 		// Gone by retention (the leader has applied everything it
 		// delivered): nothing to keep; end its deliveries.
@@ -150,7 +150,9 @@ func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int,
 	}
 	n := 0
 	for seq := uint64(1); ; {
-		raw, err := st.GetMsg(ctx, seq, jsapi.WithGetMsgSubject(dlqSubject(group)))
+		// From the leader: a lagging replica's 404 would end the
+		// redrive early.
+		raw, err := b.leaderMsg(ctx, dlqStream(group), msgGet{Seq: seq, NextBySubj: dlqSubject(group)})
 		if errors.Is(err, jsapi.ErrMsgNotFound) {
 			return n, nil
 		} else if err != nil {

@@ -17,15 +17,18 @@ import (
 // replica that is still catching up, whose 404 means "not applied here
 // yet", not "gone". The leader has applied everything it acknowledged.
 
-// leaderMsg reads one message from stream's leader: by sequence (seq > 0)
-// or the last on a subject. jsapi.ErrMsgNotFound when there is none.
-func (b *Backend) leaderMsg(ctx context.Context, stream string, seq uint64, lastBySubject string) (*jsapi.RawStreamMsg, error) {
-	req := map[string]any{}
-	if seq > 0 {
-		req["seq"] = seq
-	} else {
-		req["last_by_subj"] = lastBySubject
-	}
+// msgGet is a STREAM.MSG.GET request: the message at Seq; with
+// NextBySubj the first at or after Seq on that subject; LastBySubj the
+// last on a subject.
+type msgGet struct {
+	Seq        uint64 `json:"seq,omitempty"`
+	NextBySubj string `json:"next_by_subj,omitempty"`
+	LastBySubj string `json:"last_by_subj,omitempty"`
+}
+
+// leaderMsg reads one message from stream's leader;
+// jsapi.ErrMsgNotFound when there is none.
+func (b *Backend) leaderMsg(ctx context.Context, stream string, req msgGet) (*jsapi.RawStreamMsg, error) {
 	body, _ := json.Marshal(req)
 	var raw *jsapi.RawStreamMsg
 	err := b.retryRead(ctx, func(ctx context.Context) error {
