@@ -581,7 +581,7 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 // ackedBefore reports whether the consumer's ack floor is at or past the
 // lease's message (it was acknowledged, by this handle or a later one).
 func (b *Backend) ackedBefore(ctx context.Context, l lease) bool {
-	c, err := b.js.Consumer(ctx, l.meta.stream, l.meta.consumer)
+	c, err := b.consumer(ctx, l.meta.stream, l.meta.consumer)
 	if err != nil {
 		return false
 	}
@@ -698,7 +698,7 @@ func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupS
 			continue
 		}
 		for _, ref := range b.consumersOf(g, "", t) {
-			c, err := b.js.Consumer(ctx, ref.stream, ref.name)
+			c, err := b.consumer(ctx, ref.stream, ref.name)
 			if err != nil {
 				continue
 			}

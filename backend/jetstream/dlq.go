@@ -103,7 +103,7 @@ func (b *Backend) DLQMessages(group, cursor string, limit int) ([]*core.Message,
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, dlqStream(group))
+	st, err := b.stream(ctx, dlqStream(group))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return nil, "", nil
 	} else if err != nil {
@@ -131,7 +131,7 @@ func (b *Backend) DLQMessages(group, cursor string, limit int) ([]*core.Message,
 func (b *Backend) DLQDepth(group string) (int64, error) {
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, dlqStream(group))
+	st, err := b.stream(ctx, dlqStream(group))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return 0, nil
 	} else if err != nil {
@@ -142,7 +142,7 @@ func (b *Backend) DLQDepth(group string) (int64, error) {
 
 // Redrive implements api.Engine.
 func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int, error) {
-	st, err := b.js.Stream(ctx, dlqStream(group))
+	st, err := b.stream(ctx, dlqStream(group))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return 0, nil
 	} else if err != nil {
@@ -200,7 +200,7 @@ func (b *Backend) Message(topic, id string) (*core.Message, error) {
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, topicStream(topic))
+	st, err := b.stream(ctx, topicStream(topic))
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -247,7 +247,7 @@ func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, 
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, topicStream(topic))
+	st, err := b.stream(ctx, topicStream(topic))
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -288,7 +288,7 @@ func (b *Backend) GetMessages(mq core.MessageQueue, offset int64, maxN int, filt
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, topicStream(mq.Topic))
+	st, err := b.stream(ctx, topicStream(mq.Topic))
 	if err != nil {
 		return core.GetResult{}, mapErr(err)
 	}

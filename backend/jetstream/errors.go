@@ -94,3 +94,23 @@ func mapErr(err error) error {
 	}
 	return err
 }
+
+// stream is js.Stream (stream info, a read) with retryRead.
+func (b *Backend) stream(ctx context.Context, name string) (jsapi.Stream, error) {
+	var s jsapi.Stream
+	err := b.retryRead(ctx, func(ctx context.Context) (err error) {
+		s, err = b.js.Stream(ctx, name)
+		return err
+	})
+	return s, err
+}
+
+// consumer is js.Consumer (consumer info, a read) with retryRead.
+func (b *Backend) consumer(ctx context.Context, stream, name string) (jsapi.Consumer, error) {
+	var c jsapi.Consumer
+	err := b.retryRead(ctx, func(ctx context.Context) (err error) {
+		c, err = b.js.Consumer(ctx, stream, name)
+		return err
+	})
+	return c, err
+}

@@ -192,7 +192,7 @@ func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
 // (also BROADCASTING consumers created by any instance).
 func (b *Backend) deleteConsumers(ctx context.Context, g core.Group) {
 	for _, s := range g.Subscriptions {
-		st, err := b.js.Stream(ctx, topicStream(s.Topic))
+		st, err := b.stream(ctx, topicStream(s.Topic))
 		if err != nil {
 			continue
 		}
@@ -336,7 +336,7 @@ func (b *Backend) consumerOffset(ctx context.Context, g core.Group, ref consumer
 	if err := b.ensureConsumer(ctx, g, ref, false); err != nil {
 		return qo, err
 	}
-	c, err := b.js.Consumer(ctx, ref.stream, ref.name)
+	c, err := b.consumer(ctx, ref.stream, ref.name)
 	if err != nil {
 		return qo, mapErr(err)
 	}
@@ -385,7 +385,7 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 	if err != nil {
 		return nil, err
 	}
-	st, err := b.js.Stream(ctx, topicStream(topic))
+	st, err := b.stream(ctx, topicStream(topic))
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -123,7 +123,7 @@ func (b *Backend) Topic(name string) (core.Topic, error) {
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	s, err := b.js.Stream(ctx, topicStream(name))
+	s, err := b.stream(ctx, topicStream(name))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return core.Topic{}, core.Errorf(core.ENotFound, "topic %q not found", name)
 	} else if err != nil {
@@ -205,7 +205,7 @@ func (b *Backend) TopicStats(name string) (core.TopicStats, error) {
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	s, err := b.js.Stream(ctx, topicStream(name))
+	s, err := b.stream(ctx, topicStream(name))
 	if err != nil {
 		return core.TopicStats{}, mapErr(err)
 	}
