@@ -297,7 +297,7 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		m.ReconsumeTimes = int(meta.delivered) - 1
 		if policy.Exhausted(m.ReconsumeTimes, g.MaxReconsumeTimes) {
 			// Failed by lease expiry more often than allowed.
-			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1); err != nil {
+			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1, expiredReason); err != nil {
 				b.log.Warn().Err(err).Str("group", g.Name).Msg("dead-letter on receive failed; retried at redelivery")
 			}
 			continue
@@ -438,6 +438,9 @@ type override struct {
 	delivered uint64
 	nacked    bool
 	deadline  time.Time
+	// reason is a nack's reason (core.PropLastReason), carried with the
+	// retry: the message itself is not copied on JetStream.
+	reason string
 }
 
 func (b *Backend) override(ctx context.Context, l lease) (override, bool, error) {
@@ -445,13 +448,18 @@ func (b *Backend) override(ctx context.Context, l lease) (override, bool, error)
 	if err != nil || !found {
 		return override{}, false, err
 	}
-	f := strings.Fields(string(v))
-	if len(f) != 3 {
+	// "<delivered> <n|x> <deadline ms>[ <reason>]"
+	f := strings.SplitN(string(v), " ", 4)
+	if len(f) < 3 {
 		return override{}, false, nil // a delete or purge marker
 	}
 	d, _ := strconv.ParseUint(f[0], 10, 64)
 	ms, _ := strconv.ParseInt(f[2], 10, 64)
-	return override{delivered: d, nacked: f[1] == "n", deadline: time.UnixMilli(ms)}, true, nil
+	o := override{delivered: d, nacked: f[1] == "n", deadline: time.UnixMilli(ms)}
+	if len(f) == 4 {
+		o.reason = f[3]
+	}
+	return o, true, nil
 }
 
 // leaderGet reads the last message of subject from the stream's leader
@@ -473,7 +481,11 @@ func (b *Backend) putOverride(ctx context.Context, l lease, o override) error {
 	if o.nacked {
 		st = "n"
 	}
-	_, err := b.leases.Put(ctx, leaseKey(l), []byte(fmt.Sprintf("%d %s %d", o.delivered, st, o.deadline.UnixMilli())))
+	v := fmt.Sprintf("%d %s %d", o.delivered, st, o.deadline.UnixMilli())
+	if o.reason != "" {
+		v += " " + o.reason
+	}
+	_, err := b.leases.Put(ctx, leaseKey(l), []byte(v))
 	return mapErr(err)
 }
 
@@ -595,6 +607,20 @@ func (b *Backend) ackedBefore(ctx context.Context, l lease) bool {
 // level's delay on the same consumer (ordering of ORDERLY queues holds:
 // the queue's consumer has one message out at a time).
 func (b *Backend) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]gateway.HandleResult, error) {
+	return b.NackReason(ctx, group, handles, delayLevel, "")
+}
+
+var _ gateway.ReasonNacker = (*Backend)(nil)
+
+// NackReason implements gateway.ReasonNacker: Nack with the failure's
+// reason, kept in the lease override with the retry (the message is not
+// copied on JetStream) and on the dead-letter copy (Mq-Last-Reason,
+// shown as lastReason).
+func (b *Backend) NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]gateway.HandleResult, error) {
+	if len([]rune(reason)) > core.MaxReasonLength {
+		return nil, core.FieldError("reason", "must be at most %d characters", core.MaxReasonLength)
+	}
+	reason = core.ClipReason(reason)
 	if err := checkHandles(handles); err != nil {
 		return nil, err
 	}
@@ -619,12 +645,12 @@ func (b *Backend) Nack(ctx context.Context, group string, handles []string, dela
 			continue
 		}
 		times := int(l.delivered) - 1
-		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now}); err != nil {
+		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now, reason: reason}); err != nil {
 			return nil, err
 		}
 		out := policy.Retry(times, g.MaxReconsumeTimes, delayLevel)
 		if out.DeadLetter {
-			if err := b.deadLetterLease(ctx, g.Name, l, times); err != nil {
+			if err := b.deadLetterLease(ctx, g.Name, l, times, reason); err != nil {
 				return nil, err
 			}
 			continue

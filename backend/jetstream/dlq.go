@@ -41,7 +41,7 @@ func (b *Backend) ensureDLQ(ctx context.Context, group string) error {
 // deadLetter copies a delivered message to the DLQ, then terminates it on
 // its consumer (a crash between the two leaves the original to be
 // redelivered and dead-lettered again: the copy's id deduplicates).
-func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, meta ackMeta, times int) error {
+func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, meta ackMeta, times int, reason string) error {
 	if err := b.ensureDLQ(ctx, group); err != nil {
 		return err
 	}
@@ -59,6 +59,12 @@ func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, met
 		d.Header.Set(hQueue, strconv.Itoa(q))
 	}
 	d.Header.Set(hReconsume, strconv.Itoa(times))
+	// The failure that dead-lettered it; none clears a reason the
+	// message brought (a redriven copy's).
+	d.Header.Del(hReason)
+	if reason != "" {
+		d.Header.Set(hReason, reason)
+	}
 	d.Header.Set(hOrigin, strconv.FormatUint(meta.sseq, 10))
 	d.Header.Set(jsapi.MsgIDHeader, fmt.Sprintf("%s:%s:%d", meta.stream, meta.consumer, meta.sseq))
 	if _, err := b.js.PublishMsg(ctx, d); err != nil {
@@ -71,7 +77,7 @@ func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, met
 }
 
 // deadLetterLease reads the leased message back from its stream and dead-letters it.
-func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, times int) error {
+func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, times int, reason string) error {
 	// From the stream leader, not a direct get: a replica catching up
 	// answers 404 for a message it has not applied yet, and taking that
 	// for "gone" would TERM the message with no DLQ copy (a loss).
@@ -88,7 +94,7 @@ func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, ti
 	if m.Header == nil {
 		m.Header = nats.Header{}
 	}
-	return b.deadLetter(ctx, group, m, l.meta, times)
+	return b.deadLetter(ctx, group, m, l.meta, times, reason)
 }
 
 // DLQMessages implements api.Engine; the cursor is a DLQ stream sequence.
