@@ -179,6 +179,10 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		if err = b.createBuckets(cctx); err == nil {
 			break
 		}
+		if e := notClustered(err, opts.Replicas); e != nil {
+			b.closeConn()
+			return nil, e
+		}
 		select {
 		case <-cctx.Done():
 			b.closeConn()
@@ -187,6 +191,18 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	return b, nil
+}
+
+// notClustered turns a single server's refusal of replicated streams
+// (10074) into what to do about it; nil for any other error.
+func notClustered(err error, replicas int) error {
+	var ae *jsapi.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode != errCodeReplicasNotClustered {
+		return nil
+	}
+	return fmt.Errorf("jetstream: the NATS server is not clustered, so it cannot keep %d replicas of each stream "+
+		"(%s): pass --nats-replicas 1 (MQGATE_NATS_REPLICAS=1) to run on this single server, "+
+		"or point --nats-url at a cluster of 3 (docs/jetstream.md)", replicas, ae.Description)
 }
 
 func (b *Backend) createBuckets(ctx context.Context) error {

@@ -14,10 +14,11 @@ import (
 // JetStream API error codes the backend acts on (nats-server's
 // jetstream_errors_generated.go).
 const (
-	errCodeUnavailable        jsapi.ErrorCode = 10008 // "JetStream system temporarily unavailable" (no leader known yet)
-	errCodeStreamNotFound     jsapi.ErrorCode = 10059
-	errCodeDuplicateInProcess                 = 10158 // the same Nats-Msg-Id is being stored by another publish
-	errCodeBatchDuplicate                     = 10201 // an atomic batch holds a Nats-Msg-Id already stored
+	errCodeUnavailable          jsapi.ErrorCode = 10008 // "JetStream system temporarily unavailable" (no leader known yet)
+	errCodeStreamNotFound       jsapi.ErrorCode = 10059
+	errCodeReplicasNotClustered jsapi.ErrorCode = 10074 // "replicas > 1 not supported in non-clustered mode"
+	errCodeDuplicateInProcess                   = 10158 // the same Nats-Msg-Id is being stored by another publish
+	errCodeBatchDuplicate                       = 10201 // an atomic batch holds a Nats-Msg-Id already stored
 )
 
 // retryable reports a JetStream condition that passes by itself within

@@ -73,3 +73,33 @@ func TestServeJetStream(t *testing.T) {
 		<-tick.C
 	}
 }
+
+// Against a single (non-clustered) server with the default 3 replicas the
+// start fails at once and says what to pass, not a raw NATS error.
+func TestServeJetStreamSingleServerSaysReplicas(t *testing.T) {
+	dir := t.TempDir()
+	cl, err := jstest.Start(filepath.Join(dir, "nats"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Shutdown()
+	keyFile := filepath.Join(dir, "handle.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain()
+	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(),
+		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = m.Run()
+	defer m.Close()
+	if err == nil || !strings.Contains(err.Error(), "--nats-replicas 1") {
+		t.Fatalf("Run = %v, want advice to pass --nats-replicas 1", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the refusal took %s", d)
+	}
+	t.Log(err)
+}
