@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -117,6 +118,10 @@ func (b *Backend) putIdempotent(ctx context.Context, t core.Topic, msgs []core.P
 		}
 		fresh = append(fresh, i)
 	}
+	window, err := b.dedupWindowOf(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	deadline := time.Now().Add(dedupWaitFor)
 	wait := 10 * time.Millisecond
 	for len(fresh) > 0 {
@@ -144,7 +149,7 @@ func (b *Backend) putIdempotent(ctx context.Context, t core.Topic, msgs []core.P
 				rest = append(rest, i)
 				continue
 			}
-			res, ok, err := b.lookupDedup(ctx, t.Name, m)
+			res, ok, err := b.lookupDedup(ctx, t.Name, m, window)
 			if err != nil {
 				return nil, err
 			}
@@ -176,17 +181,16 @@ func (b *Backend) putIdempotent(ctx context.Context, t core.Topic, msgs []core.P
 
 // lookupDedup reads m's dedup entry from the stream leader: the original
 // result when the entry is within the window, 422 when its hash differs.
-func (b *Backend) lookupDedup(ctx context.Context, topic string, m *core.PutMessage) (core.PutResult, bool, error) {
+func (b *Backend) lookupDedup(ctx context.Context, topic string, m *core.PutMessage, window time.Duration) (core.PutResult, bool, error) {
 	e, err := b.leaderMsg(ctx, topicStream(topic), msgGet{LastBySubj: dedupSubject(topic, m.DedupID)})
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
 		return core.PutResult{}, false, nil
 	} else if err != nil {
 		return core.PutResult{}, false, mapErr(err)
 	}
-	// An entry older than the window is forgotten (the store would take
-	// the key again); the window is the stream's, set from
-	// --dedup-window.
-	if time.Since(e.Time) >= b.opts.DedupWindow {
+	// An entry older than the stream's window is forgotten (the store
+	// would take the key again).
+	if time.Since(e.Time) >= window {
 		return core.PutResult{}, false, nil
 	}
 	res, hash, ok := replayOf(topic, e)
@@ -197,6 +201,40 @@ func (b *Backend) lookupDedup(ctx context.Context, topic string, m *core.PutMess
 		return core.PutResult{}, false, dedupMismatch(topic, m.DedupID)
 	}
 	return res, true, nil
+}
+
+// dedupWindowOf is the duplicate window of t's stream, first widened to
+// --dedup-window (at most the retention) if the stream has less: a topic
+// created before idempotency keys were kept on JetStream has the old
+// 2-minute window, and a repeat after it would be stored again. The
+// window only grows, so instances with different --dedup-window
+// settle on the largest instead of flapping. Checked once per topic
+// incarnation per instance.
+func (b *Backend) dedupWindowOf(ctx context.Context, t core.Topic) (time.Duration, error) {
+	key := fmt.Sprintf("%s/%d", t.Name, t.UID)
+	if v, ok := b.windows.Load(key); ok {
+		return v.(time.Duration), nil
+	}
+	rctx, cancel := b.ctx(ctx)
+	defer cancel()
+	st, err := b.stream(rctx, topicStream(t.Name))
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	cfg := st.CachedInfo().Config
+	want := b.opts.DedupWindow
+	if cfg.MaxAge > 0 {
+		want = min(want, cfg.MaxAge)
+	}
+	if cfg.Duplicates < want {
+		cfg.Duplicates = want
+		if _, err := b.js.UpdateStream(rctx, cfg); err != nil {
+			return 0, mapErr(err)
+		}
+		b.log.Info().Str("topic", t.Name).Dur("window", want).Msg("idempotency: widened the topic stream's duplicate window to --dedup-window")
+	}
+	b.windows.Store(key, cfg.Duplicates)
+	return cfg.Duplicates, nil
 }
 
 // sleep waits d, or until ctx ends or the backend closes.

@@ -2,12 +2,15 @@ package jetstream_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
+
+	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/backend/jetstream"
 )
@@ -171,5 +174,38 @@ func TestIdempotentConcurrent(t *testing.T) {
 	}
 	if c := stored(t, e.gws[0].b, "idemc"); c != 1 {
 		t.Fatalf("%d stored, want 1", c)
+	}
+}
+
+// A topic stream with a shorter duplicate window than --dedup-window (a
+// topic made before keys were kept) is widened at its first idempotent
+// publish, so a repeat after the old window is still a replay.
+func TestIdempotentWidensOldWindow(t *testing.T) {
+	e := newEnv(t)
+	e.topic("idemw", 1)
+	js, err := jsapi.New(e.gws[0].nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := js.Stream(ctx, "MQ_idemw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := st.CachedInfo().Config
+	cfg.Duplicates = time.Second
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh instance: nothing cached about the topic.
+	g := startGateway(t, 2)
+	_, _, first := publishKey(t, g.URL(), "idemw", "", "w", map[string]any{"body": "w"})
+	time.Sleep(1500 * time.Millisecond) // past the old window
+	st2, rep, again := publishKey(t, g.URL(), "idemw", "", "w", map[string]any{"body": "w"})
+	if st2 != 201 || rep != "true" || again.MessageID != first.MessageID {
+		t.Fatalf("after the old window: %d %q %+v, want the replay of %+v", st2, rep, again, first)
+	}
+	if st, err = js.Stream(ctx, "MQ_idemw"); err != nil || st.CachedInfo().Config.Duplicates != 5*time.Minute {
+		t.Fatalf("window now %v (%v), want 5m", st.CachedInfo().Config.Duplicates, err)
 	}
 }
