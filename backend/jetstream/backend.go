@@ -56,6 +56,9 @@ type Options struct {
 	// (default 5 min, as embedded): the duplicate window of the topic
 	// streams this backend creates or updates.
 	DedupWindow time.Duration
+	// Timeline records message timelines in the stream MQGATE_TIMELINE
+	// (timeline.go), shared by every instance.
+	Timeline bool
 	// MaxAtomicBatch is the servers' atomic batch limit
 	// (jetstream.limits.batch.max_msgs, default 1000). A publish is one
 	// batch of its messages and their index entries (one per message
@@ -223,7 +226,7 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("jetstream: leases bucket: %w", err)
 	}
-	return nil
+	return b.createTimeline(ctx)
 }
 
 // CheckServerVersion refuses a server older than MinServerVersion.

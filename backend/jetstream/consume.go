@@ -299,6 +299,9 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 			// Failed by lease expiry more often than allowed.
 			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1, expiredReason); err != nil {
 				b.log.Warn().Err(err).Str("group", g.Name).Msg("dead-letter on receive failed; retried at redelivery")
+			} else {
+				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventLeaseExpired})
+				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventDeadLettered})
 			}
 			continue
 		}
@@ -346,6 +349,12 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 			group: g.Name, consumerID: consumerID, reply: c.p.msg.Reply,
 		}))
 		out = append(out, gateway.Received{Message: c.m, ReceiptHandle: h, InvisibleUntil: until})
+		who := consumerID
+		if who == "" {
+			who = b.opts.InstanceID
+		}
+		b.recordID(g.Name, c.m.UserID(), tlEvent{Type: gateway.EventDelivered, ConsumerID: who,
+			Attempt: c.m.ReconsumeTimes + 1, Stream: c.meta.stream, Seq: c.meta.sseq})
 	}
 	if len(out) == 0 && len(keep) > 0 {
 		return nil, errors.Join(errs...)
@@ -580,13 +589,14 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 		}
 		res[i].Status = st
 	}
-	for j, err := range b.requestAll(ctx, subs, []byte("+ACK")) {
+	for _, err := range b.requestAll(ctx, subs, []byte("+ACK")) {
 		if err != nil {
 			return nil, err
 		}
-		_ = j
 	}
-	_ = idx
+	for _, i := range idx {
+		b.recordSettle(checked[i].l, tlEvent{Type: gateway.EventAcked})
+	}
 	return res, nil
 }
 
@@ -649,15 +659,18 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 			return nil, err
 		}
 		out := policy.Retry(times, g.MaxReconsumeTimes, delayLevel)
+		b.recordSettle(l, tlEvent{Type: gateway.EventNacked, DelayLevel: delayLevel, Reason: reason})
 		if out.DeadLetter {
 			if err := b.deadLetterLease(ctx, g.Name, l, times, reason); err != nil {
 				return nil, err
 			}
+			b.recordSettle(l, tlEvent{Type: gateway.EventDeadLettered})
 			continue
 		}
 		if errs := b.requestAll(ctx, []string{l.reply}, nakDelay(policy.LevelDelay(b.opts.DelayLevels, out.Level))); errs[0] != nil {
 			return nil, errs[0]
 		}
+		b.recordSettle(l, tlEvent{Type: gateway.EventRetryScheduled, DelayLevel: out.Level})
 	}
 	return res, nil
 }

@@ -185,6 +185,7 @@ func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
 	if err := b.js.DeleteStream(ctx, dlqStream(name)); err != nil && !errors.Is(err, jsapi.ErrStreamNotFound) {
 		return mapErr(err)
 	}
+	b.forgetTimeline(ctx, name)
 	return nil
 }
 

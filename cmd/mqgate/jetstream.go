@@ -57,6 +57,7 @@ func (m *Main) runJetStream() error {
 		DelayLevels: levels, MaxDelay: m.Config.MaxDelay, Logger: m.component("jetstream"),
 		MaxWaitingPerGroup: m.Config.MaxWaitingPerGroup, MaxWaiting: m.Config.MaxWaiting,
 		MaxAtomicBatch: m.Config.NATSMaxBatch, DedupWindow: m.Config.DedupWindow,
+		Timeline: m.Config.TimelineEvents > 0,
 	})
 	if err != nil {
 		return err
