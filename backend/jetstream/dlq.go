@@ -27,9 +27,12 @@ func (b *Backend) ensureDLQ(ctx context.Context, group string) error {
 	if _, ok := b.ensured.Load(key); ok {
 		return nil
 	}
-	_, err := b.js.CreateOrUpdateStream(ctx, jsapi.StreamConfig{
-		Name: dlqStream(group), Subjects: []string{dlqSubject(group)}, Storage: jsapi.FileStorage,
-		Replicas: b.opts.Replicas, Duplicates: dedupWindow, AllowDirect: true,
+	err := b.retryRead(ctx, func(ctx context.Context) error { // idempotent
+		_, err := b.js.CreateOrUpdateStream(ctx, jsapi.StreamConfig{
+			Name: dlqStream(group), Subjects: []string{dlqSubject(group)}, Storage: jsapi.FileStorage,
+			Replicas: b.opts.Replicas, Duplicates: dedupWindow, AllowDirect: true,
+		})
+		return err
 	})
 	if err != nil {
 		return mapErr(err)

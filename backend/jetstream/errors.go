@@ -42,9 +42,9 @@ const (
 	readRetryMax   = 400 * time.Millisecond
 )
 
-// retryRead runs one read (an idempotent JetStream API request) until it
-// succeeds, fails with a non-retryable error, or readRetryFor (or ctx)
-// ends. Each attempt gets its own request timeout from fn's ctx.
+// retryRead runs one read (or an idempotent request: a create-or-update)
+// until it succeeds, fails with a non-retryable error, or readRetryFor
+// (or ctx) ends.
 func (b *Backend) retryRead(ctx context.Context, fn func(ctx context.Context) error) error {
 	deadline := time.Now().Add(readRetryFor)
 	wait := readRetryFirst

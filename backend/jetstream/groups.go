@@ -294,7 +294,13 @@ func (b *Backend) ensureConsumer(ctx context.Context, g core.Group, ref consumer
 	if v, ok := b.ensured.Load(key); ok && !force && v.(time.Time).Equal(g.UpdatedAt) {
 		return nil
 	}
-	if _, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, b.consumerConfig(g, ref)); err != nil {
+	// Create-or-update is idempotent: retried like a read (a rejoining
+	// node answers 10008 until it knows the leader).
+	err := b.retryRead(ctx, func(ctx context.Context) error {
+		_, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, b.consumerConfig(g, ref))
+		return err
+	})
+	if err != nil {
 		if errors.Is(err, jsapi.ErrStreamNotFound) {
 			return core.Errorf(core.ENotFound, "topic %q not found", ref.topic)
 		}
