@@ -233,9 +233,7 @@ func (s *Server) handleBlockedResume(w http.ResponseWriter, r *http.Request) {
 			return e, err
 		}
 		// Empty ids would redrive the whole DLQ: only with some.
-		if _, err = s.engine.Redrive(r.Context(), group, e.ParkedIDs); err == nil {
-			s.noteRedriven(r.Context(), group, e.ParkedIDs)
-		}
+		_, err = s.redrive(r.Context(), group, e.ParkedIDs)
 		return e, err
 	})
 }
