@@ -78,11 +78,28 @@ type parkRule struct {
 	IDs   []string  `json:"messageIds"`
 }
 
+// skipRule is a pending skip: the head's offset and the reason its dead
+// letter carries (skipReason).
+type skipRule struct {
+	offset int64
+	reason string
+}
+
+// skipReason is the lastReason of a skipped head's dead letter: that an
+// operator skipped it, then the head's own last failure, so the reason it
+// blocked is not lost (a DLQ filter on that reason still matches).
+func skipReason(last string) string {
+	if last == "" {
+		return "skipped by operator"
+	}
+	return core.ClipReason("skipped by operator; last: " + last)
+}
+
 // groupRules are a group's skip and park rules. mu is a leaf lock, taken
 // after inbox.mu.
 type groupRules struct {
 	mu    sync.Mutex
-	skips map[core.MessageQueue]int64 // queue → offset of the head to dead-letter
+	skips map[core.MessageQueue]skipRule // queue → the head to dead-letter
 	parks map[keyRef]*parkRule
 	dirty bool // parks changed since the last save
 }
@@ -113,7 +130,7 @@ func (r *blockedRules) rules(group string) *groupRules {
 	}
 	g := r.groups[group]
 	if g == nil {
-		g = &groupRules{skips: map[core.MessageQueue]int64{}, parks: map[keyRef]*parkRule{}}
+		g = &groupRules{skips: map[core.MessageQueue]skipRule{}, parks: map[keyRef]*parkRule{}}
 		r.groups[group] = g
 	}
 	return g
@@ -132,7 +149,7 @@ func (r *blockedRules) load() {
 		return
 	}
 	for g, es := range f {
-		gr := &groupRules{skips: map[core.MessageQueue]int64{}, parks: map[keyRef]*parkRule{}}
+		gr := &groupRules{skips: map[core.MessageQueue]skipRule{}, parks: map[keyRef]*parkRule{}}
 		for _, e := range es {
 			p := e.parkRule
 			gr.parks[keyRef{core.MessageQueue{Topic: e.Topic, QueueID: e.QueueID}, e.ShardingKey}] = &p
@@ -186,20 +203,33 @@ func (r *blockedRules) save() error {
 }
 
 // matchLocked reports whether message m at the head of mq is to be
-// dead-lettered by a rule, recording it (g.mu held).
-func (g *groupRules) matchLocked(mq core.MessageQueue, m *core.Message) bool {
-	if off, ok := g.skips[mq]; ok && off == m.QueueOffset {
+// dead-lettered by a rule, recording it, and the reason its dead letter
+// carries ("" for a park: none) (g.mu held).
+func (g *groupRules) matchLocked(mq core.MessageQueue, m *core.Message) (bool, string) {
+	if sk, ok := g.skips[mq]; ok && sk.offset == m.QueueOffset {
 		delete(g.skips, mq)
-		return true
+		return true, sk.reason
 	}
 	if p := g.parks[keyRef{mq, m.ShardingKey}]; p != nil {
 		if len(p.IDs) < maxParkedIDs && !slices.Contains(p.IDs, m.UserID()) {
 			p.IDs = append(p.IDs, m.UserID())
 			g.dirty = true
 		}
-		return true
+		return true, ""
 	}
-	return false
+	return false, ""
+}
+
+// deadLetterLocked answers message i of dl with a nack to the DLQ (level
+// -1) carrying reason, when there is one (the orderly nack answers the
+// rest of its batch too, without it).
+func (b *inbox) deadLetterLocked(dl *delivery, i int, reason string, calls []call) []call {
+	n := len(calls)
+	calls = b.answerLocked(dl, i, false, -1, calls)
+	if reason != "" && len(calls) > n {
+		calls[n].reason = reason
+	}
+	return calls
 }
 
 // applyRulesLocked dead-letters the first message of a fresh orderly
@@ -212,10 +242,10 @@ func (b *inbox) applyRulesLocked(dl *delivery, calls []call) ([]call, bool) {
 		g.mu.Unlock()
 		return calls, false
 	}
-	hit := -1
+	hit, reason := -1, ""
 	for i, m := range dl.msgs {
-		if g.matchLocked(dl.mq, m) {
-			hit = i
+		if ok, why := g.matchLocked(dl.mq, m); ok {
+			hit, reason = i, why
 			break
 		}
 	}
@@ -224,7 +254,7 @@ func (b *inbox) applyRulesLocked(dl *delivery, calls []call) ([]call, bool) {
 	if hit < 0 {
 		return calls, false
 	}
-	return b.answerLocked(dl, hit, false, -1, calls), dirty
+	return b.deadLetterLocked(dl, hit, reason, calls), dirty
 }
 
 // pendingLocked lists mq's unanswered messages in b in queue order: the
@@ -400,7 +430,7 @@ func (e *Embedded) SkipBlocked(group, consumerID string, mq core.MessageQueue, k
 	}
 	e.opts.Timeline.Record(group, Event{Type: EventSkipped, MessageID: en.MessageID})
 	rules.mu.Lock()
-	rules.skips[mq] = off
+	rules.skips[mq] = skipRule{offset: off, reason: skipReason(en.LastReason)}
 	rules.mu.Unlock()
 	e.applyToHead(c, rules, mq)
 	en.State = StateSkipped
@@ -491,10 +521,10 @@ func (e *Embedded) applyToHead(c *clientRT, rules *groupRules, mq core.MessageQu
 			continue
 		}
 		rules.mu.Lock()
-		hit := rules.matchLocked(mq, p.dl.msgs[p.i])
+		hit, reason := rules.matchLocked(mq, p.dl.msgs[p.i])
 		rules.mu.Unlock()
 		if hit {
-			calls = c.box.answerLocked(p.dl, p.i, false, -1, calls)
+			calls = c.box.deadLetterLocked(p.dl, p.i, reason, calls)
 			if p.l != nil {
 				t.endLocked(p.l, outcomeNacked)
 			}
