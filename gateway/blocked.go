@@ -1,14 +1,16 @@
 package gateway
 
 import (
-	"encoding/json"
-	"os"
+	"context"
+	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/groups"
 )
 
 // Blocked ordering keys of ORDERLY groups (API.md "Blocked keys"): a
@@ -35,11 +37,30 @@ import (
 // answered too (orderly nack) and sent round again by the consumer with
 // reconsumeTimes + 1.
 //
-// Park rules and their ids persist in <data>/parked-keys.json (written
-// whenever they change), so a park survives a restart; the parked messages
-// themselves are ordinary dead letters in bbolt. Memory: one rule per
-// parked key plus its ids (at most maxParkedIDs each; later messages stay
-// in the DLQ without being recorded: redrive them by hand).
+// Park rules and their ids are stored by the group registry (ParkStore:
+// core/groups' bucket "groups.parks"), inside the store's transactions and
+// backups, so a park survives a restart, kill -9 and a restore; the parked
+// messages themselves are ordinary dead letters. A park is stored before
+// it answers, and a parked message's id before its dead-letter nack is
+// sent, so no dead letter of a parked key goes unrecorded; a crash in
+// between delivers the message again, the park catches it again, and its
+// id is recorded once. A deleted group's parks go with it. The file of
+// earlier versions, <data>/parked-keys.json, is moved into the store at
+// start (ParkStore.MigrateParkFile). Memory: one rule per parked key plus
+// its ids (at most maxParkedIDs each; later messages stay in the DLQ
+// without being recorded: redrive them by hand).
+
+// ParkStore keeps parked keys durably (*groups.Registry).
+type ParkStore interface {
+	Parks() (map[string][]groups.Park, error)
+	PutPark(ctx context.Context, group string, mq core.MessageQueue, key string, since time.Time) error
+	AddParkedIDs(ctx context.Context, group string, mq core.MessageQueue, key string, ids []string) error
+	DeletePark(ctx context.Context, group string, mq core.MessageQueue, key string) error
+	MigrateParkFile(path string) (int, error)
+}
+
+// parkWriteTimeout bounds one park write.
+const parkWriteTimeout = 30 * time.Second
 
 // BlockedState is the state of a blocked-keys entry.
 type BlockedState string
@@ -74,8 +95,8 @@ type keyRef struct {
 
 // parkRule is one parked key.
 type parkRule struct {
-	Since time.Time `json:"since"`
-	IDs   []string  `json:"messageIds"`
+	Since time.Time
+	IDs   []string
 }
 
 // skipRule is a pending skip: the head's offset and the reason its dead
@@ -101,105 +122,133 @@ type groupRules struct {
 	mu    sync.Mutex
 	skips map[core.MessageQueue]skipRule // queue → the head to dead-letter
 	parks map[keyRef]*parkRule
-	dirty bool // parks changed since the last save
+	// pending are ids recorded in parks and not yet stored (save).
+	pending map[keyRef][]string
+	dirty   bool // pending is not empty
+}
+
+func newGroupRules() *groupRules {
+	return &groupRules{skips: map[core.MessageQueue]skipRule{}, parks: map[keyRef]*parkRule{}}
 }
 
 // blockedRules holds every group's rules and where they persist.
 type blockedRules struct {
 	mu     sync.Mutex // guards groups and loaded; a leaf lock
-	file   string     // "" : memory only
+	store  ParkStore  // nil: memory only
+	file   string     // the park file of earlier versions, to migrate ("": none)
 	loaded bool
 	groups map[string]*groupRules
 }
 
-type parkFileEntry struct {
-	Topic       string `json:"topic"`
-	QueueID     int    `json:"queueId"`
-	ShardingKey string `json:"shardingKey"`
-	parkRule
-}
-
-// rules returns group's rules, loading the park file on first use.
+// rules returns group's rules (the store's parks are loaded by open).
 func (r *blockedRules) rules(group string) *groupRules {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.loaded {
-		r.loaded = true
+	if r.groups == nil {
 		r.groups = map[string]*groupRules{}
-		r.load()
 	}
 	g := r.groups[group]
 	if g == nil {
-		g = &groupRules{skips: map[core.MessageQueue]skipRule{}, parks: map[keyRef]*parkRule{}}
+		g = newGroupRules()
 		r.groups[group] = g
 	}
 	return g
 }
 
-func (r *blockedRules) load() {
-	if r.file == "" {
-		return
-	}
-	b, err := os.ReadFile(r.file)
-	if err != nil {
-		return // none yet (or unreadable: parks start empty)
-	}
-	var f map[string][]parkFileEntry
-	if json.Unmarshal(b, &f) != nil {
-		return
-	}
-	for g, es := range f {
-		gr := &groupRules{skips: map[core.MessageQueue]skipRule{}, parks: map[keyRef]*parkRule{}}
-		for _, e := range es {
-			p := e.parkRule
-			gr.parks[keyRef{core.MessageQueue{Topic: e.Topic, QueueID: e.QueueID}, e.ShardingKey}] = &p
-		}
-		r.groups[g] = gr
-	}
-}
-
-// save writes every group's parks if any changed (no lock held by the
-// caller but r's own).
-func (r *blockedRules) save() error {
+// open moves the park file of earlier versions into the store and loads
+// every stored park (Embedded.Start, before any client runs).
+func (r *blockedRules) open() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.file == "" {
+	if r.loaded || r.store == nil {
+		r.loaded = true
 		return nil
 	}
-	changed := false
-	f := map[string][]parkFileEntry{}
-	for name, g := range r.groups {
+	if r.file != "" {
+		if _, err := r.store.MigrateParkFile(r.file); err != nil {
+			return err
+		}
+	}
+	all, err := r.store.Parks()
+	if err != nil {
+		return err
+	}
+	if r.groups == nil {
+		r.groups = map[string]*groupRules{}
+	}
+	for name, ps := range all {
+		g := r.groups[name]
+		if g == nil {
+			g = newGroupRules()
+			r.groups[name] = g
+		}
 		g.mu.Lock()
-		changed = changed || g.dirty
-		g.dirty = false
-		for k, p := range g.parks {
-			f[name] = append(f[name], parkFileEntry{Topic: k.Queue.Topic, QueueID: k.Queue.QueueID, ShardingKey: k.Key,
-				parkRule: parkRule{Since: p.Since, IDs: slices.Clone(p.IDs)}})
+		for _, p := range ps {
+			g.parks[keyRef{p.Queue, p.ShardingKey}] = &parkRule{Since: p.Since, IDs: p.IDs}
 		}
 		g.mu.Unlock()
 	}
-	if !changed {
+	r.loaded = true
+	return nil
+}
+
+// forget drops what group's rules hold, a BROADCASTING group's consumers'
+// too (the group was deleted: the store dropped its parks with it). The
+// rules stay in place: an inbox of the group may still refer to them.
+func (r *blockedRules) forget(group string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, g := range r.groups {
+		if name != group && !strings.HasPrefix(name, group+"/") {
+			continue
+		}
+		g.mu.Lock()
+		clear(g.skips)
+		clear(g.parks)
+		g.pending, g.dirty = nil, false
+		g.mu.Unlock()
+	}
+}
+
+// save stores the parked ids recorded since the last save. The callers
+// run it before the dead-letter nacks of those messages are sent: an id is
+// stored before its dead letter exists. Ids whose write failed stay
+// pending for the next save.
+func (r *blockedRules) save() error {
+	if r.store == nil {
 		return nil
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return err
+	r.mu.Lock()
+	all := maps.Clone(r.groups)
+	r.mu.Unlock()
+	var first error
+	for name, g := range all {
+		g.mu.Lock()
+		pend := g.pending
+		g.pending, g.dirty = nil, false
+		g.mu.Unlock()
+		for k, ids := range pend {
+			ctx, cancel := context.WithTimeout(context.Background(), parkWriteTimeout)
+			err := r.store.AddParkedIDs(ctx, name, k.Queue, k.Key, ids)
+			cancel()
+			if err == nil {
+				continue
+			}
+			if first == nil {
+				first = err
+			}
+			g.mu.Lock()
+			if g.parks[k] != nil { // still parked: keep them for the next save
+				if g.pending == nil {
+					g.pending = map[keyRef][]string{}
+				}
+				g.pending[k] = append(ids, g.pending[k]...)
+				g.dirty = true
+			}
+			g.mu.Unlock()
+		}
 	}
-	tmp := r.file + ".tmp"
-	fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = fh.Write(b); err == nil {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.file)
+	return first
 }
 
 // matchLocked reports whether message m at the head of mq is to be
@@ -210,9 +259,14 @@ func (g *groupRules) matchLocked(mq core.MessageQueue, m *core.Message) (bool, s
 		delete(g.skips, mq)
 		return true, sk.reason
 	}
-	if p := g.parks[keyRef{mq, m.ShardingKey}]; p != nil {
+	k := keyRef{mq, m.ShardingKey}
+	if p := g.parks[k]; p != nil {
 		if len(p.IDs) < maxParkedIDs && !slices.Contains(p.IDs, m.UserID()) {
 			p.IDs = append(p.IDs, m.UserID())
+			if g.pending == nil {
+				g.pending = map[keyRef][]string{}
+			}
+			g.pending[k] = append(g.pending[k], m.UserID())
 			g.dirty = true
 		}
 		return true, ""
@@ -451,14 +505,25 @@ func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key s
 	k := keyRef{mq, key}
 	rules.mu.Lock()
 	p := rules.parks[k]
-	if p == nil {
-		p = &parkRule{Since: time.Now().UTC()}
-		rules.parks[k] = p
-		rules.dirty = true
-	}
 	rules.mu.Unlock()
-	if err := e.parks.save(); err != nil {
-		return BlockedEntry{}, err
+	if p == nil {
+		// Stored first: the park holds once it answers, and no message is
+		// dead-lettered for a park a crash would forget.
+		since := time.Now().UTC()
+		if st := e.parks.store; st != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), parkWriteTimeout)
+			err := st.PutPark(ctx, group, mq, key, since)
+			cancel()
+			if err != nil {
+				return BlockedEntry{}, err
+			}
+		}
+		rules.mu.Lock()
+		if p = rules.parks[k]; p == nil {
+			p = &parkRule{Since: since}
+			rules.parks[k] = p
+		}
+		rules.mu.Unlock()
 	}
 	if c != nil {
 		e.applyToHead(c, rules, mq)
@@ -486,17 +551,32 @@ func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key
 	k := keyRef{mq, key}
 	rules.mu.Lock()
 	p := rules.parks[k]
-	if p != nil {
-		delete(rules.parks, k)
-		rules.dirty = true
-	}
 	rules.mu.Unlock()
 	if p == nil {
 		return BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
 	}
-	if err := e.parks.save(); err != nil {
-		return BlockedEntry{}, err
+	if st := e.parks.store; st != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), parkWriteTimeout)
+		err := st.DeletePark(ctx, group, mq, key)
+		cancel()
+		if err != nil {
+			return BlockedEntry{}, err
+		}
 	}
+	rules.mu.Lock()
+	// Ids recorded up to here are in p (pending ones too): all redriven.
+	p = rules.parks[k]
+	delete(rules.parks, k)
+	delete(rules.pending, k)
+	var ids []string
+	if p != nil {
+		ids = slices.Clone(p.IDs)
+	}
+	rules.mu.Unlock()
+	if p == nil { // a concurrent resume took it
+		return BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
+	}
+	p = &parkRule{Since: p.Since, IDs: ids}
 	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(p.IDs), State: StateResumed, ParkedIDs: p.IDs}
 	if len(p.IDs) > 0 {
 		en.MessageID = p.IDs[0]
@@ -533,13 +613,12 @@ func (e *Embedded) applyToHead(c *clientRT, rules *groupRules, mq core.MessageQu
 	}
 	c.box.mu.Unlock()
 	t.mu.Unlock()
+	e.saveParks() // the parked id before its dead letter
 	runCalls(calls)
-	if err := e.parks.save(); err != nil {
-		e.log.Warn().Err(err).Msg("saving parked keys")
-	}
 }
 
-// parkFile is where park rules persist in the data dir.
+// parkFile is where earlier versions kept park rules in the data dir
+// (migrated into the store at start).
 func parkFile(dir string) string {
 	if dir == "" {
 		return ""

@@ -67,6 +67,19 @@ func (e *Embedded) reconcileWith(name string, g core.Group, getErr error) {
 	} else {
 		defer e.opts.Timeline.Bind(name, g.Incarnation)
 	}
+	// So do its skip and park rules (the registry dropped the stored parks
+	// with the group).
+	e.mu.Lock()
+	prev, seen := e.incarnations[name]
+	if getErr != nil {
+		delete(e.incarnations, name)
+	} else {
+		e.incarnations[name] = g.Incarnation
+	}
+	e.mu.Unlock()
+	if seen && (getErr != nil || prev != g.Incarnation) {
+		defer e.parks.forget(name)
+	}
 	// A paused push group runs no client and no pusher (pause.go).
 	push := getErr == nil && g.Push != nil && !g.Paused
 	if !push {
