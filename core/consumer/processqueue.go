@@ -32,6 +32,10 @@ type ProcessQueue struct {
 	// is finished (RocketMQ correctTagsOffset on NO_NEW_MSG, which the
 	// parked pull would otherwise never run again).
 	readThrough int64
+	// readFrozen: the filter changed (UpdateConfig): what the old filter
+	// read past is not to be committed past, so readThrough no longer
+	// counts (the queue is replaced and read again with the new filter).
+	readFrozen bool
 	// trimmed are offsets at or below queueOffsetMax given back unconsumed
 	// when the queue's prefetch window shrank (trim.go), ascending: they
 	// are unfinished and are pulled again; any other offset at or below
@@ -320,7 +324,17 @@ func (pq *ProcessQueue) Commit() int64 {
 // offset only moves forward.
 func (pq *ProcessQueue) advanceRead(off int64) {
 	pq.mu.Lock()
-	pq.readThrough = max(pq.readThrough, off)
+	if !pq.readFrozen {
+		pq.readThrough = max(pq.readThrough, off)
+	}
+	pq.mu.Unlock()
+}
+
+// freezeRead forgets the read-through offset for good: the reads behind
+// it used a filter the group no longer has.
+func (pq *ProcessQueue) freezeRead() {
+	pq.mu.Lock()
+	pq.readFrozen, pq.readThrough = true, 0
 	pq.mu.Unlock()
 }
 

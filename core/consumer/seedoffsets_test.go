@@ -132,3 +132,55 @@ func TestIllegalOffsetCorrectedAndPersisted(t *testing.T) {
 		t.Fatalf("delivered %v, want only b0..b2", col.snapshot())
 	}
 }
+
+func (h *heldAcks) bodies() map[string]bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := map[string]bool{}
+	for _, d := range h.held {
+		for _, m := range d.Msgs {
+			out[string(m.Body)] = true
+		}
+	}
+	return out
+}
+
+// What a filter read past is not committed past once the filter changed:
+// an ack that empties the cache after UpdateConfig (before rebalance
+// replaces the queue) leaves the old filter's tail to the new filter.
+func TestFilterChangeKeepsTheTailForTheNewFilter(t *testing.T) {
+	e := newEnv(t)
+	e.topic("t", 1)
+	cfg := e.group(core.GroupConfig{Name: "g", Subscriptions: []core.Subscription{{Topic: "t", Filter: "red"}}, ConsumeFrom: core.ConsumeFromFirstOffset})
+	h := &heldAcks{}
+	c := e.consumer(cfg, "c", h, func(o *Options) { o.LongPollingHold = 20 * time.Millisecond })
+	defer shutdown(t, c)
+	mq := core.MessageQueue{Topic: "t"}
+	msgs := []core.PutMessage{{Body: []byte("r0"), Tags: "red"}}
+	for i := 1; i <= 5; i++ {
+		msgs = append(msgs, core.PutMessage{Body: fmt.Appendf(nil, "b%d", i), Tags: "blue"})
+	}
+	if _, err := e.eng.Put(t.Context(), "t", msgs); err != nil {
+		t.Fatal(err)
+	}
+	checkFor(t, 5*time.Second, 2*time.Millisecond, func() error {
+		for _, s := range c.Status() {
+			if s.Queue == mq && s.Parked && h.count() == 1 {
+				return nil
+			}
+		}
+		return fmt.Errorf("not parked with r0 out")
+	})
+	cfg.Subscriptions = []core.Subscription{{Topic: "t", Filter: "red || blue"}}
+	c.UpdateConfig(cfg)
+	h.ackAll()
+	checkFor(t, 5*time.Second, 2*time.Millisecond, func() error {
+		got := h.bodies()
+		for i := 1; i <= 5; i++ {
+			if !got[fmt.Sprint("b", i)] {
+				return fmt.Errorf("b%d not delivered after the filter change: %v", i, got)
+			}
+		}
+		return nil
+	})
+}
