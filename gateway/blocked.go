@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/groups"
 )
@@ -138,6 +140,7 @@ type blockedRules struct {
 	file   string     // the park file of earlier versions, to migrate ("": none)
 	loaded bool
 	groups map[string]*groupRules
+	log    zerolog.Logger
 }
 
 // rules returns group's rules (the store's parks are loaded by open).
@@ -193,8 +196,12 @@ func (r *blockedRules) open() error {
 }
 
 // forget drops what group's rules hold, a BROADCASTING group's consumers'
-// too (the group was deleted: the store dropped its parks with it). The
-// rules stay in place: an inbox of the group may still refer to them.
+// too, and takes the group's parks again from the store (the group was
+// deleted, perhaps created again: the registry dropped the stored parks
+// with it, and a park of the new incarnation may be stored already). The
+// store is read under the rules' lock, so a park stored meanwhile is
+// either read here or added by ParkKey after. The rules stay in place: an
+// inbox of the group may still refer to them.
 func (r *blockedRules) forget(group string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -206,6 +213,15 @@ func (r *blockedRules) forget(group string) {
 		clear(g.skips)
 		clear(g.parks)
 		g.pending, g.dirty = nil, false
+		if name == group && r.store != nil {
+			all, err := r.store.Parks()
+			if err != nil {
+				r.log.Warn().Err(err).Str("group", group).Msg("reading parked keys")
+			}
+			for _, p := range all[group] {
+				g.parks[keyRef{p.Queue, p.ShardingKey}] = &parkRule{Since: p.Since, IDs: p.IDs}
+			}
+		}
 		g.mu.Unlock()
 	}
 }

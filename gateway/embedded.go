@@ -96,7 +96,7 @@ func New(opts Options) (*Embedded, error) {
 		opts:         opts,
 		log:          opts.Logger,
 		leases:       withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key, opts.PreviousKeys...)), opts.Timeline),
-		parks:        blockedRules{store: opts.Parks, file: parkFile(opts.Dir)},
+		parks:        blockedRules{store: opts.Parks, file: parkFile(opts.Dir), log: opts.Logger},
 		groups:       map[string]*groupRT{},
 		pushes:       map[string]*pushRT{},
 		incarnations: map[string]uint64{},
