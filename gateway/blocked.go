@@ -553,10 +553,16 @@ func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key s
 	return en, nil
 }
 
-// ResumeKey ends the park of (mq, key) and returns its entry with the
-// parked ids, in order, for the caller to redrive. ENotFound when the key
-// is not parked. CLUSTERING only (errBroadcastPark).
-func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+// ResumeKey ends the park of (mq, key), hands its parked ids, in order,
+// to release (the caller redrives them; nil: nobody does) and returns its
+// entry with them. The park stops catching messages first, and is dropped
+// from the store only once release succeeded: a crash in between leaves it
+// stored, so after the restart the key is still parked and a second
+// resume ends it (a redrive moves each dead letter once: nothing is
+// released twice, nothing is left in the DLQ). When release fails the
+// park is as before and its error is returned. ENotFound when the key is not parked. CLUSTERING only
+// (errBroadcastPark).
+func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (BlockedEntry, error) {
 	_, rules, broadcast, err := e.orderlyClientModel(group, consumerID)
 	if broadcast { // before a missing consumerId: there is nothing to give it
 		return BlockedEntry{}, errBroadcastPark(group)
@@ -567,35 +573,46 @@ func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key
 	k := keyRef{mq, key}
 	rules.mu.Lock()
 	p := rules.parks[k]
+	pending := rules.pending[k]
+	if p != nil {
+		delete(rules.parks, k)
+		delete(rules.pending, k)
+	}
 	rules.mu.Unlock()
 	if p == nil {
 		return BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
+	}
+	ids := slices.Clone(p.IDs)
+	if release != nil && len(ids) > 0 {
+		if err := release(ids); err != nil {
+			rules.mu.Lock()
+			if rules.parks[k] == nil { // not parked again meanwhile
+				rules.parks[k] = p
+				if len(pending) > 0 {
+					if rules.pending == nil {
+						rules.pending = map[keyRef][]string{}
+					}
+					rules.pending[k] = append(pending, rules.pending[k]...)
+					rules.dirty = true
+				}
+			}
+			rules.mu.Unlock()
+			return BlockedEntry{}, err
+		}
 	}
 	if st := e.parks.store; st != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), parkWriteTimeout)
 		err := st.DeletePark(ctx, group, mq, key)
 		cancel()
 		if err != nil {
-			return BlockedEntry{}, err
+			// Released: a restart shows the key parked again, with
+			// nothing of it left to release unless it caught more.
+			e.log.Warn().Err(err).Str("group", group).Str("shardingKey", key).Msg("resumed key still stored as parked")
 		}
 	}
-	rules.mu.Lock()
-	// Ids recorded up to here are in p (pending ones too): all redriven.
-	p = rules.parks[k]
-	delete(rules.parks, k)
-	delete(rules.pending, k)
-	var ids []string
-	if p != nil {
-		ids = slices.Clone(p.IDs)
-	}
-	rules.mu.Unlock()
-	if p == nil { // a concurrent resume took it
-		return BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
-	}
-	p = &parkRule{Since: p.Since, IDs: ids}
-	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(p.IDs), State: StateResumed, ParkedIDs: p.IDs}
-	if len(p.IDs) > 0 {
-		en.MessageID = p.IDs[0]
+	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(ids), State: StateResumed, ParkedIDs: ids}
+	if len(ids) > 0 {
+		en.MessageID = ids[0]
 	}
 	return en, nil
 }
