@@ -95,9 +95,15 @@ func TestFilteredTailAdvancesAfterAck(t *testing.T) {
 // crash, starts from the corrected offset and delivers what was published
 // since, instead of correcting again past it (issue 23 item 4).
 func TestIllegalOffsetCorrectedAndPersisted(t *testing.T) {
+	for _, mode := range []core.ConsumeMode{core.Concurrently, core.Orderly} {
+		t.Run(string(mode), func(t *testing.T) { testIllegalOffsetCorrected(t, mode) })
+	}
+}
+
+func testIllegalOffsetCorrected(t *testing.T, mode core.ConsumeMode) {
 	e := newEnv(t)
 	e.topic("t", 1)
-	cfg := e.group(core.GroupConfig{Name: "g", Subscriptions: []core.Subscription{{Topic: "t"}}, ConsumeFrom: core.ConsumeFromFirstOffset})
+	cfg := e.group(core.GroupConfig{Name: "g", ConsumeMode: mode, Subscriptions: []core.Subscription{{Topic: "t"}}, ConsumeFrom: core.ConsumeFromFirstOffset})
 	mq := core.MessageQueue{Topic: "t"}
 	e.publish("t", "a", 5, 5, nil)
 	if err := e.reg.CommitOffsets("g", "", map[core.MessageQueue]int64{mq: 100}); err != nil {
