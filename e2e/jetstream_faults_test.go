@@ -151,6 +151,10 @@ func newJFRun(t *testing.T, cl *natsProcCluster, seed uint64) *jfRun {
 		r.settled[g] = map[string]string{}
 		r.unsure[g] = map[string]string{}
 	}
+	if cl == nil { // the checker's own test: no cluster, no gateways
+		r.setWindow("steady")
+		return r
+	}
 	keyFile := filepath.Join(t.TempDir(), "handle.key")
 	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -647,7 +651,11 @@ func (r *jfRun) finish() *jfReport {
 	if !idle {
 		idle = r.idle()
 	}
-	rep := r.check()
+	dlq := map[string]map[string]int{}
+	for _, g := range jfGroups {
+		dlq[g] = r.dlqCopies(g)
+	}
+	rep := r.check(dlq)
 	rep.idle = idle
 	rep.gwErrors = r.gatewayErrors()
 	return rep
@@ -735,11 +743,8 @@ type jfReport struct {
 	windows, faults                     []string
 }
 
-func (r *jfRun) check() *jfReport {
-	dlq := map[string]map[string]int{}
-	for _, g := range jfGroups {
-		dlq[g] = r.dlqCopies(g)
-	}
+// check judges the history against dlq (group → id → DLQ copies).
+func (r *jfRun) check(dlq map[string]map[string]int) *jfReport {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	rep := &jfReport{
