@@ -40,7 +40,7 @@ func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 		for _, g := range jfGroups {
 			h.dlq[g] = map[string]int{"m-poison": 1}
 			for _, m := range msgs {
-				r.recordDelivery(g, m.id, m.b)
+				r.recordDelivery(g, m.id, m.b, 0)
 				verb := "ack"
 				if m.b.Poison {
 					verb = "nack"
@@ -72,13 +72,13 @@ func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 			h.dlq[jfOrd]["m-plain"] = 1
 		}},
 		{"inversion", "ORDERLY per-key inversions: 1", func(h history) {
-			h.r.recordDelivery(jfOrd, "m-o1", jfBody{Key: "o0-0", Seq: 1})
+			h.r.recordDelivery(jfOrd, "m-o1", jfBody{Key: "o0-0", Seq: 1}, 0)
 		}},
 		{"stored twice", "idempotency keys stored twice: 1", func(h history) {
-			h.r.recordDelivery(jfConc, "m-o2-again", jfBody{Key: "o0-0", Seq: 2, Idem: "o0-0-2"})
+			h.r.recordDelivery(jfConc, "m-o2-again", jfBody{Key: "o0-0", Seq: 2, Idem: "o0-0-2"}, 0)
 		}},
-		{"redelivered after ok", "already settled ok", func(h history) {
-			h.r.recordDelivery(jfConc, "m-plain", jfBody{Key: "u-1"})
+		{"redelivered after ok", "deliveries after an ok settle, outside a stale-leader window: 1", func(h history) {
+			h.r.recordDelivery(jfConc, "m-plain", jfBody{Key: "u-1"}, 0)
 		}},
 		{"500", "500 answers: 1", func(h history) {
 			answerWith(t, h.r, 500, "")
@@ -93,6 +93,14 @@ func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 		if !strings.Contains(f, tc.want) {
 			t.Errorf("%s: failure %q, want it to contain %q", tc.name, f, tc.want)
 		}
+	}
+	// After an ok settle, a delivery while a stale leader may act is
+	// counted, not failed.
+	h = clean()
+	h.r.setWindow("r0 after stop-leader")
+	h.r.recordDelivery(jfOrd, "m-o2", jfBody{Key: "o0-0", Seq: 2}, 1)
+	if rep := h.r.check(h.dlq); rep.failure() != "" || rep.dupStale[jfOrd] != 1 {
+		t.Fatalf("a stale-leader redelivery: failure %q, counted %v", rep.failure(), rep.dupStale)
 	}
 	// A 503 with Retry-After is counted per window but is no failure.
 	h = clean()
