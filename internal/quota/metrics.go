@@ -22,7 +22,7 @@ const (
 )
 
 // Metrics are the quota series: mqgate_quota_requests_total{key, op,
-// outcome}, op publish or receive, outcome allowed, delayed or rejected.
+// outcome}, op publish, receive or stream, outcome allowed, delayed or rejected.
 type Metrics struct {
 	requests *prometheus.CounterVec
 
@@ -35,7 +35,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mqgate_quota_requests_total",
-			Help: "Requests checked against API-key limits, by key (at most 100 keys, the rest as _other), op (publish, receive) and outcome (allowed, delayed, rejected).",
+			Help: "Requests checked against API-key limits, by key (at most 100 keys, the rest as _other), op (publish, receive, stream) and outcome (allowed, delayed, rejected).",
 		}, []string{"key", "op", "outcome"}),
 		known: map[string]*keySeries{},
 	}
@@ -69,7 +69,7 @@ func (m *Metrics) forKeys(names []string) map[string]*keySeries {
 		s := m.known[label]
 		if s == nil {
 			s = &keySeries{c: map[[2]string]prometheus.Counter{}}
-			for _, op := range []string{"publish", "receive"} {
+			for _, op := range []string{"publish", "receive", "stream"} {
 				for _, o := range []string{outcomeAllowed, outcomeDelayed, outcomeRejected} {
 					s.c[[2]string{op, o}] = m.requests.WithLabelValues(label, op, o)
 				}

@@ -1,6 +1,7 @@
 package quota
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -235,11 +236,44 @@ func TestMetricsCapKeys(t *testing.T) {
 	for i := range MaxKeySeries + 5 {
 		q.Publish(kr.Authenticate(fmt.Sprintf("secret-%03d-0123456789", i)), "t", 1, 0)
 	}
-	if n := testutil.CollectAndCount(reg, "mqgate_quota_requests_total"); n != (MaxKeySeries+1)*6 {
-		t.Errorf("%d series, want %d", n, (MaxKeySeries+1)*6)
+	if n := testutil.CollectAndCount(reg, "mqgate_quota_requests_total"); n != (MaxKeySeries+1)*9 {
+		t.Errorf("%d series, want %d", n, (MaxKeySeries+1)*9)
 	}
 	other, err := q.m.requests.GetMetricWithLabelValues(OtherKey, "publish", "allowed")
 	if err != nil || testutil.ToFloat64(other) != 5 {
 		t.Errorf("_other allowed = %v (%v), want 5", testutil.ToFloat64(other), err)
 	}
+}
+
+func TestPacedStreamWaitsForDeliveries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		kr, _ := keyring(t, `{"groups": [{"group": "billing", "deliveriesPerSecond": 10}]}`)
+		q := New(kr, nil)
+		a := keyA(kr)
+		if rc, err := q.Paced(t.Context(), a, "other", 32); rc != nil || err != nil {
+			t.Fatalf("no limit on other: %+v %v", rc, err)
+		}
+		rc, err := q.Paced(t.Context(), a, "billing", 32)
+		if err != nil || rc.Max != 10 {
+			t.Fatalf("%+v %v, want Max 10", rc, err)
+		}
+		rc.Delivered(10)
+		start := time.Now()
+		rc, err = q.Paced(t.Context(), a, "billing", 32)
+		if err != nil || rc.Max != 1 || time.Since(start) != 100*time.Millisecond {
+			t.Fatalf("%+v %v after %v, want Max 1 after 100ms", rc, err, time.Since(start))
+		}
+		rc.Delivered(1)
+		// A stream that closes while it waits takes nothing.
+		ctx, cancel := context.WithCancel(t.Context())
+		go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+		if _, err := q.Paced(ctx, a, "billing", 1); err == nil {
+			t.Fatal("no error after the context ended")
+		}
+		time.Sleep(50 * time.Millisecond)
+		start = time.Now()
+		if rc, _ := q.Paced(t.Context(), a, "billing", 5); rc.Max != 1 || time.Since(start) != 0 {
+			t.Fatalf("Max %d after %v, want 1 at once: the cancelled wait gave its token back", rc.Max, time.Since(start))
+		}
+	})
 }
