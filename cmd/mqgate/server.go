@@ -167,6 +167,7 @@ func (m *Main) Run() error {
 		PreviousKeys: previous,
 		Dir:          m.Config.Data,
 		Groups:       reg,
+		Parks:        reg,
 		Timeline:     timeline,
 		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg,
 			Heartbeats: consumer.NewHeartbeats(reg, 0), // one heartbeat timer for every client of the process
