@@ -88,7 +88,7 @@ function timeChart({ title, unit, series, windowMs, now }) {
     add(svg, "text", { class: "legend", x: lx, y: 11, "text-anchor": "end" }, s.name);
     lx -= s.name.length * 6 + 4; // about 6 px a character at 10 px
     add(svg, "line", { class: "key " + s.cls, x1: lx - 12, x2: lx, y1: 7, y2: 7 });
-    lx -= 24;
+    lx -= 30;
   }
   if (!all.length) add(svg, "text", { class: "empty", x: L + pw / 2, y: T + ph / 2, "text-anchor": "middle" }, "collecting samples…");
   return svg;
