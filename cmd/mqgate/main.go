@@ -33,11 +33,19 @@ mqgate COMMAND -h for flags; exit codes in docs/cli.md):
 ` + cli.Help()
 
 // run dispatches a subcommand and returns the exit code.
+// Global client flags may come before the command word (`mqgate --url U
+// topic list`); they are handed to the command as its own flags.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+	name, rest, bad := cli.HoistGlobalFlags(args)
+	if bad != "" {
+		fmt.Fprintf(stderr, "mqgate: flag needs an argument: %s\n", bad)
+		return cli.ExitUsage
 	}
+	if name == "" {
+		fmt.Fprint(stderr, usage)
+		return cli.ExitUsage
+	}
+	args = append([]string{name}, rest...)
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stderr)
@@ -77,12 +85,12 @@ func serve(args []string, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintln(stderr, "mqgate:", err)
-		return 2
+		return cli.ExitUsage
 	}
 	tuned, err := tuneGC()
 	if err != nil {
 		fmt.Fprintln(stderr, "mqgate:", err)
-		return 2
+		return cli.ExitUsage
 	}
 	defer tuned.stop()
 	ev := m.Logger.Debug().Int("gogc", tuned.gcPercent).Int64("heap_floor", tuned.heapFloor).
