@@ -158,7 +158,7 @@ func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) co
 // handleMessagePublish publishes one message.
 //
 //	@Summary		Publish a message
-//	@Description	Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+//	@Description	Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //	@Tags			messages
 //	@Accept			json
 //	@Produce		json
@@ -229,7 +229,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 // handleMessagePublishBatch publishes up to 1000 messages atomically.
 //
 //	@Summary		Publish a batch of messages
-//	@Description	Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+//	@Description	Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //	@Tags			messages
 //	@Accept			json
 //	@Produce		json

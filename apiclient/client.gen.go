@@ -2489,7 +2489,7 @@ type ClientInterface interface {
 
 	// PublishMessageWithBody Publish a message
 	//
-	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2498,7 +2498,7 @@ type ClientInterface interface {
 
 	// PublishMessage Publish a message
 	//
-	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2507,7 +2507,7 @@ type ClientInterface interface {
 
 	// PublishBatchWithBody Publish a batch of messages
 	//
-	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2516,7 +2516,7 @@ type ClientInterface interface {
 
 	// PublishBatch Publish a batch of messages
 	//
-	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3406,7 +3406,7 @@ func (c *Client) QueryMessages(ctx context.Context, topic string, params *QueryM
 
 // PublishMessageWithBody Publish a message
 //
-// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3425,7 +3425,7 @@ func (c *Client) PublishMessageWithBody(ctx context.Context, topic string, param
 
 // PublishMessage Publish a message
 //
-// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3444,7 +3444,7 @@ func (c *Client) PublishMessage(ctx context.Context, topic string, params *Publi
 
 // PublishBatchWithBody Publish a batch of messages
 //
-// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3463,7 +3463,7 @@ func (c *Client) PublishBatchWithBody(ctx context.Context, topic string, content
 
 // PublishBatch Publish a batch of messages
 //
-// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5834,7 +5834,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishMessageWithBodyWithResponse Publish a message
 	//
-	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5843,7 +5843,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishMessageWithResponse Publish a message
 	//
-	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5852,7 +5852,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishBatchWithBodyWithResponse Publish a batch of messages
 	//
-	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5861,7 +5861,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishBatchWithResponse Publish a batch of messages
 	//
-	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10360,7 +10360,7 @@ func (c *ClientWithResponses) QueryMessagesWithResponse(ctx context.Context, top
 
 // PublishMessageWithBodyWithResponse Publish a message
 //
-// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10375,7 +10375,7 @@ func (c *ClientWithResponses) PublishMessageWithBodyWithResponse(ctx context.Con
 
 // PublishMessageWithResponse Publish a message
 //
-// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10390,7 +10390,7 @@ func (c *ClientWithResponses) PublishMessageWithResponse(ctx context.Context, to
 
 // PublishBatchWithBodyWithResponse Publish a batch of messages
 //
-// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10405,7 +10405,7 @@ func (c *ClientWithResponses) PublishBatchWithBodyWithResponse(ctx context.Conte
 
 // PublishBatchWithResponse Publish a batch of messages
 //
-// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -610,7 +610,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a message
-         * @description Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+         * @description Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
          */
         post: operations["publishMessage"];
         delete?: never;
@@ -630,7 +630,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a batch of messages
-         * @description Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+         * @description Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
          */
         post: operations["publishBatch"];
         delete?: never;

@@ -152,7 +152,7 @@ def sync_detailed(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
@@ -195,7 +195,7 @@ def sync(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
@@ -233,7 +233,7 @@ async def asyncio_detailed(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
@@ -276,7 +276,7 @@ async def asyncio(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
