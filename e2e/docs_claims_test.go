@@ -51,6 +51,7 @@ func TestDocsClaimsMatchHelp(t *testing.T) {
 	invocation := regexp.MustCompile(`(^|[^/\w.-])mqgate ([a-z][a-z-]*)([^|;&#` + "`" + `\n]*)`)
 	flagRe := regexp.MustCompile(`(?:^|[\s\[(=])--([a-z][a-z0-9-]+)`)
 	span := regexp.MustCompile("`[^`\n]+`")
+	serveAddr := regexp.MustCompile(`--addr[ =](\S+)`)
 	for _, file := range files {
 		raw, err := os.ReadFile(file)
 		if err != nil {
@@ -98,6 +99,12 @@ func TestDocsClaimsMatchHelp(t *testing.T) {
 					if !hasFlag(cmd, f[1]) {
 						t.Errorf("%s:%d: `mqgate %s` has no flag --%s (mqgate %s -h): %q", name, lines[k], cmd, f[1], cmd, c)
 					}
+				}
+				// A serve line beyond loopback that the server would refuse.
+				if a := serveAddr.FindStringSubmatch(rest); cmd == "serve" && a != nil && !strings.HasPrefix(a[1], "127.") &&
+					!strings.HasPrefix(a[1], "localhost") && !strings.HasPrefix(a[1], "[::1]") &&
+					!strings.Contains(rest, "--api-keys") && !strings.Contains(rest, "--insecure-open") {
+					t.Errorf("%s:%d: `mqgate serve --addr %s` without --api-keys or --insecure-open is refused at start: %q", name, lines[k], a[1], c)
 				}
 			}
 			// docs/cli.md writes commands without the binary's name in its tables.
