@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -33,15 +34,22 @@ func TestDocsClaimsMatchHelp(t *testing.T) {
 		}
 	}
 	commands["help"] = true
+	// Every command's -h, gathered at once (each is a process start).
 	flagHelp := map[string]string{}
-	flagsOf := func(cmd string) string {
-		if h, ok := flagHelp[cmd]; ok {
-			return h
-		}
-		out, _ := exec.Command(binPath, cmd, "-h").CombinedOutput()
-		flagHelp[cmd] = string(out)
-		return string(out)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for cmd := range commands {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, _ := exec.Command(binPath, cmd, "-h").CombinedOutput()
+			mu.Lock()
+			flagHelp[cmd] = string(out)
+			mu.Unlock()
+		}()
 	}
+	wg.Wait()
+	flagsOf := func(cmd string) string { return flagHelp[cmd] }
 	hasFlag := func(cmd, flag string) bool {
 		return regexp.MustCompile(`(?m)^\s+-` + regexp.QuoteMeta(flag) + `(\s|$)`).MatchString(flagsOf(cmd))
 	}

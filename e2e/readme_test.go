@@ -298,7 +298,7 @@ func TestREADMEHarnessFails(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = runREADME(t, blocks, 5*time.Second, 20*time.Second)
+			err = runREADME(t, blocks, 3*time.Second, 20*time.Second)
 			if err == nil {
 				t.Fatalf("the harness passed a README whose %s block is broken", name)
 			}
