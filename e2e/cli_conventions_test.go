@@ -51,6 +51,9 @@ func TestCLIGlobalFlagsAnywhere(t *testing.T) {
 	runCLIEnv(t, nil, "--url").want(t, 1, "--url without a value")
 	runCLIEnv(t, nil).want(t, 1, "no command")
 	runCLIEnv(t, nil, "--url", s.base, "nonsense").want(t, 1, "unknown command after a global flag")
+	if r := runCLIEnv(t, nil, "--queues", "2", "topic", "list").want(t, 1, "a command flag before the command"); !strings.Contains(r.stderr, "before the command") {
+		t.Fatalf("a command's flag before the command: %q", r.stderr)
+	}
 	runCLIEnv(t, nil, "--url", s.base, "topic", "get", "missing").want(t, 2, "not found is 2")
 
 	// healthcheck: --url (or MQGATE_URL) like every client command.

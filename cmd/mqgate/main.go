@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/mqgate/mqgate/internal/cli"
@@ -67,6 +68,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return cli.Run(ctx, args[0], args[1:], os.Stdin, stdout, stderr)
+	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "mqgate: %s is not a flag that may come before the command (those are --url, --key, -o and --timeout); give a command's own flags after it\n\n%s", args[0], usage)
+		return cli.ExitUsage
 	}
 	fmt.Fprintf(stderr, "mqgate: unknown command %q\n\n%s", args[0], usage)
 	return cli.ExitUsage
