@@ -114,4 +114,16 @@ func TestCLITopicWording(t *testing.T) {
 	if want := "topic one created: 1 queue, retention 1 hour\n"; r.stdout != want {
 		t.Fatalf("singular: %q, want %q", r.stdout, want)
 	}
+
+	// Groups the same way.
+	for i, want := range []string{"group audit created\n", "group audit unchanged\n"} {
+		r = runCLIEnv(t, env, "group", "create", "audit", "--subscribe", "orders", "--from", "FIRST_OFFSET").want(t, 0, "group create")
+		if r.stdout != want {
+			t.Fatalf("group create #%d: %q, want %q", i+1, r.stdout, want)
+		}
+	}
+	r = runCLIEnv(t, env, "group", "create", "audit", "--subscribe", "orders", "--from", "FIRST_OFFSET", "--max-reconsume", "3").want(t, 0, "group change")
+	if r.stdout != "group audit updated\n" {
+		t.Fatalf("group change: %q", r.stdout)
+	}
 }
