@@ -40,7 +40,9 @@ class DeadLetter:
                 absent for messages that were not delayed. Example: 2026-01-02T15:05:05.000Z.
             keys (list[str] | Unset): The message's lookup keys. Example: ['order-17'].
             last_reason (str | Unset): Why the last delivery failed: the nack's reason, the
-                webhook's status or error, or a lease timeout; absent when unknown. Example: payment service answered 503.
+                webhook's status or error, or a lease timeout; for a blocked head an
+                operator skipped, "skipped by operator; last: " and the head's last
+                reason. Absent when unknown. Example: payment service answered 503.
             properties (DeadLetterProperties | Unset): The user properties.
             queue_id (int | Unset): The queue the message is in; absent while it is delayed. Example: 3.
             queue_offset (int | Unset): The message's position in its queue; absent while it
