@@ -751,42 +751,42 @@ type GroupMessageModel string
 
 // GroupLimit defines model for GroupLimit.
 type GroupLimit struct {
-	// ConcurrentReceives ConcurrentReceives caps the receive calls (long polls) in flight.
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
 	//
 	// Example: 8
 	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
 
-	// DeliveriesBurst DeliveriesBurst is the deliveries bucket's size.
+	// DeliveriesBurst The deliveries bucket's size.
 	//
 	// Example: 500
 	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
 
-	// DeliveriesPerSecond DeliveriesPerSecond limits messages handed out by receive.
+	// DeliveriesPerSecond Limits messages handed out by receive.
 	//
 	// Example: 500
 	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
 
-	// Group Group is the pattern (as in sub grants).
+	// Group The pattern (as in sub grants).
 	//
 	// Example: billing
-	Group *string `json:"group,omitempty"`
+	Group string `json:"group"`
 
-	// PublishBurst PublishBurst is the publish bucket's size.
+	// PublishBurst The publish bucket's size.
 	//
 	// Example: 100
 	PublishBurst *int `json:"publishBurst,omitempty"`
 
-	// PublishBytesBurst PublishBytesBurst is the bytes bucket's size.
+	// PublishBytesBurst The bytes bucket's size.
 	//
 	// Example: 1048576
 	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
 
-	// PublishBytesPerSecond PublishBytesPerSecond limits published body bytes.
+	// PublishBytesPerSecond Limits published body bytes.
 	//
 	// Example: 1048576
 	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
 
-	// PublishPerSecond PublishPerSecond limits published messages (a batch counts each).
+	// PublishPerSecond Limits published messages (a batch counts each).
 	//
 	// Example: 100
 	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
@@ -1039,118 +1039,118 @@ type KeyLagList struct {
 
 // KeyLimits defines model for KeyLimits.
 type KeyLimits struct {
-	// ConcurrentReceives ConcurrentReceives caps the receive calls (long polls) in flight.
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
 	//
 	// Example: 8
 	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
 
-	// DeliveriesBurst DeliveriesBurst is the deliveries bucket's size.
+	// DeliveriesBurst The deliveries bucket's size.
 	//
 	// Example: 500
 	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
 
-	// DeliveriesPerSecond DeliveriesPerSecond limits messages handed out by receive.
+	// DeliveriesPerSecond Limits messages handed out by receive.
 	//
 	// Example: 500
 	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
 
-	// Groups Groups are the limits shared by the groups matching each pattern.
+	// Groups The limits shared by the groups matching each pattern.
 	Groups *[]GroupLimit `json:"groups,omitempty"`
 
-	// MaxDelaySeconds MaxDelaySeconds is how long a request over a rate limit is held
+	// MaxDelaySeconds How long a request over a rate limit is held
 	// for its tokens before it is refused (0: refused at once).
 	//
 	// Example: 0.5
-	MaxDelaySeconds *float32 `json:"maxDelaySeconds,omitempty"`
+	MaxDelaySeconds float32 `json:"maxDelaySeconds"`
 
-	// Name Name is the key's name (never its secret).
+	// Name The key's name (never its secret).
 	//
 	// Example: orders-writer
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 
-	// Policies Policies are the limits as the RateLimit headers name them, with
+	// Policies The limits as the RateLimit headers name them, with
 	// what each has left now.
-	Policies *[]LimitPolicy `json:"policies,omitempty"`
+	Policies []LimitPolicy `json:"policies"`
 
-	// PublishBurst PublishBurst is the publish bucket's size.
+	// PublishBurst The publish bucket's size.
 	//
 	// Example: 100
 	PublishBurst *int `json:"publishBurst,omitempty"`
 
-	// PublishBytesBurst PublishBytesBurst is the bytes bucket's size.
+	// PublishBytesBurst The bytes bucket's size.
 	//
 	// Example: 1048576
 	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
 
-	// PublishBytesPerSecond PublishBytesPerSecond limits published body bytes.
+	// PublishBytesPerSecond Limits published body bytes.
 	//
 	// Example: 1048576
 	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
 
-	// PublishPerSecond PublishPerSecond limits published messages (a batch counts each).
+	// PublishPerSecond Limits published messages (a batch counts each).
 	//
 	// Example: 100
 	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
 
-	// Topics Topics are the limits shared by the topics matching each pattern.
+	// Topics The limits shared by the topics matching each pattern.
 	Topics *[]TopicLimit `json:"topics,omitempty"`
 }
 
 // LimitPolicy defines model for LimitPolicy.
 type LimitPolicy struct {
-	// Name Name is the policy name of the headers: pub, pub-bytes,
+	// Name The policy name of the headers: pub, pub-bytes,
 	// deliveries, receives, with :<pattern> for a topic or group entry.
 	//
 	// Example: pub
-	Name *string `json:"name,omitempty"`
+	Name string `json:"name"`
 
-	// Quota Quota is q: per window for a rate, the maximum for receives.
+	// Quota Q: per window for a rate, the maximum for receives.
 	//
 	// Example: 100
-	Quota *int `json:"quota,omitempty"`
+	Quota int `json:"quota"`
 
-	// Remaining Remaining is r: what the bucket holds now (or receives free).
+	// Remaining R: what the bucket holds now (or receives free).
 	//
 	// Example: 57
-	Remaining *int `json:"remaining,omitempty"`
+	Remaining int `json:"remaining"`
 
-	// Unit Unit is qu: requests (messages), content-bytes or concurrent-requests.
+	// Unit Qu: requests (messages), content-bytes or concurrent-requests.
 	//
 	// Example: requests
-	Unit *LimitPolicyUnit `json:"unit,omitempty"`
+	Unit LimitPolicyUnit `json:"unit"`
 
-	// WindowSeconds WindowSeconds is w (absent for a concurrency limit).
+	// WindowSeconds W (absent for a concurrency limit).
 	//
 	// Example: 1
 	WindowSeconds *int `json:"windowSeconds,omitempty"`
 }
 
-// LimitPolicyUnit Unit is qu: requests (messages), content-bytes or concurrent-requests.
+// LimitPolicyUnit Qu: requests (messages), content-bytes or concurrent-requests.
 //
 // Example: requests
 type LimitPolicyUnit string
 
 // LimitsResponse defines model for LimitsResponse.
 type LimitsResponse struct {
-	// Keys Keys are the keys with limits, in key-file order (keys without
+	// Keys The keys with limits, in key-file order (keys without
 	// limits are not listed).
-	Keys *[]KeyLimits `json:"keys,omitempty"`
+	Keys []KeyLimits `json:"keys"`
 
-	// Scope Scope is what the limits count: server (this process is the only
+	// Scope What the limits count: server (this process is the only
 	// gateway, --backend embedded) or instance (each gateway in front of
 	// one JetStream counts on its own: N instances allow up to N times
 	// each limit).
 	//
 	// Example: server
-	Scope *LimitsResponseScope `json:"scope,omitempty"`
+	Scope LimitsResponseScope `json:"scope"`
 
-	// ScopeDetail ScopeDetail says the same in a sentence.
+	// ScopeDetail Says the same in a sentence.
 	//
 	// Example: this server is the only gateway: the limits are the service's
-	ScopeDetail *string `json:"scopeDetail,omitempty"`
+	ScopeDetail string `json:"scopeDetail"`
 }
 
-// LimitsResponseScope Scope is what the limits count: server (this process is the only
+// LimitsResponseScope What the limits count: server (this process is the only
 // gateway, --backend embedded) or instance (each gateway in front of
 // one JetStream counts on its own: N instances allow up to N times
 // each limit).
@@ -1865,45 +1865,45 @@ type Topic struct {
 
 // TopicLimit defines model for TopicLimit.
 type TopicLimit struct {
-	// ConcurrentReceives ConcurrentReceives caps the receive calls (long polls) in flight.
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
 	//
 	// Example: 8
 	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
 
-	// DeliveriesBurst DeliveriesBurst is the deliveries bucket's size.
+	// DeliveriesBurst The deliveries bucket's size.
 	//
 	// Example: 500
 	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
 
-	// DeliveriesPerSecond DeliveriesPerSecond limits messages handed out by receive.
+	// DeliveriesPerSecond Limits messages handed out by receive.
 	//
 	// Example: 500
 	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
 
-	// PublishBurst PublishBurst is the publish bucket's size.
+	// PublishBurst The publish bucket's size.
 	//
 	// Example: 100
 	PublishBurst *int `json:"publishBurst,omitempty"`
 
-	// PublishBytesBurst PublishBytesBurst is the bytes bucket's size.
+	// PublishBytesBurst The bytes bucket's size.
 	//
 	// Example: 1048576
 	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
 
-	// PublishBytesPerSecond PublishBytesPerSecond limits published body bytes.
+	// PublishBytesPerSecond Limits published body bytes.
 	//
 	// Example: 1048576
 	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
 
-	// PublishPerSecond PublishPerSecond limits published messages (a batch counts each).
+	// PublishPerSecond Limits published messages (a batch counts each).
 	//
 	// Example: 100
 	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
 
-	// Topic Topic is the pattern (as in pub grants).
+	// Topic The pattern (as in pub grants).
 	//
 	// Example: orders-*
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // TopicList defines model for TopicList.

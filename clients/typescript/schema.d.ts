@@ -1047,42 +1047,42 @@ export interface components {
         };
         GroupLimit: {
             /**
-             * @description ConcurrentReceives caps the receive calls (long polls) in flight.
+             * @description Caps the receive calls (long polls) in flight.
              * @example 8
              */
             concurrentReceives?: number;
             /**
-             * @description DeliveriesBurst is the deliveries bucket's size.
+             * @description The deliveries bucket's size.
              * @example 500
              */
             deliveriesBurst?: number;
             /**
-             * @description DeliveriesPerSecond limits messages handed out by receive.
+             * @description Limits messages handed out by receive.
              * @example 500
              */
             deliveriesPerSecond?: number;
             /**
-             * @description Group is the pattern (as in sub grants).
+             * @description The pattern (as in sub grants).
              * @example billing
              */
-            group?: string;
+            group: string;
             /**
-             * @description PublishBurst is the publish bucket's size.
+             * @description The publish bucket's size.
              * @example 100
              */
             publishBurst?: number;
             /**
-             * @description PublishBytesBurst is the bytes bucket's size.
+             * @description The bytes bucket's size.
              * @example 1048576
              */
             publishBytesBurst?: number;
             /**
-             * @description PublishBytesPerSecond limits published body bytes.
+             * @description Limits published body bytes.
              * @example 1048576
              */
             publishBytesPerSecond?: number;
             /**
-             * @description PublishPerSecond limits published messages (a batch counts each).
+             * @description Limits published messages (a batch counts each).
              * @example 100
              */
             publishPerSecond?: number;
@@ -1296,110 +1296,110 @@ export interface components {
         };
         KeyLimits: {
             /**
-             * @description ConcurrentReceives caps the receive calls (long polls) in flight.
+             * @description Caps the receive calls (long polls) in flight.
              * @example 8
              */
             concurrentReceives?: number;
             /**
-             * @description DeliveriesBurst is the deliveries bucket's size.
+             * @description The deliveries bucket's size.
              * @example 500
              */
             deliveriesBurst?: number;
             /**
-             * @description DeliveriesPerSecond limits messages handed out by receive.
+             * @description Limits messages handed out by receive.
              * @example 500
              */
             deliveriesPerSecond?: number;
-            /** @description Groups are the limits shared by the groups matching each pattern. */
+            /** @description The limits shared by the groups matching each pattern. */
             groups?: components["schemas"]["GroupLimit"][];
             /**
-             * @description MaxDelaySeconds is how long a request over a rate limit is held
+             * @description How long a request over a rate limit is held
              *     for its tokens before it is refused (0: refused at once).
              * @example 0.5
              */
-            maxDelaySeconds?: number;
+            maxDelaySeconds: number;
             /**
-             * @description Name is the key's name (never its secret).
+             * @description The key's name (never its secret).
              * @example orders-writer
              */
-            name?: string;
+            name: string;
             /**
-             * @description Policies are the limits as the RateLimit headers name them, with
+             * @description The limits as the RateLimit headers name them, with
              *     what each has left now.
              */
-            policies?: components["schemas"]["LimitPolicy"][];
+            policies: components["schemas"]["LimitPolicy"][];
             /**
-             * @description PublishBurst is the publish bucket's size.
+             * @description The publish bucket's size.
              * @example 100
              */
             publishBurst?: number;
             /**
-             * @description PublishBytesBurst is the bytes bucket's size.
+             * @description The bytes bucket's size.
              * @example 1048576
              */
             publishBytesBurst?: number;
             /**
-             * @description PublishBytesPerSecond limits published body bytes.
+             * @description Limits published body bytes.
              * @example 1048576
              */
             publishBytesPerSecond?: number;
             /**
-             * @description PublishPerSecond limits published messages (a batch counts each).
+             * @description Limits published messages (a batch counts each).
              * @example 100
              */
             publishPerSecond?: number;
-            /** @description Topics are the limits shared by the topics matching each pattern. */
+            /** @description The limits shared by the topics matching each pattern. */
             topics?: components["schemas"]["TopicLimit"][];
         };
         LimitPolicy: {
             /**
-             * @description Name is the policy name of the headers: pub, pub-bytes,
+             * @description The policy name of the headers: pub, pub-bytes,
              *     deliveries, receives, with :<pattern> for a topic or group entry.
              * @example pub
              */
-            name?: string;
+            name: string;
             /**
-             * @description Quota is q: per window for a rate, the maximum for receives.
+             * @description Q: per window for a rate, the maximum for receives.
              * @example 100
              */
-            quota?: number;
+            quota: number;
             /**
-             * @description Remaining is r: what the bucket holds now (or receives free).
+             * @description R: what the bucket holds now (or receives free).
              * @example 57
              */
-            remaining?: number;
+            remaining: number;
             /**
-             * @description Unit is qu: requests (messages), content-bytes or concurrent-requests.
+             * @description Qu: requests (messages), content-bytes or concurrent-requests.
              * @example requests
              * @enum {string}
              */
-            unit?: "requests" | "content-bytes" | "concurrent-requests";
+            unit: "requests" | "content-bytes" | "concurrent-requests";
             /**
-             * @description WindowSeconds is w (absent for a concurrency limit).
+             * @description W (absent for a concurrency limit).
              * @example 1
              */
             windowSeconds?: number;
         };
         LimitsResponse: {
             /**
-             * @description Keys are the keys with limits, in key-file order (keys without
+             * @description The keys with limits, in key-file order (keys without
              *     limits are not listed).
              */
-            keys?: components["schemas"]["KeyLimits"][];
+            keys: components["schemas"]["KeyLimits"][];
             /**
-             * @description Scope is what the limits count: server (this process is the only
+             * @description What the limits count: server (this process is the only
              *     gateway, --backend embedded) or instance (each gateway in front of
              *     one JetStream counts on its own: N instances allow up to N times
              *     each limit).
              * @example server
              * @enum {string}
              */
-            scope?: "server" | "instance";
+            scope: "server" | "instance";
             /**
-             * @description ScopeDetail says the same in a sentence.
+             * @description Says the same in a sentence.
              * @example this server is the only gateway: the limits are the service's
              */
-            scopeDetail?: string;
+            scopeDetail: string;
         };
         Message: {
             /**
@@ -2143,45 +2143,45 @@ export interface components {
         };
         TopicLimit: {
             /**
-             * @description ConcurrentReceives caps the receive calls (long polls) in flight.
+             * @description Caps the receive calls (long polls) in flight.
              * @example 8
              */
             concurrentReceives?: number;
             /**
-             * @description DeliveriesBurst is the deliveries bucket's size.
+             * @description The deliveries bucket's size.
              * @example 500
              */
             deliveriesBurst?: number;
             /**
-             * @description DeliveriesPerSecond limits messages handed out by receive.
+             * @description Limits messages handed out by receive.
              * @example 500
              */
             deliveriesPerSecond?: number;
             /**
-             * @description PublishBurst is the publish bucket's size.
+             * @description The publish bucket's size.
              * @example 100
              */
             publishBurst?: number;
             /**
-             * @description PublishBytesBurst is the bytes bucket's size.
+             * @description The bytes bucket's size.
              * @example 1048576
              */
             publishBytesBurst?: number;
             /**
-             * @description PublishBytesPerSecond limits published body bytes.
+             * @description Limits published body bytes.
              * @example 1048576
              */
             publishBytesPerSecond?: number;
             /**
-             * @description PublishPerSecond limits published messages (a batch counts each).
+             * @description Limits published messages (a batch counts each).
              * @example 100
              */
             publishPerSecond?: number;
             /**
-             * @description Topic is the pattern (as in pub grants).
+             * @description The pattern (as in pub grants).
              * @example orders-*
              */
-            topic?: string;
+            topic: string;
         };
         TopicList: {
             /**

@@ -23,21 +23,20 @@ T = TypeVar("T", bound="GroupLimit")
 class GroupLimit:
     """ 
         Attributes:
-            concurrent_receives (int | Unset): ConcurrentReceives caps the receive calls (long polls) in flight. Example: 8.
-            deliveries_burst (int | Unset): DeliveriesBurst is the deliveries bucket's size. Example: 500.
-            deliveries_per_second (float | Unset): DeliveriesPerSecond limits messages handed out by receive. Example: 500.
-            group (str | Unset): Group is the pattern (as in sub grants). Example: billing.
-            publish_burst (int | Unset): PublishBurst is the publish bucket's size. Example: 100.
-            publish_bytes_burst (int | Unset): PublishBytesBurst is the bytes bucket's size. Example: 1048576.
-            publish_bytes_per_second (float | Unset): PublishBytesPerSecond limits published body bytes. Example: 1048576.
-            publish_per_second (float | Unset): PublishPerSecond limits published messages (a batch counts each). Example:
-                100.
+            group (str): The pattern (as in sub grants). Example: billing.
+            concurrent_receives (int | Unset): Caps the receive calls (long polls) in flight. Example: 8.
+            deliveries_burst (int | Unset): The deliveries bucket's size. Example: 500.
+            deliveries_per_second (float | Unset): Limits messages handed out by receive. Example: 500.
+            publish_burst (int | Unset): The publish bucket's size. Example: 100.
+            publish_bytes_burst (int | Unset): The bytes bucket's size. Example: 1048576.
+            publish_bytes_per_second (float | Unset): Limits published body bytes. Example: 1048576.
+            publish_per_second (float | Unset): Limits published messages (a batch counts each). Example: 100.
      """
 
+    group: str
     concurrent_receives: int | Unset = UNSET
     deliveries_burst: int | Unset = UNSET
     deliveries_per_second: float | Unset = UNSET
-    group: str | Unset = UNSET
     publish_burst: int | Unset = UNSET
     publish_bytes_burst: int | Unset = UNSET
     publish_bytes_per_second: float | Unset = UNSET
@@ -49,13 +48,13 @@ class GroupLimit:
 
 
     def to_dict(self) -> dict[str, Any]:
+        group = self.group
+
         concurrent_receives = self.concurrent_receives
 
         deliveries_burst = self.deliveries_burst
 
         deliveries_per_second = self.deliveries_per_second
-
-        group = self.group
 
         publish_burst = self.publish_burst
 
@@ -69,6 +68,7 @@ class GroupLimit:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "group": group,
         })
         if concurrent_receives is not UNSET:
             field_dict["concurrentReceives"] = concurrent_receives
@@ -76,8 +76,6 @@ class GroupLimit:
             field_dict["deliveriesBurst"] = deliveries_burst
         if deliveries_per_second is not UNSET:
             field_dict["deliveriesPerSecond"] = deliveries_per_second
-        if group is not UNSET:
-            field_dict["group"] = group
         if publish_burst is not UNSET:
             field_dict["publishBurst"] = publish_burst
         if publish_bytes_burst is not UNSET:
@@ -94,13 +92,13 @@ class GroupLimit:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
+        group = d.pop("group")
+
         concurrent_receives = d.pop("concurrentReceives", UNSET)
 
         deliveries_burst = d.pop("deliveriesBurst", UNSET)
 
         deliveries_per_second = d.pop("deliveriesPerSecond", UNSET)
-
-        group = d.pop("group", UNSET)
 
         publish_burst = d.pop("publishBurst", UNSET)
 
@@ -111,10 +109,10 @@ class GroupLimit:
         publish_per_second = d.pop("publishPerSecond", UNSET)
 
         group_limit = cls(
+            group=group,
             concurrent_receives=concurrent_receives,
             deliveries_burst=deliveries_burst,
             deliveries_per_second=deliveries_per_second,
-            group=group,
             publish_burst=publish_burst,
             publish_bytes_burst=publish_bytes_burst,
             publish_bytes_per_second=publish_bytes_per_second,

@@ -28,30 +28,29 @@ T = TypeVar("T", bound="KeyLimits")
 class KeyLimits:
     """ 
         Attributes:
-            concurrent_receives (int | Unset): ConcurrentReceives caps the receive calls (long polls) in flight. Example: 8.
-            deliveries_burst (int | Unset): DeliveriesBurst is the deliveries bucket's size. Example: 500.
-            deliveries_per_second (float | Unset): DeliveriesPerSecond limits messages handed out by receive. Example: 500.
-            groups (list[GroupLimit] | Unset): Groups are the limits shared by the groups matching each pattern.
-            max_delay_seconds (float | Unset): MaxDelaySeconds is how long a request over a rate limit is held
+            max_delay_seconds (float): How long a request over a rate limit is held
                 for its tokens before it is refused (0: refused at once). Example: 0.5.
-            name (str | Unset): Name is the key's name (never its secret). Example: orders-writer.
-            policies (list[LimitPolicy] | Unset): Policies are the limits as the RateLimit headers name them, with
+            name (str): The key's name (never its secret). Example: orders-writer.
+            policies (list[LimitPolicy]): The limits as the RateLimit headers name them, with
                 what each has left now.
-            publish_burst (int | Unset): PublishBurst is the publish bucket's size. Example: 100.
-            publish_bytes_burst (int | Unset): PublishBytesBurst is the bytes bucket's size. Example: 1048576.
-            publish_bytes_per_second (float | Unset): PublishBytesPerSecond limits published body bytes. Example: 1048576.
-            publish_per_second (float | Unset): PublishPerSecond limits published messages (a batch counts each). Example:
-                100.
-            topics (list[TopicLimit] | Unset): Topics are the limits shared by the topics matching each pattern.
+            concurrent_receives (int | Unset): Caps the receive calls (long polls) in flight. Example: 8.
+            deliveries_burst (int | Unset): The deliveries bucket's size. Example: 500.
+            deliveries_per_second (float | Unset): Limits messages handed out by receive. Example: 500.
+            groups (list[GroupLimit] | Unset): The limits shared by the groups matching each pattern.
+            publish_burst (int | Unset): The publish bucket's size. Example: 100.
+            publish_bytes_burst (int | Unset): The bytes bucket's size. Example: 1048576.
+            publish_bytes_per_second (float | Unset): Limits published body bytes. Example: 1048576.
+            publish_per_second (float | Unset): Limits published messages (a batch counts each). Example: 100.
+            topics (list[TopicLimit] | Unset): The limits shared by the topics matching each pattern.
      """
 
+    max_delay_seconds: float
+    name: str
+    policies: list[LimitPolicy]
     concurrent_receives: int | Unset = UNSET
     deliveries_burst: int | Unset = UNSET
     deliveries_per_second: float | Unset = UNSET
     groups: list[GroupLimit] | Unset = UNSET
-    max_delay_seconds: float | Unset = UNSET
-    name: str | Unset = UNSET
-    policies: list[LimitPolicy] | Unset = UNSET
     publish_burst: int | Unset = UNSET
     publish_bytes_burst: int | Unset = UNSET
     publish_bytes_per_second: float | Unset = UNSET
@@ -67,6 +66,17 @@ class KeyLimits:
         from ..models.group_limit import GroupLimit # noqa: PLC0415
         from ..models.limit_policy import LimitPolicy # noqa: PLC0415
         from ..models.topic_limit import TopicLimit # noqa: PLC0415
+        max_delay_seconds = self.max_delay_seconds
+
+        name = self.name
+
+        policies = []
+        for policies_item_data in self.policies:
+            policies_item = policies_item_data.to_dict()
+            policies.append(policies_item)
+
+
+
         concurrent_receives = self.concurrent_receives
 
         deliveries_burst = self.deliveries_burst
@@ -79,19 +89,6 @@ class KeyLimits:
             for groups_item_data in self.groups:
                 groups_item = groups_item_data.to_dict()
                 groups.append(groups_item)
-
-
-
-        max_delay_seconds = self.max_delay_seconds
-
-        name = self.name
-
-        policies: list[dict[str, Any]] | Unset = UNSET
-        if not isinstance(self.policies, Unset):
-            policies = []
-            for policies_item_data in self.policies:
-                policies_item = policies_item_data.to_dict()
-                policies.append(policies_item)
 
 
 
@@ -116,6 +113,9 @@ class KeyLimits:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "maxDelaySeconds": max_delay_seconds,
+            "name": name,
+            "policies": policies,
         })
         if concurrent_receives is not UNSET:
             field_dict["concurrentReceives"] = concurrent_receives
@@ -125,12 +125,6 @@ class KeyLimits:
             field_dict["deliveriesPerSecond"] = deliveries_per_second
         if groups is not UNSET:
             field_dict["groups"] = groups
-        if max_delay_seconds is not UNSET:
-            field_dict["maxDelaySeconds"] = max_delay_seconds
-        if name is not UNSET:
-            field_dict["name"] = name
-        if policies is not UNSET:
-            field_dict["policies"] = policies
         if publish_burst is not UNSET:
             field_dict["publishBurst"] = publish_burst
         if publish_bytes_burst is not UNSET:
@@ -152,6 +146,20 @@ class KeyLimits:
         from ..models.limit_policy import LimitPolicy # noqa: PLC0415
         from ..models.topic_limit import TopicLimit # noqa: PLC0415
         d = dict(src_dict)
+        max_delay_seconds = d.pop("maxDelaySeconds")
+
+        name = d.pop("name")
+
+        policies = []
+        _policies = d.pop("policies")
+        for policies_item_data in (_policies):
+            policies_item = LimitPolicy.from_dict(policies_item_data)
+
+
+
+            policies.append(policies_item)
+
+
         concurrent_receives = d.pop("concurrentReceives", UNSET)
 
         deliveries_burst = d.pop("deliveriesBurst", UNSET)
@@ -168,22 +176,6 @@ class KeyLimits:
 
 
                 groups.append(groups_item)
-
-
-        max_delay_seconds = d.pop("maxDelaySeconds", UNSET)
-
-        name = d.pop("name", UNSET)
-
-        _policies = d.pop("policies", UNSET)
-        policies: list[LimitPolicy] | Unset = UNSET
-        if _policies is not UNSET:
-            policies = []
-            for policies_item_data in _policies:
-                policies_item = LimitPolicy.from_dict(policies_item_data)
-
-
-
-                policies.append(policies_item)
 
 
         publish_burst = d.pop("publishBurst", UNSET)
@@ -207,13 +199,13 @@ class KeyLimits:
 
 
         key_limits = cls(
+            max_delay_seconds=max_delay_seconds,
+            name=name,
+            policies=policies,
             concurrent_receives=concurrent_receives,
             deliveries_burst=deliveries_burst,
             deliveries_per_second=deliveries_per_second,
             groups=groups,
-            max_delay_seconds=max_delay_seconds,
-            name=name,
-            policies=policies,
             publish_burst=publish_burst,
             publish_bytes_burst=publish_bytes_burst,
             publish_bytes_per_second=publish_bytes_per_second,

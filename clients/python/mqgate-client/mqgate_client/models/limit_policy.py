@@ -24,19 +24,18 @@ T = TypeVar("T", bound="LimitPolicy")
 class LimitPolicy:
     """ 
         Attributes:
-            name (str | Unset): Name is the policy name of the headers: pub, pub-bytes,
+            name (str): The policy name of the headers: pub, pub-bytes,
                 deliveries, receives, with :<pattern> for a topic or group entry. Example: pub.
-            quota (int | Unset): Quota is q: per window for a rate, the maximum for receives. Example: 100.
-            remaining (int | Unset): Remaining is r: what the bucket holds now (or receives free). Example: 57.
-            unit (LimitPolicyUnit | Unset): Unit is qu: requests (messages), content-bytes or concurrent-requests. Example:
-                requests.
-            window_seconds (int | Unset): WindowSeconds is w (absent for a concurrency limit). Example: 1.
+            quota (int): Q: per window for a rate, the maximum for receives. Example: 100.
+            remaining (int): R: what the bucket holds now (or receives free). Example: 57.
+            unit (LimitPolicyUnit): Qu: requests (messages), content-bytes or concurrent-requests. Example: requests.
+            window_seconds (int | Unset): W (absent for a concurrency limit). Example: 1.
      """
 
-    name: str | Unset = UNSET
-    quota: int | Unset = UNSET
-    remaining: int | Unset = UNSET
-    unit: LimitPolicyUnit | Unset = UNSET
+    name: str
+    quota: int
+    remaining: int
+    unit: LimitPolicyUnit
     window_seconds: int | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -51,10 +50,7 @@ class LimitPolicy:
 
         remaining = self.remaining
 
-        unit: str | Unset = UNSET
-        if not isinstance(self.unit, Unset):
-            unit = self.unit.value
-
+        unit = self.unit.value
 
         window_seconds = self.window_seconds
 
@@ -62,15 +58,11 @@ class LimitPolicy:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "name": name,
+            "quota": quota,
+            "remaining": remaining,
+            "unit": unit,
         })
-        if name is not UNSET:
-            field_dict["name"] = name
-        if quota is not UNSET:
-            field_dict["quota"] = quota
-        if remaining is not UNSET:
-            field_dict["remaining"] = remaining
-        if unit is not UNSET:
-            field_dict["unit"] = unit
         if window_seconds is not UNSET:
             field_dict["windowSeconds"] = window_seconds
 
@@ -81,18 +73,13 @@ class LimitPolicy:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        name = d.pop("name", UNSET)
+        name = d.pop("name")
 
-        quota = d.pop("quota", UNSET)
+        quota = d.pop("quota")
 
-        remaining = d.pop("remaining", UNSET)
+        remaining = d.pop("remaining")
 
-        _unit = d.pop("unit", UNSET)
-        unit: LimitPolicyUnit | Unset
-        if isinstance(_unit,  Unset):
-            unit = UNSET
-        else:
-            unit = LimitPolicyUnit(_unit)
+        unit = LimitPolicyUnit(d.pop("unit"))
 
 
 

@@ -9,7 +9,6 @@ from attrs import field as _attrs_field
 from ..types import UNSET, Unset
 
 from ..models.limits_response_scope import LimitsResponseScope
-from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -27,19 +26,19 @@ T = TypeVar("T", bound="LimitsResponse")
 class LimitsResponse:
     """ 
         Attributes:
-            keys (list[KeyLimits] | Unset): Keys are the keys with limits, in key-file order (keys without
+            keys (list[KeyLimits]): The keys with limits, in key-file order (keys without
                 limits are not listed).
-            scope (LimitsResponseScope | Unset): Scope is what the limits count: server (this process is the only
+            scope (LimitsResponseScope): What the limits count: server (this process is the only
                 gateway, --backend embedded) or instance (each gateway in front of
                 one JetStream counts on its own: N instances allow up to N times
                 each limit). Example: server.
-            scope_detail (str | Unset): ScopeDetail says the same in a sentence. Example: this server is the only gateway:
-                the limits are the service's.
+            scope_detail (str): Says the same in a sentence. Example: this server is the only gateway: the limits are the
+                service's.
      """
 
-    keys: list[KeyLimits] | Unset = UNSET
-    scope: LimitsResponseScope | Unset = UNSET
-    scope_detail: str | Unset = UNSET
+    keys: list[KeyLimits]
+    scope: LimitsResponseScope
+    scope_detail: str
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -48,19 +47,14 @@ class LimitsResponse:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.key_limits import KeyLimits # noqa: PLC0415
-        keys: list[dict[str, Any]] | Unset = UNSET
-        if not isinstance(self.keys, Unset):
-            keys = []
-            for keys_item_data in self.keys:
-                keys_item = keys_item_data.to_dict()
-                keys.append(keys_item)
+        keys = []
+        for keys_item_data in self.keys:
+            keys_item = keys_item_data.to_dict()
+            keys.append(keys_item)
 
 
 
-        scope: str | Unset = UNSET
-        if not isinstance(self.scope, Unset):
-            scope = self.scope.value
-
+        scope = self.scope.value
 
         scope_detail = self.scope_detail
 
@@ -68,13 +62,10 @@ class LimitsResponse:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "keys": keys,
+            "scope": scope,
+            "scopeDetail": scope_detail,
         })
-        if keys is not UNSET:
-            field_dict["keys"] = keys
-        if scope is not UNSET:
-            field_dict["scope"] = scope
-        if scope_detail is not UNSET:
-            field_dict["scopeDetail"] = scope_detail
 
         return field_dict
 
@@ -84,29 +75,22 @@ class LimitsResponse:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.key_limits import KeyLimits # noqa: PLC0415
         d = dict(src_dict)
-        _keys = d.pop("keys", UNSET)
-        keys: list[KeyLimits] | Unset = UNSET
-        if _keys is not UNSET:
-            keys = []
-            for keys_item_data in _keys:
-                keys_item = KeyLimits.from_dict(keys_item_data)
+        keys = []
+        _keys = d.pop("keys")
+        for keys_item_data in (_keys):
+            keys_item = KeyLimits.from_dict(keys_item_data)
 
 
 
-                keys.append(keys_item)
+            keys.append(keys_item)
 
 
-        _scope = d.pop("scope", UNSET)
-        scope: LimitsResponseScope | Unset
-        if isinstance(_scope,  Unset):
-            scope = UNSET
-        else:
-            scope = LimitsResponseScope(_scope)
+        scope = LimitsResponseScope(d.pop("scope"))
 
 
 
 
-        scope_detail = d.pop("scopeDetail", UNSET)
+        scope_detail = d.pop("scopeDetail")
 
         limits_response = cls(
             keys=keys,

@@ -23,17 +23,17 @@ T = TypeVar("T", bound="TopicLimit")
 class TopicLimit:
     """ 
         Attributes:
-            concurrent_receives (int | Unset): ConcurrentReceives caps the receive calls (long polls) in flight. Example: 8.
-            deliveries_burst (int | Unset): DeliveriesBurst is the deliveries bucket's size. Example: 500.
-            deliveries_per_second (float | Unset): DeliveriesPerSecond limits messages handed out by receive. Example: 500.
-            publish_burst (int | Unset): PublishBurst is the publish bucket's size. Example: 100.
-            publish_bytes_burst (int | Unset): PublishBytesBurst is the bytes bucket's size. Example: 1048576.
-            publish_bytes_per_second (float | Unset): PublishBytesPerSecond limits published body bytes. Example: 1048576.
-            publish_per_second (float | Unset): PublishPerSecond limits published messages (a batch counts each). Example:
-                100.
-            topic (str | Unset): Topic is the pattern (as in pub grants). Example: orders-*.
+            topic (str): The pattern (as in pub grants). Example: orders-*.
+            concurrent_receives (int | Unset): Caps the receive calls (long polls) in flight. Example: 8.
+            deliveries_burst (int | Unset): The deliveries bucket's size. Example: 500.
+            deliveries_per_second (float | Unset): Limits messages handed out by receive. Example: 500.
+            publish_burst (int | Unset): The publish bucket's size. Example: 100.
+            publish_bytes_burst (int | Unset): The bytes bucket's size. Example: 1048576.
+            publish_bytes_per_second (float | Unset): Limits published body bytes. Example: 1048576.
+            publish_per_second (float | Unset): Limits published messages (a batch counts each). Example: 100.
      """
 
+    topic: str
     concurrent_receives: int | Unset = UNSET
     deliveries_burst: int | Unset = UNSET
     deliveries_per_second: float | Unset = UNSET
@@ -41,7 +41,6 @@ class TopicLimit:
     publish_bytes_burst: int | Unset = UNSET
     publish_bytes_per_second: float | Unset = UNSET
     publish_per_second: float | Unset = UNSET
-    topic: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -49,6 +48,8 @@ class TopicLimit:
 
 
     def to_dict(self) -> dict[str, Any]:
+        topic = self.topic
+
         concurrent_receives = self.concurrent_receives
 
         deliveries_burst = self.deliveries_burst
@@ -63,12 +64,11 @@ class TopicLimit:
 
         publish_per_second = self.publish_per_second
 
-        topic = self.topic
-
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "topic": topic,
         })
         if concurrent_receives is not UNSET:
             field_dict["concurrentReceives"] = concurrent_receives
@@ -84,8 +84,6 @@ class TopicLimit:
             field_dict["publishBytesPerSecond"] = publish_bytes_per_second
         if publish_per_second is not UNSET:
             field_dict["publishPerSecond"] = publish_per_second
-        if topic is not UNSET:
-            field_dict["topic"] = topic
 
         return field_dict
 
@@ -94,6 +92,8 @@ class TopicLimit:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
+        topic = d.pop("topic")
+
         concurrent_receives = d.pop("concurrentReceives", UNSET)
 
         deliveries_burst = d.pop("deliveriesBurst", UNSET)
@@ -108,9 +108,8 @@ class TopicLimit:
 
         publish_per_second = d.pop("publishPerSecond", UNSET)
 
-        topic = d.pop("topic", UNSET)
-
         topic_limit = cls(
+            topic=topic,
             concurrent_receives=concurrent_receives,
             deliveries_burst=deliveries_burst,
             deliveries_per_second=deliveries_per_second,
@@ -118,7 +117,6 @@ class TopicLimit:
             publish_bytes_burst=publish_bytes_burst,
             publish_bytes_per_second=publish_bytes_per_second,
             publish_per_second=publish_per_second,
-            topic=topic,
         )
 
 
