@@ -122,7 +122,7 @@ type jfRun struct {
 	inversions  []string
 	answers     map[string]map[int]int // window → status ≥ 500 → count
 	noRetry     []string               // 503 answers without Retry-After
-	samples     map[string][]string    // window → the first few 5xx answers
+	reqWindow   map[string]string      // request id of a 5xx → its window
 	five00      []string               // 500 answers (op, window, body)
 	neterrs     map[string]int         // window → requests with no answer
 	wrong       []string               // answers that break a rule outright (422 on a retry, …)
@@ -142,7 +142,7 @@ func newJFRun(t *testing.T, cl *natsProcCluster, seed uint64) *jfRun {
 		delivered:  map[string]map[string]int{},
 		settled:    map[string]map[string]string{},
 		unsure:     map[string]map[string]string{},
-		samples:    map[string][]string{},
+		reqWindow:  map[string]string{},
 		dupAfterOK: map[string]int{},
 		maxSeq:     map[string]int{},
 		poisonIDs:  map[string]bool{},
@@ -236,9 +236,7 @@ func (r *jfRun) call(i int, op, method, path string, body any, hdr ...string) (*
 			r.answers[w] = map[int]int{}
 		}
 		r.answers[w][out.Status]++
-		if len(r.samples[w]) < 3 {
-			r.samples[w] = append(r.samples[w], fmt.Sprintf("%s %d: %.200s", op, out.Status, b))
-		}
+		r.reqWindow[out.Header.Get("X-Request-Id")] = w
 		if out.Status == 500 {
 			r.five00 = append(r.five00, fmt.Sprintf("%s in %q: %s", op, w, b))
 		}
@@ -753,8 +751,7 @@ type jfReport struct {
 	lost, dlqWrong, idemTwice, wrong    []string
 	unconfirmed                         map[string][]string // group → delivered, settle answer lost, not redelivered
 	idle                                bool
-	gwErrors                            map[string]int // the gateways' own 5xx log lines, by error
-	samples                             map[string][]string
+	gwErrors                            map[string]map[string]int // window → the gateways' logged causes of its 5xx → count
 	dlqExactlyOne, dlqMissing, dlqExtra map[string]int
 	inversions, five00, noRetry         []string
 	dupAfterOKs                         []string
@@ -774,7 +771,7 @@ func (r *jfRun) check(dlq map[string]map[string]int) *jfReport {
 		dlqExactlyOne: map[string]int{}, dlqMissing: map[string]int{}, dlqExtra: map[string]int{},
 		inversions: r.inversions, five00: r.five00, noRetry: r.noRetry, wrong: r.wrong,
 		answers: r.answers, neterrs: r.neterrs, windows: r.windows, faults: r.faults,
-		unconfirmed: map[string][]string{}, samples: r.samples, dupAfterOKs: r.dupAfterOKs, dupStale: r.dupStale,
+		unconfirmed: map[string][]string{}, dupAfterOKs: r.dupAfterOKs, dupStale: r.dupStale,
 	}
 	for _, b := range r.published {
 		if b.Poison {
@@ -856,10 +853,6 @@ func (rep *jfReport) summary() string {
 	fmt.Fprintf(&b, "  ORDERLY per-key inversions: %d\n", len(rep.inversions))
 	fmt.Fprintf(&b, "  idempotency keys stored twice: %d\n", len(rep.idemTwice))
 	fmt.Fprintf(&b, "  500 answers: %d; 503 without Retry-After: %d; other wrong answers: %d\n", len(rep.five00), len(rep.noRetry), len(rep.wrong))
-	fmt.Fprintf(&b, "  the gateways' logged causes of 5xx:\n")
-	for _, e := range slices.Sorted(mapKeys(rep.gwErrors)) {
-		fmt.Fprintf(&b, "    %d× %s\n", rep.gwErrors[e], e)
-	}
 	fmt.Fprintf(&b, "  5xx and unanswered requests per window:\n")
 	seen := map[string]bool{}
 	for _, w := range rep.windows {
@@ -873,8 +866,8 @@ func (rep *jfReport) summary() string {
 		}
 		sort.Strings(codes)
 		fmt.Fprintf(&b, "    %-28s 5xx [%s], no answer %d\n", w, strings.Join(codes, " "), rep.neterrs[w])
-		for _, s := range rep.samples[w] {
-			fmt.Fprintf(&b, "      e.g. %s\n", s)
+		for _, e := range slices.Sorted(mapKeys(rep.gwErrors[w])) {
+			fmt.Fprintf(&b, "      %d× %s\n", rep.gwErrors[w][e], e)
 		}
 	}
 	return b.String()
@@ -923,13 +916,15 @@ func (rep *jfReport) failure() string {
 // poison reports whether a delivered id carried a poison body.
 func (r *jfRun) poison(id string) bool { return r.poisonIDs[id] }
 
-// gatewayErrors counts the error fields of the gateways' log lines at
-// warn level and above (5xx answers are logged with their cause).
-func (r *jfRun) gatewayErrors() map[string]int {
-	out := map[string]int{}
+// gatewayErrors counts, per window, the causes the gateways logged for
+// the 5xx answers (matched by request id).
+func (r *jfRun) gatewayErrors() map[string]map[string]int {
+	out := map[string]map[string]int{}
 	r.gwMu.Lock()
 	all := slices.Clone(r.allGWs)
 	r.gwMu.Unlock()
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, s := range all {
 		for _, line := range strings.Split(s.Logs(), "\n") {
 			var rec struct {
@@ -937,13 +932,20 @@ func (r *jfRun) gatewayErrors() map[string]int {
 				Message string `json:"message"`
 				Error   string `json:"error"`
 				Path    string `json:"path"`
+				ReqID   string `json:"request_id"`
 			}
 			if json.Unmarshal([]byte(line), &rec) != nil || (rec.Level != "warn" && rec.Level != "error") || rec.Message == "request" {
 				continue
 			}
 			// Ids and numbers vary: keep the shape of the cause.
-			key := fmt.Sprintf("%s %q %s: %.200s", rec.Level, rec.Message, jfPathShape(rec.Path), rec.Error)
-			out[key]++
+			w, ok := r.reqWindow[rec.ReqID]
+			if !ok {
+				continue // not an answer the clients got (start-up warnings)
+			}
+			if out[w] == nil {
+				out[w] = map[string]int{}
+			}
+			out[w][fmt.Sprintf("%s: %.200s", jfPathShape(rec.Path), strings.ReplaceAll(rec.Error, "\n", " | "))]++
 		}
 	}
 	return out
