@@ -102,6 +102,14 @@ func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 	if rep := h.r.check(h.dlq); rep.failure() != "" || rep.dupStale[jfOrd] != 1 {
 		t.Fatalf("a stale-leader redelivery: failure %q, counted %v", rep.failure(), rep.dupStale)
 	}
+	// An ORDERLY redelivery of a message settled ok after a later one of
+	// its key, while a stale leader may act, is counted, not failed.
+	h = clean()
+	h.r.setWindow("r1 partition n1")
+	h.r.recordDelivery(jfOrd, "m-o1", jfBody{Key: "o0-0", Seq: 1}, 1)
+	if rep := h.r.check(h.dlq); rep.failure() != "" || len(rep.staleInversions) != 1 {
+		t.Fatalf("a stale-leader inversion: failure %q, counted %v", rep.failure(), rep.staleInversions)
+	}
 	// A 503 with Retry-After is counted per window but is no failure.
 	h = clean()
 	answerWith(t, h.r, 503, "1")

@@ -63,11 +63,11 @@ func TestJetStreamFaults(t *testing.T) {
 	r.nemesis(rounds)
 	rep := r.finish()
 	t.Log(rep.summary())
-	if msg := rep.failure(); msg != "" {
-		for _, nd := range cl.nodes {
-			t.Logf("--- %s log tail ---\n%s", nd.name, nd.logTail(30))
+	if msg := rep.failure(); msg != "" || len(rep.staleInversions) > 0 || rep.dupStale[jfConc]+rep.dupStale[jfOrd] > 0 {
+		keepNATSLogs(t, cl, seed)
+		if msg != "" {
+			t.Fatal(msg)
 		}
-		t.Fatal(msg)
 	}
 }
 
@@ -119,15 +119,18 @@ type jfRun struct {
 	settledIn   map[string]string            // "group id" → the window its ok settle was sent in
 	maxSeq      map[string]int               // ORDERLY: key → highest seq delivered
 	poisonIDs   map[string]bool              // ids delivered with a poison body
-	inversions  []string
-	answers     map[string]map[int]int // window → status ≥ 500 → count
-	noRetry     []string               // 503 answers without Retry-After
-	reqWindow   map[string]string      // request id of a 5xx → its window
-	five00      []string               // 500 answers (op, window, body)
-	neterrs     map[string]int         // window → requests with no answer
-	wrong       []string               // answers that break a rule outright (422 on a retry, …)
-	windows     []string               // in order
-	faults      []string               // what the nemesis did
+	// ORDERLY redeliveries, in a stale-leader window, of a message after
+	// later ones of its key: counted, not failed.
+	staleInversions []string
+	inversions      []string
+	answers         map[string]map[int]int // window → status ≥ 500 → count
+	noRetry         []string               // 503 answers without Retry-After
+	reqWindow       map[string]string      // request id of a 5xx → its window
+	five00          []string               // 500 answers (op, window, body)
+	neterrs         map[string]int         // window → requests with no answer
+	wrong           []string               // answers that break a rule outright (422 on a retry, …)
+	windows         []string               // in order
+	faults          []string               // what the nemesis did
 }
 
 func newJFRun(t *testing.T, cl *natsProcCluster, seed uint64) *jfRun {
@@ -470,12 +473,12 @@ func (r *jfRun) recordDelivery(group, id string, b jfBody, reconsume int) {
 				group, id, b, r.delivered[group][id], reconsume, w, v, r.settledIn[group+" "+id]))
 		}
 	}
-	r.recordKeyed(group, id, b)
+	r.recordKeyed(group, id, b, reconsume)
 }
 
 // recordKeyed records the idempotency key and the ORDERLY sequence of a
 // delivery (r.mu held).
-func (r *jfRun) recordKeyed(group, id string, b jfBody) {
+func (r *jfRun) recordKeyed(group, id string, b jfBody, reconsume int) {
 	if b.Idem != "" {
 		if r.idemIDs[b.Idem] == nil {
 			r.idemIDs[b.Idem] = map[string]bool{}
@@ -484,8 +487,18 @@ func (r *jfRun) recordKeyed(group, id string, b jfBody) {
 	}
 	if group == jfOrd && b.Seq > 0 {
 		if b.Seq < r.maxSeq[b.Key] {
-			r.inversions = append(r.inversions, fmt.Sprintf("key %s: seq %d (id %s) delivered after seq %d, in %q",
-				b.Key, b.Seq, id, r.maxSeq[b.Key], r.curWindow()))
+			w := r.curWindow()
+			inv := fmt.Sprintf("key %s: seq %d (id %s, delivery %d, reconsumeTimes %d, earlier settle %q sent in %q) delivered after seq %d, in %q",
+				b.Key, b.Seq, id, r.delivered[group][id], reconsume, r.settled[group][id], r.settledIn[group+" "+id], r.maxSeq[b.Key], w)
+			if jfStaleLeaderWindow(w) && r.delivered[group][id] > 1 {
+				// A delivery again of a message whose later ones came
+				// already (so it was acknowledged: one in flight per
+				// queue), while a stale leader may act (see
+				// jfStaleLeaderWindow).
+				r.staleInversions = append(r.staleInversions, inv)
+			} else {
+				r.inversions = append(r.inversions, inv)
+			}
 		} else {
 			r.maxSeq[b.Key] = b.Seq
 		}
@@ -754,6 +767,7 @@ type jfReport struct {
 	gwErrors                            map[string]map[string]int // window → the gateways' logged causes of its 5xx → count
 	dlqExactlyOne, dlqMissing, dlqExtra map[string]int
 	inversions, five00, noRetry         []string
+	staleInversions                     []string
 	dupAfterOKs                         []string
 	dupStale                            map[string]int
 	answers                             map[string]map[int]int
@@ -771,7 +785,7 @@ func (r *jfRun) check(dlq map[string]map[string]int) *jfReport {
 		dlqExactlyOne: map[string]int{}, dlqMissing: map[string]int{}, dlqExtra: map[string]int{},
 		inversions: r.inversions, five00: r.five00, noRetry: r.noRetry, wrong: r.wrong,
 		answers: r.answers, neterrs: r.neterrs, windows: r.windows, faults: r.faults,
-		unconfirmed: map[string][]string{}, dupAfterOKs: r.dupAfterOKs, dupStale: r.dupStale,
+		unconfirmed: map[string][]string{}, dupAfterOKs: r.dupAfterOKs, staleInversions: r.staleInversions, dupStale: r.dupStale,
 	}
 	for _, b := range r.published {
 		if b.Poison {
@@ -850,7 +864,10 @@ func (rep *jfReport) summary() string {
 		fmt.Fprintf(&b, "    settle answer lost, never redelivered (took effect; group idle at the end: %v): %d %v\n",
 			rep.idle, len(rep.unconfirmed[g]), rep.unconfirmed[g])
 	}
-	fmt.Fprintf(&b, "  ORDERLY per-key inversions: %d\n", len(rep.inversions))
+	fmt.Fprintf(&b, "  ORDERLY per-key inversions: %d; redeliveries after later ones, in stale-leader windows: %d\n", len(rep.inversions), len(rep.staleInversions))
+	for _, x := range rep.staleInversions {
+		fmt.Fprintf(&b, "    stale: %s\n", x)
+	}
 	fmt.Fprintf(&b, "  idempotency keys stored twice: %d\n", len(rep.idemTwice))
 	fmt.Fprintf(&b, "  500 answers: %d; 503 without Retry-After: %d; other wrong answers: %d\n", len(rep.five00), len(rep.noRetry), len(rep.wrong))
 	fmt.Fprintf(&b, "  5xx and unanswered requests per window:\n")
@@ -958,12 +975,14 @@ func jfPathShape(p string) string {
 	return p
 }
 
-// jfStaleLeaderWindow: a SIGSTOPped leader continued, or an isolated one
-// (until it steps down, it still answers the clients that reach it),
-// can deliver again, from its stale state, a message its successor has
-// seen acknowledged — at-least-once allows it, and the run saw it only
-// there (in the window after SIGCONT). Such duplicates are counted, not
-// failed; anywhere else a delivery after an ok settle fails the run.
+// jfStaleLeaderWindow: a SIGSTOPped consumer leader continued, or an
+// isolated one (until it steps down, it still answers the clients that
+// reach it), can deliver again, from its stale state, a message its
+// successor has seen acknowledged — at-least-once allows it. Runs saw it
+// only there: after SIGCONT, and once during the isolation of a follower
+// node (an ORDERLY message delivered again after 4 later ones of its
+// key). Such duplicates and ORDERLY redeliveries are counted and printed,
+// not failed; anywhere else either fails the run.
 func jfStaleLeaderWindow(w string) bool {
 	for _, s := range []string{"SIGSTOP", "after stop-leader", "partition", "healed"} {
 		if strings.Contains(w, s) {
@@ -971,4 +990,27 @@ func jfStaleLeaderWindow(w string) bool {
 		}
 	}
 	return false
+}
+
+// keepNATSLogs copies the nodes' logs to build/jsfaults-<seed>/ (the
+// test's temporary directory goes away) for a run worth reading.
+func keepNATSLogs(t *testing.T, cl *natsProcCluster, seed uint64) {
+	dir, err := filepath.Abs(filepath.Join("..", "build", fmt.Sprintf("jsfaults-%d", seed)))
+	if err == nil {
+		err = os.MkdirAll(dir, 0o755)
+	}
+	for _, nd := range cl.nodes {
+		if err != nil {
+			break
+		}
+		var b []byte
+		if b, err = os.ReadFile(nd.logPath); err == nil {
+			err = os.WriteFile(filepath.Join(dir, nd.name+".log"), b, 0o644)
+		}
+	}
+	if err != nil {
+		t.Logf("keeping the nats-server logs: %v", err)
+		return
+	}
+	t.Logf("nats-server logs kept in %s", dir)
 }
