@@ -58,6 +58,9 @@ func (c *Client) Consume(ctx context.Context, group string, o ConsumeOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if s.open.Group == "" {
+		s.open.Group = group
+	}
 	cs := &Consumer{conn: s, group: s.open.Group, invisibleSeconds: s.open.InvisibleSeconds,
 		ready:  make(chan struct{}, 1),
 		limits: Limits{MaxOutstandingMessages: s.open.MaxOutstandingMessages, MaxOutstandingBytes: s.open.MaxOutstandingBytes}}
@@ -127,6 +130,20 @@ func (c *Consumer) Receive(ctx context.Context) (apiclient.ReceivedMessage, erro
 			return apiclient.ReceivedMessage{}, ctx.Err()
 		}
 	}
+}
+
+// TryReceive returns a delivery already queued, without waiting; ok is
+// false when none is.
+func (c *Consumer) TryReceive() (m apiclient.ReceivedMessage, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return m, false
+	}
+	m = c.queue[0]
+	c.queue[0] = apiclient.ReceivedMessage{}
+	c.queue = c.queue[1:]
+	return m, true
 }
 
 // Empty is the reason of the server's last empty frame (NO_MESSAGES,

@@ -39,6 +39,9 @@ func (c *Client) PublishStream(ctx context.Context, topic string, o PublishOptio
 	if err != nil {
 		return nil, err
 	}
+	if s.open.Topic == "" {
+		s.open.Topic = topic
+	}
 	p := &Publisher{conn: s, topic: s.open.Topic}
 	p.win.init(int64(s.open.MaxUnconfirmedMessages), int64(s.open.MaxUnconfirmedBytes))
 	s.onFrame = func(*frame) {}
