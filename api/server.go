@@ -64,6 +64,9 @@ type Options struct {
 	// wait is never cut and a client that does not read the answer still
 	// is. Default 30s.
 	WriteTimeout time.Duration
+	// Streams configures the WebSocket streams (stream.go): the Origin
+	// allow-list, the caps and the ping interval.
+	Streams StreamOptions
 }
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
@@ -89,6 +92,9 @@ type Server struct {
 	bodyTimeout time.Duration // Options.BodyReadTimeout
 	backup      Backuper      // nil: no backups
 	writeTTL    time.Duration // WriteTimeout, added to a receive's wait
+
+	streamOpts StreamOptions  // Options.Streams, with defaults
+	streams    streamRegistry // the live WebSocket streams
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -125,7 +131,9 @@ func New(opts Options) *Server {
 
 		bodyTimeout: opts.BodyReadTimeout,
 		writeTTL:    opts.WriteTimeout,
+		streamOpts:  opts.Streams,
 	}
+	s.streamOpts.defaults()
 	if s.bodyTimeout <= 0 {
 		s.bodyTimeout = DefaultBodyReadTimeout
 	}
@@ -165,4 +173,16 @@ var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 // SetShuttingDown makes /readyz answer 503 from now on; call it when
 // graceful shutdown begins, before the listener closes.
-func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
+//
+// It also closes every WebSocket stream with 1001 "server shutting down"
+// (their unsettled leases run out, as REST leases do) and waits, up to
+// streamShutdownWait, for them to end: http.Server.Shutdown does not see
+// hijacked connections.
+func (s *Server) SetShuttingDown() {
+	s.shuttingDown.Store(true)
+	s.streams.closeAll(streamShutdownWait)
+}
+
+// streamShutdownWait bounds how long SetShuttingDown waits for the
+// streams' close handshakes.
+const streamShutdownWait = 5 * time.Second

@@ -69,7 +69,7 @@ func (m *Main) runJetStream() error {
 	}
 	httpLog := m.component("http")
 	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
-		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring})
+		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring, Streams: m.Config.streamOptions()})
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)

@@ -218,6 +218,7 @@ func (m *Main) Run() error {
 		},
 		// Long polls extend their write deadline by their wait.
 		WriteTimeout: m.Config.WriteTimeout,
+		Streams:      m.Config.streamOptions(),
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},
