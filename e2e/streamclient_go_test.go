@@ -62,7 +62,7 @@ func TestStreamClientPublishConsume(t *testing.T) {
 		t.Fatalf("replay: %+v %v", again, err)
 	}
 	// A bad message gets an error frame; the stream goes on.
-	_, err = pub.PublishWait(ctx, apiclient.PublishRequest{Body: sptr("x"), DelayLevel: sptr(99)})
+	_, err = pub.PublishWait(ctx, apiclient.PublishRequest{Body: sptr("")})
 	var pe *stream.ProblemError
 	if !errors.As(err, &pe) || pe.Problem.Status != 400 {
 		t.Fatalf("bad message: %v", err)
