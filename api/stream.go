@@ -428,7 +428,7 @@ func (st *stream) writer() {
 		}
 		st.mu.Lock()
 		batch := st.queue
-		st.queue, st.spare = st.spare[:0], nil
+		st.queue = st.spare[:0]
 		st.mu.Unlock()
 		if len(batch) > 0 {
 			if st.failedNow() || !st.writeBatch(batch) {
