@@ -253,14 +253,14 @@ func (e *env) printConfirms(frames <-chan pubFrame, failed chan<- struct{}, sum 
 				continue
 			}
 			if !header {
-				fmt.Fprintf(out, "%-6s  %-24s  %-5s  %-8s  %s\n", "LINE", "MESSAGE_ID", "QUEUE", "OFFSET", "REPLAYED")
+				fmt.Fprintf(out, "%-6s  %-26s  %-5s  %-8s  %s\n", "LINE", "MESSAGE_ID", "QUEUE", "OFFSET", "REPLAYED")
 				header = true
 			}
 			replayed := ""
 			if r.Replayed != nil && *r.Replayed {
 				replayed = "yes"
 			}
-			fmt.Fprintf(out, "%-6d  %-24s  %-5s  %-8s  %s\n", line, r.MessageId, num(r.QueueId), num(r.QueueOffset), replayed)
+			fmt.Fprintf(out, "%-6d  %-26s  %-5s  %-8s  %s\n", line, r.MessageId, num(r.QueueId), num(r.QueueOffset), replayed)
 		}
 		if len(frames) == 0 {
 			out.Flush() // rows as they come, not only when a buffer fills
