@@ -148,6 +148,7 @@ func New(opts Options) *Server {
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s.metrics = newMetrics(s.registry)
+	s.streams.registerMetrics(s.registry)
 	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.engine, s.groups))
 	s.registry.MustRegister(newLagCollector(s.engine, s.groups))
 	s.mux = s.routes()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core"
@@ -85,13 +86,14 @@ type streamRegistry struct {
 	mu      sync.Mutex
 	perKey  map[string]int
 	total   int
+	kinds   [2]int // open streams by kind: consume, publish (the mqgate_streams_open gauge)
 	live    map[*stream]struct{}
 	closing bool
 	done    sync.WaitGroup
 }
 
 // acquire reserves a place for a stream of key ("" without API keys).
-func (g *streamRegistry) acquire(o *StreamOptions, key string, keyed bool) error {
+func (g *streamRegistry) acquire(o *StreamOptions, key string, keyed bool, kind int) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
@@ -107,6 +109,7 @@ func (g *streamRegistry) acquire(o *StreamOptions, key string, keyed bool) error
 		g.live = map[*stream]struct{}{}
 	}
 	g.total++
+	g.kinds[kind]++
 	if keyed {
 		g.perKey[key]++
 	}
@@ -114,9 +117,10 @@ func (g *streamRegistry) acquire(o *StreamOptions, key string, keyed bool) error
 	return nil
 }
 
-func (g *streamRegistry) release(key string, keyed bool) {
+func (g *streamRegistry) release(key string, keyed bool, kind int) {
 	g.mu.Lock()
 	g.total--
+	g.kinds[kind]--
 	if keyed {
 		if g.perKey[key]--; g.perKey[key] <= 0 {
 			delete(g.perKey, key)
@@ -161,16 +165,40 @@ func (g *streamRegistry) closeAll(wait time.Duration) {
 	}
 }
 
+// Stream kinds.
+const (
+	kindConsume = 0
+	kindPublish = 1
+)
+
+// registerMetrics adds mqgate_streams_open{kind}.
+func (g *streamRegistry) registerMetrics(reg prometheus.Registerer) {
+	for kind, name := range []string{"consume", "publish"} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "mqgate_streams_open",
+			Help:        "WebSocket streams open, by kind (consume, publish).",
+			ConstLabels: prometheus.Labels{"kind": name},
+		}, func() float64 {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			return float64(g.kinds[kind])
+		}))
+	}
+}
+
 // streamUpgrade holds what every upgrade checks before accepting.
 type streamUpgrade struct {
 	key   string
 	keyed bool
+	kind  int
 }
+
+func (s *Server) releaseStream(up streamUpgrade) { s.streams.release(up.key, up.keyed, up.kind) }
 
 // checkUpgrade answers the refusals every stream shares (503, 400, 403,
 // 429) and reserves the stream's place; ok false means it answered.
-func (s *Server) checkUpgrade(w http.ResponseWriter, r *http.Request) (streamUpgrade, bool) {
-	var up streamUpgrade
+func (s *Server) checkUpgrade(w http.ResponseWriter, r *http.Request, kind int) (streamUpgrade, bool) {
+	up := streamUpgrade{kind: kind}
 	if s.shuttingDown.Load() {
 		sendProblem(w, r, newProblem(core.EUnavailable, "the server is shutting down"))
 		return up, false
@@ -190,7 +218,7 @@ func (s *Server) checkUpgrade(w http.ResponseWriter, r *http.Request) (streamUpg
 	if k := keyFrom(r.Context()); k != nil {
 		up.key, up.keyed = k.Name, true
 	}
-	if err := s.streams.acquire(&s.streamOpts, up.key, up.keyed); err != nil {
+	if err := s.streams.acquire(&s.streamOpts, up.key, up.keyed, kind); err != nil {
 		s.writeProblem(w, r, err)
 		return up, false
 	}
@@ -428,7 +456,7 @@ func (st *stream) writer() {
 		}
 		st.mu.Lock()
 		batch := st.queue
-		st.queue = st.spare[:0]
+		st.queue, st.spare = st.spare[:0], nil // the two slices take turns
 		st.mu.Unlock()
 		if len(batch) > 0 {
 			if st.failedNow() || !st.writeBatch(batch) {

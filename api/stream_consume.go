@@ -99,11 +99,11 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 			p.invisible = core.DefaultInvisibleSeconds
 		}
 	}
-	up, ok := s.checkUpgrade(w, r)
+	up, ok := s.checkUpgrade(w, r, kindConsume)
 	if !ok {
 		return
 	}
-	defer s.streams.release(up.key, up.keyed)
+	defer s.releaseStream(up)
 	st, err := s.accept(w, r, maxConsumeFrame)
 	if err != nil {
 		return // Accept has answered

@@ -75,11 +75,11 @@ func (s *Server) handleTopicStream(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	up, ok := s.checkUpgrade(w, r)
+	up, ok := s.checkUpgrade(w, r, kindPublish)
 	if !ok {
 		return
 	}
-	defer s.streams.release(up.key, up.keyed)
+	defer s.releaseStream(up)
 	st, err := s.accept(w, r, maxPublishFrame)
 	if err != nil {
 		return // Accept has answered

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -17,9 +18,11 @@ import (
 // sees exactly what the server sent.
 
 type wsConn struct {
-	t    testing.TB
-	c    *websocket.Conn
-	open map[string]any
+	t      testing.TB
+	c      *websocket.Conn
+	open   map[string]any
+	frames chan frame // read by a goroutine: the library closes a connection whose read context ends
+	err    error      // why frames closed
 }
 
 // frame is one decoded frame.
@@ -40,8 +43,24 @@ func dialStream(t testing.TB, s *server, path string, hdr ...string) *wsConn {
 		}
 		t.Fatalf("dial %s: %v (status %d)", path, err, status)
 	}
-	w := &wsConn{t: t, c: c}
+	w := &wsConn{t: t, c: c, frames: make(chan frame, 4096)}
 	t.Cleanup(func() { _ = c.CloseNow() })
+	go func() {
+		defer close(w.frames)
+		for {
+			_, b, err := c.Read(context.Background())
+			if err != nil {
+				w.err = err
+				return
+			}
+			var f frame
+			if err := json.Unmarshal(b, &f); err != nil {
+				w.err = err
+				return
+			}
+			w.frames <- f
+		}
+	}()
 	f := w.read(10 * time.Second)
 	if f.typ() != "open" {
 		t.Fatalf("first frame %v, want open", f)
@@ -52,13 +71,18 @@ func dialStream(t testing.TB, s *server, path string, hdr ...string) *wsConn {
 
 func tryDialStream(s *server, path string, hdr ...string) (*websocket.Conn, *http.Response, error) {
 	h := http.Header{}
+	protos := []string{"mqgate.v1"}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Sec-WebSocket-Protocol" {
+			protos = append(protos, hdr[i+1]) // the library sets the header from Subprotocols
+			continue
+		}
 		h.Add(hdr[i], hdr[i+1])
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, resp, err := websocket.Dial(ctx, "ws://"+s.addr+path, &websocket.DialOptions{
-		Subprotocols: []string{"mqgate.v1"}, HTTPHeader: h,
+		Subprotocols: protos, HTTPHeader: h,
 	})
 	if err == nil {
 		c.SetReadLimit(64 << 20)
@@ -95,17 +119,17 @@ func (w *wsConn) read(within time.Duration) frame {
 }
 
 func (w *wsConn) tryRead(within time.Duration) (frame, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	_, b, err := w.c.Read(ctx)
-	if err != nil {
-		return nil, err
+	t := time.NewTimer(within)
+	defer t.Stop()
+	select {
+	case f, ok := <-w.frames:
+		if !ok {
+			return nil, w.err
+		}
+		return f, nil
+	case <-t.C:
+		return nil, errors.New("no frame within " + within.String())
 	}
-	var f frame
-	if err := json.Unmarshal(b, &f); err != nil {
-		return nil, err
-	}
-	return f, nil
 }
 
 // readType reads until a frame of type typ (and id, when not "") comes,
@@ -199,21 +223,25 @@ func streamPublishN(t testing.TB, s *server, topic string, n int, body func(i in
 // reason (-1 when it ended without a close frame).
 func (w *wsConn) closeStatus(within time.Duration) (websocket.StatusCode, string) {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
+	t := time.NewTimer(within)
+	defer t.Stop()
 	for {
-		_, _, err := w.c.Read(ctx)
-		if err == nil {
-			continue
-		}
-		var ce websocket.CloseError
-		if errors.As(err, &ce) {
-			return ce.Code, ce.Reason
-		}
-		if ctx.Err() != nil {
+		select {
+		case _, ok := <-w.frames:
+			if ok {
+				continue
+			}
+			var ce websocket.CloseError
+			if errors.As(w.err, &ce) {
+				return ce.Code, ce.Reason
+			}
+			return -1, w.err.Error()
+		case <-t.C:
 			w.t.Fatalf("stream still open after %v", within)
 		}
-		return -1, err.Error()
 	}
 }
 
+func b64urlNoPad(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
