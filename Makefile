@@ -135,7 +135,7 @@ sdk-python-test: $(OPC)
 sdk-typescript-test: $(TS_MODULES)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/mqgate ./cmd/mqgate
 	cd $(TS_SDK) && node_modules/.bin/tsc -p tsconfig.json
-	clients/with-server.sh $(BIN)/mqgate node --test $(TS_SDK)/roundtrip.test.js
+	clients/with-server.sh $(BIN)/mqgate node --test $(TS_SDK)/roundtrip.test.js $(TS_SDK)/stream.test.js
 
 $(OPC):
 	python3 -m venv $(SDK_VENV)
