@@ -39,9 +39,7 @@ func newPeer(t *testing.T, open map[string]any) *peer {
 		if err := ws.Write(context.Background(), websocket.MessageText, b); err != nil {
 			return
 		}
-		p.conns <- ws
-		// Hold the handler until the test is done with the socket.
-		<-r.Context().Done()
+		p.conns <- ws // the socket is hijacked: it outlives the handler
 	}))
 	t.Cleanup(p.srv.Close)
 	return p
