@@ -185,3 +185,22 @@ func TestStreamCLIPubInterrupt(t *testing.T) {
 		t.Fatalf("topic holds %d messages, want 15", tp.Stats.Messages)
 	}
 }
+
+// TestStreamCLIKeys: pub and sub send --key on the stream upgrade; a key
+// without the grant exits 5.
+func TestStreamCLIKeys(t *testing.T) {
+	s, _ := startAuthServer(t)
+	want(t, s.do(t, "PUT", "/v1/topics/orders", map[string]int{"queues": 1}, bearer(e2eAdminKey)...), 201)
+	want(t, s.do(t, "PUT", "/v1/groups/billing", map[string]any{
+		"subscriptions": []map[string]any{{"topic": "orders"}},
+		"consumeFrom":   map[string]any{"position": "FIRST_OFFSET"},
+	}, bearer(e2eAdminKey)...), 201)
+	runCLI(t, s, "k1\nk2\n", "pub", "orders", "--quiet").want(t, 5, "pub without a key")
+	runCLI(t, s, "k1\nk2\n", "pub", "orders", "--quiet", "--key", e2eSubKey).want(t, 5, "pub with a sub key")
+	runCLI(t, s, "k1\nk2\n", "pub", "orders", "--quiet", "--key", e2ePubKey).want(t, 0, "pub with the pub key")
+	runCLI(t, s, "", "sub", "billing", "--count", "1", "--key", e2ePubKey).want(t, 5, "sub with a pub key")
+	r := runCLI(t, s, "", "sub", "billing", "--count", "2", "--key", e2eSubKey).want(t, 0, "sub with the sub key")
+	if got := strings.Fields(r.stdout); len(got) != 2 || got[0] == got[1] {
+		t.Fatalf("sub printed %q", r.stdout)
+	}
+}
