@@ -144,3 +144,31 @@ func TestWebhookAgainstGateway(t *testing.T) {
 		t.Fatalf("run = %+v, want 200 measured, none missing, all signatures valid (first error %q)", r, r.FirstError)
 	}
 }
+
+// TestStreamsStartsGateway is issue 22's benchmark in miniature: every
+// stream case beside its REST one, on a gateway streams starts, with the
+// server's CPU per message.
+func TestStreamsStartsGateway(t *testing.T) {
+	bin := buildGateway(t)
+	var rep StreamsReport
+	runMode(t, &rep, "streams", "--gateway-bin", bin, "--gateway-args", "--log-level warn", "--runs", "1",
+		"--count", "500", "--producers", "8", "--rate", "200", "--latency-duration", "1s", "--latency-warmup", "300ms")
+	if len(rep.Runs) != 1 || len(rep.Runs[0].Cases) != len(caseOrder) {
+		t.Fatalf("report = %+v", rep)
+	}
+	for _, c := range rep.Runs[0].Cases {
+		want := int64(500)
+		if strings.HasPrefix(c.Case, "latency") {
+			want = 260 // 200/s for 1.3 s, warm-up included
+		}
+		if c.Messages != want || c.Missing != 0 || c.Duplicates != 0 || c.Errors != 0 || c.MsgsPerSec <= 0 {
+			t.Errorf("%s: %+v, want %d messages, none missing, no errors", c.Case, c, want)
+		}
+		if c.ServerCPUPerMsgUs <= 0 && !strings.HasPrefix(c.Case, "consume") {
+			t.Errorf("%s: no server CPU per message", c.Case)
+		}
+	}
+	if rep.Ratios["publish msgs/s stream/rest"] <= 0 || rep.Ratios["consume msgs/s stream/rest-ack1"] <= 0 {
+		t.Fatalf("ratios = %v", rep.Ratios)
+	}
+}
