@@ -54,6 +54,7 @@ type streamsConfig struct {
 	RunTimeout     time.Duration
 	Runs           int
 	Cases          string
+	Peers          string
 	JSON           bool
 }
 
@@ -81,6 +82,7 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.DurationVar(&c.RunTimeout, "run-timeout", 2*time.Minute, "give up on a case that has not finished by then")
 	fs.IntVar(&c.Runs, "runs", 3, "rounds; the report gives each and their medians")
 	fs.StringVar(&c.Cases, "cases", "publish,consume,latency", "which kinds of case to run (publish is needed for consume)")
+	fs.StringVar(&c.Peers, "peers", "", "../shared/peers results (JSON lines) of the same session: report the issue's ratios to them")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,9 +101,19 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case c.has("consume") && !c.has("publish"):
 		return usagef("--cases consume needs publish (it drains what the stream publish stored)")
 	}
+	var peers map[string]PeerMedian
+	if c.Peers != "" {
+		var err error
+		if peers, err = readPeers(c.Peers); err != nil {
+			return usagef("--peers: %v", err)
+		}
+	}
 	rep, err := runStreams(ctx, c, stderr)
 	if err != nil && len(rep.Runs) == 0 {
 		return err
+	}
+	if peers != nil {
+		rep.Peers, rep.Targets = peers, peerTargets(rep.Median, peers)
 	}
 	if werr := rep.write(stdout, c.JSON); werr != nil {
 		return werr
@@ -150,6 +162,10 @@ type StreamsReport struct {
 	// over p99 stream, so above 1 is the stream being better everywhere;
 	// for CPU, µs/msg REST over stream).
 	Ratios map[string]float64 `json:"ratios"`
+	// Peers and Targets: with --peers, the other systems' medians and
+	// the issue's ratios to them.
+	Peers   map[string]PeerMedian `json:"peers,omitempty"`
+	Targets []PeerTarget          `json:"targets,omitempty"`
 }
 
 // caseOrder is the report's row order.
@@ -414,5 +430,6 @@ func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 		}
 	}
 	fmt.Fprintln(w, "(latency: publish per confirm/201, consume per ack answer, latency cases publish→delivery; medians per field)")
+	writePeers(w, r.Peers, r.Targets)
 	return nil
 }
