@@ -39,6 +39,7 @@ __all__ = [
     "Publisher",
     "StreamClosed",
     "StreamRefused",
+    "browser_key_subprotocol",
     "consume",
     "publish",
 ]
