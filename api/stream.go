@@ -58,6 +58,9 @@ const (
 	maxBadInARow    = 100                             // malformed frames in a row before 1008
 	maxQueuedOutput = 1 << 20                         // a stream's encoded frames waiting for its writer before its reader pauses
 	streamReadBuf   = 8 << 10
+	// streamSendBuffer is each stream's SO_SNDBUF: 512 KiB in flight once
+	// the kernel doubles it, 50 MB/s at a 10 ms round trip.
+	streamSendBuffer = 256 << 10
 )
 
 // Frame size limits: a consume stream's frames are settlements, as large
@@ -621,6 +624,12 @@ func (h *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	_ = c.SetDeadline(time.Time{})
+	if tc, ok := c.(*net.TCPConn); ok {
+		// The kernel's buffer for a stream is bounded as its own queue is:
+		// a client that stops reading holds this (doubled by the kernel)
+		// and one frame, not the 4 MiB autotuning would give it.
+		_ = tc.SetWriteBuffer(streamSendBuffer)
+	}
 	h.conn = &corkConn{Conn: c}
 	return h.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(h.conn, 4<<10)), nil
 }
