@@ -72,8 +72,8 @@ func procCPU(t testing.TB, pid int) time.Duration {
 	}
 	// Fields after the command name (which may hold spaces) in parentheses.
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
-	ut, _ := strconv.ParseInt(f[11], 10, 64) // utime, field 14
-	st, _ := strconv.ParseInt(f[12], 10, 64) // stime, field 15
+	ut, _ := strconv.ParseInt(f[11], 10, 64)        // utime, field 14
+	st, _ := strconv.ParseInt(f[12], 10, 64)        // stime, field 15
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
 }
 
@@ -252,4 +252,3 @@ func TestStreamShutdownCloses1001(t *testing.T) {
 }
 
 func wantOK(t testing.TB, r *response) { t.Helper(); want(t, r, http.StatusOK) }
-
