@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -457,6 +458,10 @@ func (st *stream) writer() {
 		case <-st.stopWriter:
 			stopping = true
 		}
+		// Let the other goroutines woken by the same event (the confirms
+		// of one group commit, the results of one settle) queue theirs,
+		// so that one write carries them all.
+		runtime.Gosched()
 		st.mu.Lock()
 		batch := st.queue
 		st.queue, st.spare = st.spare[:0], nil // the two slices take turns
