@@ -98,7 +98,15 @@ type chaosGroupSpec struct {
 	nackPct    int               // % of first deliveries nacked (delayLevel 1)
 	slowPct    int               // % of receives whose messages are answered only after slowFor
 	slowFor    time.Duration     // (a slow consumer: its leases sit below later acks)
+	// streams: per consumer, true to consume over a consume stream
+	// (chaos_stream_test.go) instead of receive; only in groups the
+	// script never deletes (a stream's queued deliveries would otherwise
+	// straddle two incarnations).
+	streams []bool
 }
+
+// stream reports whether consumer idx consumes over a stream.
+func (g *chaosGroupSpec) stream(idx int) bool { return idx < len(g.streams) && g.streams[idx] }
 
 // chaosGroupState is a group's live incarnation. Receives and their acks
 // hold mu for reading, group create and delete hold it for writing, so
@@ -152,6 +160,12 @@ type chaosRun struct {
 	kills     int
 	ops       []string
 	unknownNo atomic.Int64
+
+	// streamPublishers is how many publishers publish over publish
+	// streams (beside run's REST publishers); streamStats counts what the
+	// streams went through (chaos_stream_test.go).
+	streamPublishers int
+	streamStats      chaosStreamStats
 }
 
 func (r *chaosRun) next() int64 { return r.seq.Add(1) }
@@ -479,7 +493,7 @@ func (r *chaosRun) leaseOne(group string) {
 		m := out.Messages[0]
 		r.hmu.Lock()
 		r.hist.Deliveries = append(r.hist.Deliveries, chDelivery{Group: group, GInc: g.GInc, U: parseChaosU(m.Body), Topic: m.Topic,
-			Reconsume: m.ReconsumeTimes, RecvSent: sent, RecvSentT: sentT, RecvAt: r.next(), Gen: gen})
+			Reconsume: m.ReconsumeTimes, RecvSent: sent, RecvSentT: sentT, RecvAt: r.next(), Gen: gen, MessageID: m.MessageID})
 		r.hmu.Unlock()
 		r.ops = append(r.ops, fmt.Sprintf("lease one of %s (u=%d)", g, parseChaosU(m.Body)))
 		return
@@ -631,6 +645,29 @@ type chaosMsg struct {
 	ReceiptHandle  string `json:"receiptHandle"`
 }
 
+// waitStart waits until consumer idx of st may start (startAfter, or the
+// script's appear); false when the run ends first.
+func (r *chaosRun) waitStart(st *chaosGroupState, idx int) bool {
+	spec := st.spec
+	if idx < len(spec.startAfter) && spec.startAfter[idx] > 0 {
+		timer := time.NewTimer(spec.startAfter[idx]) // deliberate pacing: a consumerId appearing later
+		select {
+		case <-timer.C:
+		case <-r.done:
+			timer.Stop()
+			return false
+		}
+	}
+	if st.appear[idx] != nil {
+		select {
+		case <-st.appear[idx]:
+		case <-r.done:
+			return false
+		}
+	}
+	return true
+}
+
 // consumer long-polls one group (as consumerId for BROADCASTING), acks
 // what it gets and nacks nackPct % of first deliveries.
 func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
@@ -640,21 +677,8 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 	if spec.broadcast {
 		consumerID = spec.consumers[idx]
 	}
-	if idx < len(spec.startAfter) && spec.startAfter[idx] > 0 {
-		timer := time.NewTimer(spec.startAfter[idx]) // deliberate pacing: a consumerId appearing later
-		select {
-		case <-timer.C:
-		case <-r.done:
-			timer.Stop()
-			return
-		}
-	}
-	if st.appear[idx] != nil {
-		select {
-		case <-st.appear[idx]:
-		case <-r.done:
-			return
-		}
+	if !r.waitStart(st, idx) {
+		return
 	}
 	seenOnce := false
 	var attemptSeq int64 // BROADCASTING: the first receive ever sent by this consumerId (per incarnation)
@@ -730,7 +754,7 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 		base := len(r.hist.Deliveries)
 		for _, m := range out.Messages {
 			r.hist.Deliveries = append(r.hist.Deliveries, chDelivery{Group: spec.name, GInc: g.GInc, Consumer: consumerID,
-				U: parseChaosU(m.Body), Topic: m.Topic, Reconsume: m.ReconsumeTimes,
+				U: parseChaosU(m.Body), Topic: m.Topic, Reconsume: m.ReconsumeTimes, MessageID: m.MessageID,
 				RecvSent: sent, RecvSentT: sentT, RecvAt: r.next(), Gen: gen})
 		}
 		r.hmu.Unlock()
@@ -824,11 +848,18 @@ func (r *chaosRun) run(seed uint64, publishers int, pubEvery time.Duration, pace
 		r.createGroup(st.spec.name)
 		n := len(st.spec.consumers)
 		for i := range n {
-			cwg.Go(func() { r.consumer(st, i, seed) })
+			if st.spec.stream(i) {
+				cwg.Go(func() { r.streamConsumer(st, i, seed) })
+			} else {
+				cwg.Go(func() { r.consumer(st, i, seed) })
+			}
 		}
 	}
 	for p := range publishers {
 		pwg.Go(func() { r.publisher(p, pubEvery, seed) })
+	}
+	for p := range r.streamPublishers {
+		pwg.Go(func() { r.streamPublisher(publishers+p, pubEvery, seed) })
 	}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for _, op := range script {
