@@ -166,6 +166,26 @@ type chaosRun struct {
 	// streams went through (chaos_stream_test.go).
 	streamPublishers int
 	streamStats      chaosStreamStats
+
+	all []*server // every process of the run, by generation - 1
+}
+
+// serverLog returns the lines of generation gen's log that contain any
+// of words (for a failure's diagnosis).
+func (r *chaosRun) serverLog(gen int, words ...string) string {
+	if gen < 1 || gen > len(r.all) {
+		return ""
+	}
+	var b strings.Builder
+	for line := range strings.Lines(r.all[gen-1].Logs()) {
+		for _, w := range words {
+			if strings.Contains(line, w) {
+				b.WriteString(line)
+				break
+			}
+		}
+	}
+	return b.String()
 }
 
 func (r *chaosRun) next() int64 { return r.seq.Add(1) }
@@ -185,7 +205,8 @@ func newChaosRun(t *testing.T, topics map[string]int, initial []string, groups [
 	r := &chaosRun{t: t, dir: t.TempDir(), stop: make(chan struct{}), done: make(chan struct{}),
 		topics: map[string]*chaosTopicState{}, groups: map[string]*chaosGroupState{}, initial: initial}
 	r.srvs.up = make(chan struct{})
-	r.srvs.set(startServer(t, r.dir))
+	r.all = append(r.all, startServer(t, r.dir))
+	r.srvs.set(r.all[0])
 	for name, q := range topics {
 		r.names = append(r.names, name)
 		r.topics[name] = &chaosTopicState{queues: q}
@@ -436,7 +457,9 @@ func (r *chaosRun) restart(kill bool) {
 		r.terms++
 		r.ops = append(r.ops, fmt.Sprintf("SIGTERM run %d", gen))
 	}
-	r.srvs.set(startServer(r.t, r.dir))
+	s := startServer(r.t, r.dir)
+	r.all = append(r.all, s) // only the admin goroutine touches all
+	r.srvs.set(s)
 }
 
 // appear lets a scripted consumer start and waits until its first
@@ -865,7 +888,11 @@ func (r *chaosRun) run(seed uint64, publishers int, pubEvery time.Duration, pace
 	for _, op := range script {
 		timer := time.NewTimer(pace(rng)) // deliberate pacing of the chaos schedule
 		<-timer.C
+		n := len(r.ops)
 		op(r)
+		for i := n; i < len(r.ops); i++ { // when, for reading violations against the script
+			r.ops[i] += fmt.Sprintf(" @%d", r.seq.Load())
+		}
 		if t.Failed() {
 			break
 		}

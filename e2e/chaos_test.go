@@ -109,6 +109,11 @@ func TestChangeChaos(t *testing.T) {
 	}
 	if rules := rep.Rules(); len(rules) > 0 {
 		t.Errorf("change chaos broke %v:\n%s", rules, rep.Failure())
+		if len(rep.Violations["4-redelivered-acked-live"]) > 0 {
+			for gen := 1; gen <= len(r.all); gen++ {
+				t.Logf("run %d's queue drops and rebalances:\n%s", gen, r.serverLog(gen, "drop queue", "rebalance", "dropped"))
+			}
+		}
 	}
 	// The stream clients must have been through the restarts, not beside
 	// them: deliveries and confirms on streams, streams ended by SIGTERM
