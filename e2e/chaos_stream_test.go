@@ -147,15 +147,25 @@ func (r *chaosRun) backoff() {
 func (r *chaosRun) consumeStream(ctx context.Context, c *stream.Consumer, st *chaosGroupState, idx, gen int,
 	consumerID string, firstSent int64, seenOnce *bool, rng *rand.Rand) error {
 	spec := st.spec
+	// A stream's deliveries wait in the client's queue until taken, so
+	// when one is taken says little about when the server sent it (a slow
+	// consumer takes, 1.5 s late, what came before a filter change voided
+	// it and another consumer acked the redelivery). What is sure is that
+	// whatever is taken after the queue was last seen empty arrived after
+	// that moment: it stands for the REST receive's "sent", so the rules
+	// on receives sent after an ack or a topic delete stay sound.
+	since, sinceT := r.next(), time.Now()
 	for {
 		m, err := c.Receive(ctx)
 		if err != nil {
 			return err
 		}
 		batch := []apiclient.ReceivedMessage{m}
+		sent, sentT := since, sinceT
 		for len(batch) < 100 {
 			m, ok := c.TryReceive()
 			if !ok {
+				since, sinceT = r.next(), time.Now() // seen empty
 				break
 			}
 			batch = append(batch, m)
@@ -166,12 +176,11 @@ func (r *chaosRun) consumeStream(ctx context.Context, c *stream.Consumer, st *ch
 		// Record before acking, in the order the stream delivered them:
 		// ORDERLY hands out a queue's next message only after the ack.
 		r.hmu.Lock()
-		sent, sentT := r.next(), time.Now()
 		if consumerID != "" {
 			if _, ok := g.FirstSeen[consumerID]; !ok {
 				// The consumerId's first receive is the stream's first
 				// pump after its open; it is done by its first delivery.
-				g.FirstSeen[consumerID] = chFirstSeen{Sent: firstSent, Done: sent}
+				g.FirstSeen[consumerID] = chFirstSeen{Sent: firstSent, Done: r.next()}
 			}
 		}
 		if !*seenOnce {
