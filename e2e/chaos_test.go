@@ -42,7 +42,12 @@ func chaosSeed(t *testing.T) uint64 {
 //	gx  CONCURRENTLY, ta ("a || b") and tb, 2 pollers, nacks 10 %, deleted and
 //	    re-created (LAST_OFFSET, then FIRST_OFFSET, then LAST_OFFSET)
 //
-// — run while an admin script grows topics, creates tb after every group
+// — the third consumer of gc and go, and consumerIds s1 (from the start)
+// and s2 (6 s in) of gb, consume over consume streams, and a third
+// publisher publishes over publish streams (1..4 frames of distinct keys
+// in flight, each with deduplicationIds, resent on the next process when
+// a restart took their confirms; chaos_stream_test.go) —
+// run while an admin script grows topics, creates tb after every group
 // subscribed to it, deletes and re-creates it, resets offsets to
 // LAST_OFFSET, changes filters, deletes and re-creates gx, and restarts the
 // server three times with SIGTERM and three times with kill -9 (clients
@@ -52,7 +57,9 @@ func chaosSeed(t *testing.T) uint64 {
 // (see chaos_check_test.go); growth, group deletes and restarts happen under
 // load. Then publishing stops, consumers run until nothing required is
 // missing (at most 20 s) and one more second, and checkChaos judges the
-// history: rules 1–5 of the issue, printed as counts.
+// history: rules 1–5 of the issue, printed as counts, plus issue 22's
+// confirmed-lost and dup-stored; the streams must have been ended by
+// SIGTERM (1001) and by kill -9 (a drop) and reopened.
 func TestChangeChaos(t *testing.T) {
 	seed := chaosSeed(t)
 	t.Logf("MQGATE_CHAOS_SEED=%d", seed)
