@@ -11,6 +11,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/internal/auth"
 )
 
 // The consume stream, GET /v1/groups/{group}/stream. Its deliveries come
@@ -119,6 +120,7 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 		credit: make(chan struct{}, 1),
 	}
 	c.pendCond = sync.NewCond(&c.fmu)
+	st.allowed = s.keyCheck(up, auth.Sub, name)
 	b := getFrameBuf()
 	*b = appendJSONValue(*b, ConsumeOpenFrame{Type: FrameOpen, Protocol: StreamProtocol, Stream: st.id, Group: name,
 		MaxOutstandingMessages: p.maxMsgs, MaxOutstandingBytes: p.maxBytes, InvisibleSeconds: p.invisible,

@@ -16,7 +16,7 @@ import (
 // rawUpgrade opens a stream over a plain TCP connection with a small
 // receive buffer and reads only the 101 answer: a client that then stops
 // reading.
-func rawUpgrade(t testing.TB, s *server, path string) net.Conn {
+func rawUpgrade(t testing.TB, s *server, path string, headerLines ...string) net.Conn {
 	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
@@ -32,7 +32,7 @@ func rawUpgrade(t testing.TB, s *server, path string) net.Conn {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"+
-		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: mqgate.v1\r\n\r\n", path, s.addr)
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: mqgate.v1\r\n%s\r\n", path, s.addr, strings.Join(append(headerLines, ""), "\r\n"))
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line := make([]byte, 0, 512)
 	one := make([]byte, 1)
