@@ -299,6 +299,7 @@ func (c *consumeStream) pump() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	wait := time.Duration(0) // the first receive answers at once: an empty stream says why from the start
 	for {
 		n, ok := c.waitCredit(timer)
 		if !ok {
@@ -308,8 +309,9 @@ func (c *consumeStream) pump() {
 			continue // held messages went out (or expired); look again
 		}
 		got, err := c.s.consume.Receive(c.ctx, c.group, gateway.ReceiveRequest{
-			MaxMessages: n, Wait: streamWait, Invisible: c.invisible, ConsumerID: c.consumerID,
+			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
+		wait = streamWait
 		if c.ctx.Err() != nil {
 			return // nothing was leased to a stream that has gone
 		}
