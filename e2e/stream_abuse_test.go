@@ -101,7 +101,9 @@ func TestStreamSlowReadersCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves about 150 MB over loopback")
 	}
-	const writeTimeout = 3 * time.Second
+	// Long enough for a /metrics scrape of 100 BROADCASTING clients under
+	// the race detector on a loaded machine; short enough to see the cut.
+	const writeTimeout = 8 * time.Second
 	// One queue: the default cache budget (256 MiB) shared by 100
 	// clients lets each prefetch the 2 MiB it is sent.
 	s := startServer(t, t.TempDir(), "--write-timeout", writeTimeout.String())
@@ -122,7 +124,7 @@ func TestStreamSlowReadersCut(t *testing.T) {
 	streamPublishN(t, s, "orders", 32, func(int) map[string]any { return map[string]any{"body": body} })
 	published := time.Now()
 	var maxRSS int64
-	deadline := published.Add(writeTimeout + 25*time.Second)
+	deadline := published.Add(writeTimeout + 40*time.Second)
 	for {
 		if r := procRSS(t, pid); r > maxRSS {
 			maxRSS = r
