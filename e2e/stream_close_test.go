@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -59,5 +60,22 @@ func TestStreamCloseCodes(t *testing.T) {
 	// A server close frame: FIN+close (0x88), its length, code 4008 (0x0fa8).
 	if !bytes.Contains(got.Bytes(), []byte{0x0f, 0xa8}) || !bytes.Contains(got.Bytes(), []byte{0x88}) {
 		t.Fatalf("no 4008 close frame in what the server sent: %q", got.Bytes())
+	}
+}
+
+// TestStreamFrameTooLarge: a frame over the stream's limit (a consume
+// stream's is the REST settlement limit, 256 KiB) closes it with 1009;
+// one within it is only an error frame.
+func TestStreamFrameTooLarge(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	consumeSetup(t, s, "g", map[string]any{"subscriptions": []map[string]any{{"topic": "orders"}}})
+	w := dialStream(t, s, "/v1/groups/g/stream")
+	w.sendRaw(`{"type":"ack","id":"big","receiptHandles":["` + strings.Repeat("h", 200<<10) + `"]}`)
+	if f, _ := w.readType("error", "big", 10*time.Second); f.problemType() != "urn:mqgate:problem:invalid" {
+		t.Fatalf("a 200 KiB frame answered %v", f)
+	}
+	w.sendRaw(`{"type":"ack","id":"huge","receiptHandles":["` + strings.Repeat("h", 300<<10) + `"]}`)
+	if code, why := w.closeStatus(10 * time.Second); code != 1009 {
+		t.Fatalf("a 300 KiB frame: closed %d %q, want 1009", code, why)
 	}
 }
