@@ -387,33 +387,39 @@ func newStreamID() string {
 	return "s-" + hex.EncodeToString(b[:])
 }
 
-// run serves the stream until it ends: the writer, the pings and serve
-// (the stream's reader, run here), then the close. released is called
-// once everything of the stream has stopped.
+// run serves the stream until it ends: the writer and the pings start,
+// serve (the stream's reader) runs on the caller's goroutine, and the
+// close runs once the stream's context ends (context.AfterFunc: no
+// goroutine waits for it meanwhile): the kind's own goroutines stop
+// (finish), the writer writes what is queued, then the close frame goes
+// out, which ends the reader.
 func (st *stream) run(serve func(), finish func()) {
 	if !st.s.streams.add(st) {
 		st.closeWith(closeGoingAway, "server shutting down")
 	}
 	go st.writer()
 	stopPing := st.pinger()
-	readerDone := make(chan struct{})
-	go func() { defer close(readerDone); serve() }()
-	<-st.ctx.Done()
-	stopPing()
-	if finish != nil {
-		finish() // the kind's own goroutines end and their last frames are queued
-	}
-	close(st.stopWriter) // the writer writes what is queued and stops
-	<-st.writerEnd
-	st.mu.Lock()
-	code, why, failed := st.closeCode, st.closeWhy, st.failed
-	st.mu.Unlock()
-	if failed || code == 0 {
-		_ = st.conn.CloseNow()
-	} else {
-		_ = st.conn.Close(code, why)
-	}
-	<-readerDone
+	closed := make(chan struct{})
+	context.AfterFunc(st.ctx, func() {
+		defer close(closed)
+		stopPing()
+		if finish != nil {
+			finish() // the kind's own goroutines end and their last frames are queued
+		}
+		close(st.stopWriter) // the writer writes what is queued and stops
+		<-st.writerEnd
+		st.mu.Lock()
+		code, why, failed := st.closeCode, st.closeWhy, st.failed
+		st.mu.Unlock()
+		if failed || code == 0 {
+			_ = st.conn.CloseNow()
+		} else {
+			_ = st.conn.Close(code, why)
+		}
+	})
+	serve()
+	st.cancel() // the reader has ended, so has the stream (a no-op when it ended first)
+	<-closed
 	st.s.streams.remove(st)
 }
 

@@ -20,10 +20,11 @@ import (
 // come with it), its settlements go to the same Ack, Nack and Extend, so
 // its handles are ordinary receipt handles and it runs on every backend.
 //
-// Three goroutines serve it: the reader (frames in), the pump (receives
-// while the flow limits allow) and the writer (stream.go); a settler runs
-// while settlements wait, and gathers the ack frames that arrived while
-// the last settle ran into one Ack call.
+// Three goroutines serve it: the reader (frames in, on the request's
+// goroutine), the pump (receives while the flow limits allow) and the
+// writer (stream.go); a settler runs only while settlements wait, and
+// gathers the ack frames that arrived while the last settle ran into one
+// Ack call.
 
 // Consume stream limits (docs/streaming.md).
 const (
