@@ -11,6 +11,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/internal/auth"
 )
 
 // The consume stream, GET /v1/groups/{group}/stream. Its deliveries come
@@ -19,10 +20,11 @@ import (
 // come with it), its settlements go to the same Ack, Nack and Extend, so
 // its handles are ordinary receipt handles and it runs on every backend.
 //
-// Three goroutines serve it: the reader (frames in), the pump (receives
-// while the flow limits allow) and the writer (stream.go); a settler runs
-// while settlements wait, and gathers the ack frames that arrived while
-// the last settle ran into one Ack call.
+// Three goroutines serve it: the reader (frames in, on the request's
+// goroutine), the pump (receives while the flow limits allow) and the
+// writer (stream.go); a settler runs only while settlements wait, and
+// gathers the ack frames that arrived while the last settle ran into one
+// Ack call.
 
 // Consume stream limits (docs/streaming.md).
 const (
@@ -119,6 +121,7 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 		credit: make(chan struct{}, 1),
 	}
 	c.pendCond = sync.NewCond(&c.fmu)
+	st.allowed = s.keyCheck(up, auth.Sub, name)
 	b := getFrameBuf()
 	*b = appendJSONValue(*b, ConsumeOpenFrame{Type: FrameOpen, Protocol: StreamProtocol, Stream: st.id, Group: name,
 		MaxOutstandingMessages: p.maxMsgs, MaxOutstandingBytes: p.maxBytes, InvisibleSeconds: p.invisible,
@@ -297,6 +300,7 @@ func (c *consumeStream) pump() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	wait := time.Duration(0) // the first receive answers at once: an empty stream says why from the start
 	for {
 		n, ok := c.waitCredit(timer)
 		if !ok {
@@ -306,8 +310,9 @@ func (c *consumeStream) pump() {
 			continue // held messages went out (or expired); look again
 		}
 		got, err := c.s.consume.Receive(c.ctx, c.group, gateway.ReceiveRequest{
-			MaxMessages: n, Wait: streamWait, Invisible: c.invisible, ConsumerID: c.consumerID,
+			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
+		wait = streamWait
 		if c.ctx.Err() != nil {
 			return // nothing was leased to a stream that has gone
 		}
