@@ -41,6 +41,9 @@ const (
 	// waiting for the writer, so a client that stops reading holds the
 	// socket buffers and one frame, not its whole flow window.
 	pumpOutputLimit = 256 << 10
+	// maxFrameBodies is about the most body bytes the pump puts in one
+	// messages frame (a receive is sized to it by the mean body size).
+	maxFrameBodies = 256 << 10
 	// busyRetry is the pause before the pump tries again after the gateway
 	// refused a receive (too many waiting receives) or failed.
 	busyRetry = time.Second
@@ -338,8 +341,14 @@ func (c *consumeStream) waitCredit(timer *time.Timer) (int, bool) {
 			}
 		} else if len(c.out) == 0 || (len(c.out) < c.maxMsgs && c.outBytes < c.maxBytes) {
 			n := min(gateway.MaxReceiveMessages, c.maxMsgs-len(c.out))
-			if c.avg > 0 && len(c.out) > 0 {
-				n = int(min(int64(n), max((c.maxBytes-c.outBytes)/c.avg, 1)))
+			if c.avg > 0 {
+				// Sized to the byte limit left, and to a frame of about
+				// maxFrameBodies: a stream holds at most one frame beyond
+				// what its socket does.
+				if len(c.out) > 0 {
+					n = int(min(int64(n), max((c.maxBytes-c.outBytes)/c.avg, 1)))
+				}
+				n = int(min(int64(n), max(maxFrameBodies/c.avg, 1)))
 			}
 			c.fmu.Unlock()
 			return max(n, 1), true
@@ -412,6 +421,15 @@ func (c *consumeStream) deliver(got []gateway.Received) {
 
 func (c *consumeStream) sendMessages(got []gateway.Received) {
 	b := getFrameBuf()
+	// One allocation of about the frame's size, not a doubling per 2x.
+	size := 64
+	for i := range got {
+		m := got[i].Message
+		size += len(m.Body)*4/3 + 512 + len(m.Properties)*64
+	}
+	if cap(*b) < size {
+		*b = make([]byte, 0, size)
+	}
 	*b = appendMessagesFrame(*b, got)
 	c.send(outFrame{buf: b})
 }
