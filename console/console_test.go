@@ -18,6 +18,7 @@ func TestHandlerServesTheEmbeddedPage(t *testing.T) {
 		{"/console/app.css", "text/css", ":focus-visible"},
 		{"/console", "text/html", `<script src="/console/tail.js"`},
 		{"/console/tail.js", "javascript", "routes.tail = pageTail"},
+		{"/console/charts.js", "javascript", "function timeChart("},
 	} {
 		r, err := http.Get(srv.URL + c.path)
 		if err != nil {
