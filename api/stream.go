@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/internal/auth"
 )
 
 // WebSocket streams (docs/streaming.md, protocol mqgate.v1): the upgrade
@@ -195,9 +196,22 @@ type streamUpgrade struct {
 	key   string
 	keyed bool
 	kind  int
+	token string // the API key presented, checked again at each ping
 }
 
 func (s *Server) releaseStream(up streamUpgrade) { s.streams.release(up.key, up.keyed, up.kind) }
+
+// keyCheck returns the stream's check that its key still has the grant
+// kind on name (nil without API keys).
+func (s *Server) keyCheck(up streamUpgrade, kind auth.Kind, name string) func() bool {
+	if !up.keyed || s.keys == nil {
+		return nil
+	}
+	return func() bool {
+		k := s.keys.Authenticate(up.token)
+		return k != nil && k.Allows(kind, name)
+	}
+}
 
 // checkUpgrade answers the refusals every stream shares (503, 400, 403,
 // 429) and reserves the stream's place; ok false means it answered.
@@ -221,6 +235,10 @@ func (s *Server) checkUpgrade(w http.ResponseWriter, r *http.Request, kind int) 
 	}
 	if k := keyFrom(r.Context()); k != nil {
 		up.key, up.keyed = k.Name, true
+		up.token = keyFromSubprotocol(r)
+		if _, t, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok {
+			up.token = strings.TrimSpace(t)
+		}
 	}
 	if err := s.streams.acquire(&s.streamOpts, up.key, up.keyed, kind); err != nil {
 		s.writeProblem(w, r, err)
@@ -315,6 +333,10 @@ type stream struct {
 	// sent, when set, is called by the writer for each frame written
 	// (the publish stream's unconfirmed accounting), under mu.
 	sent func(f *outFrame)
+	// allowed, when set, reports whether the stream's API key still
+	// holds its grant (asked at each ping: a key removed or narrowed by a
+	// reload of the key file ends the stream, 1008).
+	allowed func() bool
 }
 
 // outFrame is one encoded frame waiting for the writer.
@@ -545,6 +567,10 @@ func (st *stream) pinger() (stop func()) {
 	stopped := false
 	var tick func()
 	tick = func() {
+		if st.allowed != nil && !st.allowed() {
+			st.closeWith(closePolicy, "the API key was revoked or lost its grant")
+			return
+		}
 		ctx, cancel := context.WithTimeout(st.ctx, every)
 		err := st.conn.Ping(ctx)
 		cancel()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/internal/auth"
 )
 
 // The consume stream, GET /v1/groups/{group}/stream. Its deliveries come
@@ -119,6 +120,7 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 		credit: make(chan struct{}, 1),
 	}
 	c.pendCond = sync.NewCond(&c.fmu)
+	st.allowed = s.keyCheck(up, auth.Sub, name)
 	b := getFrameBuf()
 	*b = appendJSONValue(*b, ConsumeOpenFrame{Type: FrameOpen, Protocol: StreamProtocol, Stream: st.id, Group: name,
 		MaxOutstandingMessages: p.maxMsgs, MaxOutstandingBytes: p.maxBytes, InvisibleSeconds: p.invisible,
@@ -297,6 +299,7 @@ func (c *consumeStream) pump() {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	wait := time.Duration(0) // the first receive answers at once: an empty stream says why from the start
 	for {
 		n, ok := c.waitCredit(timer)
 		if !ok {
@@ -306,8 +309,9 @@ func (c *consumeStream) pump() {
 			continue // held messages went out (or expired); look again
 		}
 		got, err := c.s.consume.Receive(c.ctx, c.group, gateway.ReceiveRequest{
-			MaxMessages: n, Wait: streamWait, Invisible: c.invisible, ConsumerID: c.consumerID,
+			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
+		wait = streamWait
 		if c.ctx.Err() != nil {
 			return // nothing was leased to a stream that has gone
 		}

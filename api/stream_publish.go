@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/internal/auth"
 )
 
 // The publish stream, GET /v1/topics/{topic}/stream. Each publish frame
@@ -86,6 +87,7 @@ func (s *Server) handleTopicStream(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &publishStream{stream: st, topic: topic, maxMsgs: maxMsgs, maxBytes: maxBytes}
 	st.sent = p.sentLocked
+	st.allowed = s.keyCheck(up, auth.Pub, topic)
 	b := getFrameBuf()
 	*b = appendJSONValue(*b, PublishOpenFrame{Type: FrameOpen, Protocol: StreamProtocol, Stream: st.id, Topic: topic,
 		MaxUnconfirmedMessages: maxMsgs, MaxUnconfirmedBytes: maxBytes, PingSeconds: int(s.streamOpts.Ping / time.Second)})
@@ -268,6 +270,11 @@ func (p *publishStream) publish(id string, pms []core.PutMessage, batch bool, si
 	p.s.metrics.observePublish(kind, len(pms), total, err)
 	if err == nil && len(res) != len(pms) {
 		err = fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms))
+	}
+	if err != nil && core.ErrorCode(err) == core.ENotFound {
+		if _, terr := p.s.engine.Topic(p.topic); core.ErrorCode(terr) == core.ENotFound {
+			p.closeWith(closeGone, "the topic was deleted")
+		}
 	}
 	b := getFrameBuf()
 	if err != nil {

@@ -16,7 +16,7 @@ import (
 // rawUpgrade opens a stream over a plain TCP connection with a small
 // receive buffer and reads only the 101 answer: a client that then stops
 // reading.
-func rawUpgrade(t testing.TB, s *server, path string) net.Conn {
+func rawUpgrade(t testing.TB, s *server, path string, headerLines ...string) net.Conn {
 	t.Helper()
 	d := net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
@@ -32,7 +32,7 @@ func rawUpgrade(t testing.TB, s *server, path string) net.Conn {
 	}
 	t.Cleanup(func() { _ = c.Close() })
 	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\n"+
-		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: mqgate.v1\r\n\r\n", path, s.addr)
+		"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Protocol: mqgate.v1\r\n%s\r\n", path, s.addr, strings.Join(append(headerLines, ""), "\r\n"))
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line := make([]byte, 0, 512)
 	one := make([]byte, 1)
@@ -101,7 +101,9 @@ func TestStreamSlowReadersCut(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves about 150 MB over loopback")
 	}
-	const writeTimeout = 3 * time.Second
+	// Long enough for a /metrics scrape of 100 BROADCASTING clients under
+	// the race detector on a loaded machine; short enough to see the cut.
+	const writeTimeout = 8 * time.Second
 	// One queue: the default cache budget (256 MiB) shared by 100
 	// clients lets each prefetch the 2 MiB it is sent.
 	s := startServer(t, t.TempDir(), "--write-timeout", writeTimeout.String())
@@ -122,7 +124,7 @@ func TestStreamSlowReadersCut(t *testing.T) {
 	streamPublishN(t, s, "orders", 32, func(int) map[string]any { return map[string]any{"body": body} })
 	published := time.Now()
 	var maxRSS int64
-	deadline := published.Add(writeTimeout + 25*time.Second)
+	deadline := published.Add(writeTimeout + 40*time.Second)
 	for {
 		if r := procRSS(t, pid); r > maxRSS {
 			maxRSS = r

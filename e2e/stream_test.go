@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -116,5 +117,27 @@ func TestStreamPublishConfirms(t *testing.T) {
 	r.JSON(t, &st)
 	if st.Stats.Messages != 0 && st.Stats.Messages != 53 {
 		t.Fatalf("topic holds %d messages, want 53", st.Stats.Messages)
+	}
+}
+
+// TestStreamPauseTimeline: a paused group's stream says PAUSED at once,
+// delivers on resume, and the timeline records the stream's delivery.
+func TestStreamPauseTimeline(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	consumeSetup(t, s, "g", map[string]any{"subscriptions": []map[string]any{{"topic": "orders"}}})
+	want(t, s.do(t, "POST", "/v1/groups/g/pause", nil), http.StatusOK)
+	streamPublishN(t, s, "orders", 3, func(i int) map[string]any { return map[string]any{"body": fmt.Sprintf("m%d", i)} })
+	w := dialStream(t, s, "/v1/groups/g/stream")
+	f := w.read(10 * time.Second)
+	if e, _ := f["empty"].(map[string]any); f.typ() != "empty" || e["reason"] != "PAUSED" {
+		t.Fatalf("paused group's stream sent %v, want an empty frame with PAUSED", f)
+	}
+	want(t, s.do(t, "POST", "/v1/groups/g/resume", nil), http.StatusOK)
+	got, _ := w.collect(3, 30*time.Second)
+	id := got[0]["messageId"].(string)
+	r := s.do(t, "GET", "/v1/groups/g/messages/"+id+"/timeline", nil)
+	want(t, r, http.StatusOK)
+	if !strings.Contains(string(r.Body), `"DELIVERED"`) {
+		t.Fatalf("timeline of a stream delivery: %s", r.Body)
 	}
 }

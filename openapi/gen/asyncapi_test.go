@@ -29,7 +29,7 @@ func TestAsyncAPIMatchesFrameTypes(t *testing.T) {
 		t.Fatal("openapi/asyncapi.json is stale: run `make openapi` and commit it")
 	}
 	var doc struct {
-		AsyncAPI   string `json:"asyncapi"`
+		AsyncAPI   string                                       `json:"asyncapi"`
 		Channels   map[string]struct{ Messages map[string]any } `json:"channels"`
 		Operations map[string]struct {
 			Action   string
