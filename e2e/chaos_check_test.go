@@ -457,6 +457,7 @@ func checkChaos(h *chHistory) *chReport {
 	counted := map[chScope]map[int64]bool{}   // redelivered-acked counted once per scope and message
 	stored := map[chScope]map[int64]string{}  // messageId of the first reconsumeTimes-0 delivery
 	got := map[int64]bool{}                   // delivered to some scope
+	nacked := map[chScope]map[int64]int{}     // ok nacks so far per scope and message (diagnosis)
 	for i, d := range ds {
 		r.Delivered++
 		got[d.U] = true
@@ -570,8 +571,9 @@ func checkChaos(h *chHistory) *chReport {
 				if d.RecvSentT.After(a.time) {
 					counted[sc][d.U] = true
 					r.AckedLive++
-					r.add("4-redelivered-acked-live", "%s: %s delivered again (reconsumeTimes %d) by a receive sent %v after its ack answered ok, same server run %d (%s acked at %s, then %s at seq %d)",
-						sc, p, d.Reconsume, d.RecvSentT.Sub(a.time).Round(time.Millisecond), d.Gen, how(a.stream, a.msgID), a.time.UTC().Format("15:04:05.000000"), how(d.Stream, d.MessageID), d.RecvAt)
+					r.add("4-redelivered-acked-live", "%s: %s delivered again (reconsumeTimes %d) by a receive sent %v after its ack answered ok, same server run %d (%s acked at %s, then %s at seq %d; %d earlier deliveries, %d nacked ok)",
+						sc, p, d.Reconsume, d.RecvSentT.Sub(a.time).Round(time.Millisecond), d.Gen, how(a.stream, a.msgID), a.time.UTC().Format("15:04:05.000000"), how(d.Stream, d.MessageID), d.RecvAt,
+						n, nacked[sc][d.U])
 				}
 			default:
 				counted[sc][d.U] = true
@@ -600,6 +602,12 @@ func checkChaos(h *chHistory) *chReport {
 						sc, p, age.Round(time.Millisecond), a.gen, d.Gen, chaosKill9AckAge)
 				}
 			}
+		}
+		if d.Nacked {
+			if nacked[sc] == nil {
+				nacked[sc] = map[int64]int{}
+			}
+			nacked[sc][d.U]++
 		}
 		if d.Acked {
 			if _, ok := acked[sc][d.U]; !ok {
