@@ -14,6 +14,7 @@ import (
 
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/auth"
+	"github.com/mqgate/mqgate/internal/tracing"
 )
 
 // Options configures the HTTP API.
@@ -64,6 +65,10 @@ type Options struct {
 	// wait is never cut and a client that does not read the answer still
 	// is. Default 30s.
 	WriteTimeout time.Duration
+	// Tracer, when set, records the publish, commit, receive and
+	// settlement spans (api/trace.go). Nil: tracing off, and no tracing
+	// work at all on any request.
+	Tracer *tracing.Tracer
 }
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
@@ -86,9 +91,10 @@ type Server struct {
 	noAccess bool          // Options.NoAccessLog
 	ready    func() error  // Options.Ready; nil: always ready
 
-	bodyTimeout time.Duration // Options.BodyReadTimeout
-	backup      Backuper      // nil: no backups
-	writeTTL    time.Duration // WriteTimeout, added to a receive's wait
+	bodyTimeout time.Duration   // Options.BodyReadTimeout
+	backup      Backuper        // nil: no backups
+	writeTTL    time.Duration   // WriteTimeout, added to a receive's wait
+	tracer      *tracing.Tracer // Options.Tracer; nil: tracing off
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -125,6 +131,7 @@ func New(opts Options) *Server {
 
 		bodyTimeout: opts.BodyReadTimeout,
 		writeTTL:    opts.WriteTimeout,
+		tracer:      opts.Tracer,
 	}
 	if s.bodyTimeout <= 0 {
 		s.bodyTimeout = DefaultBodyReadTimeout

@@ -76,7 +76,7 @@ func (m *Main) runJetStream() error {
 	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
 		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring,
 		NoAccessLog: !m.Config.AccessLog, BodyReadTimeout: m.Config.BodyReadTimeout,
-		WriteTimeout: m.Config.WriteTimeout})
+		WriteTimeout: m.Config.WriteTimeout, Tracer: m.tracer})
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)

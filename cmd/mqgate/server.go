@@ -24,6 +24,7 @@ import (
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
+	"github.com/mqgate/mqgate/internal/tracing"
 	"github.com/mqgate/mqgate/openapi"
 )
 
@@ -44,10 +45,11 @@ type Main struct {
 	api     *api.Server
 	ln      net.Listener
 	http    *http.Server
-	served  chan error   // Serve's result; closed when the serve goroutine ends
-	pprof   *profiler    // --pprof-addr; nil when off
-	keys    *keyReloader // --api-keys' SIGHUP reloader; nil when off
-	logw    *logWriter   // the buffered log output ParseFlags set up; closed last
+	served  chan error      // Serve's result; closed when the serve goroutine ends
+	pprof   *profiler       // --pprof-addr; nil when off
+	keys    *keyReloader    // --api-keys' SIGHUP reloader; nil when off
+	logw    *logWriter      // the buffered log output ParseFlags set up; closed last
+	tracer  *tracing.Tracer // OTEL_* asked for traces (tracing.Enabled); nil: off
 }
 
 // NewMain returns a Main with the default config and a logger to stderr.
@@ -75,6 +77,9 @@ func (m *Main) ParseFlags(args []string, out io.Writer) error {
 // listener is bound before Run returns, so a bad address or a port in use
 // is reported here, synchronously.
 func (m *Main) Run() error {
+	if err := m.startTracing(); err != nil {
+		return err
+	}
 	if m.Config.Backend == "jetstream" {
 		return m.runJetStream() // jetstream.go
 	}
@@ -126,6 +131,7 @@ func (m *Main) Run() error {
 		SegmentSpan:  m.Config.SegmentSpan,
 		FullPreCheck: m.Config.FullCheck,
 		JobRedriven:  jobRedriven,
+		DeadLettered: m.deadLettered(),
 
 		RetentionCheckInterval: m.Config.RetentionCheckInterval,
 		RetentionUnit:          m.Config.RetentionUnit,
@@ -218,6 +224,7 @@ func (m *Main) Run() error {
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},
+		Tracer: m.tracer,
 	})
 
 	m.http = m.newHTTPServer(m.api, tlsConfig, httpLog)
@@ -305,6 +312,12 @@ func (m *Main) Close() error {
 		}
 		m.engine = nil
 	}
+	// Last: the spans of the shutdown itself (final pushes, settles) are
+	// flushed too.
+	if err := m.tracer.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("tracing shutdown: %w", err))
+	}
+	m.tracer = nil
 	if len(errs) == 0 {
 		m.Logger.Info().Msg("stopped")
 	}
@@ -410,5 +423,6 @@ func (m *Main) webhookOptions(reg prometheus.Registerer, levels []time.Duration)
 		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
 		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
 		DelayLevelFor: webhook.LevelAtLeast(levels),
+		Tracer:        m.tracer,
 	}
 }
