@@ -203,7 +203,7 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.consume.Ack(r.Context(), name, req.ReceiptHandles)
 	if s.tracer != nil {
-		s.traceSettle(r, start, name, "ack", res, err)
+		s.traceSettle(r, start, name, "ack", "ack", res, err)
 	}
 	s.answerHandles(w, r, res, err)
 }
@@ -242,7 +242,7 @@ func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
 		if req.DelayLevel < 0 {
 			outcome = "dlq"
 		}
-		s.traceSettle(r, start, name, outcome, res, err)
+		s.traceSettle(r, start, name, "nack", outcome, res, err)
 	}
 	s.answerHandles(w, r, res, err)
 }

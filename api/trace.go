@@ -184,10 +184,11 @@ func (s *Server) traceReceive(r *http.Request, start time.Time, group string, go
 }
 
 // traceSettle records the span of an ack or nack request (tracing on):
-// SERVER, settle, with how many handles were settled and how many had
-// expired or were invalid; outcome is ack, nack or dlq (a nack with
-// delayLevel -1).
-func (s *Server) traceSettle(r *http.Request, start time.Time, group, outcome string, res []gateway.HandleResult, err error) {
+// SERVER, settle, named by op (ack, nack), with how many handles were
+// settled and how many had expired or were invalid; outcome is ack, nack
+// or dlq (a nack with delayLevel -1; the engine's dlq span follows once
+// the dead-letter copy is stored).
+func (s *Server) traceSettle(r *http.Request, start time.Time, group, op, outcome string, res []gateway.HandleResult, err error) {
 	ok, stale := 0, 0
 	for _, h := range res {
 		if h.Status == policy.HandleOK {
@@ -196,9 +197,9 @@ func (s *Server) traceSettle(r *http.Request, start time.Time, group, outcome st
 			stale++
 		}
 	}
-	_, span := s.tracer.Start(requestContext(r), outcome+" "+group, trace.WithSpanKind(trace.SpanKindServer),
+	_, span := s.tracer.Start(requestContext(r), op+" "+group, trace.WithSpanKind(trace.SpanKindServer),
 		trace.WithTimestamp(start), trace.WithAttributes(tracing.System, tracing.Group(group), tracing.OpSettle,
-			tracing.Operation(outcome), tracing.Outcome(outcome), tracing.BatchCount(len(res)),
+			tracing.Operation(op), tracing.Outcome(outcome), tracing.BatchCount(len(res)),
 			attribute.Int("mqgate.settled", ok), attribute.Int("mqgate.unsettled", stale)))
 	endSpan(span, err)
 }
