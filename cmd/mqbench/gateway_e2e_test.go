@@ -51,7 +51,7 @@ func buildGateway(t *testing.T) string {
 // startGateway runs the binary on a temp data dir until the test ends.
 func startGateway(t *testing.T, bin string) string {
 	t.Helper()
-	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"})
+	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestWebhookAgainstGateway(t *testing.T) {
 	if out, _ := exec.Command(bin, "serve", "--help").CombinedOutput(); !strings.Contains(string(out), "webhook-allow-loopback") {
 		t.Skip("gateway has no --webhook-allow-loopback yet")
 	}
-	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn", "--webhook-allow-loopback"})
+	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn", "--webhook-allow-loopback"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,12 @@ class DeadLetter:
                 2026-01-02T15:04:05.003Z.
             tags (str | Unset): Tags is the message's tag, matched by subscription filters. Example: created.
             topic (str | Unset): Topic is the topic the message was published to (also for retries). Example: orders.
+            traceparent (str | Unset): TraceParent is the W3C traceparent of the message's creation: the
+                one it was published with or, when the server traces, that of its
+                publish span. It stays the same across retries and dead-lettering;
+                a consumer links its processing span to it. Absent when the message
+                has none. Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.
+            tracestate (str | Unset): TraceState is the W3C tracestate that came with traceparent. Example: vendor=value.
      """
 
     body: str | Unset = UNSET
@@ -66,6 +72,8 @@ class DeadLetter:
     stored_at: datetime.datetime | Unset = UNSET
     tags: str | Unset = UNSET
     topic: str | Unset = UNSET
+    traceparent: str | Unset = UNSET
+    tracestate: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -116,6 +124,10 @@ class DeadLetter:
 
         topic = self.topic
 
+        traceparent = self.traceparent
+
+        tracestate = self.tracestate
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -151,6 +163,10 @@ class DeadLetter:
             field_dict["tags"] = tags
         if topic is not UNSET:
             field_dict["topic"] = topic
+        if traceparent is not UNSET:
+            field_dict["traceparent"] = traceparent
+        if tracestate is not UNSET:
+            field_dict["tracestate"] = tracestate
 
         return field_dict
 
@@ -223,6 +239,10 @@ class DeadLetter:
 
         topic = d.pop("topic", UNSET)
 
+        traceparent = d.pop("traceparent", UNSET)
+
+        tracestate = d.pop("tracestate", UNSET)
+
         dead_letter = cls(
             body=body,
             body_base_64=body_base_64,
@@ -239,6 +259,8 @@ class DeadLetter:
             stored_at=stored_at,
             tags=tags,
             topic=topic,
+            traceparent=traceparent,
+            tracestate=tracestate,
         )
 
 

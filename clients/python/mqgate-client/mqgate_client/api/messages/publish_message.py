@@ -21,11 +21,19 @@ def _get_kwargs(
     *,
     body: PublishRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["Idempotency-Key"] = idempotency_key
+
+    if not isinstance(traceparent, Unset):
+        headers["traceparent"] = traceparent
+
+    if not isinstance(tracestate, Unset):
+        headers["tracestate"] = tracestate
 
 
 
@@ -146,6 +154,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PublishRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> Response[Problem | PublishResult]:
     """ Publish a message
@@ -157,6 +167,8 @@ def sync_detailed(
     Args:
         topic (str):
         idempotency_key (str | Unset):
+        traceparent (str | Unset):
+        tracestate (str | Unset):
         body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
             delaySeconds, deliverAt.
 
@@ -173,6 +185,8 @@ def sync_detailed(
         topic=topic,
 body=body,
 idempotency_key=idempotency_key,
+traceparent=traceparent,
+tracestate=tracestate,
 
     )
 
@@ -188,6 +202,8 @@ def sync(
     client: AuthenticatedClient,
     body: PublishRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> Problem | PublishResult | None:
     """ Publish a message
@@ -199,6 +215,8 @@ def sync(
     Args:
         topic (str):
         idempotency_key (str | Unset):
+        traceparent (str | Unset):
+        tracestate (str | Unset):
         body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
             delaySeconds, deliverAt.
 
@@ -216,6 +234,8 @@ def sync(
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+traceparent=traceparent,
+tracestate=tracestate,
 
     ).parsed
 
@@ -225,6 +245,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PublishRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> Response[Problem | PublishResult]:
     """ Publish a message
@@ -236,6 +258,8 @@ async def asyncio_detailed(
     Args:
         topic (str):
         idempotency_key (str | Unset):
+        traceparent (str | Unset):
+        tracestate (str | Unset):
         body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
             delaySeconds, deliverAt.
 
@@ -252,6 +276,8 @@ async def asyncio_detailed(
         topic=topic,
 body=body,
 idempotency_key=idempotency_key,
+traceparent=traceparent,
+tracestate=tracestate,
 
     )
 
@@ -267,6 +293,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PublishRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> Problem | PublishResult | None:
     """ Publish a message
@@ -278,6 +306,8 @@ async def asyncio(
     Args:
         topic (str):
         idempotency_key (str | Unset):
+        traceparent (str | Unset):
+        tracestate (str | Unset):
         body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
             delaySeconds, deliverAt.
 
@@ -295,5 +325,7 @@ async def asyncio(
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+traceparent=traceparent,
+tracestate=tracestate,
 
     )).parsed
