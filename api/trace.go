@@ -108,8 +108,11 @@ func (s *Server) startPublish(ctx context.Context, start time.Time, topic string
 	if batch {
 		attrs = append(attrs, tracing.BatchCount(len(pms)))
 	}
-	ctx, span := s.tracer.Start(ctx, "publish "+topic, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithTimestamp(start), trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	opts := []trace.SpanStartOption{tracing.KindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...)}
+	if len(links) > 0 {
+		opts = append(opts, trace.WithLinks(links...))
+	}
+	ctx, span := s.tracer.Start(ctx, "publish "+topic, opts...)
 	if span.IsRecording() {
 		tp, ts := tracing.Format(span.SpanContext())
 		for i := range pms {
@@ -127,7 +130,7 @@ func (s *Server) put(ctx context.Context, topic string, pms []core.PutMessage) (
 	if s.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
 		return s.engine.Put(ctx, topic, pms)
 	}
-	cctx, span := s.tracer.Start(ctx, "commit "+topic, trace.WithSpanKind(trace.SpanKindInternal),
+	cctx, span := s.tracer.Start(ctx, "commit "+topic, tracing.KindInternal,
 		trace.WithAttributes(tracing.System, tracing.Destination(topic), tracing.BatchCount(len(pms))))
 	res, err := s.engine.Put(cctx, topic, pms)
 	endSpan(span, err)
@@ -178,7 +181,7 @@ func (s *Server) traceReceive(r *http.Request, start time.Time, group string, go
 	if len(got) == 1 {
 		attrs = append(attrs, tracing.MessageID(got[0].Message.UserID()))
 	}
-	_, span := s.tracer.Start(ctx, "receive "+group, trace.WithSpanKind(trace.SpanKindConsumer),
+	_, span := s.tracer.Start(ctx, "receive "+group, tracing.KindConsumer,
 		trace.WithTimestamp(start), trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	span.End()
 }
@@ -197,7 +200,7 @@ func (s *Server) traceSettle(r *http.Request, start time.Time, group, op, outcom
 			stale++
 		}
 	}
-	_, span := s.tracer.Start(requestContext(r), op+" "+group, trace.WithSpanKind(trace.SpanKindServer),
+	_, span := s.tracer.Start(requestContext(r), op+" "+group, tracing.KindServer,
 		trace.WithTimestamp(start), trace.WithAttributes(tracing.System, tracing.Group(group), tracing.OpSettle,
 			tracing.Operation(op), tracing.Outcome(outcome), tracing.BatchCount(len(res)),
 			attribute.Int("mqgate.settled", ok), attribute.Int("mqgate.unsettled", stale)))

@@ -76,7 +76,7 @@ func (p *Pusher) startPush(msgs []*core.Message) trace.Span {
 	if len(msgs) == 1 {
 		attrs = append(attrs, tracing.MessageID(msgs[0].UserID()))
 	}
-	_, span := p.opts.Tracer.Start(ctx, "push "+p.group, trace.WithSpanKind(trace.SpanKindConsumer),
+	_, span := p.opts.Tracer.Start(ctx, "push "+p.group, tracing.KindConsumer,
 		trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	return span
 }

@@ -11,6 +11,7 @@ package tracing
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -135,6 +136,14 @@ var (
 	OpSettle  = semconv.MessagingOperationTypeSettle
 )
 
+// Span start options shared by every span of a kind (options are
+// immutable values; one each instead of one per span).
+var (
+	KindServer   = trace.WithSpanKind(trace.SpanKindServer)
+	KindConsumer = trace.WithSpanKind(trace.SpanKindConsumer)
+	KindInternal = trace.WithSpanKind(trace.SpanKindInternal)
+)
+
 // MaxLinks bounds the links one span carries (one per message of a
 // batch): a batch of 1,000 publishes links its first MaxLinks messages and
 // says how many it had in messaging.batch.message_count.
@@ -199,14 +208,22 @@ func ValidState(s string) bool {
 }
 
 // Format writes sc as traceparent and tracestate values ("" when sc is
-// not valid).
+// not valid), as the propagator's Inject writes them (version 00, the
+// flags byte of sc) in one allocation: it runs for every traced publish
+// and push. TestFormatIsInject holds the two together.
 func Format(sc trace.SpanContext) (parent, state string) {
 	if !sc.IsValid() {
 		return "", ""
 	}
-	var c carrier
-	propagator.Inject(trace.ContextWithSpanContext(context.Background(), sc), &c)
-	return c.parent, c.state
+	var b [55]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	copy(b[:3], "00-")
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:55], []byte{byte(sc.TraceFlags() & trace.FlagsSampled)})
+	return string(b[:]), sc.TraceState().String()
 }
 
 // Link is a link to the message context carried as parent/state; ok is
@@ -227,7 +244,7 @@ func (t *Tracer) DeadLettered(group string, m *core.Message) {
 	if l, ok := Link(m.TraceParent(), m.TraceState()); ok {
 		links = append(links, l)
 	}
-	_, span := t.tracer.Start(context.Background(), "dlq "+group, trace.WithSpanKind(trace.SpanKindInternal),
+	_, span := t.tracer.Start(context.Background(), "dlq "+group, KindInternal,
 		trace.WithLinks(links...), trace.WithAttributes(System, Group(group), OpSettle, Operation("dlq"), Outcome("dlq"),
 			Destination(m.UserTopic()), MessageID(m.UserID()), attribute.Int("mqgate.reconsume_times", m.ReconsumeTimes)))
 	span.End()
