@@ -49,6 +49,7 @@ type Main struct {
 	pprof   *profiler       // --pprof-addr; nil when off
 	keys    *keyReloader    // --api-keys' SIGHUP reloader; nil when off
 	logw    *logWriter      // the buffered log output ParseFlags set up; closed last
+	started bool            // Run succeeded: only then does Close log "stopped"
 	tracer  *tracing.Tracer // OTEL_* asked for traces (tracing.Enabled); nil: off
 }
 
@@ -77,12 +78,23 @@ func (m *Main) ParseFlags(args []string, out io.Writer) error {
 // listener is bound before Run returns, so a bad address or a port in use
 // is reported here, synchronously.
 func (m *Main) Run() error {
+	if err := refuseOpenListener(m.Config); err != nil {
+		return err
+	}
 	if err := m.startTracing(); err != nil {
 		return err
 	}
+	run := m.runEmbedded
 	if m.Config.Backend == "jetstream" {
-		return m.runJetStream() // jetstream.go
+		run = m.runJetStream // jetstream.go
 	}
+	err := run()
+	m.started = err == nil // Close says "stopped" only after a real start
+	return err
+}
+
+// runEmbedded is Run over the embedded engine (bbolt in this process).
+func (m *Main) runEmbedded() error {
 	// The key file first: a bad one fails the start before the store opens.
 	var keyring *auth.Keyring
 	if m.Config.APIKeys != "" {
@@ -173,6 +185,7 @@ func (m *Main) Run() error {
 		PreviousKeys: previous,
 		Dir:          m.Config.Data,
 		Groups:       reg,
+		Parks:        reg,
 		Timeline:     timeline,
 		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg,
 			Heartbeats: consumer.NewHeartbeats(reg, 0), // one heartbeat timer for every client of the process
@@ -318,9 +331,10 @@ func (m *Main) Close() error {
 		errs = append(errs, fmt.Errorf("tracing shutdown: %w", err))
 	}
 	m.tracer = nil
-	if len(errs) == 0 {
+	if len(errs) == 0 && m.started {
 		m.Logger.Info().Msg("stopped")
 	}
+	m.started = false
 	if m.logw != nil {
 		m.logw.Close() // write what is pending; later lines go out unbuffered
 	}

@@ -9,7 +9,7 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.problem import Problem
-from ...models.publish_request import PublishRequest
+from ...models.publish_message_request import PublishMessageRequest
 from ...models.publish_result import PublishResult
 from ...types import UNSET, Unset
 from typing import cast
@@ -19,7 +19,7 @@ from typing import cast
 def _get_kwargs(
     topic: str,
     *,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
     traceparent: str | Unset = UNSET,
     tracestate: str | Unset = UNSET,
@@ -152,7 +152,7 @@ def sync_detailed(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
     traceparent: str | Unset = UNSET,
     tracestate: str | Unset = UNSET,
@@ -162,15 +162,16 @@ def sync_detailed(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
         traceparent (str | Unset):
         tracestate (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -200,7 +201,7 @@ def sync(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
     traceparent: str | Unset = UNSET,
     tracestate: str | Unset = UNSET,
@@ -210,15 +211,16 @@ def sync(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
         traceparent (str | Unset):
         tracestate (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -243,7 +245,7 @@ async def asyncio_detailed(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
     traceparent: str | Unset = UNSET,
     tracestate: str | Unset = UNSET,
@@ -253,15 +255,16 @@ async def asyncio_detailed(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
         traceparent (str | Unset):
         tracestate (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -291,7 +294,7 @@ async def asyncio(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
     traceparent: str | Unset = UNSET,
     tracestate: str | Unset = UNSET,
@@ -301,15 +304,16 @@ async def asyncio(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
         traceparent (str | Unset):
         tracestate (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
