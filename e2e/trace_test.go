@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -223,10 +225,23 @@ const (
 // push, with the spans, kinds, parents, links and messaging attributes
 // the conventions ask for.
 func TestTraces(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) { traceScenario(t, false) })
+	// JetStream: the same spans (the api layer and the webhook pusher make
+	// them), the context carried in NATS headers; no dlq span yet.
+	t.Run("jetstream", func(t *testing.T) { traceScenario(t, true) })
+}
+
+func traceScenario(t *testing.T, js bool) {
 	sink := newOTLPSink(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.srv.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "50") // ms: spans arrive at once
-	s := startPushServer(t, t.TempDir())
+	var flags []string
+	if js {
+		flags = jsFlags(t, natsCluster(t, 1), filepath.Join(t.TempDir(), "handle.key"))
+	}
+	t.Setenv("MQGATE_WEBHOOK_ALLOW_LOOPBACK", "true")
+	t.Setenv("MQGATE_DELAY_LEVELS", shortDelayLevels)
+	s := startServer(t, t.TempDir(), flags...)
 	want(t, s.do(t, "PUT", "/v1/topics/orders", map[string]any{"queues": 2}), http.StatusCreated)
 	want(t, s.do(t, "PUT", "/v1/topics/events", map[string]any{"queues": 1}), http.StatusCreated)
 	want(t, s.do(t, "PUT", "/v1/groups/billing", map[string]any{
@@ -307,6 +322,17 @@ func TestTraces(t *testing.T) {
 	nack := sink.wait(t, "nack billing", 1)[0]
 	wantKind(t, nack, tracepb.Span_SPAN_KIND_SERVER)
 	wantAttrs(t, nack, map[string]any{"mqgate.outcome": "dlq", "messaging.operation.type": "settle", "mqgate.settled": 1})
+	// The dead letter keeps the message's context.
+	checkFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		r := s.do(t, "GET", "/v1/groups/billing/dlq", nil)
+		if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"traceparent":"`+m.TraceParent+`"`) {
+			return fmt.Errorf("the DLQ listing lacks the dead letter's traceparent %s: %d %s", m.TraceParent, r.Status, r.Body)
+		}
+		return nil
+	})
+	if js {
+		return
+	}
 	dlq := sink.wait(t, "dlq billing", 1)[0]
 	wantKind(t, dlq, tracepb.Span_SPAN_KIND_INTERNAL)
 	wantAttrs(t, dlq, map[string]any{"mqgate.outcome": "dlq", "messaging.operation.type": "settle"})
