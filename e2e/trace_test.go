@@ -347,10 +347,20 @@ func traceScenario(t *testing.T, js bool) {
 // in the webhook body and as the webhook's header. It is a system
 // property: a user property of the same name is the user's own.
 func TestTraceContextPassThrough(t *testing.T) {
+	t.Run("embedded", func(t *testing.T) { passThrough(t, false) })
+	t.Run("jetstream", func(t *testing.T) { passThrough(t, true) })
+}
+
+func passThrough(t *testing.T, js bool) {
 	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER"} {
 		t.Setenv(v, "")
 	}
-	s := startPushServer(t, t.TempDir())
+	var flags []string
+	if js {
+		flags = jsFlags(t, natsCluster(t, 1), filepath.Join(t.TempDir(), "handle.key"))
+	}
+	t.Setenv("MQGATE_WEBHOOK_ALLOW_LOOPBACK", "true")
+	s := startServer(t, t.TempDir(), flags...)
 	want(t, s.do(t, "PUT", "/v1/topics/orders", map[string]any{"queues": 1}), http.StatusCreated)
 	want(t, s.do(t, "PUT", "/v1/topics/events", map[string]any{"queues": 1}), http.StatusCreated)
 	want(t, s.do(t, "PUT", "/v1/groups/billing", map[string]any{
