@@ -173,36 +173,45 @@ func (s *Server) traceReceive(r *http.Request, start time.Time, group string, go
 			}
 		}
 	}
-	attrs := []attribute.KeyValue{tracing.System, tracing.Group(group), tracing.OpReceive, tracing.Operation("receive"),
-		tracing.BatchCount(len(got))}
+	attrs := []attribute.KeyValue{tracing.System, tracing.Group(group), tracing.OpReceive, tracing.Operation("receive")}
 	if topic != "" {
 		attrs = append(attrs, tracing.Destination(topic))
 	}
+	// The conventions: a message id for one message, a count for a batch.
 	if len(got) == 1 {
 		attrs = append(attrs, tracing.MessageID(got[0].Message.UserID()))
+	} else {
+		attrs = append(attrs, tracing.BatchCount(len(got)))
 	}
 	_, span := s.tracer.Start(ctx, "receive "+group, tracing.KindConsumer,
 		trace.WithTimestamp(start), trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	span.End()
 }
 
-// traceSettle records the span of an ack or nack request (tracing on):
-// SERVER, settle, named by op (ack, nack), with how many handles were
-// settled and how many had expired or were invalid; outcome is ack, nack
-// or dlq (a nack with delayLevel -1; the engine's dlq span follows once
-// the dead-letter copy is stored).
+// traceSettle records the span of an ack or nack request (tracing on)
+// that carries a trace context (a traceparent header): SERVER, settle,
+// named by op (ack, nack), a child of the consumer's span that settles;
+// outcome is ack, nack or dlq (a nack with delayLevel -1; the engine's
+// dlq span follows once the dead-letter copy is stored). A settlement
+// without a trace context records nothing: it names receipt handles, not
+// messages, so its span would be a trace of its own that nothing links
+// to (the settle metrics count it), at the cost of a span per ack.
 func (s *Server) traceSettle(r *http.Request, start time.Time, group, op, outcome string, res []gateway.HandleResult, err error) {
-	ok, stale := 0, 0
+	ctx := requestContext(r)
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return
+	}
+	ok := 0
 	for _, h := range res {
 		if h.Status == policy.HandleOK {
 			ok++
-		} else {
-			stale++
 		}
 	}
-	_, span := s.tracer.Start(requestContext(r), op+" "+group, tracing.KindServer,
-		trace.WithTimestamp(start), trace.WithAttributes(tracing.System, tracing.Group(group), tracing.OpSettle,
-			tracing.Operation(op), tracing.Outcome(outcome), tracing.BatchCount(len(res)),
-			attribute.Int("mqgate.settled", ok), attribute.Int("mqgate.unsettled", stale)))
+	attrs := []attribute.KeyValue{tracing.System, tracing.Group(group), tracing.OpSettle,
+		tracing.Operation(op), tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok)}
+	if len(res) > 1 {
+		attrs = append(attrs, tracing.BatchCount(len(res)))
+	}
+	_, span := s.tracer.Start(ctx, op+" "+group, tracing.KindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
 	endSpan(span, err)
 }

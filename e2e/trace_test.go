@@ -280,8 +280,7 @@ func traceScenario(t *testing.T, js bool) {
 	wantParent(t, recv, consumerTP)
 	wantLink(t, recv, spanTraceparent(publish))
 	wantAttrs(t, recv, map[string]any{"messaging.system": "mqgate", "messaging.consumer.group.name": "billing",
-		"messaging.operation.type": "receive", "messaging.destination.name": "orders", "messaging.message.id": pub.MessageID,
-		"messaging.batch.message_count": 1})
+		"messaging.operation.type": "receive", "messaging.destination.name": "orders", "messaging.message.id": pub.MessageID})
 
 	ackSpan := sink.wait(t, "ack billing", 1)[0]
 	wantKind(t, ackSpan, tracepb.Span_SPAN_KIND_SERVER)
@@ -313,13 +312,23 @@ func traceScenario(t *testing.T, js bool) {
 	wantLink(t, batch, pushTP)
 	wantAttrs(t, batch, map[string]any{"messaging.batch.message_count": 1, "messaging.operation.type": "send"})
 
+	// An ack without a trace context records no span (nothing would link
+	// to it); checked once the later nack span has arrived.
+	want(t, s.do(t, "POST", "/v1/topics/orders/messages", map[string]any{"body": "o3"}), http.StatusCreated)
+	m = receiveTraced(t, s, "billing")
+	want(t, s.do(t, "POST", "/v1/groups/billing/ack", map[string]any{"receiptHandles": []string{m.ReceiptHandle}}), http.StatusOK)
+
 	// A nack to the dead-letter topic: a settle span with outcome dlq.
 	r = s.do(t, "POST", "/v1/topics/orders/messages", map[string]any{"body": "o2"}, "traceparent", producerTP)
 	want(t, r, http.StatusCreated)
 	m = receiveTraced(t, s, "billing")
-	want(t, s.do(t, "POST", "/v1/groups/billing/nack", map[string]any{"receiptHandles": []string{m.ReceiptHandle}, "delayLevel": -1}),
-		http.StatusOK)
+	want(t, s.do(t, "POST", "/v1/groups/billing/nack", map[string]any{"receiptHandles": []string{m.ReceiptHandle}, "delayLevel": -1},
+		"traceparent", consumerTP), http.StatusOK)
 	nack := sink.wait(t, "nack billing", 1)[0]
+	wantParent(t, nack, consumerTP)
+	if acks := sink.wait(t, "ack billing", 1); len(acks) != 1 {
+		t.Errorf("%d ack spans, want 1: the ack without a traceparent recorded one", len(acks))
+	}
 	wantKind(t, nack, tracepb.Span_SPAN_KIND_SERVER)
 	wantAttrs(t, nack, map[string]any{"mqgate.outcome": "dlq", "messaging.operation.type": "settle", "mqgate.settled": 1})
 	// The dead letter keeps the message's context.

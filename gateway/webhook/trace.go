@@ -69,12 +69,14 @@ func (p *Pusher) startPush(msgs []*core.Message) trace.Span {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, links[0].SpanContext)
 	}
 	attrs := []attribute.KeyValue{tracing.System, tracing.Group(p.group), tracing.OpProcess, tracing.Operation("push"),
-		tracing.BatchCount(len(msgs)), attribute.Int("mqgate.attempt", webhookAttempt(msgs))}
+		attribute.Int("mqgate.attempt", webhookAttempt(msgs))}
 	if topic != "" {
 		attrs = append(attrs, tracing.Destination(topic))
 	}
 	if len(msgs) == 1 {
 		attrs = append(attrs, tracing.MessageID(msgs[0].UserID()))
+	} else {
+		attrs = append(attrs, tracing.BatchCount(len(msgs)))
 	}
 	_, span := p.opts.Tracer.Start(ctx, "push "+p.group, tracing.KindConsumer,
 		trace.WithAttributes(attrs...), trace.WithLinks(links...))
