@@ -188,6 +188,10 @@ func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) co
 //	@Failure		413		{object}	Problem	"Body over 4 MiB"
 //	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"Idempotency-Key reused with a different message"
+//	@Failure		429		{object}	Problem	"Over the API key's publish limit (docs/quotas.md)"
+//	@Header			429		{string}	Retry-After	"Seconds until the request would pass"
+//	@Header			429		{string}	RateLimit-Policy	"The key's limits that apply (draft-ietf-httpapi-ratelimit-headers), e.g. \"pub\";q=100;w=1"
+//	@Header			429		{string}	RateLimit	"What each limit has left, e.g. \"pub\";r=0;t=1"
 //	@Failure		503		{object}	Problem
 //	@ID				publishMessage
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -235,6 +239,9 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, core.Errorf(core.ETooLarge, "the message body is %d bytes; the limit is %d", len(pm.Body), core.MaxMessageSize))
 		return
 	}
+	if !s.admitPublish(w, r, topic, 1, len(pm.Body)) {
+		return
+	}
 	pms := []core.PutMessage{pm}
 	var res []core.PutResult
 	if s.tracer == nil {
@@ -276,6 +283,10 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 //	@Failure		413		{object}	Problem	"Bodies over 4 MiB in all"
 //	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"A deduplicationId reused with a different message"
+//	@Failure		429		{object}	Problem	"Over the API key's publish limit (docs/quotas.md)"
+//	@Header			429		{string}	Retry-After	"Seconds until the request would pass"
+//	@Header			429		{string}	RateLimit-Policy	"The key's limits that apply (draft-ietf-httpapi-ratelimit-headers), e.g. \"pub\";q=100;w=1"
+//	@Header			429		{string}	RateLimit	"What each limit has left, e.g. \"pub\";r=0;t=1"
 //	@Failure		503		{object}	Problem
 //	@ID				publishBatch
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -322,6 +333,9 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	}
 	if total > core.MaxMessageSize {
 		s.writeProblem(w, r, core.Errorf(core.ETooLarge, "the batch bodies total %d bytes; the limit is %d", total, core.MaxMessageSize))
+		return
+	}
+	if !s.admitPublish(w, r, topic, len(pms), total) {
 		return
 	}
 	if tp, ts, ok := traceHeaders(r); ok {
