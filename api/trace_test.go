@@ -35,7 +35,7 @@ func TestTraceHeadersAbsentAllocateNothing(t *testing.T) {
 // benchTracer is a tracer exporting over OTLP/HTTP (the binary's
 // exporter, protobuf encoding included) to a loopback sink that
 // discards, for the tracing-on benchmarks.
-func benchTracer(b *testing.B) *tracing.Tracer {
+func benchTracer(b *testing.B, opts ...sdktrace.TracerProviderOption) *tracing.Tracer {
 	sink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/x-protobuf")
@@ -45,7 +45,7 @@ func benchTracer(b *testing.B) *tracing.Tracer {
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := tracing.New(sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp)))
+	t := tracing.New(sdktrace.NewTracerProvider(append(opts, sdktrace.WithBatcher(exp))...))
 	b.Cleanup(func() { _ = t.Shutdown(context.Background()) })
 	return t
 }
@@ -58,6 +58,17 @@ func benchTracer(b *testing.B) *tracing.Tracer {
 func BenchmarkPublishHandlerTraced(b *testing.B) {
 	log := zerolog.New(io.Discard)
 	s := New(Options{Engine: putOnlyEngine{}, Logger: &log, Tracer: benchTracer(b)})
+	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
+	benchPost(b, s, "/v1/topics/orders/messages", body)
+}
+
+// BenchmarkPublishHandlerSampled is BenchmarkPublishHandlerTraced with
+// one trace in ten sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
+// OTEL_TRACES_SAMPLER_ARG=0.1): the others cost a non-recording span.
+func BenchmarkPublishHandlerSampled(b *testing.B) {
+	log := zerolog.New(io.Discard)
+	s := New(Options{Engine: putOnlyEngine{}, Logger: &log,
+		Tracer: benchTracer(b, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1))))})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
 }
