@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -44,7 +45,9 @@ func checkTraceContext(parent, state string, i int, fe *fieldErrors) {
 		fe.add(entryField(i, "tracestate"), "only with a traceparent")
 		return
 	}
-	if len(parent) > core.MaxTraceParentLen || !tracing.Valid(parent) {
+	// Version 00 exactly (what the field documents), whose syntax the
+	// propagator then checks with the rest (ids not all zeros).
+	if len(parent) != core.MaxTraceParentLen || !strings.HasPrefix(parent, "00-") || !tracing.Valid(parent) {
 		fe.add(entryField(i, "traceparent"), "must be a W3C traceparent: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, ids not all zeros")
 	}
 	if len(state) > core.MaxTraceStateLen || (state != "" && !tracing.ValidState(state)) {
