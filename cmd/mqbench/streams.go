@@ -184,7 +184,7 @@ func runStreams(ctx context.Context, c streamsConfig, logw io.Writer) (rep Strea
 		} else {
 			fmt.Fprintf(logw, "gateway data dir: %s\n", dir)
 		}
-		gw, err := startGatewayChild(ctx, c.GatewayBin, dir, strings.Fields(c.GatewayArgs))
+		gw, err := startGatewayChild(ctx, c.GatewayBin, dir, strings.Fields(c.GatewayArgs), withoutOTEL(os.Environ())) // untraced, as compare without --trace
 		if err != nil {
 			return rep, err
 		}
