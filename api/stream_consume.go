@@ -121,7 +121,7 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 		credit: make(chan struct{}, 1),
 	}
 	c.pendCond = sync.NewCond(&c.fmu)
-	st.allowed = s.keyCheck(up, auth.Sub, name)
+	st.allowed = s.keyCheck(st, up, auth.Sub, name)
 	b := getFrameBuf()
 	*b = appendJSONValue(*b, ConsumeOpenFrame{Type: FrameOpen, Protocol: StreamProtocol, Stream: st.id, Group: name,
 		MaxOutstandingMessages: p.maxMsgs, MaxOutstandingBytes: p.maxBytes, InvisibleSeconds: p.invisible,
@@ -309,9 +309,19 @@ func (c *consumeStream) pump() {
 		if n == 0 {
 			continue // held messages went out (or expired); look again
 		}
+		// The key's delivery limits (docs/quotas.md): a stream is paced,
+		// not refused; the receive asks for what the buckets hold.
+		rc, err := c.s.quotas.Paced(c.ctx, c.key.Load(), c.group, n)
+		if err != nil {
+			return // the stream ended while paced
+		}
+		if rc != nil {
+			n = rc.Max
+		}
 		got, err := c.s.consume.Receive(c.ctx, c.group, gateway.ReceiveRequest{
 			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
+		rc.Delivered(len(got))
 		wait = streamWait
 		if c.ctx.Err() != nil {
 			return // nothing was leased to a stream that has gone
