@@ -15,6 +15,7 @@ import (
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/internal/quota"
+	"github.com/mqgate/mqgate/internal/tracing"
 )
 
 // Options configures the HTTP API.
@@ -73,6 +74,10 @@ type Options struct {
 	// Streams configures the WebSocket streams (stream.go): the Origin
 	// allow-list, the caps and the ping interval.
 	Streams StreamOptions
+	// Tracer, when set, records the publish, commit, receive and
+	// settlement spans (api/trace.go). Nil: tracing off, and no tracing
+	// work at all on any request.
+	Tracer *tracing.Tracer
 }
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
@@ -97,9 +102,10 @@ type Server struct {
 	noAccess bool          // Options.NoAccessLog
 	ready    func() error  // Options.Ready; nil: always ready
 
-	bodyTimeout time.Duration // Options.BodyReadTimeout
-	backup      Backuper      // nil: no backups
-	writeTTL    time.Duration // WriteTimeout, added to a receive's wait
+	bodyTimeout time.Duration   // Options.BodyReadTimeout
+	backup      Backuper        // nil: no backups
+	writeTTL    time.Duration   // WriteTimeout, added to a receive's wait
+	tracer      *tracing.Tracer // Options.Tracer; nil: tracing off
 
 	streamOpts StreamOptions  // Options.Streams, with defaults
 	streams    streamRegistry // the live WebSocket streams
@@ -140,6 +146,7 @@ func New(opts Options) *Server {
 		bodyTimeout: opts.BodyReadTimeout,
 		writeTTL:    opts.WriteTimeout,
 		streamOpts:  opts.Streams,
+		tracer:      opts.Tracer,
 	}
 	s.streamOpts.defaults()
 	if s.bodyTimeout <= 0 {

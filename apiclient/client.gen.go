@@ -637,6 +637,20 @@ type DeadLetter struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // DryRunResult defines model for DryRunResult.
@@ -1230,6 +1244,20 @@ type Message struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // MessageList defines model for MessageList.
@@ -1415,8 +1443,23 @@ type PublishRequest struct {
 	// Tags One tag that subscription filters match (`TagA || TagB`).
 	//
 	// Example: created
-	Tags  *string `json:"tags,omitempty"`
-	union json.RawMessage
+	Tags *string `json:"tags,omitempty"`
+
+	// Traceparent The message's W3C traceparent (Trace Context level
+	// 1, version 00): stored with the message, returned on receive and
+	// sent as the traceparent header of a webhook push. A single publish
+	// may send the traceparent header instead (not both); a malformed
+	// value here answers 400 (a malformed header is ignored, as W3C says).
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that goes with traceparent (at
+	// most 512 characters; only with traceparent).
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
+	union      json.RawMessage
 }
 
 // PublishRequest0 defines model for PublishRequest.0.
@@ -1735,6 +1778,20 @@ type ReceivedMessage struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // RedriveRequest defines model for RedriveRequest.
@@ -2049,6 +2106,12 @@ type QueryMessagesParams struct {
 type PublishMessageParams struct {
 	// IdempotencyKey 1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// Traceparent W3C traceparent: the message's trace context (stored, returned on receive, sent on webhook pushes); the parent of the publish span when the server traces. A malformed one is ignored. Not together with the traceparent field
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate W3C tracestate that goes with traceparent
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // PublishStreamParams defines parameters for PublishStream.
@@ -2242,6 +2305,20 @@ func (t PublishRequest) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
 		}
 	}
+
+	if t.Traceparent != nil {
+		object["traceparent"], err = json.Marshal(t.Traceparent)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'traceparent': %w", err)
+		}
+	}
+
+	if t.Tracestate != nil {
+		object["tracestate"], err = json.Marshal(t.Tracestate)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tracestate': %w", err)
+		}
+	}
 	b, err = json.Marshal(object)
 	return b, err
 }
@@ -2324,6 +2401,20 @@ func (t *PublishRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Tags)
 		if err != nil {
 			return fmt.Errorf("error reading 'tags': %w", err)
+		}
+	}
+
+	if raw, found := object["traceparent"]; found {
+		err = json.Unmarshal(raw, &t.Traceparent)
+		if err != nil {
+			return fmt.Errorf("error reading 'traceparent': %w", err)
+		}
+	}
+
+	if raw, found := object["tracestate"]; found {
+		err = json.Unmarshal(raw, &t.Tracestate)
+		if err != nil {
+			return fmt.Errorf("error reading 'tracestate': %w", err)
 		}
 	}
 
@@ -5722,6 +5813,28 @@ func NewPublishMessageRequestWithBody(server string, topic string, params *Publi
 			}
 
 			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+		if params.Traceparent != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "traceparent", *params.Traceparent, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("traceparent", headerParam1)
+		}
+
+		if params.Tracestate != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "tracestate", *params.Tracestate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("tracestate", headerParam2)
 		}
 
 	}

@@ -986,6 +986,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         DryRunResult: {
             /**
@@ -1520,6 +1534,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         MessageList: {
             /**
@@ -1689,6 +1717,21 @@ export interface components {
              * @example created
              */
             tags?: string;
+            /**
+             * @description The message's W3C traceparent (Trace Context level
+             *     1, version 00): stored with the message, returned on receive and
+             *     sent as the traceparent header of a webhook push. A single publish
+             *     may send the traceparent header instead (not both); a malformed
+             *     value here answers 400 (a malformed header is ignored, as W3C says).
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that goes with traceparent (at
+             *     most 512 characters; only with traceparent).
+             * @example vendor=value
+             */
+            tracestate?: string;
         } & ((unknown | unknown) & unknown);
         /** @description A message of a batch. Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. A deduplicationId makes the entry idempotent. */
         PublishRequest: {
@@ -1750,6 +1793,21 @@ export interface components {
              * @example created
              */
             tags?: string;
+            /**
+             * @description The message's W3C traceparent (Trace Context level
+             *     1, version 00): stored with the message, returned on receive and
+             *     sent as the traceparent header of a webhook push. A single publish
+             *     may send the traceparent header instead (not both); a malformed
+             *     value here answers 400 (a malformed header is ignored, as W3C says).
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that goes with traceparent (at
+             *     most 512 characters; only with traceparent).
+             * @example vendor=value
+             */
+            tracestate?: string;
         } & ((unknown | unknown) & unknown);
         PublishResult: {
             /**
@@ -2064,6 +2122,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         RedriveRequest: {
             /**
@@ -5473,6 +5545,10 @@ export interface operations {
             header?: {
                 /** @description 1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422 */
                 "Idempotency-Key"?: string;
+                /** @description W3C traceparent: the message's trace context (stored, returned on receive, sent on webhook pushes); the parent of the publish span when the server traces. A malformed one is ignored. Not together with the traceparent field */
+                traceparent?: string;
+                /** @description W3C tracestate that goes with traceparent */
+                tracestate?: string;
             };
             path: {
                 /** @description Topic name */
