@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -203,12 +204,15 @@ func (s *Server) releaseStream(up streamUpgrade) { s.streams.release(up.key, up.
 
 // keyCheck returns the stream's check that its key still has the grant
 // kind on name (nil without API keys).
-func (s *Server) keyCheck(up streamUpgrade, kind auth.Kind, name string) func() bool {
+func (s *Server) keyCheck(st *stream, up streamUpgrade, kind auth.Kind, name string) func() bool {
 	if !up.keyed || s.keys == nil {
 		return nil
 	}
 	return func() bool {
 		k := s.keys.Authenticate(up.token)
+		if k != nil {
+			st.key.Store(k) // a reload's limits apply from now on
+		}
 		return k != nil && k.Allows(kind, name)
 	}
 }
@@ -333,6 +337,9 @@ type stream struct {
 	// sent, when set, is called by the writer for each frame written
 	// (the publish stream's unconfirmed accounting), under mu.
 	sent func(f *outFrame)
+	// key is the stream's API key (nil without keys), as the last check
+	// found it: its limits are the key file's latest (internal/quota).
+	key atomic.Pointer[auth.Key]
 	// allowed, when set, reports whether the stream's API key still
 	// holds its grant (asked at each ping: a key removed or narrowed by a
 	// reload of the key file ends the stream, 1008).
@@ -378,6 +385,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request, readLimit int64)
 		wake:   make(chan struct{}, 1), writerEnd: make(chan struct{}), stopWriter: make(chan struct{}),
 	}
 	st.drained = sync.NewCond(&st.mu)
+	st.key.Store(keyFrom(r.Context()))
 	return st, nil
 }
 

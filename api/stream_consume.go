@@ -121,7 +121,7 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 		credit: make(chan struct{}, 1),
 	}
 	c.pendCond = sync.NewCond(&c.fmu)
-	st.allowed = s.keyCheck(up, auth.Sub, name)
+	st.allowed = s.keyCheck(st, up, auth.Sub, name)
 	b := getFrameBuf()
 	*b = appendJSONValue(*b, ConsumeOpenFrame{Type: FrameOpen, Protocol: StreamProtocol, Stream: st.id, Group: name,
 		MaxOutstandingMessages: p.maxMsgs, MaxOutstandingBytes: p.maxBytes, InvisibleSeconds: p.invisible,
@@ -256,7 +256,12 @@ func (c *consumeStream) removeLocked(handle string) {
 	delete(c.out, handle)
 	heap.Remove(&c.leases, e.idx)
 	c.outBytes -= e.bytes
+	*e = outEntry{}
+	outEntries.Put(e)
 }
+
+// outEntries recycles outEntry values: one per delivery otherwise.
+var outEntries = sync.Pool{New: func() any { return new(outEntry) }}
 
 // expireLocked ends the deliveries whose lease has run out, and returns
 // when the next one does (zero: none outstanding).
@@ -283,7 +288,8 @@ func (c *consumeStream) fitsLocked(size int64) bool {
 // addLocked makes m outstanding.
 func (c *consumeStream) addLocked(m *gateway.Received) {
 	size := int64(len(m.Message.Body))
-	e := &outEntry{handle: m.ReceiptHandle, bytes: size, until: m.InvisibleUntil}
+	e := outEntries.Get().(*outEntry)
+	*e = outEntry{handle: m.ReceiptHandle, bytes: size, until: m.InvisibleUntil}
 	c.out[m.ReceiptHandle] = e
 	heap.Push(&c.leases, e)
 	c.outBytes += size
@@ -309,9 +315,19 @@ func (c *consumeStream) pump() {
 		if n == 0 {
 			continue // held messages went out (or expired); look again
 		}
+		// The key's delivery limits (docs/quotas.md): a stream is paced,
+		// not refused; the receive asks for what the buckets hold.
+		rc, err := c.s.quotas.Paced(c.ctx, c.key.Load(), c.group, n)
+		if err != nil {
+			return // the stream ended while paced
+		}
+		if rc != nil {
+			n = rc.Max
+		}
 		got, err := c.s.consume.Receive(c.ctx, c.group, gateway.ReceiveRequest{
 			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
+		rc.Delivered(len(got))
 		wait = streamWait
 		if c.ctx.Err() != nil {
 			return // nothing was leased to a stream that has gone
@@ -520,10 +536,14 @@ func (c *consumeStream) reader() {
 
 // handle acts on one frame; false when it was refused.
 func (c *consumeStream) handle(b []byte) bool {
-	var f clientFrame
-	if err := decodeFrame(b, &f); err != nil {
-		c.sendError(f.ID, err)
-		return false
+	var f clientFrame // on the stack for the fast path: no allocation per ack frame
+	if !fastAckFrame(b, &f) {
+		slow := new(clientFrame)
+		if err := decodeFrame(b, slow); err != nil {
+			c.sendError(slow.ID, err)
+			return false
+		}
+		f = *slow
 	}
 	var fe fieldErrors
 	item := settleItem{kind: f.Type, id: f.ID, handles: f.ReceiptHandles}
@@ -627,11 +647,14 @@ func (c *consumeStream) settler() {
 	defer c.tasks.Done()
 	ctx := context.WithoutCancel(c.ctx) // a settlement read is carried out, even as the stream closes
 	var handles []string
+	var items []settleItem
 	for {
 		c.fmu.Lock()
-		items := c.pend
-		c.pend = nil
+		// The two slices take turns: the reader appends to one while the
+		// settler works through the other.
+		items, c.pend = c.pend, clearItems(items)
 		if len(items) == 0 {
+			c.pend = items[:0]
 			c.settling = false
 			c.fmu.Unlock()
 			return
@@ -668,6 +691,15 @@ func (c *consumeStream) settler() {
 			i = j
 		}
 	}
+}
+
+// clearItems empties items for reuse (nil when it grew large).
+func clearItems(items []settleItem) []settleItem {
+	if cap(items) > maxPendingSettles {
+		return nil
+	}
+	clear(items)
+	return items[:0]
 }
 
 func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {

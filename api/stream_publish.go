@@ -87,7 +87,7 @@ func (s *Server) handleTopicStream(w http.ResponseWriter, r *http.Request) {
 	}
 	p := &publishStream{stream: st, topic: topic, maxMsgs: maxMsgs, maxBytes: maxBytes}
 	st.sent = p.sentLocked
-	st.allowed = s.keyCheck(up, auth.Pub, topic)
+	st.allowed = s.keyCheck(st, up, auth.Pub, topic)
 	b := getFrameBuf()
 	*b = appendJSONValue(*b, PublishOpenFrame{Type: FrameOpen, Protocol: StreamProtocol, Stream: st.id, Topic: topic,
 		MaxUnconfirmedMessages: maxMsgs, MaxUnconfirmedBytes: maxBytes, PingSeconds: int(s.streamOpts.Ping / time.Second)})
@@ -184,6 +184,10 @@ func (p *publishStream) handle(b []byte) bool {
 		return false
 	}
 	n := len(pms)
+	if err := p.admit(n, pms); err != nil {
+		p.answerError(f.ID, n, size, err)
+		return false
+	}
 	p.mu.Lock()
 	if p.ctx.Err() != nil {
 		// Closing: finish may be waiting already. Not confirmed, not
@@ -197,6 +201,43 @@ func (p *publishStream) handle(b []byte) bool {
 	p.mu.Unlock()
 	go p.publish(f.ID, pms, f.Message == nil, size)
 	return true
+}
+
+// admit charges a publish to the key's publish limits (docs/quotas.md).
+// Over a rate, the stream is paced: the reader waits until the tokens are
+// there (the client is slowed by TCP, as at the unconfirmed limits); a
+// publish no bucket can ever hold is refused (413).
+func (p *publishStream) admit(msgs int, pms []core.PutMessage) error {
+	bytes := 0
+	for i := range pms {
+		bytes += len(pms[i].Body)
+	}
+	for {
+		v := p.s.quotas.Publish(p.key.Load(), p.topic, msgs, bytes)
+		switch {
+		case v == nil:
+			return nil
+		case v.TooLarge != "":
+			return core.Errorf(core.ETooLarge, "%s", v.TooLarge)
+		}
+		wait := v.Wait
+		if v.RetryAfter > 0 {
+			wait = v.RetryAfter // nothing was taken: ask again then
+		}
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-p.ctx.Done():
+				t.Stop()
+				v.Cancel()
+				return core.Errorf(core.EUnavailable, "the stream closed while the publish waited for its key's limit")
+			}
+		}
+		if v.RetryAfter == 0 {
+			return nil
+		}
+	}
 }
 
 // check turns a publish frame into the engine's messages under the REST
