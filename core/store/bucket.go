@@ -60,6 +60,7 @@ func Registered() []string {
 
 // Bucket returns the registered bucket n, or nil when it does not exist.
 func (tx ReadTx) Bucket(n BucketName) *Bucket {
+	tx.awaitBucket(n.name) // in View: what the view holds of it is durable (durable.go)
 	return wrapBucket(tx.tx.Bucket(n.name), tx.rec, nil, n.name)
 }
 

@@ -65,7 +65,22 @@ type Options struct {
 	CheckpointBytes    int64
 	CheckpointInterval time.Duration
 	CheckpointIdle     time.Duration
+	// SyncHook is for tests: it runs before each sync that makes commits
+	// durable, the syncer's fdatasync of the log-ahead (SyncLog) and a
+	// rewind checkpoint's sync of the store file (SyncCheckpoint, after a
+	// Store.Update among others). It may block, to hold commits between
+	// bbolt and their durability; a held SyncCheckpoint holds the writer.
+	SyncHook func(SyncKind)
 }
+
+// SyncKind says which sync Options.SyncHook runs before.
+type SyncKind int
+
+// The syncs Options.SyncHook sees.
+const (
+	SyncLog SyncKind = iota + 1
+	SyncCheckpoint
+)
 
 // DefaultLinger bounds how long a position write waits for company. It is
 // also how much longer than one group commit a position may stay
@@ -104,6 +119,7 @@ type Store struct {
 	syncq    chan *syncBatch
 	syncDone chan struct{}
 	gates    gateTable
+	dur      *durability // the read barrier (durable.go)
 	// beforeSync, set by tests before the first commit, runs in the
 	// syncer before each fdatasync; beforeRollingSync, set by tests
 	// before a rolling checkpoint begins, in its goroutine before its
@@ -194,7 +210,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	t2 := time.Now()
 	s := &Store{db: db, path: path, log: log, opts: opts,
 		reqs: make(chan *Request, 4096), done: make(chan struct{}),
-		syncq: make(chan *syncBatch), syncDone: make(chan struct{})}
+		syncq: make(chan *syncBatch), syncDone: make(chan struct{}), dur: newDurability()}
+	if h := opts.SyncHook; h != nil {
+		s.beforeSync = func() { h(SyncLog) }
+	}
 	if recovered != nil {
 		if recovered.tail != "" {
 			log.Info().Str("file", path).Str("where", recovered.tail).Msg("log-ahead: reading stopped at the end of what was synced")
@@ -289,12 +308,14 @@ func (s *Store) startWAL() error {
 		return err
 	}
 	w.pin, s.recoveryPin = s.recoveryPin, nil
+	w.dur = s.dur
 	s.wal = w
 	if err := s.checkpoint(); err != nil {
 		s.wal = nil
 		w.close()
 		return err
 	}
+	s.dur.on = true // before the writer starts: commits are durable only once synced
 	s.db.NoSync = true
 	// bbolt grows the file by truncate and fsync inside the commit that
 	// needs the room: a sync of every dirty page of the file, on the

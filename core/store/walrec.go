@@ -37,7 +37,19 @@ const (
 	walRecordCorrupt
 )
 
-type recorder struct{ buf []byte }
+type recorder struct {
+	buf []byte
+	// tops are the top-level buckets the recording writes and typedWrites
+	// whether it holds a typed write: the areas the read barrier waits on
+	// (durable.go).
+	tops        [][]byte
+	typedWrites bool
+}
+
+// reset starts a fresh recording.
+func (r *recorder) reset() {
+	r.buf, r.tops, r.typedWrites = r.buf[:0], r.tops[:0], false
+}
 
 // entry starts an entry naming its bucket by path: each name with its
 // length first (appendString), ended by a zero length (bbolt refuses empty
@@ -46,6 +58,7 @@ func (r *recorder) entry(kind byte, path []byte) {
 	r.buf = append(r.buf, kind)
 	r.buf = append(r.buf, path...)
 	r.buf = append(r.buf, 0)
+	r.noteTop(path)
 }
 
 func (r *recorder) put(path, key, value []byte) {
@@ -87,6 +100,7 @@ func (r *recorder) typed(kind byte, args []byte) {
 	if r != nil {
 		r.buf = append(r.buf, kind)
 		r.buf = appendString(r.buf, args)
+		r.typedWrites = true
 	}
 }
 

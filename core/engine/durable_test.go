@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/store"
+)
+
+// syncHold holds the store's syncs of one kind once armed, until
+// released (store.Options.SyncHook): the window between a group's bbolt
+// commit and its durability, held open.
+type syncHold struct {
+	kind             store.SyncKind
+	armed, release   chan struct{}
+	entered          chan struct{}
+	armOnce, relOnce sync.Once
+}
+
+func newSyncHold(kind store.SyncKind) *syncHold {
+	return &syncHold{kind: kind, armed: make(chan struct{}), release: make(chan struct{}), entered: make(chan struct{}, 16)}
+}
+
+func (h *syncHold) arm()  { h.armOnce.Do(func() { close(h.armed) }) }
+func (h *syncHold) open() { h.relOnce.Do(func() { close(h.release) }) }
+
+func (h *syncHold) hook(k store.SyncKind) {
+	if k != h.kind {
+		return
+	}
+	select {
+	case <-h.armed:
+		h.entered <- struct{}{}
+		<-h.release
+	default:
+	}
+}
+
+func stillWaiting[T any](t *testing.T, ch <-chan T, d time.Duration, what string) {
+	t.Helper()
+	select {
+	case v := <-ch:
+		t.Fatalf("%s answered before what it read was durable: %+v", what, v)
+	case <-time.After(d):
+	}
+}
+
+func answered[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not answer once durable", what)
+		panic("unreachable")
+	}
+}
+
+type putAnswer struct {
+	res []core.PutResult
+	err error
+}
+
+// TestIdempotentRetryWaitsForDurability: a retry that arrives while the
+// original publish is committed to bbolt but its log-ahead record is not
+// yet synced must not be answered "replayed" until the original is
+// durable: a power cut in that window would lose a message the retry was
+// told is stored. Without the read barrier the retry answers at once.
+func TestIdempotentRetryWaitsForDurability(t *testing.T) {
+	h := newSyncHold(store.SyncLog)
+	e := openTest(t, Options{syncHook: h.hook})
+	t.Cleanup(h.open) // before the engine's Close
+	mustTopic(t, e, "orders", 2)
+	h.arm()
+	put := func(ch chan<- putAnswer) {
+		res, err := e.Put(t.Context(), "orders", []core.PutMessage{keyed("a", "k1")})
+		ch <- putAnswer{res, err}
+	}
+	first := make(chan putAnswer, 1)
+	go put(first)
+	<-h.entered // the original's group is in bbolt, its fdatasync held
+	retry := make(chan putAnswer, 1)
+	go put(retry)
+	stillWaiting(t, retry, 300*time.Millisecond, "the retry")
+	stillWaiting(t, first, 0, "the original")
+	h.open()
+	a, b := answered(t, first, "the original"), answered(t, retry, "the retry")
+	if a.err != nil || b.err != nil {
+		t.Fatalf("original %v, retry %v", a.err, b.err)
+	}
+	if a.res[0].Replayed || !b.res[0].Replayed || a.res[0].MessageID != b.res[0].MessageID {
+		t.Fatalf("original %+v, retry %+v: want the retry to replay the original", a.res[0], b.res[0])
+	}
+	if n := topicMessages(t, e, "orders"); n != 1 {
+		t.Fatalf("%d messages stored, want 1", n)
+	}
+}
+
+// TestTopicGetWaitsForCreate: a GET of a topic whose creation is
+// committed to bbolt but whose checkpoint has not synced the file yet
+// waits for it, instead of reporting a topic a power cut would lose.
+func TestTopicGetWaitsForCreate(t *testing.T) {
+	h := newSyncHold(store.SyncCheckpoint)
+	e := openTest(t, Options{syncHook: h.hook})
+	t.Cleanup(h.open)
+	h.arm()
+	created := make(chan error, 1)
+	go func() { _, _, err := e.PutTopic(core.TopicConfig{Name: "fresh", Queues: 2}); created <- err }()
+	<-h.entered
+	got := make(chan error, 1)
+	go func() { _, err := e.Topic("fresh"); got <- err }()
+	listed := make(chan int, 1)
+	go func() { ts, _ := e.Topics(); listed <- len(ts) }()
+	stillWaiting(t, got, 300*time.Millisecond, "GET of the topic")
+	stillWaiting(t, listed, 0, "the topic list")
+	h.open()
+	if err := answered(t, got, "GET of the topic"); err != nil {
+		t.Fatalf("GET once durable: %v", err)
+	}
+	if n := answered(t, listed, "the topic list"); n != 1 {
+		t.Fatalf("%d topics listed, want 1", n)
+	}
+	if err := answered(t, created, "the create"); err != nil {
+		t.Fatal(err)
+	}
+}
