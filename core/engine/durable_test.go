@@ -105,6 +105,14 @@ func TestTopicGetWaitsForCreate(t *testing.T) {
 	h := newSyncHold(store.SyncCheckpoint)
 	e := openTest(t, Options{syncHook: h.hook})
 	t.Cleanup(h.open)
+	// The cleaner's first pass may checkpoint too: the held sync must be
+	// the create's.
+	for deadline := time.Now().Add(10 * time.Second); e.RetentionStats().Passes == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the cleaner's first pass did not finish")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	h.arm()
 	created := make(chan error, 1)
 	go func() { _, _, err := e.PutTopic(core.TopicConfig{Name: "fresh", Queues: 2}); created <- err }()
