@@ -114,9 +114,9 @@ func Verify(path string) (corrupt int, err error) {
 		return 0, err
 	}
 	defer db.Close()
-	s := &Store{db: db, path: path, opts: Options{FullCheckLimit: 64 << 20}}
+	s := &Store{db: db, path: path, opts: Options{FullCheckLimit: 64 << 20}, pageChecked: true} // openChecked ran PreCheck
 	var setAside []CorruptRecord
-	if err := guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
+	if err := s.guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return len(setAside), nil

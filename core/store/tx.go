@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"math"
+	"runtime"
+	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -39,7 +41,25 @@ type Tx struct{ ReadTx }
 // What fn reads has been made durable, or it waits until it is (the read
 // barrier, durable.go); if the log-ahead breaks meanwhile, View answers
 // the log's error, whatever fn returned.
-func (s *Store) View(fn func(ReadTx) error) error {
+//
+// A fault on the file's mapping (a damaged page pointing past the file's
+// end) or a runtime error of bbolt walking a mangled page is answered as
+// an error naming the file (and, for a fault, the page), logged with its
+// stack, not a crash (fault.go); other panics go on.
+func (s *Store) View(fn func(ReadTx) error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			if _, ok := r.(runtime.Error); !ok {
+				panic(r)
+			}
+			err = guardRead(s.db, s.path, func() error { panic(r) })
+			s.log.Error().Err(err).Str("stack", string(debug.Stack())).
+				Msg("a read of the store file failed: the file may be damaged (mqgate check DATA_DIR reads every page)")
+			err = core.Errorf(core.EInternal, "%v", err)
+		}
+	}()
 	return closedErr(s.db.View(func(tx *bolt.Tx) error {
 		err := fn(ReadTx{tx: tx, gates: &s.gates, dur: s.dur})
 		if s.dur.lost(uint64(tx.ID())) {
