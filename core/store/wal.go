@@ -409,12 +409,12 @@ func recoverWAL(path string) (*walRecovery, error) {
 	return rec, nil
 }
 
-// errUnsettled refuses to read a store file offline while its log-ahead
+// ErrUnsettled refuses to read a store file offline while its log-ahead
 // holds commits the file may lack.
-var errUnsettled = errors.New("the store was not closed cleanly and its log-ahead holds commits the file may lack: " +
+var ErrUnsettled = errors.New("the store was not closed cleanly and its log-ahead holds commits the file may lack: " +
 	"start the gateway once (it redoes them) and stop it, or back up through the running gateway")
 
-// checkSettled fails with errUnsettled when the log-ahead next to the
+// checkSettled fails with ErrUnsettled when the log-ahead next to the
 // store file at path holds records (a crash, or a server running).
 func checkSettled(path string) error {
 	rec, err := readWAL(path)
@@ -433,7 +433,7 @@ func checkSettled(path string) error {
 	if err := sharedLock(f, lockTimeout); err != nil {
 		return fmt.Errorf("%s: %w (file lock not acquired within %v)", path, err, lockTimeout)
 	}
-	return fmt.Errorf("%s: %w", path, errUnsettled)
+	return fmt.Errorf("%s: %w", path, ErrUnsettled)
 }
 
 // readWAL parses the log next to the store file at path; nil when there
