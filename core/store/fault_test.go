@@ -2,8 +2,8 @@ package store
 
 import (
 	"bytes"
-	"encoding/binary"
 	"crypto/sha256"
+	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strconv"
