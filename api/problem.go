@@ -100,6 +100,17 @@ func (e *invalidError) Error() string {
 // fieldErrors collects field problems while a request is checked.
 type fieldErrors []FieldProblem
 
+// set makes msg the problem of field, replacing an earlier one.
+func (fe *fieldErrors) set(field, msg string) {
+	for i, f := range *fe {
+		if f.Field == field {
+			(*fe)[i].Message = msg
+			return
+		}
+	}
+	*fe = append(*fe, FieldProblem{Field: field, Message: msg})
+}
+
 func (fe *fieldErrors) add(field, msg string) {
 	for _, f := range *fe {
 		if f.Field == field {

@@ -63,7 +63,7 @@ func TestRunCommands(t *testing.T) {
 	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "mqgate ") {
 		t.Fatalf("version: %d %q", code, out.String())
 	}
-	if code := run(nil, &out, &errb); code != 2 {
+	if code := run(nil, &out, &errb); code != 1 {
 		t.Fatalf("no command: %d", code)
 	}
 }
@@ -140,5 +140,13 @@ func TestEnvGoesThroughFlagParsers(t *testing.T) {
 	}
 	if c.CacheBudgetMiB != 64 || c.MaxWaiting != 20 || c.BroadcastIdleTimeout != 90*time.Second {
 		t.Fatalf("env and flags: %+v", c)
+	}
+}
+
+// --h2c is cleartext HTTP/2: with TLS it is refused with the reason.
+func TestH2CNotWithTLS(t *testing.T) {
+	_, err := parseServeFlags([]string{"--h2c", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--h2c") {
+		t.Fatalf("--h2c with TLS: %v", err)
 	}
 }

@@ -51,6 +51,24 @@ async function api(method, path, body) {
 const enc = encodeURIComponent;
 const fmtTime = (s) => s ? new Date(s).toLocaleString() : "";
 
+// plural is "1 queue", "4 queues".
+const plural = (n, noun) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
+// pushState is a push group's webhook state from its latest outcome: failing
+// while the last request failed (even before a second failure counts "in a
+// row"), healthy after a 2xx that came later than any error, idle before
+// the first request. A healthy badge never sits beside a current error.
+function pushState(p) {
+  const lastErr = p.lastErrorAt ? Date.parse(p.lastErrorAt) : 0;
+  const lastOk = p.lastSuccessAt ? Date.parse(p.lastSuccessAt) : 0;
+  if (p.consecutiveFailures > 0 || (p.lastError && lastErr >= lastOk)) {
+    const n = p.consecutiveFailures;
+    return { name: "failing", badge: "bad", text: n > 0 ? `failing (${n} in a row)` : "failing" };
+  }
+  if (lastOk) return { name: "healthy", badge: "ok", text: "healthy" };
+  return { name: "idle", badge: "warn", text: "no deliveries yet" };
+}
+
 function table(headers, rows, caption) {
   return el("table", {},
     caption ? el("caption", { class: "muted" }, caption) : null,
@@ -97,7 +115,7 @@ async function pageTopics() {
     const qs = (t.stats && t.stats.queues) || [];
     out.push(el("section", { class: "card", "aria-labelledby": "topic-" + t.name },
       el("h3", { id: "topic-" + t.name }, t.name),
-      el("p", { class: "muted" }, `${t.queues} queues · ${t.stats ? t.stats.messages : 0} messages stored · retention ${t.retentionHours} h`),
+      el("p", { class: "muted" }, `${plural(t.queues, "queue")} · ${plural(t.stats ? t.stats.messages : 0, "message")} stored · retention ${plural(t.retentionHours, "hour")}`),
       table(["Queue", { label: "Min offset", num: true }, { label: "Max offset", num: true }, { label: "Depth", num: true }],
         qs.map((q) => el("tr", {}, el("td", {}, q.queueId), el("td", { class: "num" }, q.minOffset),
           el("td", { class: "num" }, q.maxOffset), el("td", { class: "num" }, q.maxOffset - q.minOffset))))));
@@ -175,10 +193,11 @@ async function groupCard(g) {
   if (g.push) {
     dl.append(el("dt", {}, "Webhook"), el("dd", {}, el("code", {}, g.push.url)));
     if (p) {
-      const bad = p.consecutiveFailures > 0;
+      const state = pushState(p);
       dl.append(el("dt", {}, "Deliveries"), el("dd", {}, `${p.delivered} ok · ${p.failed} failed · ${p.queued} queued · ${p.inFlight} in flight`),
-        el("dt", {}, "Webhook state"), el("dd", {}, el("span", { class: "badge " + (bad ? "bad" : "ok") }, bad ? `failing (${p.consecutiveFailures} in a row)` : "healthy"),
-          p.lastError ? el("div", { class: "error" }, p.lastError) : null,
+        el("dt", {}, "Webhook state"), el("dd", { "data-push-state": state.name }, el("span", { class: "badge " + state.badge }, state.text),
+          p.lastError ? el("div", { class: state.name === "failing" ? "error" : "muted" },
+            (state.name === "failing" ? "" : "earlier error" + (p.lastErrorAt ? " at " + fmtTime(p.lastErrorAt) : "") + ": ") + p.lastError) : null,
           p.lastSuccessAt ? el("div", { class: "muted" }, "last success " + fmtTime(p.lastSuccessAt)) : null,
           p.pausedUntil ? el("div", { class: "muted" }, "paused until " + fmtTime(p.pausedUntil)) : null));
     }
@@ -261,7 +280,7 @@ async function pageDLQ(group) {
       el("td", {}, (m.body ?? "(binary)").slice(0, 80)));
   });
   const redrive = async (ids) => {
-    if (!confirm(ids.length ? `Redrive ${ids.length} selected dead letters to ${group}?` : `Redrive every dead letter of ${group}?`)) return;
+    if (!confirm(ids.length ? `Redrive ${plural(ids.length, "selected dead letter")} to ${group}?` : `Redrive every dead letter of ${group}?`)) return;
     const r = await api("POST", `/groups/${enc(group)}/dlq/redrive`, ids.length ? { messageIds: ids } : {});
     say(`Redriven: ${r.redriven ?? r.moved ?? 0}`);
     render();
@@ -273,7 +292,7 @@ async function pageDLQ(group) {
   const filter = () => { const f = {}; if (tags.value.trim()) f.tags = tags.value.trim(); if (reason.value.trim()) f.reason = reason.value.trim(); return f; };
   const dry = async () => {
     const r = await api("POST", `/groups/${enc(group)}/dlq/redrive`, { filter: filter(), dryRun: true });
-    count.textContent = `${r.matched} dead letters match.`;
+    count.textContent = `${plural(r.matched, "dead letter")} ${r.matched === 1 ? "matches" : "match"}.`;
   };
   const run = async () => {
     if (!confirm(`Redrive the dead letters of ${group} matching this filter?`)) return;
@@ -312,7 +331,8 @@ async function pageTimeline(group, id) {
   out.push(el("ol", { class: "timeline", "aria-label": "Events of " + id }, events.map((e) => el("li", { class: e.type },
     el("strong", {}, e.type), " ", el("span", { class: "muted" }, fmtTime(e.at)),
     e.attempt ? ` · attempt ${e.attempt}` : "", e.consumerId ? ` · consumer ${e.consumerId}` : "",
-    e.delayLevel !== undefined ? ` · delay level ${e.delayLevel}` : "", e.reason ? ` · “${e.reason}”` : ""))));
+    e.delayLevel !== undefined ? ` · delay level ${e.delayLevel}` : "", e.reason ? ` · “${e.reason}”` : "",
+    e.jobId ? [" · job ", el("code", { class: "job" }, e.jobId)] : ""))));
   out.push(el("p", { class: "muted" }, "Events are kept in memory per group (the last 4096) and forgotten on restart; PUBLISHED comes from the stored message."));
   return out;
 }

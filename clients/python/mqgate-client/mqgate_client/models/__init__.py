@@ -49,6 +49,8 @@ from .offset_reset_request_position import OffsetResetRequestPosition
 from .problem import Problem
 from .publish_batch_request import PublishBatchRequest
 from .publish_batch_result import PublishBatchResult
+from .publish_message_request import PublishMessageRequest
+from .publish_message_request_properties import PublishMessageRequestProperties
 from .publish_request import PublishRequest
 from .publish_request_properties import PublishRequestProperties
 from .publish_result import PublishResult
@@ -124,6 +126,8 @@ __all__ = (
     "Problem",
     "PublishBatchRequest",
     "PublishBatchResult",
+    "PublishMessageRequest",
+    "PublishMessageRequestProperties",
     "PublishRequest",
     "PublishRequestProperties",
     "PublishResult",

@@ -26,15 +26,13 @@ T = TypeVar("T", bound="Problem")
 class Problem:
     """ 
         Attributes:
-            status (int): Status is the HTTP status code of this answer. Example: 400.
-            title (str): Title is a short, fixed summary of the kind of problem. Example: Invalid request.
-            type_ (str): Type is a URI naming the kind of problem (urn:mqgate:problem:<code>). Example:
-                urn:mqgate:problem:invalid.
-            detail (str | Unset): Detail explains this occurrence of the problem. Example: the request has invalid fields.
-            errors (list[FieldProblem] | Unset): Errors lists the offending fields of a 400 answer.
-            instance (str | Unset): Instance is the request path. Example: /v1/topics/orders/messages.
-            request_id (str | Unset): RequestID matches the X-Request-Id header and the server's log line. Example:
-                7f3c9a1e2b4d5f60.
+            status (int): The HTTP status code of this answer. Example: 400.
+            title (str): A short, fixed summary of the kind of problem. Example: Invalid request.
+            type_ (str): A URI naming the kind of problem (urn:mqgate:problem:<code>). Example: urn:mqgate:problem:invalid.
+            detail (str | Unset): Explains this occurrence of the problem. Example: the request has invalid fields.
+            errors (list[FieldProblem] | Unset): Lists the offending fields of a 400 answer.
+            instance (str | Unset): The request path. Example: /v1/topics/orders/messages.
+            request_id (str | Unset): Matches the X-Request-Id header and the server's log line. Example: 7f3c9a1e2b4d5f60.
      """
 
     status: int

@@ -145,7 +145,9 @@ def sync_detailed(
     """ Publish a batch of messages
 
      Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing.
-    Results are in request order.
+    Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of
+    one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give
+    sharding keys to spread a batch.
 
     Args:
         topic (str):
@@ -182,7 +184,9 @@ def sync(
     """ Publish a batch of messages
 
      Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing.
-    Results are in request order.
+    Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of
+    one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give
+    sharding keys to spread a batch.
 
     Args:
         topic (str):
@@ -214,7 +218,9 @@ async def asyncio_detailed(
     """ Publish a batch of messages
 
      Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing.
-    Results are in request order.
+    Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of
+    one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give
+    sharding keys to spread a batch.
 
     Args:
         topic (str):
@@ -251,7 +257,9 @@ async def asyncio(
     """ Publish a batch of messages
 
      Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing.
-    Results are in request order.
+    Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of
+    one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give
+    sharding keys to spread a batch.
 
     Args:
         topic (str):

@@ -9,7 +9,7 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.problem import Problem
-from ...models.publish_request import PublishRequest
+from ...models.publish_message_request import PublishMessageRequest
 from ...models.publish_result import PublishResult
 from ...types import UNSET, Unset
 from typing import cast
@@ -19,7 +19,7 @@ from typing import cast
 def _get_kwargs(
     topic: str,
     *,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -144,7 +144,7 @@ def sync_detailed(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Problem | PublishResult]:
@@ -152,13 +152,14 @@ def sync_detailed(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -186,7 +187,7 @@ def sync(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Problem | PublishResult | None:
@@ -194,13 +195,14 @@ def sync(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -223,7 +225,7 @@ async def asyncio_detailed(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Problem | PublishResult]:
@@ -231,13 +233,14 @@ async def asyncio_detailed(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -265,7 +268,7 @@ async def asyncio(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Problem | PublishResult | None:
@@ -273,13 +276,14 @@ async def asyncio(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
