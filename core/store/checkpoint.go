@@ -428,6 +428,9 @@ func (s *Store) writeFreelist(force bool) error {
 		}
 		return w.err()
 	}
+	if w != nil && w.dur != nil {
+		w.dur.wroteNothing(txid)
+	}
 	s.stats.freelists.Add(1)
 	return nil
 }

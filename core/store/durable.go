@@ -41,6 +41,11 @@ type durability struct {
 	// logged durable after an fdatasync only if no record was voided
 	// meanwhile (a voided txid is used again by the next commit).
 	logged, voids atomic.Uint64
+	// empty is the txid of the last commit that wrote nothing readers
+	// see (a checkpoint's freelist commit, checkpoint.go): durable as soon
+	// as the one before it is, though no sync of the syncer may follow it
+	// for a while (no batch carries it).
+	empty atomic.Uint64
 
 	mu      sync.Mutex
 	cond    sync.Cond
@@ -71,7 +76,20 @@ func (d *durability) mark(txid uint64) {
 			break
 		}
 	}
+	if e := d.empty.Load(); e == txid+1 {
+		d.mark(e)
+		return
+	}
 	d.wake()
+}
+
+// wroteNothing notes that txid committed nothing a reader sees: it is
+// durable with the transaction before it.
+func (d *durability) wroteNothing(txid uint64) {
+	d.empty.Store(txid)
+	if d.durable.Load()+1 >= txid { // the one before is durable already
+		d.mark(txid)
+	}
 }
 
 // fail wakes every waiting reader for good: the log is broken, so what

@@ -184,3 +184,32 @@ func TestReadBarrierFreeWhenDurable(t *testing.T) {
 		t.Fatal("the durable txid never moved")
 	}
 }
+
+// TestDurabilityEmptyCommit: a commit that wrote nothing (a checkpoint's
+// freelist commit, which no syncer batch carries) is durable with the
+// one before it, whichever of the two is noted first; a reader needing
+// it is not left waiting for a sync that may not come.
+func TestDurabilityEmptyCommit(t *testing.T) {
+	d := newDurability()
+	d.on = true
+	d.mark(4)
+	d.wroteNothing(6) // 5 is not durable yet
+	if got := d.durable.Load(); got != 4 {
+		t.Fatalf("durable %d, want 4", got)
+	}
+	woke := make(chan struct{})
+	go func() { d.await(6); close(woke) }()
+	d.mark(5)
+	within(t, woke, "a reader of the empty commit")
+	d.wroteNothing(7) // 6 is durable: so is 7 at once
+	if got := d.durable.Load(); got != 7 {
+		t.Fatalf("durable %d, want 7", got)
+	}
+	d.fail()
+	done := make(chan struct{})
+	go func() { d.await(100); close(done) }()
+	within(t, done, "a reader after the log broke")
+	if !d.lost(8) || d.lost(7) {
+		t.Fatal("lost() wrong after the log broke")
+	}
+}
