@@ -134,3 +134,45 @@ func TestTopicGetWaitsForCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestIdempotentFreshKeyPlansWithoutWaiting: while one idempotent
+// publish's sync is held, planning a publish with another key does not
+// wait for it (a key not found is looked up again in the group commit),
+// and planning a retry of the held one does.
+func TestIdempotentFreshKeyPlansWithoutWaiting(t *testing.T) {
+	h := newSyncHold(store.SyncLog)
+	e := openTest(t, Options{syncHook: h.hook})
+	t.Cleanup(h.open)
+	mustTopic(t, e, "orders", 2)
+	uid := e.cachedTopic("orders").rec.UID
+	h.arm()
+	first := make(chan putAnswer, 1)
+	go func() {
+		res, err := e.Put(t.Context(), "orders", []core.PutMessage{keyed("a", "k1")})
+		first <- putAnswer{res, err}
+	}()
+	<-h.entered
+	plan := func(key string) <-chan *dedupPlan {
+		ch := make(chan *dedupPlan, 1)
+		go func() {
+			p, err := e.planDedup("orders", uid, []core.PutMessage{keyed("a", key)}, time.Now())
+			if err != nil {
+				t.Error(err)
+			}
+			ch <- p
+		}()
+		return ch
+	}
+	if p := answered(t, plan("k2"), "planning a fresh key"); len(p.fresh) != 1 {
+		t.Fatalf("fresh key planned %+v", p)
+	}
+	retry := plan("k1")
+	stillWaiting(t, retry, 300*time.Millisecond, "planning the retry")
+	h.open()
+	if p := answered(t, retry, "planning the retry"); len(p.replay) != 1 {
+		t.Fatalf("retry planned %+v, want a replay", p)
+	}
+	if a := answered(t, first, "the original"); a.err != nil {
+		t.Fatal(a.err)
+	}
+}
