@@ -24,14 +24,14 @@ import (
 // each registered bucket. The writer notes, before bbolt commits a
 // group, the areas its ops and hooks wrote (a topic created by an op,
 // the buckets and typed writes its hooks recorded); Store.Update notes
-// every area. A reader of area a in a view at txid V then needs the
+// those its function wrote the same way. A reader of area a in a view at txid V then needs the
 // durable txid to reach min(V, the last txid that wrote a): a pull that
 // reads only topics and queues does not wait for the acks committed
 // beside it.
 type durability struct {
 	on      bool          // the log-ahead runs: commits are not durable at once
 	durable atomic.Uint64 // every transaction up to this txid is durable
-	any     atomic.Uint64 // the last Store.Update: it may have written any area
+	any     atomic.Uint64 // the last Store.Update whose areas are unknown
 	own     atomic.Uint64 // the last group that wrote the store's own state
 	// buckets holds the last writing txid of each registered bucket, by
 	// name; built at Open from the registrations and read-only after.
@@ -150,6 +150,17 @@ func (d *durability) wroteGroup(txid uint64, ownState bool, reqs []*Request) {
 			d.own.Store(txid)
 		}
 	}
+}
+
+// wroteUpdate notes, before bbolt commits a Store.Update at txid, the
+// areas its recorder saw it write; one that noted none may have written
+// anything a recorder does not see, so every area waits for it.
+func (d *durability) wroteUpdate(txid uint64, rec *recorder) {
+	if len(rec.tops) == 0 && !rec.typedWrites {
+		d.any.Store(txid)
+		return
+	}
+	d.wroteGroup(txid, false, []*Request{{rec: *rec}})
 }
 
 // awaitOwn waits, in View, until the view's writes to the store's own

@@ -213,3 +213,53 @@ func TestDurabilityEmptyCommit(t *testing.T) {
 		t.Fatal("lost() wrong after the log broke")
 	}
 }
+
+// TestReadBarrierUpdateWaitsOnlyForWhatItWrote: while the checkpoint of
+// an Update that wrote one registered bucket is held, a read of that
+// bucket waits and a read of the topics does not.
+func TestReadBarrierUpdateWaitsOnlyForWhatItWrote(t *testing.T) {
+	h := newSyncHold(SyncCheckpoint)
+	s := openStore(t, t.TempDir(), Options{SyncHook: h.hook})
+	t.Cleanup(h.open)
+	mustTopic(t, s, "t", 1)
+	h.arm()
+	updated := make(chan error, 1)
+	go func() {
+		updated <- s.Update(func(tx Tx) error {
+			b, err := tx.CreateBucketIfNotExists(durableTestBucket)
+			if err != nil {
+				return err
+			}
+			return b.Put([]byte("cfg"), []byte("v"))
+		})
+	}()
+	<-h.entered
+	topic := make(chan bool, 1)
+	go func() {
+		var ok bool
+		_ = s.View(func(tx ReadTx) (err error) { _, ok, err = tx.GetTopic("t"); return err })
+		topic <- ok
+	}()
+	if !within(t, topic, "a read of the topics") {
+		t.Fatal("topic t not found")
+	}
+	cfg := make(chan string, 1)
+	go func() {
+		var v string
+		_ = s.View(func(tx ReadTx) error {
+			if b := tx.Bucket(durableTestBucket); b != nil {
+				v = string(b.Get([]byte("cfg")))
+			}
+			return nil
+		})
+		cfg <- v
+	}()
+	notWithin(t, cfg, 300*time.Millisecond, "a read of the bucket the Update wrote")
+	h.open()
+	if v := within(t, cfg, "the read of the bucket"); v != "v" {
+		t.Fatalf("read %q once durable, want v", v)
+	}
+	if err := within(t, updated, "the Update"); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -87,8 +87,14 @@ func (s *Store) Update(fn func(Tx) error) error {
 		}
 	}
 	err := s.db.Update(func(tx *bolt.Tx) error {
-		s.dur.any.Store(uint64(tx.ID())) // it may write anything: readers wait for the checkpoint
-		return fn(Tx{ReadTx{tx: tx}})
+		// The recorder only notes what fn writes: readers of that wait
+		// for the checkpoint below (durable.go).
+		rec := &recorder{areasOnly: true}
+		if err := fn(Tx{ReadTx{tx: tx, rec: rec}}); err != nil {
+			return err
+		}
+		s.dur.wroteUpdate(uint64(tx.ID()), rec)
+		return nil
 	})
 	if err != nil || s.wal == nil {
 		return closedErr(err)
