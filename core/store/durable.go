@@ -24,10 +24,10 @@ import (
 // each registered bucket. The writer notes, before bbolt commits a
 // group, the areas its ops and hooks wrote (a topic created by an op,
 // the buckets and typed writes its hooks recorded); Store.Update notes
-// those its function wrote the same way. A reader of area a in a view at txid V then needs the
-// durable txid to reach min(V, the last txid that wrote a): a pull that
-// reads only topics and queues does not wait for the acks committed
-// beside it.
+// those its function wrote the same way. A reader of area a in a view
+// at txid V then needs the durable txid to reach min(V, the last txid
+// that wrote a): a pull that reads only topics and queues does not wait
+// for the acks committed beside it.
 type durability struct {
 	on      bool          // the log-ahead runs: commits are not durable at once
 	durable atomic.Uint64 // every transaction up to this txid is durable
