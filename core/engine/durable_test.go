@@ -9,32 +9,56 @@ import (
 	"github.com/mqgate/mqgate/core/store"
 )
 
-// syncHold holds the store's syncs of one kind once armed, until
-// released (store.Options.SyncHook): the window between a group's bbolt
-// commit and its durability, held open.
+// syncHold holds the store's syncs of one kind (0: of every kind) once
+// armed, until released (store.Options.SyncHook): the window between a
+// group's bbolt commit and its durability, held open. Each held sync is
+// announced on entered with a channel that lets that one go; open lets
+// every one go, for good.
 type syncHold struct {
 	kind             store.SyncKind
 	armed, release   chan struct{}
-	entered          chan struct{}
+	entered          chan chan struct{}
 	armOnce, relOnce sync.Once
 }
 
 func newSyncHold(kind store.SyncKind) *syncHold {
-	return &syncHold{kind: kind, armed: make(chan struct{}), release: make(chan struct{}), entered: make(chan struct{}, 16)}
+	return &syncHold{kind: kind, armed: make(chan struct{}), release: make(chan struct{}), entered: make(chan chan struct{}, 64)}
 }
 
 func (h *syncHold) arm()  { h.armOnce.Do(func() { close(h.armed) }) }
 func (h *syncHold) open() { h.relOnce.Do(func() { close(h.release) }) }
 
 func (h *syncHold) hook(k store.SyncKind) {
-	if k != h.kind {
+	if h.kind != 0 && k != h.kind {
 		return
 	}
 	select {
 	case <-h.armed:
-		h.entered <- struct{}{}
-		<-h.release
 	default:
+		return
+	}
+	one := make(chan struct{})
+	h.entered <- one
+	select {
+	case <-one:
+	case <-h.release:
+	}
+}
+
+// holdUntil lets held syncs go one by one until cond holds while one is
+// held: from then on every sync waits for open.
+func (h *syncHold) holdUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for {
+		select {
+		case one := <-h.entered:
+			if cond() {
+				return
+			}
+			close(one)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no held sync found the state looked for")
+		}
 	}
 }
 
@@ -58,6 +82,31 @@ func answered[T any](t *testing.T, ch <-chan T, what string) T {
 	}
 }
 
+// quiet waits for the cleaner's first pass, which may run an Update and
+// so a checkpoint: a held sync must be the one a test is about.
+func quiet(t *testing.T, e *Engine) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); e.RetentionStats().Passes == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the cleaner's first pass did not finish")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// dedupCommitted reports whether topic's idempotency record for key is
+// in bbolt, durable or not (a look-up past the read barrier).
+func dedupCommitted(t *testing.T, e *Engine, topic, key string) bool {
+	var found bool
+	if err := e.st.View(func(tx store.ReadTx) error {
+		found = tx.BucketUnsynced(bucketDedup).Get(dedupKey(topic, key)) != nil
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
 type putAnswer struct {
 	res []core.PutResult
 	err error
@@ -69,10 +118,11 @@ type putAnswer struct {
 // durable: a power cut in that window would lose a message the retry was
 // told is stored. Without the read barrier the retry answers at once.
 func TestIdempotentRetryWaitsForDurability(t *testing.T) {
-	h := newSyncHold(store.SyncLog)
+	h := newSyncHold(0)
 	e := openTest(t, Options{syncHook: h.hook})
 	t.Cleanup(h.open) // before the engine's Close
 	mustTopic(t, e, "orders", 2)
+	quiet(t, e)
 	h.arm()
 	put := func(ch chan<- putAnswer) {
 		res, err := e.Put(t.Context(), "orders", []core.PutMessage{keyed("a", "k1")})
@@ -80,7 +130,9 @@ func TestIdempotentRetryWaitsForDurability(t *testing.T) {
 	}
 	first := make(chan putAnswer, 1)
 	go put(first)
-	<-h.entered // the original's group is in bbolt, its fdatasync held
+	// The original's group is in bbolt and every sync is held (a
+	// checkpoint would make it durable as well as the log's fdatasync).
+	h.holdUntil(t, func() bool { return dedupCommitted(t, e, "orders", "k1") })
 	retry := make(chan putAnswer, 1)
 	go put(retry)
 	stillWaiting(t, retry, 300*time.Millisecond, "the retry")
@@ -105,18 +157,11 @@ func TestTopicGetWaitsForCreate(t *testing.T) {
 	h := newSyncHold(store.SyncCheckpoint)
 	e := openTest(t, Options{syncHook: h.hook})
 	t.Cleanup(h.open)
-	// The cleaner's first pass may checkpoint too: the held sync must be
-	// the create's.
-	for deadline := time.Now().Add(10 * time.Second); e.RetentionStats().Passes == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the cleaner's first pass did not finish")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	quiet(t, e)
 	h.arm()
 	created := make(chan error, 1)
 	go func() { _, _, err := e.PutTopic(core.TopicConfig{Name: "fresh", Queues: 2}); created <- err }()
-	<-h.entered
+	<-h.entered // the cleaner is done: the only Update is the create's
 	got := make(chan error, 1)
 	go func() { _, err := e.Topic("fresh"); got <- err }()
 	listed := make(chan int, 1)
@@ -140,10 +185,11 @@ func TestTopicGetWaitsForCreate(t *testing.T) {
 // wait for it (a key not found is looked up again in the group commit),
 // and planning a retry of the held one does.
 func TestIdempotentFreshKeyPlansWithoutWaiting(t *testing.T) {
-	h := newSyncHold(store.SyncLog)
+	h := newSyncHold(0)
 	e := openTest(t, Options{syncHook: h.hook})
 	t.Cleanup(h.open)
 	mustTopic(t, e, "orders", 2)
+	quiet(t, e)
 	uid := e.cachedTopic("orders").rec.UID
 	h.arm()
 	first := make(chan putAnswer, 1)
@@ -151,7 +197,7 @@ func TestIdempotentFreshKeyPlansWithoutWaiting(t *testing.T) {
 		res, err := e.Put(t.Context(), "orders", []core.PutMessage{keyed("a", "k1")})
 		first <- putAnswer{res, err}
 	}()
-	<-h.entered
+	h.holdUntil(t, func() bool { return dedupCommitted(t, e, "orders", "k1") })
 	plan := func(key string) <-chan *dedupPlan {
 		ch := make(chan *dedupPlan, 1)
 		go func() {
