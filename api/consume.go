@@ -108,7 +108,10 @@ func newHandleResults(rs []gateway.HandleResult) HandleResults {
 //	@Failure		404		{object}	Problem
 //	@Failure		409		{object}	Problem	"Push group"
 //	@Failure		415		{object}	Problem
-//	@Failure		429		{object}	Problem	"Too many waiting receives"
+//	@Failure		429		{object}	Problem	"Too many waiting receives, or over the API key's receive limits (docs/quotas.md)"
+//	@Header			429		{string}	Retry-After	"Seconds until the request would pass"
+//	@Header			429		{string}	RateLimit-Policy	"The key's limits that apply (draft-ietf-httpapi-ratelimit-headers)"
+//	@Header			429		{string}	RateLimit	"What each limit has left"
 //	@Failure		503		{object}	Problem
 //	@ID				receiveMessages
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -116,6 +119,10 @@ func newHandleResults(rs []gateway.HandleResult) HandleResults {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/receive [post]
 func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.tracer != nil {
+		start = time.Now()
+	}
 	name, err := groupParam(r)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -136,10 +143,20 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	if req.InvisibleSeconds != nil {
 		greq.Invisible = time.Duration(*req.InvisibleSeconds) * time.Second
 	}
+	// The key's limits (quota.go): receives in flight and deliveries.
+	rc := s.quotas.Receive(keyFrom(r.Context()), name, greq.MaxMessages)
+	if rc != nil {
+		if !s.admit(w, r, &rc.Verdict) {
+			rc.Cancel()
+			return
+		}
+		greq.MaxMessages = rc.Max
+	}
 	// The server's WriteTimeout must not cut a long poll short: the
 	// deadline covers the wait, then the usual time to write the answer.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(greq.Wait + s.writeTTL))
 	got, err := s.consume.Receive(r.Context(), name, greq)
+	rc.Delivered(len(got))
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client has gone; nothing was leased to it
@@ -148,6 +165,9 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(got) > 0 {
+		if s.tracer != nil {
+			s.traceReceive(r, start, name, got)
+		}
 		writeAppended(w, http.StatusOK, appendReceived, got) // newReceiveResponse's JSON
 		return
 	}
@@ -186,11 +206,18 @@ func newReceiveResponse(got []gateway.Received) ReceiveResponse {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/ack [post]
 func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.tracer != nil {
+		start = time.Now()
+	}
 	name, req, ok := decodeHandles[AckRequest](s, w, r)
 	if !ok {
 		return
 	}
 	res, err := s.consume.Ack(r.Context(), name, req.ReceiptHandles)
+	if s.tracer != nil {
+		s.traceSettle(r, start, name, "ack", "ack", res, err)
+	}
 	s.answerHandles(w, r, res, err)
 }
 
@@ -214,11 +241,22 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/nack [post]
 func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.tracer != nil {
+		start = time.Now()
+	}
 	name, req, ok := decodeHandles[NackRequest](s, w, r)
 	if !ok {
 		return
 	}
 	res, err := s.nack(r, name, req)
+	if s.tracer != nil {
+		outcome := "nack"
+		if req.DelayLevel < 0 {
+			outcome = "dlq"
+		}
+		s.traceSettle(r, start, name, "nack", outcome, res, err)
+	}
 	s.answerHandles(w, r, res, err)
 }
 

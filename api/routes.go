@@ -100,6 +100,7 @@ func (s *Server) routes() *chi.Mux {
 
 		// Operators (admin.go).
 		r.Get("/v1/admin/backup", s.handleBackup)
+		r.Get("/v1/admin/limits", s.handleLimits) // admin_limits.go
 	})
 	return r
 }

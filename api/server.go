@@ -14,6 +14,8 @@ import (
 
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/auth"
+	"github.com/mqgate/mqgate/internal/quota"
+	"github.com/mqgate/mqgate/internal/tracing"
 )
 
 // Options configures the HTTP API.
@@ -56,6 +58,11 @@ type Options struct {
 	// 401 without a known bearer key, 403 without the route's grant.
 	// Default: none, /v1 is open to anyone who can reach it.
 	Keys *auth.Keyring
+	// LimitScope says what the keys' limits (internal/quota) count, as
+	// GET /v1/admin/limits reports it: "server" when this process is the
+	// only gateway (embedded), "instance" when each of several gateways
+	// counts on its own (jetstream). Default "server".
+	LimitScope string
 	// Backup serves GET /v1/admin/backup (the engine). Without it the
 	// route answers 503.
 	Backup Backuper
@@ -64,6 +71,10 @@ type Options struct {
 	// wait is never cut and a client that does not read the answer still
 	// is. Default 30s.
 	WriteTimeout time.Duration
+	// Tracer, when set, records the publish, commit, receive and
+	// settlement spans (api/trace.go). Nil: tracing off, and no tracing
+	// work at all on any request.
+	Tracer *tracing.Tracer
 }
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
@@ -83,12 +94,15 @@ type Server struct {
 	handler  http.Handler
 	mux      *chi.Mux      // handler, for the routing context ServeHTTP sets up
 	keys     *auth.Keyring // nil: /v1 is open
+	quotas   *quota.Quotas // the keys' limits; nil without keys
+	scope    string        // Options.LimitScope
 	noAccess bool          // Options.NoAccessLog
 	ready    func() error  // Options.Ready; nil: always ready
 
-	bodyTimeout time.Duration // Options.BodyReadTimeout
-	backup      Backuper      // nil: no backups
-	writeTTL    time.Duration // WriteTimeout, added to a receive's wait
+	bodyTimeout time.Duration   // Options.BodyReadTimeout
+	backup      Backuper        // nil: no backups
+	writeTTL    time.Duration   // WriteTimeout, added to a receive's wait
+	tracer      *tracing.Tracer // Options.Tracer; nil: tracing off
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -125,6 +139,7 @@ func New(opts Options) *Server {
 
 		bodyTimeout: opts.BodyReadTimeout,
 		writeTTL:    opts.WriteTimeout,
+		tracer:      opts.Tracer,
 	}
 	if s.bodyTimeout <= 0 {
 		s.bodyTimeout = DefaultBodyReadTimeout
@@ -140,6 +155,13 @@ func New(opts Options) *Server {
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s.metrics = newMetrics(s.registry)
+	if s.keys != nil {
+		s.quotas = quota.New(s.keys, quota.NewMetrics(s.registry))
+	}
+	s.scope = opts.LimitScope
+	if s.scope == "" {
+		s.scope = LimitScopeServer
+	}
 	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.engine, s.groups))
 	s.registry.MustRegister(newLagCollector(s.engine, s.groups))
 	s.mux = s.routes()

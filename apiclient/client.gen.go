@@ -261,6 +261,45 @@ func (e JobState) Valid() bool {
 	}
 }
 
+// Defines values for LimitPolicyUnit.
+const (
+	ConcurrentRequests LimitPolicyUnit = "concurrent-requests"
+	ContentBytes       LimitPolicyUnit = "content-bytes"
+	Requests           LimitPolicyUnit = "requests"
+)
+
+// Valid indicates whether the value is a known member of the LimitPolicyUnit enum.
+func (e LimitPolicyUnit) Valid() bool {
+	switch e {
+	case ConcurrentRequests:
+		return true
+	case ContentBytes:
+		return true
+	case Requests:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LimitsResponseScope.
+const (
+	Instance LimitsResponseScope = "instance"
+	Server   LimitsResponseScope = "server"
+)
+
+// Valid indicates whether the value is a known member of the LimitsResponseScope enum.
+func (e LimitsResponseScope) Valid() bool {
+	switch e {
+	case Instance:
+		return true
+	case Server:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OffsetResetRequestPosition.
 const (
 	OffsetResetRequestPositionFIRSTOFFSET OffsetResetRequestPosition = "FIRST_OFFSET"
@@ -598,6 +637,20 @@ type DeadLetter struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // DryRunResult defines model for DryRunResult.
@@ -709,6 +762,49 @@ type GroupConsumeMode string
 
 // GroupMessageModel Example: CLUSTERING
 type GroupMessageModel string
+
+// GroupLimit defines model for GroupLimit.
+type GroupLimit struct {
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
+	//
+	// Example: 8
+	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
+
+	// DeliveriesBurst The deliveries bucket's size.
+	//
+	// Example: 500
+	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
+
+	// DeliveriesPerSecond Limits messages handed out by receive.
+	//
+	// Example: 500
+	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
+
+	// Group The pattern (as in sub grants).
+	//
+	// Example: billing
+	Group string `json:"group"`
+
+	// PublishBurst The publish bucket's size.
+	//
+	// Example: 100
+	PublishBurst *int `json:"publishBurst,omitempty"`
+
+	// PublishBytesBurst The bytes bucket's size.
+	//
+	// Example: 1048576
+	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
+
+	// PublishBytesPerSecond Limits published body bytes.
+	//
+	// Example: 1048576
+	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
+
+	// PublishPerSecond Limits published messages (a batch counts each).
+	//
+	// Example: 100
+	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
+}
 
 // GroupList defines model for GroupList.
 type GroupList struct {
@@ -955,6 +1051,127 @@ type KeyLagList struct {
 	Keys []KeyLag `json:"keys"`
 }
 
+// KeyLimits defines model for KeyLimits.
+type KeyLimits struct {
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
+	//
+	// Example: 8
+	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
+
+	// DeliveriesBurst The deliveries bucket's size.
+	//
+	// Example: 500
+	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
+
+	// DeliveriesPerSecond Limits messages handed out by receive.
+	//
+	// Example: 500
+	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
+
+	// Groups The limits shared by the groups matching each pattern.
+	Groups *[]GroupLimit `json:"groups,omitempty"`
+
+	// MaxDelaySeconds How long a request over a rate limit is held
+	// for its tokens before it is refused (0: refused at once).
+	//
+	// Example: 0.5
+	MaxDelaySeconds float32 `json:"maxDelaySeconds"`
+
+	// Name The key's name (never its secret).
+	//
+	// Example: orders-writer
+	Name string `json:"name"`
+
+	// Policies The limits as the RateLimit headers name them, with
+	// what each has left now.
+	Policies []LimitPolicy `json:"policies"`
+
+	// PublishBurst The publish bucket's size.
+	//
+	// Example: 100
+	PublishBurst *int `json:"publishBurst,omitempty"`
+
+	// PublishBytesBurst The bytes bucket's size.
+	//
+	// Example: 1048576
+	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
+
+	// PublishBytesPerSecond Limits published body bytes.
+	//
+	// Example: 1048576
+	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
+
+	// PublishPerSecond Limits published messages (a batch counts each).
+	//
+	// Example: 100
+	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
+
+	// Topics The limits shared by the topics matching each pattern.
+	Topics *[]TopicLimit `json:"topics,omitempty"`
+}
+
+// LimitPolicy defines model for LimitPolicy.
+type LimitPolicy struct {
+	// Name The policy name of the headers: pub, pub-bytes,
+	// deliveries, receives, with :<pattern> for a topic or group entry.
+	//
+	// Example: pub
+	Name string `json:"name"`
+
+	// Quota Q: per window for a rate, the maximum for receives.
+	//
+	// Example: 100
+	Quota int `json:"quota"`
+
+	// Remaining R: what the bucket holds now (or receives free).
+	//
+	// Example: 57
+	Remaining int `json:"remaining"`
+
+	// Unit Qu: requests (messages), content-bytes or concurrent-requests.
+	//
+	// Example: requests
+	Unit LimitPolicyUnit `json:"unit"`
+
+	// WindowSeconds W (absent for a concurrency limit).
+	//
+	// Example: 1
+	WindowSeconds *int `json:"windowSeconds,omitempty"`
+}
+
+// LimitPolicyUnit Qu: requests (messages), content-bytes or concurrent-requests.
+//
+// Example: requests
+type LimitPolicyUnit string
+
+// LimitsResponse defines model for LimitsResponse.
+type LimitsResponse struct {
+	// Keys The keys with limits, in key-file order (keys without
+	// limits are not listed).
+	Keys []KeyLimits `json:"keys"`
+
+	// Scope What the limits count: server (this process is the only
+	// gateway, --backend embedded) or instance (each gateway in front of
+	// one JetStream counts on its own: N instances allow up to N times
+	// each limit).
+	//
+	// Example: server
+	Scope LimitsResponseScope `json:"scope"`
+
+	// ScopeDetail Says the same in a sentence.
+	//
+	// Example: this server is the only gateway: the limits are the service's
+	ScopeDetail string `json:"scopeDetail"`
+}
+
+// LimitsResponseScope What the limits count: server (this process is the only
+// gateway, --backend embedded) or instance (each gateway in front of
+// one JetStream counts on its own: N instances allow up to N times
+// each limit).
+//
+// Example: server
+type LimitsResponseScope string
+
 // Message defines model for Message.
 type Message struct {
 	// Body The UTF-8 text body of a message published with `body`.
@@ -1027,6 +1244,20 @@ type Message struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // MessageList defines model for MessageList.
@@ -1137,6 +1368,12 @@ type Problem struct {
 	//
 	// Example: urn:mqgate:problem:invalid
 	Type string `json:"type"`
+
+	// ViolatedPolicies Names the API-key limits a 429 (or 413) answer
+	// exceeded, as in its RateLimit-Policy header (docs/quotas.md).
+	//
+	// Example: ["pub"]
+	ViolatedPolicies *[]string `json:"violatedPolicies,omitempty"`
 }
 
 // PublishBatchRequest defines model for PublishBatchRequest.
@@ -1206,8 +1443,23 @@ type PublishRequest struct {
 	// Tags One tag that subscription filters match (`TagA || TagB`).
 	//
 	// Example: created
-	Tags  *string `json:"tags,omitempty"`
-	union json.RawMessage
+	Tags *string `json:"tags,omitempty"`
+
+	// Traceparent The message's W3C traceparent (Trace Context level
+	// 1, version 00): stored with the message, returned on receive and
+	// sent as the traceparent header of a webhook push. A single publish
+	// may send the traceparent header instead (not both); a malformed
+	// value here answers 400 (a malformed header is ignored, as W3C says).
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that goes with traceparent (at
+	// most 512 characters; only with traceparent).
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
+	union      json.RawMessage
 }
 
 // PublishRequest0 defines model for PublishRequest.0.
@@ -1526,6 +1778,20 @@ type ReceivedMessage struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // RedriveRequest defines model for RedriveRequest.
@@ -1654,6 +1920,49 @@ type Topic struct {
 	Stats          *TopicStats `json:"stats,omitempty"`
 }
 
+// TopicLimit defines model for TopicLimit.
+type TopicLimit struct {
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
+	//
+	// Example: 8
+	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
+
+	// DeliveriesBurst The deliveries bucket's size.
+	//
+	// Example: 500
+	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
+
+	// DeliveriesPerSecond Limits messages handed out by receive.
+	//
+	// Example: 500
+	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
+
+	// PublishBurst The publish bucket's size.
+	//
+	// Example: 100
+	PublishBurst *int `json:"publishBurst,omitempty"`
+
+	// PublishBytesBurst The bytes bucket's size.
+	//
+	// Example: 1048576
+	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
+
+	// PublishBytesPerSecond Limits published body bytes.
+	//
+	// Example: 1048576
+	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
+
+	// PublishPerSecond Limits published messages (a batch counts each).
+	//
+	// Example: 100
+	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
+
+	// Topic The pattern (as in pub grants).
+	//
+	// Example: orders-*
+	Topic string `json:"topic"`
+}
+
 // TopicList defines model for TopicList.
 type TopicList struct {
 	// NextCursor Continues the listing (pass it as `cursor`); absent on
@@ -1779,6 +2088,12 @@ type QueryMessagesParams struct {
 type PublishMessageParams struct {
 	// IdempotencyKey 1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// Traceparent W3C traceparent: the message's trace context (stored, returned on receive, sent on webhook pushes); the parent of the publish span when the server traces. A malformed one is ignored. Not together with the traceparent field
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate W3C tracestate that goes with traceparent
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // PutGroupJSONRequestBody defines body for PutGroup for application/json ContentType.
@@ -1960,6 +2275,20 @@ func (t PublishRequest) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
 		}
 	}
+
+	if t.Traceparent != nil {
+		object["traceparent"], err = json.Marshal(t.Traceparent)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'traceparent': %w", err)
+		}
+	}
+
+	if t.Tracestate != nil {
+		object["tracestate"], err = json.Marshal(t.Tracestate)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tracestate': %w", err)
+		}
+	}
 	b, err = json.Marshal(object)
 	return b, err
 }
@@ -2042,6 +2371,20 @@ func (t *PublishRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Tags)
 		if err != nil {
 			return fmt.Errorf("error reading 'tags': %w", err)
+		}
+	}
+
+	if raw, found := object["traceparent"]; found {
+		err = json.Unmarshal(raw, &t.Traceparent)
+		if err != nil {
+			return fmt.Errorf("error reading 'traceparent': %w", err)
+		}
+	}
+
+	if raw, found := object["tracestate"]; found {
+		err = json.Unmarshal(raw, &t.Tracestate)
+		if err != nil {
+			return fmt.Errorf("error reading 'tracestate': %w", err)
 		}
 	}
 
@@ -2172,6 +2515,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
 	BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLimits API-key limits
+	//
+	// The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+	//
+	// Corresponds with GET /v1/admin/limits (the `GetLimits` operationId).
+	GetLimits(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListGroups List consumer groups
 	//
@@ -2680,6 +3030,23 @@ func (c *Client) ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
 func (c *Client) BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewBackupStoreRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLimits API-key limits
+//
+// The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+//
+// Corresponds with GET /v1/admin/limits (the `GetLimits` operationId).
+func (c *Client) GetLimits(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLimitsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -3761,6 +4128,33 @@ func NewBackupStoreRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/admin/backup")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetLimitsRequest constructs an http.Request for the GetLimits method
+func NewGetLimitsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/limits")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5233,6 +5627,28 @@ func NewPublishMessageRequestWithBody(server string, topic string, params *Publi
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.Traceparent != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "traceparent", *params.Traceparent, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("traceparent", headerParam1)
+		}
+
+		if params.Tracestate != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "tracestate", *params.Tracestate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("tracestate", headerParam2)
+		}
+
 	}
 
 	return req, nil
@@ -5485,6 +5901,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
 	BackupStoreWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BackupStoreResponse, error)
+
+	// GetLimitsWithResponse API-key limits
+	//
+	// The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/admin/limits (the `GetLimits` operationId).
+	GetLimitsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLimitsResponse, error)
 
 	// ListGroupsWithResponse List consumer groups
 	//
@@ -6343,6 +6768,82 @@ func (r BackupStoreResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r BackupStoreResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLimitsResponse503Headers the declared response headers of an HTTP 503 response for GetLimits
+type GetLimitsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetLimitsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LimitsResponse
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLimitsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLimitsResponse) GetJSON200() *LimitsResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLimitsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLimitsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLimitsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLimitsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9189,6 +9690,11 @@ type PublishMessageResponse201Headers struct {
 	IdempotentReplayed *string
 }
 
+// PublishMessageResponse429Headers the declared response headers of an HTTP 429 response for PublishMessage
+type PublishMessageResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PublishMessageResponse503Headers the declared response headers of an HTTP 503 response for PublishMessage
 type PublishMessageResponse503Headers struct {
 	RetryAfter *int
@@ -9215,12 +9721,16 @@ type PublishMessageResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PublishMessageResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PublishMessageResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PublishMessageResponse503Headers
 }
@@ -9270,6 +9780,11 @@ func (r PublishMessageResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
@@ -9314,6 +9829,11 @@ type PublishBatchResponse201Headers struct {
 	IdempotentReplayed *string
 }
 
+// PublishBatchResponse429Headers the declared response headers of an HTTP 429 response for PublishBatch
+type PublishBatchResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PublishBatchResponse503Headers the declared response headers of an HTTP 503 response for PublishBatch
 type PublishBatchResponse503Headers struct {
 	RetryAfter *int
@@ -9340,12 +9860,16 @@ type PublishBatchResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PublishBatchResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PublishBatchResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PublishBatchResponse503Headers
 }
@@ -9393,6 +9917,11 @@ func (r PublishBatchResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -9770,6 +10299,21 @@ func (c *ClientWithResponses) BackupStoreWithResponse(ctx context.Context, reqEd
 		return nil, err
 	}
 	return ParseBackupStoreResponse(rsp)
+}
+
+// GetLimitsWithResponse API-key limits
+//
+// The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/admin/limits (the `GetLimits` operationId).
+func (c *ClientWithResponses) GetLimitsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLimitsResponse, error) {
+	rsp, err := c.GetLimits(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLimitsResponse(rsp)
 }
 
 // ListGroupsWithResponse List consumer groups
@@ -10798,6 +11342,73 @@ func ParseBackupStoreResponse(rsp *http.Response) (*BackupStoreResponse, error) 
 	switch {
 	case rsp.StatusCode == 503:
 		var headers BackupStoreResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLimitsResponse parses an HTTP response from a GetLimitsWithResponse call
+func ParseGetLimitsResponse(rsp *http.Response) (*GetLimitsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLimitsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LimitsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetLimitsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -13486,6 +14097,13 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13513,6 +14131,16 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 			headers.IdempotentReplayed = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PublishMessageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PublishMessageResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -13605,6 +14233,13 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13632,6 +14267,16 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 			headers.IdempotentReplayed = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PublishBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PublishBatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -134,6 +134,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API-key limits
+         * @description The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+         */
+        get: operations["getLimits"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/groups": {
         parameters: {
             query?: never;
@@ -926,6 +946,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         DryRunResult: {
             /**
@@ -1024,6 +1058,48 @@ export interface components {
             subscriptions: components["schemas"]["SubscriptionBody"][];
             /** Format: date-time */
             updatedAt: string;
+        };
+        GroupLimit: {
+            /**
+             * @description Caps the receive calls (long polls) in flight.
+             * @example 8
+             */
+            concurrentReceives?: number;
+            /**
+             * @description The deliveries bucket's size.
+             * @example 500
+             */
+            deliveriesBurst?: number;
+            /**
+             * @description Limits messages handed out by receive.
+             * @example 500
+             */
+            deliveriesPerSecond?: number;
+            /**
+             * @description The pattern (as in sub grants).
+             * @example billing
+             */
+            group: string;
+            /**
+             * @description The publish bucket's size.
+             * @example 100
+             */
+            publishBurst?: number;
+            /**
+             * @description The bytes bucket's size.
+             * @example 1048576
+             */
+            publishBytesBurst?: number;
+            /**
+             * @description Limits published body bytes.
+             * @example 1048576
+             */
+            publishBytesPerSecond?: number;
+            /**
+             * @description Limits published messages (a batch counts each).
+             * @example 100
+             */
+            publishPerSecond?: number;
         };
         GroupList: {
             groups: components["schemas"]["Group"][];
@@ -1232,6 +1308,113 @@ export interface components {
         KeyLagList: {
             keys: components["schemas"]["KeyLag"][];
         };
+        KeyLimits: {
+            /**
+             * @description Caps the receive calls (long polls) in flight.
+             * @example 8
+             */
+            concurrentReceives?: number;
+            /**
+             * @description The deliveries bucket's size.
+             * @example 500
+             */
+            deliveriesBurst?: number;
+            /**
+             * @description Limits messages handed out by receive.
+             * @example 500
+             */
+            deliveriesPerSecond?: number;
+            /** @description The limits shared by the groups matching each pattern. */
+            groups?: components["schemas"]["GroupLimit"][];
+            /**
+             * @description How long a request over a rate limit is held
+             *     for its tokens before it is refused (0: refused at once).
+             * @example 0.5
+             */
+            maxDelaySeconds: number;
+            /**
+             * @description The key's name (never its secret).
+             * @example orders-writer
+             */
+            name: string;
+            /**
+             * @description The limits as the RateLimit headers name them, with
+             *     what each has left now.
+             */
+            policies: components["schemas"]["LimitPolicy"][];
+            /**
+             * @description The publish bucket's size.
+             * @example 100
+             */
+            publishBurst?: number;
+            /**
+             * @description The bytes bucket's size.
+             * @example 1048576
+             */
+            publishBytesBurst?: number;
+            /**
+             * @description Limits published body bytes.
+             * @example 1048576
+             */
+            publishBytesPerSecond?: number;
+            /**
+             * @description Limits published messages (a batch counts each).
+             * @example 100
+             */
+            publishPerSecond?: number;
+            /** @description The limits shared by the topics matching each pattern. */
+            topics?: components["schemas"]["TopicLimit"][];
+        };
+        LimitPolicy: {
+            /**
+             * @description The policy name of the headers: pub, pub-bytes,
+             *     deliveries, receives, with :<pattern> for a topic or group entry.
+             * @example pub
+             */
+            name: string;
+            /**
+             * @description Q: per window for a rate, the maximum for receives.
+             * @example 100
+             */
+            quota: number;
+            /**
+             * @description R: what the bucket holds now (or receives free).
+             * @example 57
+             */
+            remaining: number;
+            /**
+             * @description Qu: requests (messages), content-bytes or concurrent-requests.
+             * @example requests
+             * @enum {string}
+             */
+            unit: "requests" | "content-bytes" | "concurrent-requests";
+            /**
+             * @description W (absent for a concurrency limit).
+             * @example 1
+             */
+            windowSeconds?: number;
+        };
+        LimitsResponse: {
+            /**
+             * @description The keys with limits, in key-file order (keys without
+             *     limits are not listed).
+             */
+            keys: components["schemas"]["KeyLimits"][];
+            /**
+             * @description What the limits count: server (this process is the only
+             *     gateway, --backend embedded) or instance (each gateway in front of
+             *     one JetStream counts on its own: N instances allow up to N times
+             *     each limit).
+             * @example server
+             * @enum {string}
+             */
+            scope: "server" | "instance";
+            /**
+             * @description Says the same in a sentence.
+             * @example this server is the only gateway: the limits are the service's
+             */
+            scopeDetail: string;
+        };
         Message: {
             /**
              * @description The UTF-8 text body of a message published with `body`.
@@ -1311,6 +1494,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         MessageList: {
             /**
@@ -1412,6 +1609,14 @@ export interface components {
              * @example urn:mqgate:problem:invalid
              */
             type: string;
+            /**
+             * @description Names the API-key limits a 429 (or 413) answer
+             *     exceeded, as in its RateLimit-Policy header (docs/quotas.md).
+             * @example [
+             *       "pub"
+             *     ]
+             */
+            violatedPolicies?: string[];
         };
         PublishBatchRequest: {
             /** @description To publish, in order. */
@@ -1472,6 +1677,21 @@ export interface components {
              * @example created
              */
             tags?: string;
+            /**
+             * @description The message's W3C traceparent (Trace Context level
+             *     1, version 00): stored with the message, returned on receive and
+             *     sent as the traceparent header of a webhook push. A single publish
+             *     may send the traceparent header instead (not both); a malformed
+             *     value here answers 400 (a malformed header is ignored, as W3C says).
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that goes with traceparent (at
+             *     most 512 characters; only with traceparent).
+             * @example vendor=value
+             */
+            tracestate?: string;
         } & ((unknown | unknown) & unknown);
         /** @description A message of a batch. Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. A deduplicationId makes the entry idempotent. */
         PublishRequest: {
@@ -1533,6 +1753,21 @@ export interface components {
              * @example created
              */
             tags?: string;
+            /**
+             * @description The message's W3C traceparent (Trace Context level
+             *     1, version 00): stored with the message, returned on receive and
+             *     sent as the traceparent header of a webhook push. A single publish
+             *     may send the traceparent header instead (not both); a malformed
+             *     value here answers 400 (a malformed header is ignored, as W3C says).
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that goes with traceparent (at
+             *     most 512 characters; only with traceparent).
+             * @example vendor=value
+             */
+            tracestate?: string;
         } & ((unknown | unknown) & unknown);
         PublishResult: {
             /**
@@ -1847,6 +2082,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         RedriveRequest: {
             /**
@@ -1963,6 +2212,48 @@ export interface components {
              */
             retentionHours: number;
             stats?: components["schemas"]["TopicStats"];
+        };
+        TopicLimit: {
+            /**
+             * @description Caps the receive calls (long polls) in flight.
+             * @example 8
+             */
+            concurrentReceives?: number;
+            /**
+             * @description The deliveries bucket's size.
+             * @example 500
+             */
+            deliveriesBurst?: number;
+            /**
+             * @description Limits messages handed out by receive.
+             * @example 500
+             */
+            deliveriesPerSecond?: number;
+            /**
+             * @description The publish bucket's size.
+             * @example 100
+             */
+            publishBurst?: number;
+            /**
+             * @description The bytes bucket's size.
+             * @example 1048576
+             */
+            publishBytesBurst?: number;
+            /**
+             * @description Limits published body bytes.
+             * @example 1048576
+             */
+            publishBytesPerSecond?: number;
+            /**
+             * @description Limits published messages (a batch counts each).
+             * @example 100
+             */
+            publishPerSecond?: number;
+            /**
+             * @description The pattern (as in pub grants).
+             * @example orders-*
+             */
+            topic: string;
         };
         TopicList: {
             /**
@@ -2324,6 +2615,64 @@ export interface operations {
                 };
             };
             /** @description Shutting down, or no store to back up */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsResponse"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant (admin) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Shutting down, or the store cannot commit; retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4342,7 +4691,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many waiting receives */
+            /** @description Too many waiting receives, or over the API key's receive limits (docs/quotas.md) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -5047,6 +5396,10 @@ export interface operations {
             header?: {
                 /** @description 1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422 */
                 "Idempotency-Key"?: string;
+                /** @description W3C traceparent: the message's trace context (stored, returned on receive, sent on webhook pushes); the parent of the publish span when the server traces. A malformed one is ignored. Not together with the traceparent field */
+                traceparent?: string;
+                /** @description W3C tracestate that goes with traceparent */
+                tracestate?: string;
             };
             path: {
                 /** @description Topic name */
@@ -5138,6 +5491,17 @@ export interface operations {
             /** @description Idempotency-Key reused with a different message */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the API key's publish limit (docs/quotas.md) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5260,6 +5624,17 @@ export interface operations {
             /** @description A deduplicationId reused with a different message */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the API key's publish limit (docs/quotas.md) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -51,7 +51,7 @@ func buildGateway(t *testing.T) string {
 // startGateway runs the binary on a temp data dir until the test ends.
 func startGateway(t *testing.T, bin string) string {
 	t.Helper()
-	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"})
+	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestWebhookAgainstGateway(t *testing.T) {
 	if out, _ := exec.Command(bin, "serve", "--help").CombinedOutput(); !strings.Contains(string(out), "webhook-allow-loopback") {
 		t.Skip("gateway has no --webhook-allow-loopback yet")
 	}
-	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn", "--webhook-allow-loopback"})
+	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn", "--webhook-allow-loopback"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,5 +142,44 @@ func TestWebhookAgainstGateway(t *testing.T) {
 	r := rep.Runs[0]
 	if r.Missing != 0 || r.Measured != 200 || r.EndToEnd.Count != 200 || r.BadSignatures != 0 || r.Errors != nil {
 		t.Fatalf("run = %+v, want 200 measured, none missing, all signatures valid (first error %q)", r, r.FirstError)
+	}
+}
+
+// TestGatewayTracesToSink: a gateway started with the sink's endpoint
+// (compare --trace, ab.sh TRACE=) exports its spans there; one started
+// from withoutOTEL's environment exports nothing whatever the caller's
+// OTEL_* say.
+func TestGatewayTracesToSink(t *testing.T) {
+	bin := buildGateway(t)
+	sink, err := startOTLPSink("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close(context.Background())
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.Endpoint())
+	for _, traced := range []bool{false, true} {
+		env := withoutOTEL(os.Environ())
+		if traced {
+			env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.Endpoint())
+		}
+		before := sink.requests.Load()
+		gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newClient(1, 5*time.Second)
+		if _, err := doJSON(context.Background(), c, http.MethodPut, gw.url+"/v1/topics/t", map[string]any{"queues": 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := doJSON(context.Background(), c, http.MethodPost, gw.url+"/v1/topics/t/messages", map[string]any{"body": "x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		closeClient(c)
+		if err := gw.stop(); err != nil { // a graceful stop flushes the spans
+			t.Fatal(err)
+		}
+		if got := sink.requests.Load() - before; (got > 0) != traced {
+			t.Fatalf("traced %v: %d export requests", traced, got)
+		}
 	}
 }

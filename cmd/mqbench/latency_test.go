@@ -25,8 +25,11 @@ func TestLatencyMeasuresDeliveryDelay(t *testing.T) {
 	if r.EndToEnd.P50Ms < ms(delay) || r.EndToEnd.P50Ms > ms(delay)+2000 {
 		t.Fatalf("e2e p50 = %.2fms, want about %v", r.EndToEnd.P50Ms, delay)
 	}
-	if r.PublishRate < 300 || r.PublishRate > 700 {
-		t.Fatalf("publish rate = %.0f/s, want about 500", r.PublishRate)
+	// The pacer must never run ahead of its rate; behind it is only a
+	// loaded machine (250/s was seen with nine test runs sharing 2 cores),
+	// so the lower bound just catches a pacer that stalls.
+	if r.PublishRate < 100 || r.PublishRate > 700 {
+		t.Fatalf("publish rate = %.0f/s, want about 500 (at most 700)", r.PublishRate)
 	}
 	if r.PublishLatency.Count != 200 {
 		t.Fatalf("publish latency count = %d", r.PublishLatency.Count)

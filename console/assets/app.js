@@ -125,54 +125,48 @@ async function pageTopics() {
 
 // ---- Groups -------------------------------------------------------------
 
-// lagHistory keeps the last samples of each group's lag while the page is
-// open (the server keeps no history).
+// lagHistory keeps the last samples of each group's offsets while the
+// page is open (the server keeps no history): lag, and the sums of the
+// queues' max and committed offsets, whose changes are the rates.
 const lagHistory = new Map();
-const MAX_SAMPLES = 60;
+const SAMPLE_MS = 5000;
+const WINDOW_MS = 5 * 60 * 1000;
 
-function sampleLag(group, lag) {
+function sampleLag(group, offsets) {
   const h = lagHistory.get(group) || [];
-  h.push({ t: Date.now(), lag });
-  while (h.length > MAX_SAMPLES) h.shift();
+  const sum = (f) => offsets.reduce((a, o) => a + o[f], 0);
+  h.push({ t: Date.now(), lag: sum("lag"), arrived: sum("maxOffset"), committed: sum("committedOffset") });
+  while (h.length && h[0].t < Date.now() - WINDOW_MS) h.shift();
   lagHistory.set(group, h);
   return h;
 }
 
-// chart draws a sparkline of samples as inline SVG.
-function chart(samples, label) {
-  const W = 300, H = 80, P = 4;
-  const ns = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("class", "chart");
-  svg.setAttribute("viewBox", `0 0 ${W} ${H + 10}`);
-  svg.setAttribute("role", "img");
-  const last = samples.length ? samples[samples.length - 1].lag : 0;
-  const max = Math.max(1, ...samples.map((s) => s.lag));
-  svg.setAttribute("aria-label", `${label}: lag ${last} now, at most ${max} over the last ${samples.length} samples`);
-  const x = (i) => P + (samples.length < 2 ? W - 2 * P : (i * (W - 2 * P)) / (samples.length - 1));
-  const y = (v) => P + (H - 2 * P) * (1 - v / max);
-  const pts = samples.map((s, i) => `${x(i).toFixed(1)},${y(s.lag).toFixed(1)}`);
-  if (pts.length === 1) pts.push(`${(W - P).toFixed(1)},${y(samples[0].lag).toFixed(1)}`);
-  const add = (tag, attrs, text) => {
-    const n = document.createElementNS(ns, tag);
-    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
-    if (text !== undefined) n.textContent = text;
-    svg.append(n);
-  };
-  if (pts.length) {
-    add("polygon", { class: "area", points: `${P},${H - P} ${pts.join(" ")} ${W - P},${H - P}` });
-    add("polyline", { class: "line", points: pts.join(" ") });
+// rates turns consecutive samples into messages per second; a counter
+// that went back (offsets reset, a topic recreated) gives no point.
+function rates(h, field) {
+  const out = [];
+  for (let i = 1; i < h.length; i++) {
+    const dt = (h[i].t - h[i - 1].t) / 1000, dv = h[i][field] - h[i - 1][field];
+    if (dt > 0.2 && dv >= 0) out.push({ t: h[i].t, v: dv / dt });
   }
-  add("text", { x: P, y: H + 9 }, `max ${max}`);
-  add("text", { x: W - P, y: H + 9, "text-anchor": "end" }, `now ${last}`);
-  return svg;
+  return out;
+}
+
+// groupCharts are a group's rates and lag over the last minutes.
+function groupCharts(name, h) {
+  const now = Date.now();
+  return el("div", { class: "charts" },
+    timeChart({ title: "Rates of " + name, unit: "msg/s", windowMs: WINDOW_MS, now,
+      series: [{ name: "arrived", cls: "s0", points: rates(h, "arrived") }, { name: "consumed", cls: "s1", points: rates(h, "committed") }] }),
+    timeChart({ title: "Lag of " + name, unit: "messages", windowMs: WINDOW_MS, now,
+      series: [{ name: "lag", cls: "s2", points: h.map((s) => ({ t: s.t, v: s.lag })) }] }));
 }
 
 async function groupCard(g) {
   const [detail, offs] = await Promise.all([api("GET", "/groups/" + enc(g.name)),
     g.messageModel === "BROADCASTING" ? { offsets: [] } : api("GET", "/groups/" + enc(g.name) + "/offsets")]);
   const lag = offs.offsets.reduce((a, o) => a + o.lag, 0);
-  const h = sampleLag(g.name, lag);
+  const h = sampleLag(g.name, offs.offsets);
   const st = detail.status || {};
   const dl = el("dl", {},
     el("dt", {}, "Mode"), el("dd", {}, `${g.messageModel} · ${g.consumeMode}`),
@@ -203,7 +197,8 @@ async function groupCard(g) {
     }
   }
   return el("section", { class: "card", "aria-labelledby": "group-" + g.name },
-    el("h3", { id: "group-" + g.name }, g.name), chart(h, "Lag of " + g.name), dl,
+    el("h3", { id: "group-" + g.name }, g.name),
+    g.messageModel === "BROADCASTING" ? el("p", { class: "muted" }, "BROADCASTING: each consumer has its own offsets; no group-wide rates or lag.") : groupCharts(g.name, h), dl,
     el("p", {}, el("a", { href: "#/dlq/" + enc(g.name) }, "Dead letters"),
       g.consumeMode === "ORDERLY" ? [" · ", el("a", { href: "#/blocked/" + enc(g.name) }, "Blocked keys")] : null));
 }
@@ -212,7 +207,7 @@ async function pageGroups() {
   const { groups } = await api("GET", "/groups");
   const cards = await Promise.all(groups.map(groupCard));
   return [el("h2", {}, "Groups"),
-    el("p", { class: "muted" }, "Lag is sampled every 5 seconds while this page is open."),
+    el("p", { class: "muted" }, "Rates and lag are sampled every 5 seconds while this page is open, from the groups' offsets: arrived is the messages reaching the group's queues (retries included), consumed its committed offsets moving."),
     cards.length ? el("div", { class: "cards" }, cards) : el("p", { class: "muted" }, "No groups yet.")];
 }
 
@@ -367,7 +362,7 @@ async function render(fromNav) {
     if (e instanceof NeedKey) { keyForm(() => render(true)); return; }
     main().replaceChildren(el("h2", {}, "Error"), el("p", { class: "error", role: "alert" }, e.message));
   }
-  if (name === "groups") refresh = setTimeout(() => render(false), 5000);
+  if (name === "groups") refresh = setTimeout(() => render(false), SAMPLE_MS);
 }
 
 window.addEventListener("hashchange", () => render(true));

@@ -152,6 +152,31 @@ async function main() {
     }
     await shot("02-groups");
 
+    // Charts: billing's rates (msg/s) and lag (messages) with axes and a
+    // legend; messages published while the page samples show as a rate
+    // above zero once two samples are in (one every 5 s).
+    const rateChart = page.getByRole("img", { name: /^Rates of billing in msg\/s/ });
+    const lagChart = page.getByRole("img", { name: /^Lag of billing in messages/ });
+    await rateChart.waitFor();
+    await lagChart.waitFor();
+    for (const c of [rateChart, lagChart]) {
+      const texts = await c.locator("text").allTextContents();
+      if (!texts.includes("now") || !texts.includes("−5 min") || !texts.includes("time") || !texts.includes("0")) fail("chart axes lack their labels: " + texts.join("|"));
+      if ((await c.locator(".y-axis line.grid").count()) < 2) fail("chart has no y grid");
+    }
+    if (!(await rateChart.locator("text").allTextContents()).includes("msg/s")) fail("rates chart has no unit");
+    if (!(await lagChart.locator("text").allTextContents()).includes("messages")) fail("lag chart has no unit");
+    for (const legend of ["arrived", "consumed"]) if (!(await rateChart.locator("text.legend").allTextContents()).includes(legend)) fail("rates legend lacks " + legend);
+    await api("POST", "/topics/orders/messages/batch", { messages: Array.from({ length: 40 }, (_, i) => ({ body: "chart " + i })) }, 201);
+    await until("billing's arrival rate above zero", async () => {
+      const label = await rateChart.getAttribute("aria-label");
+      const m = /now arrived ([\d.]+k?)/.exec(label || "");
+      return m && parseFloat(m[1]) > 0;
+    }, 20000);
+    await until("billing's lag chart to rise", async () => /now lag [1-9]/.test((await lagChart.getAttribute("aria-label")) || ""), 20000);
+    await page.locator("section.card", { has: page.getByRole("heading", { name: "billing" }) }).screenshot({ path: path.join(SHOTS, "02c-group-charts.png") });
+    await shot("02a-groups-rates");
+
     // Pause billing and resume it, from the keyboard.
     const pause = page.getByRole("button", { name: "Pause group billing" });
     await pause.focus();

@@ -44,6 +44,11 @@ type Options struct {
 	// runs on the job's goroutine and must not block; a resumed job calls
 	// it from Open, so set it before.
 	JobRedriven func(j *core.Job, ids []string)
+	// DeadLettered, if set, is told each message copied to a group's
+	// dead-letter topic, after the copy committed (cmd/mqgate: the dlq
+	// span when tracing is on). It runs on the send-back path: it must
+	// not block.
+	DeadLettered func(group string, m *core.Message)
 	// RetentionUnit is the length of one hour of a topic's retentionHours
 	// (default 1h). Only tests and benchmarks shrink it: a store filled
 	// with 72 h retention can then be expired for real, by the cleaner,
