@@ -152,6 +152,11 @@ type chaosRun struct {
 	kills     int
 	ops       []string
 	unknownNo atomic.Int64
+
+	// powerCut, when set, replaces each kill -9: it cuts the power under
+	// the old process and kills it (powercut_test.go); the restart then
+	// starts the next process as usual.
+	powerCut func(old *server)
 }
 
 func (r *chaosRun) next() int64 { return r.seq.Add(1) }
@@ -167,8 +172,13 @@ func (r *chaosRun) unexpected(format string, args ...any) {
 // newChaosRun starts the first process; topics are every topic of the run
 // with its first queue count, initial those created before the groups.
 func newChaosRun(t *testing.T, topics map[string]int, initial []string, groups []chaosGroupSpec) *chaosRun {
+	return newChaosRunIn(t, t.TempDir(), topics, initial, groups)
+}
+
+// newChaosRunIn is newChaosRun on the data dir dir.
+func newChaosRunIn(t *testing.T, dir string, topics map[string]int, initial []string, groups []chaosGroupSpec) *chaosRun {
 	t.Setenv("MQGATE_DELAY_LEVELS", chaosLevels)
-	r := &chaosRun{t: t, dir: t.TempDir(), stop: make(chan struct{}), done: make(chan struct{}),
+	r := &chaosRun{t: t, dir: dir, stop: make(chan struct{}), done: make(chan struct{}),
 		topics: map[string]*chaosTopicState{}, groups: map[string]*chaosGroupState{}, initial: initial}
 	r.srvs.up = make(chan struct{})
 	r.srvs.set(startServer(t, r.dir))
@@ -414,7 +424,11 @@ func (r *chaosRun) restart(kill bool) {
 	r.hist.Restarts = append(r.hist.Restarts, chRestart{Gen: gen, Kill: kill, At: r.next(), Time: time.Now()})
 	r.hmu.Unlock()
 	if kill {
-		old.kill()
+		if r.powerCut != nil {
+			r.powerCut(old)
+		} else {
+			old.kill()
+		}
 		r.kills++
 		r.ops = append(r.ops, fmt.Sprintf("kill -9 run %d", gen))
 	} else {

@@ -11,6 +11,7 @@ import (
 // loopback listener:
 //
 //	POST /cut?keep=0.5&tear=1&seed=7   cut the power; answers the CutReport
+//	POST /hold                         HoldSyncs: fsyncs wait for the cut
 //	GET  /stats                        the Stats
 func (l *FS) Handler() http.Handler {
 	mux := http.NewServeMux()
@@ -26,6 +27,10 @@ func (l *FS) Handler() http.Handler {
 			return
 		}
 		writeJSON(w, rep)
+	})
+	mux.HandleFunc("POST /hold", func(w http.ResponseWriter, r *http.Request) {
+		l.HoldSyncs()
+		writeJSON(w, l.Stats())
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, l.Stats())

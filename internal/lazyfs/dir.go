@@ -284,6 +284,7 @@ func (d *dirNode) setPath(p string) {
 // Fsync of a directory makes its files' entries durable: each name now
 // is linked to its file's contents, each durable name gone is removed.
 func (d *dirNode) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) syscall.Errno {
+	d.lfs.waitHeld()
 	if !d.lfs.enter() {
 		return syscall.EIO
 	}

@@ -209,6 +209,7 @@ func (f *fileNode) Write(ctx context.Context, fh fs.FileHandle, data []byte, off
 
 // Fsync serves fsync and fdatasync alike: contents and size.
 func (f *fileNode) Fsync(ctx context.Context, fh fs.FileHandle, flags uint32) syscall.Errno {
+	f.lfs.waitHeld()
 	if !f.lfs.enter() {
 		return syscall.EIO
 	}

@@ -32,6 +32,11 @@ type FS struct {
 	cut  sync.RWMutex
 	down bool // set by Cut: every operation fails with EIO
 
+	// hold, while set, is what every fsync waits on first (HoldSyncs);
+	// Cut closes it.
+	holdMu sync.Mutex
+	hold   chan struct{}
+
 	nextID atomic.Uint64
 	root   *dirNode
 
@@ -47,11 +52,12 @@ type Stats struct {
 	Syncs       uint64 `json:"syncs"`       // fsync/fdatasync of files
 	DirSyncs    uint64 `json:"dirSyncs"`    // fsync of directories
 	PagesSynced uint64 `json:"pagesSynced"` // pages written through by syncs
+	HeldSyncs   uint64 `json:"heldSyncs"`   // syncs that waited on HoldSyncs
 	Down        bool   `json:"down"`        // a cut happened: every operation fails
 }
 
 type statCounters struct {
-	writes, syncs, dirSyncs, pagesSynced atomic.Uint64
+	writes, syncs, dirSyncs, pagesSynced, held atomic.Uint64
 }
 
 // Mount mounts backing at mountpoint (both existing directories). The
@@ -146,7 +152,7 @@ func (l *FS) Stats() Stats {
 	down := l.down
 	l.cut.RUnlock()
 	return Stats{Writes: l.stats.writes.Load(), Syncs: l.stats.syncs.Load(), DirSyncs: l.stats.dirSyncs.Load(),
-		PagesSynced: l.stats.pagesSynced.Load(), Down: down}
+		PagesSynced: l.stats.pagesSynced.Load(), HeldSyncs: l.stats.held.Load(), Down: down}
 }
 
 // CutOptions say what of the unsynced writes reaches the disk anyway.
@@ -183,6 +189,14 @@ func (l *FS) Cut(opts CutOptions) (CutReport, error) {
 		return CutReport{}, errors.New("lazyfs: already cut")
 	}
 	l.down = true
+	// Held syncs go on once the cut is done, into EIO.
+	defer func() {
+		l.holdMu.Lock()
+		if l.hold != nil {
+			close(l.hold)
+		}
+		l.holdMu.Unlock()
+	}()
 	seed := opts.Seed
 	if seed == 0 {
 		seed = rand.Uint64() | 1
@@ -250,6 +264,28 @@ func (l *FS) Cut(opts CutOptions) (CutReport, error) {
 		}
 	}
 	return rep, firstErr
+}
+
+// HoldSyncs makes every fsync and fdatasync from now on wait until the
+// next Cut, which fails them: the power goes while the disk is still
+// writing. A test widens with it the window between a write and its sync.
+func (l *FS) HoldSyncs() {
+	l.holdMu.Lock()
+	defer l.holdMu.Unlock()
+	if l.hold == nil {
+		l.hold = make(chan struct{})
+	}
+}
+
+// waitHeld waits while syncs are held.
+func (l *FS) waitHeld() {
+	l.holdMu.Lock()
+	ch := l.hold
+	l.holdMu.Unlock()
+	if ch != nil {
+		l.stats.held.Add(1)
+		<-ch
+	}
 }
 
 // enter starts an operation: false (EIO) once the power is cut.

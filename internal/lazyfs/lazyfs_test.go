@@ -13,6 +13,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -630,5 +631,42 @@ func TestControlHandler(t *testing.T) {
 	r.mount()
 	if got := string(r.mustRead("f")); got != "x" {
 		t.Fatalf("after the cut: %q", got)
+	}
+}
+
+func TestHoldSyncsUntilCut(t *testing.T) {
+	r := newRig(t)
+	r.create("f", []byte("x"), true)
+	f, err := os.OpenFile(r.path("f"), os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("y"), 0); err != nil {
+		t.Fatal(err)
+	}
+	r.fs.HoldSyncs()
+	done := make(chan error, 1)
+	go func() { done <- f.Sync() }()
+	for r.fs.Stats().HeldSyncs == 0 {
+		time.Sleep(time.Millisecond) // until the sync reaches the filesystem
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("a held sync returned: %v", err)
+	default:
+	}
+	if _, err := r.fs.Cut(CutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, syscall.EIO) {
+		t.Fatalf("the held sync after the cut: %v, want EIO", err)
+	}
+	f.Close()
+	if err := r.fs.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	r.mount()
+	if got := string(r.mustRead("f")); got != "x" {
+		t.Fatalf("after a cut during a held sync: %q", got)
 	}
 }
