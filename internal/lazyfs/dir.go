@@ -36,6 +36,7 @@ var (
 	_ fs.NodeSetattrer = (*dirNode)(nil)
 	_ fs.NodeLookuper  = (*dirNode)(nil)
 	_ fs.NodeReaddirer = (*dirNode)(nil)
+	_ fs.NodeLinker    = (*dirNode)(nil)
 )
 
 func (d *dirNode) backingPath() string {
@@ -165,6 +166,26 @@ func (d *dirNode) Mkdir(ctx context.Context, name string, mode uint32, out *fuse
 	ch := d.NewPersistentInode(ctx, c, fs.StableAttr{Mode: fuse.S_IFDIR, Ino: d.lfs.newID()})
 	c.fill(&out.Attr)
 	return ch, 0
+}
+
+// Link adds a name of a file now (durable when the directory is synced):
+// a create that must not replace, as the gateway's key file does.
+func (d *dirNode) Link(ctx context.Context, target fs.InodeEmbedder, name string, out *fuse.EntryOut) (*fs.Inode, syscall.Errno) {
+	if !d.lfs.enter() {
+		return nil, syscall.EIO
+	}
+	defer d.lfs.leave()
+	f, ok := target.(*fileNode)
+	if !ok {
+		return nil, syscall.EPERM
+	}
+	if d.GetChild(name) != nil {
+		return nil, syscall.EEXIST
+	}
+	f.mu.Lock()
+	f.fill(&out.Attr)
+	f.mu.Unlock()
+	return f.EmbeddedInode(), 0
 }
 
 // Unlink removes the name now; the durable name stays until the

@@ -30,15 +30,16 @@
 // same here: both make the file's contents and size durable), ftruncate,
 // fallocate (mode 0 and KEEP_SIZE), flock and POSIX locks (kept by the
 // kernel: the filesystem does not ask for them, so the kernel keeps them
-// locally, which is what processes on one machine need), rename, unlink,
-// readdir, mkdir and rmdir.
+// locally, which is what processes on one machine need), rename, link,
+// unlink, readdir, mkdir and rmdir.
 //
 // # Limits
 //
 //   - Directories themselves (mkdir, rmdir, renaming a directory) are
 //     written through at once: only regular files' entries are lazy.
 //   - Metadata other than size (mode, times) is not modelled for loss.
-//   - No hard links, symlinks or special files (ENOTSUP).
+//   - Hard links of files are names like any other; no symlinks or
+//     special files (ENOTSUP). Nlink is always 1.
 //   - "Durable" means written to the backing directory; lazyfs does not
 //     fsync the backing files, since the host does not lose power.
 //

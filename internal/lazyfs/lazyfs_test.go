@@ -275,6 +275,44 @@ func TestAtomicReplace(t *testing.T) {
 	}
 }
 
+// The gateway's key file: a temporary file linked to its name (a create
+// that never replaces), the temporary removed, the directory synced.
+func TestLinkNeedsDirectorySync(t *testing.T) {
+	r := newRig(t)
+	r.create("k.tmp", []byte("key"), false)
+	if err := os.Link(r.path("k.tmp"), r.path("k")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(r.path("k.tmp"), r.path("k")); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("a second link: %v, want EEXIST", err)
+	}
+	if err := os.Remove(r.path("k.tmp")); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.mustRead("k")); got != "key" {
+		t.Fatalf("through the link: %q", got)
+	}
+	r.cut(CutOptions{})
+	if _, err := r.read("k"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a link never synced: %v, want it gone", err)
+	}
+	r.create("k.tmp", []byte("key"), false)
+	if err := os.Link(r.path("k.tmp"), r.path("k")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(r.path("k.tmp")); err != nil {
+		t.Fatal(err)
+	}
+	r.syncDir(".")
+	r.cut(CutOptions{})
+	if got := string(r.mustRead("k")); got != "key" {
+		t.Fatalf("a synced link: %q", got)
+	}
+	if _, err := r.read("k.tmp"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("k.tmp: %v", err)
+	}
+}
+
 func TestTruncateThenExtend(t *testing.T) {
 	r := newRig(t)
 	old := pattern(3*pageSize, 1)
