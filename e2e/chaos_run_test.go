@@ -596,6 +596,10 @@ func (r *chaosRun) publisher(p int, every time.Duration, seed uint64) {
 			status = chPubRejected // never reached a server
 		case err != nil:
 			status = chPubUnknown
+		case resp.Status >= 500 && r.powerCut != nil && !r.srvs.current(gen):
+			// Answered after the power went (a failed fsync): a real
+			// power cut lets no answer out, so the outcome is unknown.
+			status = chPubUnknown
 		case resp.Status != http.StatusCreated:
 			status = chPubRejected
 		}

@@ -113,6 +113,7 @@ type idemLoad struct {
 	bodies    map[string]string
 	pending   map[string]bool // keys with no 2xx answer yet: retried after a restart
 	unchecked []string        // keys answered since the last check
+	how       map[string][2]int // key -> 2xx answers [stored, replayed]
 	answers   int             // 2xx answers (originals and replays)
 	replays   int
 	checked   int // answers checked after a cut: by id, and by a retry
@@ -120,7 +121,8 @@ type idemLoad struct {
 }
 
 func newIdemLoad(r *chaosRun, topic string) *idemLoad {
-	return &idemLoad{r: r, topic: topic, ids: map[string]string{}, bodies: map[string]string{}, pending: map[string]bool{}}
+	return &idemLoad{r: r, topic: topic, ids: map[string]string{}, bodies: map[string]string{}, pending: map[string]bool{},
+		how: map[string][2]int{}}
 }
 
 func (l *idemLoad) fail(format string, args ...any) {
@@ -143,9 +145,14 @@ func (l *idemLoad) record(key string, gen int, resp *response, res pubResult, er
 		return
 	}
 	l.answers++
+	h := l.how[key]
 	if resp.Header.Get("Idempotent-Replayed") == "true" {
 		l.replays++
+		h[1]++
+	} else {
+		h[0]++
 	}
+	l.how[key] = h
 	prev, ok := l.ids[key]
 	switch {
 	case !ok:
@@ -214,11 +221,12 @@ func (l *idemLoad) check(t *testing.T, s *server, cut int, rng *rand.Rand) {
 	l.mu.Unlock()
 	for _, key := range keys {
 		l.mu.Lock()
-		id, body := l.ids[key], l.bodies[key]
+		id, body, how := l.ids[key], l.bodies[key], l.how[key]
 		l.mu.Unlock()
 		r := s.do(t, "GET", "/v1/topics/"+l.topic+"/messages/"+id, nil)
 		if r.Status != 200 {
-			l.fail("cut %d: message %s (key %s), answered before the cut, is gone: %d %s", cut, id, key, r.Status, r.Body)
+			l.fail("cut %d: message %s (key %s), answered before the cut (%d answers as stored, %d as replayed), is gone: %d %s",
+				cut, id, key, how[0], how[1], r.Status, r.Body)
 			continue
 		}
 		var m message
