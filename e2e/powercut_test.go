@@ -317,11 +317,14 @@ func TestPowerCut(t *testing.T) {
 	s0, _, _ := r.srvs.get(r.stop)
 	createTopic(t, s0, "ti", 2)
 	idem := newIdemLoad(r, "ti")
-	idemStop := make(chan struct{})
-	var iwg sync.WaitGroup
+	dl := newDLQDelayLoad(t, r, s0)
+	idemStop, dlDone := make(chan struct{}), make(chan struct{})
+	var iwg, dwg sync.WaitGroup
 	for w := range 2 {
 		iwg.Go(func() { idem.worker(w, seed, idemStop) })
 	}
+	iwg.Go(func() { dl.publisher(idemStop) })
+	dwg.Go(func() { dl.consumer(dlDone) })
 
 	rng := rand.New(rand.NewPCG(seed, 23))
 	starts, checkRuns := 1, 0
@@ -366,24 +369,28 @@ func TestPowerCut(t *testing.T) {
 	}()
 	rep := r.run(seed, 2, 40*time.Millisecond, pace, script, 20*time.Second)
 	iwg.Wait()
-	if s, _, ok := r.srvs.get(make(chan struct{})); ok {
-		idem.check(t, s, p.cuts, rng)
-	}
+	last, _, _ := r.srvs.get(make(chan struct{}))
+	idem.check(t, last, p.cuts, rng)
+	dlqSize, dlLost := dl.settle(t, last)
+	close(dlDone)
+	dwg.Wait()
 
 	idem.mu.Lock()
 	defer idem.mu.Unlock()
-	lost := rep.Missing
+	lost := rep.Missing + dlLost
 	for _, b := range idem.bad {
 		if strings.Contains(b, "is gone") {
 			lost++
 		}
 	}
 	t.Logf("power cuts %d (%d with fsyncs held; unsynced pages lost %d, kept %d; %d torn) in %v; starts %d; "+
-		"acknowledged publishes %d (chaos %d, idempotent keys %d); lost %d; idempotency answers %d (%d replays), checked %d; "+
-		"acked messages redelivered %d %v (bound %v before the cut; oldest %v); mqgate check runs %d",
+		"acknowledged publishes %d (chaos %d, idempotent keys %d, delayed below); lost %d; idempotency answers %d (%d replays), checked %d; "+
+		"acked messages redelivered %d %v (bound %v before the cut; oldest %v); "+
+		"delayed %d acknowledged (%d unknown), %d first deliveries checked for earliness, %d nacks, DLQ %d; mqgate check runs %d",
 		p.cuts, p.held, p.lost, p.kept, p.torn, time.Since(start).Round(time.Millisecond), starts,
-		rep.Published+len(idem.ids), rep.Published, len(idem.ids), lost, idem.answers, idem.replays, idem.checked,
-		rep.AckedKill, rep.AckedKillPerKill, chaosKill9AckAge, rep.MaxKillAckAge.Round(time.Millisecond), checkRuns)
+		rep.Published+len(idem.ids)+len(dl.bodies), rep.Published, len(idem.ids), lost, idem.answers, idem.replays, idem.checked,
+		rep.AckedKill, rep.AckedKillPerKill, chaosKill9AckAge, rep.MaxKillAckAge.Round(time.Millisecond),
+		len(dl.bodies), dl.unknown, dl.firsts, dl.nacks, dlqSize, checkRuns)
 	if !hasCheck {
 		t.Logf("mqgate check: this build has no check command; skipped")
 	}
