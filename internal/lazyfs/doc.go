@@ -53,7 +53,12 @@
 //
 // # Control from another process
 //
-// Handler serves POST /cut (?keep=0.5&tear=1&seed=7) and GET /stats,
-// for a control listener on 127.0.0.1; cmd/lazyfs mounts a directory and
-// serves it, and cuts on SIGUSR1.
+// Handler serves POST /cut (?keep=0.5&tear=1&seed=7), POST /hold and GET
+// /stats, for a control listener on 127.0.0.1; the command
+// internal/lazyfs/cmd/lazyfs mounts a directory, serves them (and POST
+// /remount) and cuts on SIGUSR1. Tests in one process use Cut, HoldSyncs,
+// Unmount and Mount directly. A process must not map a file of a mount it
+// serves itself: a page fault would wait on its own FUSE server, which a
+// Go stop-the-world may have stopped (this package's tests map files in a
+// child process).
 package lazyfs
