@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -267,18 +268,30 @@ func (l *idemLoad) check(t *testing.T, s *server, cut int, rng *rand.Rand) {
 	}
 }
 
-// mqgateCheck runs `mqgate check DATA_DIR` on the stopped data dir. It
-// reports false when this build has no check command.
-func mqgateCheck(t *testing.T, dir string) bool {
+// mqgateCheck runs `mqgate check -o json DATA_DIR` on the stopped data
+// dir and returns its status (healthy, unsettled: the log-ahead holds
+// commits a start redoes, damaged, ...), or "" when this build has no
+// check command. A status not in ok fails the test.
+func mqgateCheck(t *testing.T, dir string, ok ...string) string {
 	t.Helper()
-	out, err := exec.Command(binPath, "check", dir).CombinedOutput()
-	if err != nil && strings.Contains(string(out), `unknown command "check"`) {
-		return false
+	cmd := exec.Command(binPath, "check", "-o", "json", dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil && strings.Contains(stderr.String(), `unknown command "check"`) {
+		return ""
 	}
-	if err != nil {
-		t.Errorf("mqgate check %s after a power cut: %v\n%s", dir, err, out)
+	var rep struct {
+		Status, Problem string
 	}
-	return true
+	if jerr := jsonUnmarshal(out, &rep); jerr != nil {
+		t.Errorf("mqgate check %s: %v, %v\n%s%s", dir, err, jerr, out, stderr.String())
+		return "?"
+	}
+	if !slices.Contains(ok, rep.Status) {
+		t.Errorf("mqgate check %s: %s (%s), want %v\n%s", dir, rep.Status, rep.Problem, ok, out)
+	}
+	return rep.Status
 }
 
 // TestPowerCut is issue 23's power-cut run: the change-chaos load of
@@ -301,7 +314,9 @@ func mqgateCheck(t *testing.T, dir string) bool {
 //     read what was there before);
 //   - acks are redelivered only within the documented bound (rule 5:
 //     answered at most chaosKill9AckAge before the cut);
-//   - `mqgate check` passes after each cut, when the build has it.
+//   - `mqgate check` after each cut finds the file healthy or unsettled
+//     (commits in the log-ahead for the start to redo), never damaged,
+//     and healthy after the last, clean, stop (when the build has it).
 //
 // Run longer with MQGATE_POWERCUT_CUTS=500 (and MQGATE_CHAOS_SEED to
 // replay a run's choices).
@@ -329,14 +344,17 @@ func TestPowerCut(t *testing.T) {
 	dwg.Go(func() { dl.consumer(dlDone) })
 
 	rng := rand.New(rand.NewPCG(seed, 23))
-	starts, checkRuns := 1, 0
+	starts := 1
+	checks := map[string]int{} // mqgate check's statuses
 	hasCheck := true
 	r.powerCut = func(old *server) {
 		p.cut(old, rng)
 		if hasCheck {
-			if hasCheck = mqgateCheck(t, dir); hasCheck {
-				checkRuns++
-			}
+			// After a crash the log-ahead may hold commits the next start
+			// redoes: unsettled is a clear answer, damaged is not.
+			st := mqgateCheck(t, dir, "healthy", "unsettled")
+			hasCheck = st != ""
+			checks[st]++
 		}
 	}
 	grows := 0
@@ -358,6 +376,10 @@ func TestPowerCut(t *testing.T) {
 			r.restart(true)
 			starts++
 			s, _, _ := r.srvs.get(r.stop)
+			// Never silently empty: what was there before the cut is.
+			if resp := s.do(t, "GET", "/v1/topics/ti", nil); resp.Status != 200 {
+				t.Errorf("start %d after cut %d: topic ti: %d %s", starts, p.cuts, resp.Status, resp.Body)
+			}
 			idem.check(t, s, p.cuts, rng)
 		})
 	}
@@ -376,6 +398,11 @@ func TestPowerCut(t *testing.T) {
 	dlqSize, dlLost := dl.settle(t, last)
 	close(dlDone)
 	dwg.Wait()
+	if hasCheck {
+		// A clean stop settles the log-ahead: the file must be healthy.
+		last.stop(t)
+		checks[mqgateCheck(t, dir, "healthy")+" after the last stop"]++
+	}
 
 	idem.mu.Lock()
 	defer idem.mu.Unlock()
@@ -388,11 +415,11 @@ func TestPowerCut(t *testing.T) {
 	t.Logf("power cuts %d (%d with fsyncs held; unsynced pages lost %d, kept %d; %d torn) in %v; starts %d; "+
 		"acknowledged publishes %d (chaos %d, idempotent keys %d, delayed below); lost %d; idempotency answers %d (%d replays), checked %d; "+
 		"acked messages redelivered %d %v (bound %v before the cut; oldest %v); "+
-		"delayed %d acknowledged (%d unknown), %d first deliveries checked for earliness, %d nacks, DLQ %d; mqgate check runs %d",
+		"delayed %d acknowledged (%d unknown), %d first deliveries checked for earliness, %d nacks, DLQ %d; mqgate check %v",
 		p.cuts, p.held, p.lost, p.kept, p.torn, time.Since(start).Round(time.Millisecond), starts,
 		rep.Published+len(idem.ids)+len(dl.bodies), rep.Published, len(idem.ids), lost, idem.answers, idem.replays, idem.checked,
 		rep.AckedKill, rep.AckedKillPerKill, chaosKill9AckAge, rep.MaxKillAckAge.Round(time.Millisecond),
-		len(dl.bodies), dl.unknown, dl.firsts, dl.nacks, dlqSize, checkRuns)
+		len(dl.bodies), dl.unknown, dl.firsts, dl.nacks, dlqSize, checks)
 	if !hasCheck {
 		t.Logf("mqgate check: this build has no check command; skipped")
 	}
