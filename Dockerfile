@@ -22,7 +22,10 @@ ENV MQGATE_ADDR=:8080 \
     MQGATE_LOG_FORMAT=json
 VOLUME /data
 EXPOSE 8080
-# scratch has no curl: the binary checks its own /healthz.
+# scratch has no curl: the binary checks its own /healthz, over HTTPS when
+# MQGATE_TLS_CERT is set (give TLS as MQGATE_TLS_CERT / MQGATE_TLS_KEY, not
+# as flags, so the check sees it). The Helm chart (deploy/helm/mqgate) runs
+# this image as it is: uid/gid 65532, MQGATE_DATA=/data, port 8080.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 CMD ["/mqgate", "healthcheck"]
 ENTRYPOINT ["/mqgate"]
 CMD ["serve"]

@@ -28,7 +28,7 @@ PY_SDK              := clients/python/mqgate-client
 TS_SDK              := clients/typescript
 TS_MODULES          := $(TS_SDK)/node_modules/.bin/openapi-typescript
 
-.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools console-test \
+.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools console-test deploy-check dashboard \
 	sdk sdk-python sdk-typescript sdk-ci sdk-check sdk-python-check sdk-typescript-check sdk-test sdk-python-test sdk-typescript-test
 
 help: ## list the targets
@@ -144,6 +144,12 @@ $(OPC):
 $(TS_MODULES): $(TS_SDK)/package-lock.json
 	npm ci --prefix $(TS_SDK) --no-audit --no-fund --loglevel=error
 	@touch $@
+
+deploy-check: ## Helm chart (lint, template, kubeconform, pinned manifest tests), Grafana dashboard (fresh, linted), alert rules (promtool check + test)
+	TOOLS=$(TOOLS) bash deploy/check.sh
+
+dashboard: ## regenerate deploy/grafana/mqgate.json from deploy/tools/dashboard (Grafana Foundation SDK)
+	cd deploy/tools && $(GO) run ./dashboard -out ../grafana/mqgate.json
 
 clean: ## remove build output
 	rm -rf $(BIN) build

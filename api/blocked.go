@@ -18,7 +18,8 @@ type blockedKeys interface {
 	Blocked(group, consumerID string) ([]gateway.BlockedEntry, error)
 	SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
 	ParkKey(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
-	ResumeKey(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
+	// ResumeKey hands the parked ids to release before it forgets the park.
+	ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (gateway.BlockedEntry, error)
 }
 
 // BlockedKey is one blocked queue (its head failed) or parked key.
@@ -228,14 +229,12 @@ func (s *Server) handleBlockedPark(w http.ResponseWriter, r *http.Request) {
 //	@Router			/v1/groups/{group}/blocked/resume [post]
 func (s *Server) handleBlockedResume(w http.ResponseWriter, r *http.Request) {
 	s.blockedAction(w, r, func(bk blockedKeys, group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error) {
-		e, err := bk.ResumeKey(group, consumerID, mq, key)
-		if err != nil || len(e.ParkedIDs) == 0 {
-			return e, err
-		}
-		// Empty ids would redrive the whole DLQ: only with some.
-		if _, err = s.engine.Redrive(r.Context(), group, e.ParkedIDs); err == nil {
-			s.noteRedriven(r.Context(), group, e.ParkedIDs)
-		}
-		return e, err
+		// Redriven before the park is forgotten: a crash in between
+		// leaves the key parked, to resume again. ResumeKey calls release
+		// only with some ids (empty ids would redrive the whole DLQ).
+		return bk.ResumeKey(group, consumerID, mq, key, func(ids []string) error {
+			_, err := s.redrive(r.Context(), group, ids)
+			return err
+		})
 	})
 }

@@ -69,10 +69,9 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, al
 	}
 	// The body read deadline: a body that stops arriving answers 408 in
 	// bounded time; cleared once read, so a long poll's wait is not cut.
+	deadline := false
 	if st, ok := r.Context().Value(requestKey).(*requestState); ok && st.bodyTimeout > 0 && r.ContentLength != 0 {
-		if setReadDeadline(w, time.Now().Add(st.bodyTimeout)) {
-			defer setReadDeadline(w, time.Time{})
-		}
+		deadline = setReadDeadline(w, time.Now().Add(st.bodyTimeout))
 	}
 	// A declared length within the limit is already a bound (net/http's
 	// body stops there); the MaxBytesReader, an allocation and a layer
@@ -82,7 +81,11 @@ func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, dst any, al
 		body = http.MaxBytesReader(w, r.Body, limit)
 	}
 	if _, err := buf.ReadFrom(body); err != nil {
+		abandonBody(w)
 		return bodyReadError(err)
+	}
+	if deadline {
+		setReadDeadline(w, time.Time{})
 	}
 	return decodeBytes(buf.Bytes(), dst, allowEmpty)
 }
@@ -138,6 +141,19 @@ func setReadDeadline(w http.ResponseWriter, t time.Time) bool {
 			return false
 		}
 	}
+}
+
+// abandonBody gives up on a request body that failed to read (too slow,
+// too large, cut short): the connection closes after the answer, and its
+// read deadline is left in the past. net/http reads what is left of an
+// unread body after the handler, to reuse the connection; with no
+// deadline that read waited for a stalled client forever, so the
+// connection outlived its 408 and the idle timeout, and held up a
+// graceful shutdown until --shutdown-timeout. An expired deadline makes
+// that read fail at once, and Connection: close ends the connection.
+func abandonBody(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	setReadDeadline(w, time.Unix(1, 0))
 }
 
 // bodyReadError turns a failed body read into the answer: 413 over the

@@ -157,12 +157,10 @@ func (s *Server) handleDLQRedrive(w http.ResponseWriter, r *http.Request) {
 			func(n int64) any { return RedriveResult{Matched: &n} })
 		return
 	}
-	ids := s.redriveIDs(name, req.MessageIDs) // timeline.go
-	n, err := s.engine.Redrive(r.Context(), name, req.MessageIDs)
+	n, err := s.redrive(r.Context(), name, req.MessageIDs) // timeline.go
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	s.noteRedriven(r.Context(), name, ids)
 	writeJSON(w, http.StatusOK, RedriveResult{Redriven: n})
 }

@@ -7,7 +7,9 @@ import "github.com/mqgate/mqgate/core"
 type DeadLetter struct {
 	Message
 	// LastReason is why the last delivery failed: the nack's reason, the
-	// webhook's status or error, or a lease timeout; absent when unknown.
+	// webhook's status or error, or a lease timeout; for a blocked head an
+	// operator skipped, "skipped by operator; last: " and the head's last
+	// reason. Absent when unknown.
 	LastReason string `json:"lastReason,omitempty" example:"payment service answered 503"`
 }
 

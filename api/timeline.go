@@ -92,24 +92,23 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// redriveIDs are the ids a redrive of ids will move, for the timeline:
-// ids, or (all) the first 1000 dead letters.
-func (s *Server) redriveIDs(group string, ids []string) []string {
-	if len(ids) > 0 {
-		return ids
+// idRedriver is an engine that says which dead letters a redrive moved
+// (*engine.Engine).
+type idRedriver interface {
+	RedriveIDs(ctx context.Context, group string, ids []string) ([]string, error)
+}
+
+// redrive redrives ids of group (all when empty) and records REDRIVEN in
+// the group's timeline for the dead letters that moved, and only those: a
+// redrive that moved nothing records nothing.
+func (s *Server) redrive(ctx context.Context, group string, ids []string) (int, error) {
+	rd, ok := s.engine.(idRedriver)
+	if _, tl := s.consume.(timelines); !ok || !tl {
+		return s.engine.Redrive(ctx, group, ids)
 	}
-	if _, ok := s.consume.(timelines); !ok {
-		return nil
-	}
-	msgs, _, err := s.engine.DLQMessages(group, "", 1000)
-	if err != nil {
-		return nil
-	}
-	out := make([]string, 0, len(msgs))
-	for _, m := range msgs {
-		out = append(out, m.UserID())
-	}
-	return out
+	moved, err := rd.RedriveIDs(ctx, group, ids)
+	s.noteRedriven(ctx, group, moved)
+	return len(moved), err
 }
 
 // noteRedriven records REDRIVEN for ids in group's timeline.

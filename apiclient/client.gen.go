@@ -545,7 +545,9 @@ type DeadLetter struct {
 	Keys *[]string `json:"keys,omitempty"`
 
 	// LastReason LastReason is why the last delivery failed: the nack's reason, the
-	// webhook's status or error, or a lease timeout; absent when unknown.
+	// webhook's status or error, or a lease timeout; for a blocked head an
+	// operator skipped, "skipped by operator; last: " and the head's last
+	// reason. Absent when unknown.
 	//
 	// Example: payment service answered 503
 	LastReason *string `json:"lastReason,omitempty"`

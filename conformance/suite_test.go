@@ -62,6 +62,8 @@ var rules = []rule{
 	{"DelayLevelAboveLastIsLast", ruleLevelAboveLast},
 	{"OffsetsReset", ruleOffsetsReset},
 	{"OrderlyAcrossGrowth", ruleOrderlyAcrossGrowth},
+	{"IdempotentPublish", ruleIdempotentPublish},
+	{"NackReasonInDLQ", ruleNackReasonInDLQ},
 }
 
 func TestConformance(t *testing.T) {

@@ -133,8 +133,9 @@ func TestBlockedKeys(t *testing.T) {
 		t.Errorf("blockedKeys %v, want [P]", e.BlockedKeys)
 	}
 
-	// skip: p1 goes to the DLQ, the queue continues with a1.
-	if got := blockedAction(t, s, "bk", "skip", "P"); got.State != "SKIPPED" || got.MessageID != p1 {
+	// skip: p1 goes to the DLQ, the queue continues with a1. The dead
+	// letter keeps the head's last nack reason and says who skipped it.
+	if got := blockedAction(t, s, "bk", "skip", "P"); got.State != "SKIPPED" || got.MessageID != p1 || got.LastReason != "card declined (2)" {
 		t.Fatalf("skip answered %+v", got)
 	}
 	receiveAck(t, s, "bk", "a1")
@@ -144,6 +145,15 @@ func TestBlockedKeys(t *testing.T) {
 		}
 		return nil
 	})
+	var dlq struct {
+		Messages []struct {
+			LastReason string `json:"lastReason"`
+		} `json:"messages"`
+	}
+	s.do(t, "GET", "/v1/groups/bk/dlq", nil).JSON(t, &dlq)
+	if got, wantR := dlq.Messages[0].LastReason, "skipped by operator; last: card declined (2)"; got != wantR {
+		t.Fatalf("skipped dead letter's lastReason %q, want %q", got, wantR)
+	}
 	if got := blockedList(t, s, "bk"); len(got) != 0 {
 		t.Fatalf("blocked after skip: %+v", got)
 	}

@@ -143,3 +143,60 @@ func TestMessageTimeline(t *testing.T) {
 		t.Errorf("first message's timeline now %v", got)
 	}
 }
+
+// TestTimelineRecordsOnlyWhatHappened: a redrive that moved nothing
+// ({"redriven": 0}) adds no REDRIVEN, and a group deleted and created
+// again starts with an empty history (issue 23 item 5).
+func TestTimelineRecordsOnlyWhatHappened(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	want(t, s.do(t, "PUT", "/v1/topics/tl", map[string]any{"queues": 1}), http.StatusCreated)
+	group := map[string]any{
+		"subscriptions": []map[string]any{{"topic": "tl"}},
+		"consumeFrom":   map[string]any{"position": "FIRST_OFFSET"},
+	}
+	r := s.do(t, "PUT", "/v1/groups/tlg", group)
+	if r.Status == http.StatusServiceUnavailable {
+		t.Skip("this binary has no gateway wired")
+	}
+	want(t, r, http.StatusCreated)
+	var pubRes struct {
+		MessageID string `json:"messageId"`
+	}
+	r = s.do(t, "POST", "/v1/topics/tl/messages", map[string]any{"body": "x"})
+	want(t, r, http.StatusCreated)
+	r.JSON(t, &pubRes)
+	id := pubRes.MessageID
+	settle(t, s, "tlg", "ack", receiveWait(t, s, "tlg"))
+
+	// Not in the DLQ: by id and "all", nothing moves, nothing is recorded.
+	for _, body := range []map[string]any{{"messageIds": []string{id}}, {}} {
+		var res struct {
+			Redriven int `json:"redriven"`
+		}
+		r = s.do(t, "POST", "/v1/groups/tlg/dlq/redrive", body)
+		want(t, r, http.StatusOK)
+		r.JSON(t, &res)
+		if res.Redriven != 0 {
+			t.Fatalf("redrive %v moved %d", body, res.Redriven)
+		}
+	}
+	if got, wantTypes := eventTypes(timeline(t, s, "tlg", id)), []string{"PUBLISHED", "DELIVERED", "ACKED"}; !slices.Equal(got, wantTypes) {
+		t.Fatalf("timeline %v, want %v", got, wantTypes)
+	}
+
+	want(t, s.do(t, "DELETE", "/v1/groups/tlg", nil), http.StatusNoContent)
+	want(t, s.do(t, "PUT", "/v1/groups/tlg", group), http.StatusCreated)
+	checkFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if got := eventTypes(timeline(t, s, "tlg", id)); !slices.Equal(got, []string{"PUBLISHED"}) {
+			return fmt.Errorf("the new group's timeline %v, want the old events gone", got)
+		}
+		return nil
+	})
+	// The new group records its own life.
+	if m := receiveWait(t, s, "tlg"); m.MessageID != id {
+		t.Fatalf("received %s, want %s", m.MessageID, id)
+	}
+	if got := eventTypes(timeline(t, s, "tlg", id)); !slices.Equal(got, []string{"PUBLISHED", "DELIVERED"}) {
+		t.Fatalf("the new group's timeline %v", got)
+	}
+}

@@ -61,14 +61,27 @@ func selfSigned(t *testing.T, dir string) (certFile, keyFile string, pool *x509.
 	return certFile, keyFile, pool
 }
 
-// TestTLS serves HTTPS with --tls-cert/--tls-key (through MQGATE_TLS_*):
-// HTTP/2 is negotiated, the API works, and plain HTTP to the port is not
-// served. Every log line of the run is strict JSON (no duplicate keys).
-func TestTLS(t *testing.T) {
+// backends runs fn once per backend: embedded (no extra flags) and
+// jetstream (over an in-process single-node JetStream server).
+func backends(t *testing.T, fn func(t *testing.T, flags []string)) {
+	t.Run("embedded", func(t *testing.T) { fn(t, nil) })
+	t.Run("jetstream", func(t *testing.T) {
+		cl := natsCluster(t, 1)
+		fn(t, jsFlags(t, cl, filepath.Join(t.TempDir(), "handle.key")))
+	})
+}
+
+// TestTLS serves HTTPS with --tls-cert/--tls-key (through MQGATE_TLS_*) on
+// both backends: HTTP/2 is negotiated, the API works, and plain HTTP to
+// the port is not served. Every log line of the run is strict JSON (no
+// duplicate keys).
+func TestTLS(t *testing.T) { backends(t, testTLS) }
+
+func testTLS(t *testing.T, flags []string) {
 	certFile, keyFile, pool := selfSigned(t, t.TempDir())
 	t.Setenv("MQGATE_TLS_CERT", certFile)
 	t.Setenv("MQGATE_TLS_KEY", keyFile)
-	s := startServer(t, t.TempDir())
+	s := startServer(t, t.TempDir(), flags...)
 
 	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
@@ -127,4 +140,41 @@ func TestTLS(t *testing.T) {
 	if !listening.TLS {
 		t.Fatal(`the "listening" line does not say tls: true`)
 	}
+}
+
+// TestH2C: --h2c serves cleartext HTTP/2 (prior knowledge) and still
+// HTTP/1.1 on the same port, on both backends.
+func TestH2C(t *testing.T) {
+	backends(t, func(t *testing.T, flags []string) {
+		s := startServer(t, t.TempDir(), append(flags, "--h2c")...)
+		var p http.Protocols
+		p.SetUnencryptedHTTP2(true)
+		tr := &http.Transport{Protocols: &p}
+		defer tr.CloseIdleConnections()
+		c := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		req, _ := http.NewRequest("PUT", "http://"+s.addr+"/v1/topics/h2c", nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated || resp.ProtoMajor != 2 {
+			t.Fatalf("PUT over h2c: %d %s, want 201 over HTTP/2", resp.StatusCode, resp.Proto)
+		}
+		want(t, s.do(t, "GET", "/v1/topics/h2c", nil), 200) // HTTP/1.1 still
+	})
+}
+
+// TestAccessLogOff: --access-log=false logs no request line for a 2xx or
+// 4xx answer, on both backends.
+func TestAccessLogOff(t *testing.T) {
+	backends(t, func(t *testing.T, flags []string) {
+		s := startServer(t, t.TempDir(), append(flags, "--access-log=false")...)
+		want(t, s.do(t, "PUT", "/v1/topics/quiet", nil), 201)
+		want(t, s.do(t, "GET", "/v1/topics/missing", nil), 404)
+		s.stop(t)
+		if strings.Contains(s.Logs(), `"message":"request"`) {
+			t.Fatalf("--access-log=false logged requests:\n%s", s.Logs())
+		}
+	})
 }

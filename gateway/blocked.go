@@ -1,14 +1,18 @@
 package gateway
 
 import (
-	"encoding/json"
-	"os"
+	"context"
+	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/groups"
 )
 
 // Blocked ordering keys of ORDERLY groups (API.md "Blocked keys"): a
@@ -35,11 +39,30 @@ import (
 // answered too (orderly nack) and sent round again by the consumer with
 // reconsumeTimes + 1.
 //
-// Park rules and their ids persist in <data>/parked-keys.json (written
-// whenever they change), so a park survives a restart; the parked messages
-// themselves are ordinary dead letters in bbolt. Memory: one rule per
-// parked key plus its ids (at most maxParkedIDs each; later messages stay
-// in the DLQ without being recorded: redrive them by hand).
+// Park rules and their ids are stored by the group registry (ParkStore:
+// core/groups' bucket "groups.parks"), inside the store's transactions and
+// backups, so a park survives a restart, kill -9 and a restore; the parked
+// messages themselves are ordinary dead letters. A park is stored before
+// it answers, and a parked message's id before its dead-letter nack is
+// sent, so no dead letter of a parked key goes unrecorded; a crash in
+// between delivers the message again, the park catches it again, and its
+// id is recorded once. A deleted group's parks go with it. The file of
+// earlier versions, <data>/parked-keys.json, is moved into the store at
+// start (ParkStore.MigrateParkFile). Memory: one rule per parked key plus
+// its ids (at most maxParkedIDs each; later messages stay in the DLQ
+// without being recorded: redrive them by hand).
+
+// ParkStore keeps parked keys durably (*groups.Registry).
+type ParkStore interface {
+	Parks() (map[string][]groups.Park, error)
+	PutPark(ctx context.Context, group string, mq core.MessageQueue, key string, since time.Time) error
+	AddParkedIDs(ctx context.Context, group string, mq core.MessageQueue, key string, ids []string) error
+	DeletePark(ctx context.Context, group string, mq core.MessageQueue, key string) error
+	MigrateParkFile(path string) (int, error)
+}
+
+// parkWriteTimeout bounds one park write.
+const parkWriteTimeout = 30 * time.Second
 
 // BlockedState is the state of a blocked-keys entry.
 type BlockedState string
@@ -74,132 +97,209 @@ type keyRef struct {
 
 // parkRule is one parked key.
 type parkRule struct {
-	Since time.Time `json:"since"`
-	IDs   []string  `json:"messageIds"`
+	Since time.Time
+	IDs   []string
+}
+
+// skipRule is a pending skip: the head's offset and the reason its dead
+// letter carries (skipReason).
+type skipRule struct {
+	offset int64
+	reason string
+}
+
+// skipReason is the lastReason of a skipped head's dead letter: that an
+// operator skipped it, then the head's own last failure, so the reason it
+// blocked is not lost (a DLQ filter on that reason still matches).
+func skipReason(last string) string {
+	if last == "" {
+		return "skipped by operator"
+	}
+	return core.ClipReason("skipped by operator; last: " + last)
 }
 
 // groupRules are a group's skip and park rules. mu is a leaf lock, taken
 // after inbox.mu.
 type groupRules struct {
 	mu    sync.Mutex
-	skips map[core.MessageQueue]int64 // queue → offset of the head to dead-letter
+	skips map[core.MessageQueue]skipRule // queue → the head to dead-letter
 	parks map[keyRef]*parkRule
-	dirty bool // parks changed since the last save
+	// pending are ids recorded in parks and not yet stored (save).
+	pending map[keyRef][]string
+	dirty   bool // pending is not empty
+}
+
+func newGroupRules() *groupRules {
+	return &groupRules{skips: map[core.MessageQueue]skipRule{}, parks: map[keyRef]*parkRule{}}
 }
 
 // blockedRules holds every group's rules and where they persist.
 type blockedRules struct {
 	mu     sync.Mutex // guards groups and loaded; a leaf lock
-	file   string     // "" : memory only
+	store  ParkStore  // nil: memory only
+	file   string     // the park file of earlier versions, to migrate ("": none)
 	loaded bool
 	groups map[string]*groupRules
+	log    zerolog.Logger
 }
 
-type parkFileEntry struct {
-	Topic       string `json:"topic"`
-	QueueID     int    `json:"queueId"`
-	ShardingKey string `json:"shardingKey"`
-	parkRule
-}
-
-// rules returns group's rules, loading the park file on first use.
+// rules returns group's rules (the store's parks are loaded by open).
 func (r *blockedRules) rules(group string) *groupRules {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.loaded {
-		r.loaded = true
+	if r.groups == nil {
 		r.groups = map[string]*groupRules{}
-		r.load()
 	}
 	g := r.groups[group]
 	if g == nil {
-		g = &groupRules{skips: map[core.MessageQueue]int64{}, parks: map[keyRef]*parkRule{}}
+		g = newGroupRules()
 		r.groups[group] = g
 	}
 	return g
 }
 
-func (r *blockedRules) load() {
-	if r.file == "" {
-		return
-	}
-	b, err := os.ReadFile(r.file)
-	if err != nil {
-		return // none yet (or unreadable: parks start empty)
-	}
-	var f map[string][]parkFileEntry
-	if json.Unmarshal(b, &f) != nil {
-		return
-	}
-	for g, es := range f {
-		gr := &groupRules{skips: map[core.MessageQueue]int64{}, parks: map[keyRef]*parkRule{}}
-		for _, e := range es {
-			p := e.parkRule
-			gr.parks[keyRef{core.MessageQueue{Topic: e.Topic, QueueID: e.QueueID}, e.ShardingKey}] = &p
-		}
-		r.groups[g] = gr
-	}
-}
-
-// save writes every group's parks if any changed (no lock held by the
-// caller but r's own).
-func (r *blockedRules) save() error {
+// open moves the park file of earlier versions into the store and loads
+// every stored park (Embedded.Start, before any client runs).
+func (r *blockedRules) open() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.file == "" {
+	if r.loaded || r.store == nil {
+		r.loaded = true
 		return nil
 	}
-	changed := false
-	f := map[string][]parkFileEntry{}
-	for name, g := range r.groups {
+	if r.file != "" {
+		if _, err := r.store.MigrateParkFile(r.file); err != nil {
+			return err
+		}
+	}
+	all, err := r.store.Parks()
+	if err != nil {
+		return err
+	}
+	if r.groups == nil {
+		r.groups = map[string]*groupRules{}
+	}
+	for name, ps := range all {
+		g := r.groups[name]
+		if g == nil {
+			g = newGroupRules()
+			r.groups[name] = g
+		}
 		g.mu.Lock()
-		changed = changed || g.dirty
-		g.dirty = false
-		for k, p := range g.parks {
-			f[name] = append(f[name], parkFileEntry{Topic: k.Queue.Topic, QueueID: k.Queue.QueueID, ShardingKey: k.Key,
-				parkRule: parkRule{Since: p.Since, IDs: slices.Clone(p.IDs)}})
+		for _, p := range ps {
+			g.parks[keyRef{p.Queue, p.ShardingKey}] = &parkRule{Since: p.Since, IDs: p.IDs}
 		}
 		g.mu.Unlock()
 	}
-	if !changed {
+	r.loaded = true
+	return nil
+}
+
+// forget drops what group's rules hold, a BROADCASTING group's consumers'
+// too, and takes the group's parks again from the store (the group was
+// deleted, perhaps created again: the registry dropped the stored parks
+// with it, and a park of the new incarnation may be stored already). The
+// store is read under the rules' lock, so a park stored meanwhile is
+// either read here or added by ParkKey after. The rules stay in place: an
+// inbox of the group may still refer to them.
+func (r *blockedRules) forget(group string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for name, g := range r.groups {
+		if name != group && !strings.HasPrefix(name, group+"/") {
+			continue
+		}
+		g.mu.Lock()
+		clear(g.skips)
+		clear(g.parks)
+		g.pending, g.dirty = nil, false
+		if name == group && r.store != nil {
+			all, err := r.store.Parks()
+			if err != nil {
+				r.log.Warn().Err(err).Str("group", group).Msg("reading parked keys")
+			}
+			for _, p := range all[group] {
+				g.parks[keyRef{p.Queue, p.ShardingKey}] = &parkRule{Since: p.Since, IDs: p.IDs}
+			}
+		}
+		g.mu.Unlock()
+	}
+}
+
+// save stores the parked ids recorded since the last save. The callers
+// run it before the dead-letter nacks of those messages are sent: an id is
+// stored before its dead letter exists. Ids whose write failed stay
+// pending for the next save.
+func (r *blockedRules) save() error {
+	if r.store == nil {
 		return nil
 	}
-	b, err := json.Marshal(f)
-	if err != nil {
-		return err
+	r.mu.Lock()
+	all := maps.Clone(r.groups)
+	r.mu.Unlock()
+	var first error
+	for name, g := range all {
+		g.mu.Lock()
+		pend := g.pending
+		g.pending, g.dirty = nil, false
+		g.mu.Unlock()
+		for k, ids := range pend {
+			ctx, cancel := context.WithTimeout(context.Background(), parkWriteTimeout)
+			err := r.store.AddParkedIDs(ctx, name, k.Queue, k.Key, ids)
+			cancel()
+			if err == nil {
+				continue
+			}
+			if first == nil {
+				first = err
+			}
+			g.mu.Lock()
+			if g.parks[k] != nil { // still parked: keep them for the next save
+				if g.pending == nil {
+					g.pending = map[keyRef][]string{}
+				}
+				g.pending[k] = append(ids, g.pending[k]...)
+				g.dirty = true
+			}
+			g.mu.Unlock()
+		}
 	}
-	tmp := r.file + ".tmp"
-	fh, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = fh.Write(b); err == nil {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return os.Rename(tmp, r.file)
+	return first
 }
 
 // matchLocked reports whether message m at the head of mq is to be
-// dead-lettered by a rule, recording it (g.mu held).
-func (g *groupRules) matchLocked(mq core.MessageQueue, m *core.Message) bool {
-	if off, ok := g.skips[mq]; ok && off == m.QueueOffset {
+// dead-lettered by a rule, recording it, and the reason its dead letter
+// carries ("" for a park: none) (g.mu held).
+func (g *groupRules) matchLocked(mq core.MessageQueue, m *core.Message) (bool, string) {
+	if sk, ok := g.skips[mq]; ok && sk.offset == m.QueueOffset {
 		delete(g.skips, mq)
-		return true
+		return true, sk.reason
 	}
-	if p := g.parks[keyRef{mq, m.ShardingKey}]; p != nil {
+	k := keyRef{mq, m.ShardingKey}
+	if p := g.parks[k]; p != nil {
 		if len(p.IDs) < maxParkedIDs && !slices.Contains(p.IDs, m.UserID()) {
 			p.IDs = append(p.IDs, m.UserID())
+			if g.pending == nil {
+				g.pending = map[keyRef][]string{}
+			}
+			g.pending[k] = append(g.pending[k], m.UserID())
 			g.dirty = true
 		}
-		return true
+		return true, ""
 	}
-	return false
+	return false, ""
+}
+
+// deadLetterLocked answers message i of dl with a nack to the DLQ (level
+// -1) carrying reason, when there is one (the orderly nack answers the
+// rest of its batch too, without it).
+func (b *inbox) deadLetterLocked(dl *delivery, i int, reason string, calls []call) []call {
+	n := len(calls)
+	calls = b.answerLocked(dl, i, false, -1, calls)
+	if reason != "" && len(calls) > n {
+		calls[n].reason = reason
+	}
+	return calls
 }
 
 // applyRulesLocked dead-letters the first message of a fresh orderly
@@ -212,10 +312,10 @@ func (b *inbox) applyRulesLocked(dl *delivery, calls []call) ([]call, bool) {
 		g.mu.Unlock()
 		return calls, false
 	}
-	hit := -1
+	hit, reason := -1, ""
 	for i, m := range dl.msgs {
-		if g.matchLocked(dl.mq, m) {
-			hit = i
+		if ok, why := g.matchLocked(dl.mq, m); ok {
+			hit, reason = i, why
 			break
 		}
 	}
@@ -224,7 +324,7 @@ func (b *inbox) applyRulesLocked(dl *delivery, calls []call) ([]call, bool) {
 	if hit < 0 {
 		return calls, false
 	}
-	return b.answerLocked(dl, hit, false, -1, calls), dirty
+	return b.deadLetterLocked(dl, hit, reason, calls), dirty
 }
 
 // pendingLocked lists mq's unanswered messages in b in queue order: the
@@ -400,7 +500,7 @@ func (e *Embedded) SkipBlocked(group, consumerID string, mq core.MessageQueue, k
 	}
 	e.opts.Timeline.Record(group, Event{Type: EventSkipped, MessageID: en.MessageID})
 	rules.mu.Lock()
-	rules.skips[mq] = off
+	rules.skips[mq] = skipRule{offset: off, reason: skipReason(en.LastReason)}
 	rules.mu.Unlock()
 	e.applyToHead(c, rules, mq)
 	en.State = StateSkipped
@@ -421,14 +521,25 @@ func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key s
 	k := keyRef{mq, key}
 	rules.mu.Lock()
 	p := rules.parks[k]
-	if p == nil {
-		p = &parkRule{Since: time.Now().UTC()}
-		rules.parks[k] = p
-		rules.dirty = true
-	}
 	rules.mu.Unlock()
-	if err := e.parks.save(); err != nil {
-		return BlockedEntry{}, err
+	if p == nil {
+		// Stored first: the park holds once it answers, and no message is
+		// dead-lettered for a park a crash would forget.
+		since := time.Now().UTC()
+		if st := e.parks.store; st != nil {
+			ctx, cancel := context.WithTimeout(context.Background(), parkWriteTimeout)
+			err := st.PutPark(ctx, group, mq, key, since)
+			cancel()
+			if err != nil {
+				return BlockedEntry{}, err
+			}
+		}
+		rules.mu.Lock()
+		if p = rules.parks[k]; p == nil {
+			p = &parkRule{Since: since}
+			rules.parks[k] = p
+		}
+		rules.mu.Unlock()
 	}
 	if c != nil {
 		e.applyToHead(c, rules, mq)
@@ -442,10 +553,16 @@ func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key s
 	return en, nil
 }
 
-// ResumeKey ends the park of (mq, key) and returns its entry with the
-// parked ids, in order, for the caller to redrive. ENotFound when the key
-// is not parked. CLUSTERING only (errBroadcastPark).
-func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+// ResumeKey ends the park of (mq, key), hands its parked ids, in order,
+// to release (the caller redrives them; nil: nobody does) and returns its
+// entry with them. The park stops catching messages first, and is dropped
+// from the store only once release succeeded: a crash in between leaves it
+// stored, so after the restart the key is still parked and a second
+// resume ends it (a redrive moves each dead letter once: nothing is
+// released twice, nothing is left in the DLQ). When release fails the
+// park is as before and its error is returned. ENotFound when the key is not parked. CLUSTERING only
+// (errBroadcastPark).
+func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (BlockedEntry, error) {
 	_, rules, broadcast, err := e.orderlyClientModel(group, consumerID)
 	if broadcast { // before a missing consumerId: there is nothing to give it
 		return BlockedEntry{}, errBroadcastPark(group)
@@ -456,20 +573,46 @@ func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key
 	k := keyRef{mq, key}
 	rules.mu.Lock()
 	p := rules.parks[k]
+	pending := rules.pending[k]
 	if p != nil {
 		delete(rules.parks, k)
-		rules.dirty = true
+		delete(rules.pending, k)
 	}
 	rules.mu.Unlock()
 	if p == nil {
 		return BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
 	}
-	if err := e.parks.save(); err != nil {
-		return BlockedEntry{}, err
+	ids := slices.Clone(p.IDs)
+	if release != nil && len(ids) > 0 {
+		if err := release(ids); err != nil {
+			rules.mu.Lock()
+			if rules.parks[k] == nil { // not parked again meanwhile
+				rules.parks[k] = p
+				if len(pending) > 0 {
+					if rules.pending == nil {
+						rules.pending = map[keyRef][]string{}
+					}
+					rules.pending[k] = append(pending, rules.pending[k]...)
+					rules.dirty = true
+				}
+			}
+			rules.mu.Unlock()
+			return BlockedEntry{}, err
+		}
 	}
-	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(p.IDs), State: StateResumed, ParkedIDs: p.IDs}
-	if len(p.IDs) > 0 {
-		en.MessageID = p.IDs[0]
+	if st := e.parks.store; st != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), parkWriteTimeout)
+		err := st.DeletePark(ctx, group, mq, key)
+		cancel()
+		if err != nil {
+			// Released: a restart shows the key parked again, with
+			// nothing of it left to release unless it caught more.
+			e.log.Warn().Err(err).Str("group", group).Str("shardingKey", key).Msg("resumed key still stored as parked")
+		}
+	}
+	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(ids), State: StateResumed, ParkedIDs: ids}
+	if len(ids) > 0 {
+		en.MessageID = ids[0]
 	}
 	return en, nil
 }
@@ -491,10 +634,10 @@ func (e *Embedded) applyToHead(c *clientRT, rules *groupRules, mq core.MessageQu
 			continue
 		}
 		rules.mu.Lock()
-		hit := rules.matchLocked(mq, p.dl.msgs[p.i])
+		hit, reason := rules.matchLocked(mq, p.dl.msgs[p.i])
 		rules.mu.Unlock()
 		if hit {
-			calls = c.box.answerLocked(p.dl, p.i, false, -1, calls)
+			calls = c.box.deadLetterLocked(p.dl, p.i, reason, calls)
 			if p.l != nil {
 				t.endLocked(p.l, outcomeNacked)
 			}
@@ -503,13 +646,12 @@ func (e *Embedded) applyToHead(c *clientRT, rules *groupRules, mq core.MessageQu
 	}
 	c.box.mu.Unlock()
 	t.mu.Unlock()
+	e.saveParks() // the parked id before its dead letter
 	runCalls(calls)
-	if err := e.parks.save(); err != nil {
-		e.log.Warn().Err(err).Msg("saving parked keys")
-	}
 }
 
-// parkFile is where park rules persist in the data dir.
+// parkFile is where earlier versions kept park rules in the data dir
+// (migrated into the store at start).
 func parkFile(dir string) string {
 	if dir == "" {
 		return ""

@@ -25,13 +25,16 @@ type Embedded struct {
 	leases *leaseTable
 	parks  blockedRules // skip and park rules of ORDERLY groups (blocked.go)
 
-	mu       sync.Mutex // guards below; taken before leaseTable.mu
-	groups   map[string]*groupRT
-	pushes   map[string]*pushRT // push (webhook) groups; changed by the reconcile path only
-	waiting  int
-	draining bool
-	started  bool
-	closed   bool
+	mu     sync.Mutex // guards below; taken before leaseTable.mu
+	groups map[string]*groupRT
+	pushes map[string]*pushRT // push (webhook) groups; changed by the reconcile path only
+	// incarnations: each group's incarnation as the reconcile path last
+	// saw it (a change means deleted and created again: its rules go).
+	incarnations map[string]uint64
+	waiting      int
+	draining     bool
+	started      bool
+	closed       bool
 
 	drain chan struct{} // closed by Drain: parked receives answer at once
 	stop  chan struct{} // closed by Close: background loops end
@@ -90,16 +93,17 @@ func New(opts Options) (*Embedded, error) {
 		opts.InstanceID = "gw-" + hex.EncodeToString(nonce[:4])
 	}
 	return &Embedded{
-		opts:   opts,
-		log:    opts.Logger,
-		leases: withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key, opts.PreviousKeys...)), opts.Timeline),
-		parks:  blockedRules{file: parkFile(opts.Dir)},
-		groups: map[string]*groupRT{},
-		pushes: map[string]*pushRT{},
-		drain:  make(chan struct{}),
-		stop:   make(chan struct{}),
-		kick:   make(chan struct{}, 1),
-		syncs:  make(chan syncReq),
+		opts:         opts,
+		log:          opts.Logger,
+		leases:       withTimeline(newLeaseTable(binary.BigEndian.Uint64(nonce[:]), newHandleCodec(key, opts.PreviousKeys...)), opts.Timeline),
+		parks:        blockedRules{store: opts.Parks, file: parkFile(opts.Dir), log: opts.Logger},
+		groups:       map[string]*groupRT{},
+		pushes:       map[string]*pushRT{},
+		incarnations: map[string]uint64{},
+		drain:        make(chan struct{}),
+		stop:         make(chan struct{}),
+		kick:         make(chan struct{}, 1),
+		syncs:        make(chan syncReq),
 	}, nil
 }
 
@@ -114,6 +118,9 @@ func (e *Embedded) Start() error {
 	e.started = true
 	e.mu.Unlock()
 
+	if err := e.parks.open(); err != nil {
+		return fmt.Errorf("gateway: parked keys: %w", err)
+	}
 	// Watch before listing, so that no change falls between the two.
 	ch, cancel := e.opts.Groups.Watch()
 	list, err := e.opts.Groups.List()

@@ -161,10 +161,10 @@ func (b *inbox) consume(d answerer, mq core.MessageQueue, orderly bool, msgs []*
 	var calls []call
 	save := false
 	defer func() { // after mu is released
-		runCalls(calls)
 		if save && b.persist != nil {
-			b.persist()
+			b.persist() // parked ids before their dead-letter nacks
 		}
+		runCalls(calls)
 	}()
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -80,6 +80,10 @@ type Options struct {
 	// Timeline, if set, records what happens to each message (timeline.go);
 	// share it with SettlingSendBack.Timeline.
 	Timeline *Timeline
+	// Parks, if set, stores parked keys (the group registry; blocked.go);
+	// Start moves Dir's parked-keys.json of earlier versions into it.
+	// Without it parks live in memory only.
+	Parks ParkStore
 	// Webhook is shared by the pushers of every push group: metrics
 	// registerer, logger, network guard, Retry-After → delay level
 	// (webhook.LevelAtLeast over the engine's delay levels). The zero value

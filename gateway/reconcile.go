@@ -59,6 +59,27 @@ func (e *Embedded) reconcile(name string) {
 // group. A group moving between pull and push has its old client stopped
 // before the new one starts: both would use the instance id as client id.
 func (e *Embedded) reconcileWith(name string, g core.Group, getErr error) {
+	// The timeline follows the group, once its old clients are stopped
+	// (they record nothing after): forgotten when it is gone, started
+	// afresh for a new incarnation.
+	if getErr != nil {
+		defer e.opts.Timeline.Forget(name)
+	} else {
+		defer e.opts.Timeline.Bind(name, g.Incarnation)
+	}
+	// So do its skip and park rules (the registry dropped the stored parks
+	// with the group).
+	e.mu.Lock()
+	prev, seen := e.incarnations[name]
+	if getErr != nil {
+		delete(e.incarnations, name)
+	} else {
+		e.incarnations[name] = g.Incarnation
+	}
+	e.mu.Unlock()
+	if seen && (getErr != nil || prev != g.Incarnation) {
+		defer e.parks.forget(name)
+	}
 	// A paused push group runs no client and no pusher (pause.go).
 	push := getErr == nil && g.Push != nil && !g.Paused
 	if !push {

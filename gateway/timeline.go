@@ -17,7 +17,8 @@ import (
 // restart; nothing goes to disk. Memory: a ring grows with its events up
 // to its size in 120-byte slots (~480 KiB a group at 4096), plus the nack
 // reasons the slots hold (at most core.MaxReasonLength characters each);
-// a deleted group's ring stays until the restart. Cost: recording is one
+// a deleted group's ring is dropped with it (Forget, when the gateway stops
+// its clients), and a group created again starts with an empty one. Cost: recording is one
 // short critical section writing a fixed-size slot (no allocation: the id
 // and consumer id strings are shared with the message and the lease); a
 // lookup scans the group's ring. A redrive job records one REDRIVEN a
@@ -65,6 +66,7 @@ type ring struct {
 	ev   []Event
 	next int // slot of the next event
 	full bool
+	inc  uint64 // the group incarnation the events belong to (0: not bound yet)
 }
 
 // NewTimeline returns rings of size events per group (TimelineRingSize
@@ -124,6 +126,26 @@ func (t *Timeline) Events(group, id string) []Event {
 		}
 	}
 	return out
+}
+
+// Bind ties group's ring to incarnation: a ring of another incarnation
+// holds a deleted namesake's events and is dropped (a delete and a create
+// can reach the gateway as one change).
+func (t *Timeline) Bind(group string, incarnation uint64) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r := t.groups[group]
+	switch {
+	case r == nil:
+		t.groups[group] = &ring{inc: incarnation}
+	case r.inc == 0:
+		r.inc = incarnation
+	case r.inc != incarnation:
+		t.groups[group] = &ring{inc: incarnation}
+	}
 }
 
 // Forget drops group's ring (the group was deleted).

@@ -41,3 +41,25 @@ func BenchmarkTimelineRecord(b *testing.B) {
 		tl.Record("g", ev)
 	}
 }
+
+// A ring is tied to its group's incarnation: a new one starts empty, and a
+// forgotten group's events are gone.
+func TestTimelineFollowsIncarnation(t *testing.T) {
+	tl := NewTimeline(8)
+	tl.Record("g", Event{Type: EventDelivered, MessageID: "m"}) // before any bind: kept
+	tl.Bind("g", 1)
+	tl.Record("g", Event{Type: EventAcked, MessageID: "m"})
+	tl.Bind("g", 1)
+	if n := len(tl.Events("g", "m")); n != 2 {
+		t.Fatalf("%d events after binding the same incarnation, want 2", n)
+	}
+	tl.Bind("g", 2)
+	if evs := tl.Events("g", "m"); len(evs) != 0 {
+		t.Fatalf("new incarnation sees %+v", evs)
+	}
+	tl.Record("g", Event{Type: EventDelivered, MessageID: "m"})
+	tl.Forget("g")
+	if evs := tl.Events("g", "m"); len(evs) != 0 {
+		t.Fatalf("forgotten group sees %+v", evs)
+	}
+}

@@ -13,7 +13,6 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
-	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
@@ -53,6 +52,13 @@ type Options struct {
 	// parked on this instance, per group and in all (default 256 and
 	// 4096, as embedded); more answer ETooMany (429).
 	MaxWaitingPerGroup, MaxWaiting int
+	// DedupWindow is how long an idempotency key is remembered per topic
+	// (default 5 min, as embedded): the duplicate window of the topic
+	// streams this backend creates or updates.
+	DedupWindow time.Duration
+	// Timeline records message timelines in the stream MQGATE_TIMELINE
+	// (timeline.go), shared by every instance.
+	Timeline bool
 	// MaxAtomicBatch is the servers' atomic batch limit
 	// (jetstream.limits.batch.max_msgs, default 1000). A publish is one
 	// batch of its messages and their index entries (one per message
@@ -77,6 +83,7 @@ type Backend struct {
 	topics  topicCache
 	gc      groupCache
 	ensured sync.Map          // stream/consumer → group UpdatedAt it was made for
+	windows sync.Map          // topic/uid → its stream's duplicate window (dedup.go)
 	stash   map[string]*stash // by group / consumerId: messages pulled, not yet received
 	// pushers are this instance's webhook pushers by group (push.go);
 	// checkPushURL is the webhook guard's URL check (StartPush). Both
@@ -116,6 +123,9 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	if opts.MaxDelay <= 0 {
 		opts.MaxDelay = 40 * 24 * time.Hour
+	}
+	if opts.DedupWindow <= 0 {
+		opts.DedupWindow = 5 * time.Minute
 	}
 	if opts.MaxAtomicBatch <= 0 {
 		opts.MaxAtomicBatch = 1000
@@ -173,6 +183,10 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		if err = b.createBuckets(cctx); err == nil {
 			break
 		}
+		if e := notClustered(err, opts.Replicas); e != nil {
+			b.closeConn()
+			return nil, e
+		}
 		select {
 		case <-cctx.Done():
 			b.closeConn()
@@ -181,6 +195,18 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		}
 	}
 	return b, nil
+}
+
+// notClustered turns a single server's refusal of replicated streams
+// (10074) into what to do about it; nil for any other error.
+func notClustered(err error, replicas int) error {
+	var ae *jsapi.APIError
+	if !errors.As(err, &ae) || ae.ErrorCode != errCodeReplicasNotClustered {
+		return nil
+	}
+	return fmt.Errorf("jetstream: the NATS server is not clustered, so it cannot keep %d replicas of each stream "+
+		"(%s): pass --nats-replicas 1 (MQGATE_NATS_REPLICAS=1) to run on this single server, "+
+		"or point --nats-url at a cluster of 3 (docs/jetstream.md)", replicas, ae.Description)
 }
 
 func (b *Backend) createBuckets(ctx context.Context) error {
@@ -200,7 +226,7 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("jetstream: leases bucket: %w", err)
 	}
-	return nil
+	return b.createTimeline(ctx)
 }
 
 // CheckServerVersion refuses a server older than MinServerVersion.
@@ -292,25 +318,4 @@ func (b *Backend) Conn() *nats.Conn { return b.nc }
 
 func (b *Backend) ctx(parent context.Context) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(parent, b.opts.RequestTimeout)
-}
-
-// mapErr turns JetStream errors into core errors.
-func mapErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ce *core.Error
-	if errors.As(err, &ce) {
-		return err
-	}
-	switch {
-	case errors.Is(err, jsapi.ErrStreamNotFound), errors.Is(err, jsapi.ErrConsumerNotFound),
-		errors.Is(err, jsapi.ErrMsgNotFound), errors.Is(err, jsapi.ErrKeyNotFound):
-		return core.Errorf(core.ENotFound, "not found")
-	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrNoResponders),
-		errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
-		errors.Is(err, jsapi.ErrNoHeartbeat), errors.Is(err, nats.ErrConnectionReconnecting):
-		return core.Errorf(core.EUnavailable, "JetStream unavailable: %v", err)
-	}
-	return err
 }

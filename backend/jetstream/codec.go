@@ -24,7 +24,12 @@ const (
 	hTopic     = "Mq-Topic"     // the original topic (DLQ copies)
 	hReconsume = "Mq-Reconsume" // reconsume times of a DLQ copy
 	hOrigin    = "Mq-Origin-Seq"
+	hReason    = "Mq-Last-Reason" // why the delivery that dead-lettered it failed (DLQ copies)
 )
+
+// expiredReason is the reason of a message dead-lettered at receive: its
+// last failure was a lease that ran out (a nack dead-letters at once).
+const expiredReason = "lease expired without ack or nack"
 
 // newID is a message id: the same format on every backend
 // (core.NewMessageID).
@@ -80,6 +85,9 @@ func decodeMessage(subj string, h nats.Header, body []byte, seq uint64, stored t
 	}
 	if v := h.Get(hDeliverAt); v != "" {
 		m.SysProps[core.PropDeliverAt] = v
+	}
+	if v := h.Get(hReason); v != "" {
+		m.SysProps[core.PropLastReason] = v
 	}
 	if v, err := strconv.Atoi(h.Get(hReconsume)); err == nil {
 		m.ReconsumeTimes = v

@@ -3,7 +3,6 @@ package jetstream
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
@@ -297,8 +297,11 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		m.ReconsumeTimes = int(meta.delivered) - 1
 		if policy.Exhausted(m.ReconsumeTimes, g.MaxReconsumeTimes) {
 			// Failed by lease expiry more often than allowed.
-			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1); err != nil {
+			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1, expiredReason); err != nil {
 				b.log.Warn().Err(err).Str("group", g.Name).Msg("dead-letter on receive failed; retried at redelivery")
+			} else {
+				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventLeaseExpired})
+				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventDeadLettered})
 			}
 			continue
 		}
@@ -346,6 +349,12 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 			group: g.Name, consumerID: consumerID, reply: c.p.msg.Reply,
 		}))
 		out = append(out, gateway.Received{Message: c.m, ReceiptHandle: h, InvisibleUntil: until})
+		who := consumerID
+		if who == "" {
+			who = b.opts.InstanceID
+		}
+		b.recordID(g.Name, c.m.UserID(), tlEvent{Type: gateway.EventDelivered, ConsumerID: who,
+			Attempt: c.m.ReconsumeTimes + 1, Stream: c.meta.stream, Seq: c.meta.sseq})
 	}
 	if len(out) == 0 && len(keep) > 0 {
 		return nil, errors.Join(errs...)
@@ -438,6 +447,9 @@ type override struct {
 	delivered uint64
 	nacked    bool
 	deadline  time.Time
+	// reason is a nack's reason (core.PropLastReason), carried with the
+	// retry: the message itself is not copied on JetStream.
+	reason string
 }
 
 func (b *Backend) override(ctx context.Context, l lease) (override, bool, error) {
@@ -445,13 +457,18 @@ func (b *Backend) override(ctx context.Context, l lease) (override, bool, error)
 	if err != nil || !found {
 		return override{}, false, err
 	}
-	f := strings.Fields(string(v))
-	if len(f) != 3 {
+	// "<delivered> <n|x> <deadline ms>[ <reason>]"
+	f := strings.SplitN(string(v), " ", 4)
+	if len(f) < 3 {
 		return override{}, false, nil // a delete or purge marker
 	}
 	d, _ := strconv.ParseUint(f[0], 10, 64)
 	ms, _ := strconv.ParseInt(f[2], 10, 64)
-	return override{delivered: d, nacked: f[1] == "n", deadline: time.UnixMilli(ms)}, true, nil
+	o := override{delivered: d, nacked: f[1] == "n", deadline: time.UnixMilli(ms)}
+	if len(f) == 4 {
+		o.reason = f[3]
+	}
+	return o, true, nil
 }
 
 // leaderGet reads the last message of subject from the stream's leader
@@ -459,36 +476,13 @@ func (b *Backend) override(ctx context.Context, l lease) (override, bool, error)
 // follower that has not applied a write another instance just made, and
 // an override must be seen by the next ack on any instance).
 func (b *Backend) leaderGet(ctx context.Context, stream, subject string) ([]byte, bool, error) {
-	ctx, cancel := b.ctx(ctx)
-	defer cancel()
-	req, _ := json.Marshal(map[string]string{"last_by_subj": subject})
-	resp, err := b.nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET."+stream, req)
-	if err != nil {
+	m, err := b.leaderMsg(ctx, stream, msgGet{LastBySubj: subject})
+	if errors.Is(err, jsapi.ErrMsgNotFound) {
+		return nil, false, nil
+	} else if err != nil {
 		return nil, false, mapErr(err)
 	}
-	var r struct {
-		Message *struct {
-			Data []byte `json:"data"`
-		} `json:"message"`
-		Error *struct {
-			Code        int    `json:"code"`
-			ErrCode     int    `json:"err_code"`
-			Description string `json:"description"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return nil, false, err
-	}
-	if r.Error != nil {
-		if r.Error.Code == 404 {
-			return nil, false, nil
-		}
-		return nil, false, core.Errorf(core.EUnavailable, "JetStream: %s", r.Error.Description)
-	}
-	if r.Message == nil {
-		return nil, false, nil
-	}
-	return r.Message.Data, true, nil
+	return m.Data, true, nil
 }
 
 func (b *Backend) putOverride(ctx context.Context, l lease, o override) error {
@@ -496,7 +490,11 @@ func (b *Backend) putOverride(ctx context.Context, l lease, o override) error {
 	if o.nacked {
 		st = "n"
 	}
-	_, err := b.leases.Put(ctx, leaseKey(l), []byte(fmt.Sprintf("%d %s %d", o.delivered, st, o.deadline.UnixMilli())))
+	v := fmt.Sprintf("%d %s %d", o.delivered, st, o.deadline.UnixMilli())
+	if o.reason != "" {
+		v += " " + o.reason
+	}
+	_, err := b.leases.Put(ctx, leaseKey(l), []byte(v))
 	return mapErr(err)
 }
 
@@ -591,20 +589,21 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 		}
 		res[i].Status = st
 	}
-	for j, err := range b.requestAll(ctx, subs, []byte("+ACK")) {
+	for _, err := range b.requestAll(ctx, subs, []byte("+ACK")) {
 		if err != nil {
 			return nil, err
 		}
-		_ = j
 	}
-	_ = idx
+	for _, i := range idx {
+		b.recordSettle(checked[i].l, tlEvent{Type: gateway.EventAcked})
+	}
 	return res, nil
 }
 
 // ackedBefore reports whether the consumer's ack floor is at or past the
 // lease's message (it was acknowledged, by this handle or a later one).
 func (b *Backend) ackedBefore(ctx context.Context, l lease) bool {
-	c, err := b.js.Consumer(ctx, l.meta.stream, l.meta.consumer)
+	c, err := b.consumer(ctx, l.meta.stream, l.meta.consumer)
 	if err != nil {
 		return false
 	}
@@ -618,6 +617,20 @@ func (b *Backend) ackedBefore(ctx context.Context, l lease) bool {
 // level's delay on the same consumer (ordering of ORDERLY queues holds:
 // the queue's consumer has one message out at a time).
 func (b *Backend) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]gateway.HandleResult, error) {
+	return b.NackReason(ctx, group, handles, delayLevel, "")
+}
+
+var _ gateway.ReasonNacker = (*Backend)(nil)
+
+// NackReason implements gateway.ReasonNacker: Nack with the failure's
+// reason, kept in the lease override with the retry (the message is not
+// copied on JetStream) and on the dead-letter copy (Mq-Last-Reason,
+// shown as lastReason).
+func (b *Backend) NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]gateway.HandleResult, error) {
+	if len([]rune(reason)) > core.MaxReasonLength {
+		return nil, core.FieldError("reason", "must be at most %d characters", core.MaxReasonLength)
+	}
+	reason = core.ClipReason(reason)
 	if err := checkHandles(handles); err != nil {
 		return nil, err
 	}
@@ -642,19 +655,22 @@ func (b *Backend) Nack(ctx context.Context, group string, handles []string, dela
 			continue
 		}
 		times := int(l.delivered) - 1
-		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now}); err != nil {
+		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now, reason: reason}); err != nil {
 			return nil, err
 		}
 		out := policy.Retry(times, g.MaxReconsumeTimes, delayLevel)
+		b.recordSettle(l, tlEvent{Type: gateway.EventNacked, DelayLevel: delayLevel, Reason: reason})
 		if out.DeadLetter {
-			if err := b.deadLetterLease(ctx, g.Name, l, times); err != nil {
+			if err := b.deadLetterLease(ctx, g.Name, l, times, reason); err != nil {
 				return nil, err
 			}
+			b.recordSettle(l, tlEvent{Type: gateway.EventDeadLettered})
 			continue
 		}
 		if errs := b.requestAll(ctx, []string{l.reply}, nakDelay(policy.LevelDelay(b.opts.DelayLevels, out.Level))); errs[0] != nil {
 			return nil, errs[0]
 		}
+		b.recordSettle(l, tlEvent{Type: gateway.EventRetryScheduled, DelayLevel: out.Level})
 	}
 	return res, nil
 }
@@ -721,7 +737,7 @@ func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupS
 			continue
 		}
 		for _, ref := range b.consumersOf(g, "", t) {
-			c, err := b.js.Consumer(ctx, ref.stream, ref.name)
+			c, err := b.consumer(ctx, ref.stream, ref.name)
 			if err != nil {
 				continue
 			}

@@ -27,9 +27,12 @@ func (b *Backend) ensureDLQ(ctx context.Context, group string) error {
 	if _, ok := b.ensured.Load(key); ok {
 		return nil
 	}
-	_, err := b.js.CreateOrUpdateStream(ctx, jsapi.StreamConfig{
-		Name: dlqStream(group), Subjects: []string{dlqSubject(group)}, Storage: jsapi.FileStorage,
-		Replicas: b.opts.Replicas, Duplicates: dedupWindow, AllowDirect: true,
+	err := b.retryRead(ctx, func(ctx context.Context) error { // idempotent
+		_, err := b.js.CreateOrUpdateStream(ctx, jsapi.StreamConfig{
+			Name: dlqStream(group), Subjects: []string{dlqSubject(group)}, Storage: jsapi.FileStorage,
+			Replicas: b.opts.Replicas, Duplicates: dedupWindow, AllowDirect: true,
+		})
+		return err
 	})
 	if err != nil {
 		return mapErr(err)
@@ -41,7 +44,7 @@ func (b *Backend) ensureDLQ(ctx context.Context, group string) error {
 // deadLetter copies a delivered message to the DLQ, then terminates it on
 // its consumer (a crash between the two leaves the original to be
 // redelivered and dead-lettered again: the copy's id deduplicates).
-func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, meta ackMeta, times int) error {
+func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, meta ackMeta, times int, reason string) error {
 	if err := b.ensureDLQ(ctx, group); err != nil {
 		return err
 	}
@@ -59,6 +62,12 @@ func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, met
 		d.Header.Set(hQueue, strconv.Itoa(q))
 	}
 	d.Header.Set(hReconsume, strconv.Itoa(times))
+	// The failure that dead-lettered it; none clears a reason the
+	// message brought (a redriven copy's).
+	d.Header.Del(hReason)
+	if reason != "" {
+		d.Header.Set(hReason, reason)
+	}
 	d.Header.Set(hOrigin, strconv.FormatUint(meta.sseq, 10))
 	d.Header.Set(jsapi.MsgIDHeader, fmt.Sprintf("%s:%s:%d", meta.stream, meta.consumer, meta.sseq))
 	if _, err := b.js.PublishMsg(ctx, d); err != nil {
@@ -71,14 +80,14 @@ func (b *Backend) deadLetter(ctx context.Context, group string, m *nats.Msg, met
 }
 
 // deadLetterLease reads the leased message back from its stream and dead-letters it.
-func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, times int) error {
-	st, err := b.js.Stream(ctx, l.meta.stream)
-	if err != nil {
-		return mapErr(err)
-	}
-	raw, err := st.GetMsg(ctx, l.sseq)
+func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, times int, reason string) error {
+	// From the stream leader, not a direct get: a replica catching up
+	// answers 404 for a message it has not applied yet, and taking that
+	// for "gone" would TERM the message with no DLQ copy (a loss).
+	raw, err := b.leaderMsg(ctx, l.meta.stream, msgGet{Seq: l.sseq})
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
-		// Gone by retention: nothing to keep; end its deliveries.
+		// Gone by retention (the leader has applied everything it
+		// delivered): nothing to keep; end its deliveries.
 		b.requestAll(ctx, []string{l.reply}, []byte("+TERM gone"))
 		return nil
 	} else if err != nil {
@@ -88,7 +97,7 @@ func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, ti
 	if m.Header == nil {
 		m.Header = nats.Header{}
 	}
-	return b.deadLetter(ctx, group, m, l.meta, times)
+	return b.deadLetter(ctx, group, m, l.meta, times, reason)
 }
 
 // DLQMessages implements api.Engine; the cursor is a DLQ stream sequence.
@@ -103,7 +112,7 @@ func (b *Backend) DLQMessages(group, cursor string, limit int) ([]*core.Message,
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, dlqStream(group))
+	st, err := b.stream(ctx, dlqStream(group))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return nil, "", nil
 	} else if err != nil {
@@ -131,7 +140,7 @@ func (b *Backend) DLQMessages(group, cursor string, limit int) ([]*core.Message,
 func (b *Backend) DLQDepth(group string) (int64, error) {
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, dlqStream(group))
+	st, err := b.stream(ctx, dlqStream(group))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return 0, nil
 	} else if err != nil {
@@ -142,7 +151,7 @@ func (b *Backend) DLQDepth(group string) (int64, error) {
 
 // Redrive implements api.Engine.
 func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int, error) {
-	st, err := b.js.Stream(ctx, dlqStream(group))
+	st, err := b.stream(ctx, dlqStream(group))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return 0, nil
 	} else if err != nil {
@@ -150,7 +159,9 @@ func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int,
 	}
 	n := 0
 	for seq := uint64(1); ; {
-		raw, err := st.GetMsg(ctx, seq, jsapi.WithGetMsgSubject(dlqSubject(group)))
+		// From the leader: a lagging replica's 404 would end the
+		// redrive early.
+		raw, err := b.leaderMsg(ctx, dlqStream(group), msgGet{Seq: seq, NextBySubj: dlqSubject(group)})
 		if errors.Is(err, jsapi.ErrMsgNotFound) {
 			return n, nil
 		} else if err != nil {
@@ -198,7 +209,7 @@ func (b *Backend) Message(topic, id string) (*core.Message, error) {
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, topicStream(topic))
+	st, err := b.stream(ctx, topicStream(topic))
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -245,7 +256,7 @@ func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, 
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, topicStream(topic))
+	st, err := b.stream(ctx, topicStream(topic))
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -286,7 +297,7 @@ func (b *Backend) GetMessages(mq core.MessageQueue, offset int64, maxN int, filt
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	st, err := b.js.Stream(ctx, topicStream(mq.Topic))
+	st, err := b.stream(ctx, topicStream(mq.Topic))
 	if err != nil {
 		return core.GetResult{}, mapErr(err)
 	}

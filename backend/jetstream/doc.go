@@ -9,11 +9,13 @@
 //   - topic T → stream MQ_T over mq.T.>; queue q → subject mq.T.q, so a
 //     sharding key (FNV-1a mod queues, as embedded) stays on one subject,
 //     in order. Queue count and retention are stream metadata.
-//   - publish → one JetStream publish with Nats-Msg-Id = the message id;
-//     a batch → one atomic batch (Nats-Batch-*), all or nothing. Each
+//   - publish → one atomic batch (Nats-Batch-*), all or nothing. Each
 //     message is followed in its batch by index entries mq.T.i.<id> and
 //     mq.T.k.<key hash> (payload: how far back the message is), which
-//     lookups by id and key read.
+//     lookups by id and key read. A message with an idempotency key is
+//     also followed by a dedup entry mq.T.d.<hash of topic and key> with
+//     that hash as Nats-Msg-Id: the stream's duplicate window makes
+//     JetStream refuse a repeat atomically (dedup.go).
 //   - delay level / deliverAt → a schedule message on mq.T.s.<id>
 //     (Nats-Schedule "@at", Nats-Schedule-Target mq.T.q; nats-server
 //     ≥ 2.12): stored in the queue when due, never before.

@@ -185,6 +185,7 @@ func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
 	if err := b.js.DeleteStream(ctx, dlqStream(name)); err != nil && !errors.Is(err, jsapi.ErrStreamNotFound) {
 		return mapErr(err)
 	}
+	b.forgetTimeline(ctx, name)
 	return nil
 }
 
@@ -192,7 +193,7 @@ func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
 // (also BROADCASTING consumers created by any instance).
 func (b *Backend) deleteConsumers(ctx context.Context, g core.Group) {
 	for _, s := range g.Subscriptions {
-		st, err := b.js.Stream(ctx, topicStream(s.Topic))
+		st, err := b.stream(ctx, topicStream(s.Topic))
 		if err != nil {
 			continue
 		}
@@ -293,7 +294,13 @@ func (b *Backend) ensureConsumer(ctx context.Context, g core.Group, ref consumer
 	if v, ok := b.ensured.Load(key); ok && !force && v.(time.Time).Equal(g.UpdatedAt) {
 		return nil
 	}
-	if _, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, b.consumerConfig(g, ref)); err != nil {
+	// Create-or-update is idempotent: retried like a read (a rejoining
+	// node answers 10008 until it knows the leader).
+	err := b.retryRead(ctx, func(ctx context.Context) error {
+		_, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, b.consumerConfig(g, ref))
+		return err
+	})
+	if err != nil {
 		if errors.Is(err, jsapi.ErrStreamNotFound) {
 			return core.Errorf(core.ENotFound, "topic %q not found", ref.topic)
 		}
@@ -336,7 +343,7 @@ func (b *Backend) consumerOffset(ctx context.Context, g core.Group, ref consumer
 	if err := b.ensureConsumer(ctx, g, ref, false); err != nil {
 		return qo, err
 	}
-	c, err := b.js.Consumer(ctx, ref.stream, ref.name)
+	c, err := b.consumer(ctx, ref.stream, ref.name)
 	if err != nil {
 		return qo, mapErr(err)
 	}
@@ -385,7 +392,7 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 	if err != nil {
 		return nil, err
 	}
-	st, err := b.js.Stream(ctx, topicStream(topic))
+	st, err := b.stream(ctx, topicStream(topic))
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -94,7 +94,7 @@ func startGateway(t *testing.T, server int) *gw {
 	}
 	b, err := jetstream.Open(context.Background(), jetstream.Options{
 		Conn: nc, Key: testKey, Replicas: 3, DelayLevels: testLevels, MaxAtomicBatch: jstest.MaxBatch,
-		InstanceID: fmt.Sprintf("gw%d", server), RequestTimeout: 5 * time.Second,
+		InstanceID: fmt.Sprintf("gw%d", server), RequestTimeout: 5 * time.Second, Timeline: true,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -11,20 +11,17 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
 )
 
-// Put implements api.Engine. One message is one JetStream publish with
-// Nats-Msg-Id = its id (a retried publish inside the dedup window is
-// answered with the first copy). A batch is one JetStream atomic batch
+// Put implements api.Engine. A batch is one JetStream atomic batch
 // (Nats-Batch-Id / -Sequence / -Commit): all of it is stored or none.
 // A delayed message (delayLevel, deliverAt) is a schedule message on
 // mq.<topic>.s.<id> (Nats-Schedule: @at …, Nats-Schedule-Target: its
 // queue subject): the server stores it in the queue when due, never
-// before.
+// before. Messages carrying a DedupID are idempotent (dedup.go).
 func (b *Backend) Put(ctx context.Context, topic string, msgs []core.PutMessage) ([]core.PutResult, error) {
 	if len(msgs) == 0 {
 		return nil, core.Errorf(core.EInvalid, "no messages")
@@ -39,6 +36,18 @@ func (b *Backend) Put(ctx context.Context, topic string, msgs []core.PutMessage)
 	if err != nil {
 		return nil, err
 	}
+	for _, m := range msgs {
+		if m.DedupID != "" {
+			return b.putIdempotent(ctx, t, msgs)
+		}
+	}
+	return b.putNew(ctx, t, msgs)
+}
+
+// putNew stores msgs as one atomic batch, with their index entries and,
+// for those with a DedupID, their dedup entries.
+func (b *Backend) putNew(ctx context.Context, t core.Topic, msgs []core.PutMessage) ([]core.PutResult, error) {
+	topic := t.Name
 	now := time.Now().UTC()
 	out := make([]core.PutResult, len(msgs))
 	nm := make([]*nats.Msg, len(msgs))
@@ -51,7 +60,6 @@ func (b *Backend) Put(ctx context.Context, topic string, msgs []core.PutMessage)
 		msg := nats.NewMsg(queueSubject(topic, q))
 		msg.Data = m.Body
 		encodeHeaders(msg.Header, id, m, now)
-		msg.Header.Set(jsapi.MsgIDHeader, id)
 		res := core.PutResult{MessageID: id, Topic: topic, QueueID: q, StoredAt: now}
 		due, err := b.dueAt(m, now)
 		if err != nil {
@@ -82,6 +90,9 @@ func (b *Backend) Put(ctx context.Context, topic string, msgs []core.PutMessage)
 			}
 			seen[k] = true
 			all = append(all, indexMsg(keySubject(topic, k), len(all)-pos[i]))
+		}
+		if msgs[i].DedupID != "" {
+			all = append(all, dedupEntry(topic, &msgs[i], out[i], len(all)-pos[i]))
 		}
 	}
 	if len(all) > b.opts.MaxAtomicBatch {
@@ -197,6 +208,12 @@ func (b *Backend) publishBatch(ctx context.Context, msgs []*nats.Msg) (uint64, e
 		return 0, publishErr(fmt.Errorf("batch ack: %w", err))
 	}
 	if a.Error != nil {
+		switch a.Error.ErrCode {
+		case errCodeBatchDuplicate:
+			return 0, errDuplicate
+		case errCodeDuplicateInProcess:
+			return 0, errDuplicateInProcess
+		}
 		if a.Error.Code == 400 {
 			return 0, core.Errorf(core.EInvalid, "batch refused: %s", a.Error.Description)
 		}

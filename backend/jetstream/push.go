@@ -206,8 +206,9 @@ func (b *Backend) pushDelivery(ctx context.Context, group string, orderly bool, 
 		msgs[i] = r.Message
 	}
 	type answer struct {
-		ok    bool
-		level int
+		ok     bool
+		level  int
+		reason string // the webhook's failure (core.PropLastReason)
 	}
 	var (
 		mu      sync.Mutex
@@ -217,25 +218,31 @@ func (b *Backend) pushDelivery(ctx context.Context, group string, orderly bool, 
 	)
 	left.Store(int32(len(got)))
 	mq := core.MessageQueue{Topic: msgs[0].UserTopic()}
-	d := consumer.NewDeliveryReasons(group, mq, orderly, msgs, func(i int, ok bool, level int, _ string) {
+	d := consumer.NewDeliveryReasons(group, mq, orderly, msgs, func(i int, ok bool, level int, reason string) {
 		mu.Lock()
 		if i < 0 || i >= len(answers) || answers[i] != nil {
 			mu.Unlock()
 			return
 		}
-		answers[i] = &answer{ok, level}
+		answers[i] = &answer{ok, level, reason}
 		mu.Unlock()
 		if left.Add(-1) != 0 {
 			return
 		}
-		// Every message answered: settle in one ack and one nack per level.
+		// Every message answered: settle in one ack and one nack per
+		// level and reason.
+		type nackKey struct {
+			level  int
+			reason string
+		}
 		var acks []string
-		nacks := map[int][]string{}
+		nacks := map[nackKey][]string{}
 		for i, a := range answers {
 			if a.ok {
 				acks = append(acks, got[i].ReceiptHandle)
 			} else if ctx.Err() == nil {
-				nacks[a.level] = append(nacks[a.level], got[i].ReceiptHandle)
+				k := nackKey{a.level, core.ClipReason(a.reason)}
+				nacks[k] = append(nacks[k], got[i].ReceiptHandle)
 			}
 		}
 		sctx, cancel := context.WithTimeout(context.Background(), b.opts.RequestTimeout)
@@ -245,8 +252,8 @@ func (b *Backend) pushDelivery(ctx context.Context, group string, orderly bool, 
 				b.log.Warn().Err(err).Str("group", group).Msg("push: ack failed; redelivered after the lease")
 			}
 		}
-		for level, hs := range nacks {
-			if _, err := b.Nack(sctx, group, hs, level); err != nil {
+		for k, hs := range nacks {
+			if _, err := b.NackReason(sctx, group, hs, k.level, k.reason); err != nil {
 				b.log.Warn().Err(err).Str("group", group).Msg("push: nack failed; redelivered after the lease")
 			}
 		}

@@ -21,8 +21,9 @@ import (
 const (
 	metaQueues    = "mqgate.queues"
 	metaRetention = "mqgate.retention_hours"
-	// dedupWindow is how long a publish retried with the same message id
-	// is answered with the first copy instead of stored twice.
+	// dedupWindow is the duplicate window of the DLQ streams (their
+	// copies are named by delivery, so two instances racing to
+	// dead-letter one delivery store one copy).
 	dedupWindow = 2 * time.Minute
 )
 
@@ -41,14 +42,17 @@ type cachedTopic struct {
 const topicTTL = time.Second
 
 func (b *Backend) streamConfig(cfg core.TopicConfig) jsapi.StreamConfig {
+	maxAge := time.Duration(cfg.RetentionHours) * time.Hour
 	return jsapi.StreamConfig{
-		Name:               topicStream(cfg.Name),
-		Subjects:           []string{topicSubjects(cfg.Name)},
-		Retention:          jsapi.LimitsPolicy,
-		MaxAge:             time.Duration(cfg.RetentionHours) * time.Hour,
-		Storage:            jsapi.FileStorage,
-		Replicas:           b.opts.Replicas,
-		Duplicates:         dedupWindow,
+		Name:      topicStream(cfg.Name),
+		Subjects:  []string{topicSubjects(cfg.Name)},
+		Retention: jsapi.LimitsPolicy,
+		MaxAge:    maxAge,
+		Storage:   jsapi.FileStorage,
+		Replicas:  b.opts.Replicas,
+		// Idempotency keys (dedup.go): JetStream refuses a batch holding
+		// a dedup entry already stored within this window.
+		Duplicates:         min(b.opts.DedupWindow, maxAge),
 		AllowMsgSchedules:  true,
 		AllowAtomicPublish: true,
 		AllowDirect:        true,
@@ -119,7 +123,7 @@ func (b *Backend) Topic(name string) (core.Topic, error) {
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	s, err := b.js.Stream(ctx, topicStream(name))
+	s, err := b.stream(ctx, topicStream(name))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
 		return core.Topic{}, core.Errorf(core.ENotFound, "topic %q not found", name)
 	} else if err != nil {
@@ -201,7 +205,7 @@ func (b *Backend) TopicStats(name string) (core.TopicStats, error) {
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
-	s, err := b.js.Stream(ctx, topicStream(name))
+	s, err := b.stream(ctx, topicStream(name))
 	if err != nil {
 		return core.TopicStats{}, mapErr(err)
 	}

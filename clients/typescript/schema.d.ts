@@ -830,7 +830,9 @@ export interface components {
             keys?: string[];
             /**
              * @description LastReason is why the last delivery failed: the nack's reason, the
-             *     webhook's status or error, or a lease timeout; absent when unknown.
+             *     webhook's status or error, or a lease timeout; for a blocked head an
+             *     operator skipped, "skipped by operator; last: " and the head's last
+             *     reason. Absent when unknown.
              * @example payment service answered 503
              */
             lastReason?: string;

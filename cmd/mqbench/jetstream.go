@@ -460,7 +460,8 @@ func startJSGateways(ctx context.Context, cl *jstest.Cluster) (lbURL, first stri
 			closeAll()
 			return "", "", nil, err
 		}
-		b, err := jetstream.Open(ctx, jetstream.Options{Conn: nc, Key: key, Replicas: 3, InstanceID: fmt.Sprintf("gw%d", i)})
+		b, err := jetstream.Open(ctx, jetstream.Options{Conn: nc, Key: key, Replicas: 3, InstanceID: fmt.Sprintf("gw%d", i),
+			Timeline: true})
 		if err != nil {
 			nc.Close()
 			closeAll()

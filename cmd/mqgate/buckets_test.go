@@ -13,7 +13,7 @@ import (
 func TestBucketOwners(t *testing.T) {
 	want := []string{
 		"dedup.expiry (core/engine)", "dedup.records (core/engine)", "dlq.redriven (core/engine)",
-		"groups.config (core/groups)", "groups.offsets (core/groups)", "groups.starts (core/groups)",
+		"groups.config (core/groups)", "groups.offsets (core/groups)", "groups.parks (core/groups)", "groups.starts (core/groups)",
 		"jobs (core/engine)", "sched.offsets (core/engine)", "sched.sweep (core/engine)",
 		"sched.timerids (core/engine)", "sched.timers (core/engine)", "sched.timertopics (core/engine)",
 	}

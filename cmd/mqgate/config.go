@@ -34,6 +34,9 @@ type Config struct {
 	// ShutdownTimeout bounds how long in-flight requests may take to
 	// finish after SIGTERM before connections are closed.
 	ShutdownTimeout time.Duration
+	// ShutdownDelay is how long, on SIGTERM, /readyz answers 503 while
+	// the listener keeps serving, before the shutdown starts (drain.go).
+	ShutdownDelay time.Duration
 	// WriteTimeout bounds writing a response (from the end of reading the
 	// request); a client that does not read its answer is cut after it, so
 	// it cannot pin the response's memory. Long-poll receives extend it
@@ -108,6 +111,10 @@ type Config struct {
 	// this PEM certificate (chain) and key. Empty: plain HTTP, for a TLS
 	// proxy in front (docs/operations.md).
 	TLSCert, TLSKey string
+	// H2C serves cleartext HTTP/2 (prior knowledge, RFC 9113 §3.3)
+	// besides HTTP/1.1 on Addr: for a proxy or client that speaks h2 to
+	// the gateway without TLS. Not with TLS (which negotiates h2 itself).
+	H2C bool
 	// APIKeys is a JSON key file (docs/security.md); when set, every /v1
 	// call needs Authorization: Bearer <key> with the right grant, and
 	// SIGHUP reloads the file. Empty: /v1 is open (a warning is logged).
@@ -226,6 +233,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "trace|debug|info|warn|error")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json|console|auto")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", c.ShutdownTimeout, "time in-flight requests get to finish on shutdown")
+	drainFlags(fs, c) // drain.go
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "time to write a response; a client not reading it is cut (a long-poll receive adds its wait)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close keep-alive connections idle this long")
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
@@ -249,6 +257,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.AccessLog, "access-log", c.AccessLog, "log one line per request at info level; false logs only 5xx answers")
 	fs.StringVar(&c.TLSCert, "tls-cert", c.TLSCert, "PEM certificate (chain) file: serve HTTPS and HTTP/2; with --tls-key")
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key file of --tls-cert")
+	fs.BoolVar(&c.H2C, "h2c", c.H2C, "also serve cleartext HTTP/2 (prior knowledge) on --addr; not with --tls-cert, which negotiates HTTP/2 itself")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
 	fs.BoolVar(&c.Init, "init", c.Init, "start an empty store even though the data dir held one before (gateway.key present, mqgate.db missing or empty)")
 	fs.StringVar(&c.Backend, "backend", c.Backend, "embedded|jetstream")
@@ -315,7 +324,7 @@ func wantValue(f *flag.Flag, err error) string {
 }
 
 // flagRef matches a flag named in an error message.
-var flagRef = regexp.MustCompile(`--[a-z][a-z-]*`)
+var flagRef = regexp.MustCompile(`--[a-z][a-z0-9-]*`)
 
 // validate checks the values; each error names the flag and its
 // environment variable, since the value may have come from either.
@@ -376,12 +385,16 @@ func (c Config) problems() []error {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		errs = append(errs, errors.New("--tls-cert and --tls-key go together: give both or neither"))
 	}
+	if c.H2C && c.TLSCert != "" {
+		errs = append(errs, errors.New("--h2c is cleartext HTTP/2; with --tls-cert HTTP/2 is negotiated over TLS already: drop --h2c"))
+	}
 	if c.BodyReadTimeout <= 0 {
 		errs = append(errs, errors.New("--body-read-timeout must be positive"))
 	}
 	if c.ShutdownTimeout <= 0 {
 		errs = append(errs, errors.New("--shutdown-timeout must be positive"))
 	}
+	errs = append(errs, c.drainProblems()...) // drain.go
 	if c.WriteTimeout <= 0 || c.IdleTimeout <= 0 {
 		errs = append(errs, errors.New("--write-timeout and --idle-timeout must be positive"))
 	}

@@ -42,6 +42,10 @@ func (m *Main) runJetStream() error {
 	if err != nil {
 		return err
 	}
+	tlsConfig, err := m.loadTLS()
+	if err != nil {
+		return err
+	}
 	levels, err := engine.ParseDelayLevels(m.Config.DelayLevels)
 	if err != nil {
 		return fmt.Errorf("--delay-levels: %w", err)
@@ -52,12 +56,13 @@ func (m *Main) runJetStream() error {
 		URL: m.Config.NATSURL, Creds: m.Config.NATSCreds, Key: key, PreviousKeys: previous, Replicas: m.Config.NATSReplicas,
 		DelayLevels: levels, MaxDelay: m.Config.MaxDelay, Logger: m.component("jetstream"),
 		MaxWaitingPerGroup: m.Config.MaxWaitingPerGroup, MaxWaiting: m.Config.MaxWaiting,
-		MaxAtomicBatch: m.Config.NATSMaxBatch,
+		MaxAtomicBatch: m.Config.NATSMaxBatch, DedupWindow: m.Config.DedupWindow,
+		Timeline: m.Config.TimelineEvents > 0,
 	})
 	if err != nil {
 		return err
 	}
-	r := &jsRun{b: b, served: make(chan error, 1)}
+	r := &jsRun{b: b}
 	m.js = r
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -69,23 +74,24 @@ func (m *Main) runJetStream() error {
 	}
 	httpLog := m.component("http")
 	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
-		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring})
+		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring,
+		NoAccessLog: !m.Config.AccessLog, BodyReadTimeout: m.Config.BodyReadTimeout,
+		WriteTimeout: m.Config.WriteTimeout})
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)
 	}
 	m.ln, r.ln = ln, ln
-	r.http = &http.Server{Handler: readyzNATS(r.api, b), ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 60 * time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
-		ErrorLog: newStdLogger(httpLog)}
+	// The same server set-up as embedded (httpserver.go): TLS, HTTP/2,
+	// timeouts, pprof.
+	r.http = m.newHTTPServer(readyzNATS(r.api, b), tlsConfig, httpLog)
+	r.served = serveHTTP(r.http, ln)
 	m.served = r.served
-	go func() {
-		defer close(r.served)
-		if err := r.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			r.served <- err
-		}
-	}()
+	if err := m.startPprof(); err != nil {
+		return err
+	}
 	m.Logger.Info().Str("addr", ln.Addr().String()).Str("backend", "jetstream").
+		Bool("tls", tlsConfig != nil).Bool("h2c", r.http.Protocols != nil).
 		Str("nats", m.Config.NATSURL).Str("version", Version()).Msg("listening")
 	if keyring != nil {
 		m.keys = startKeyReloader(keyring, m.component("auth"))

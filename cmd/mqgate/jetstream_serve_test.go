@@ -27,7 +27,7 @@ func TestServeJetStream(t *testing.T) {
 	}
 	m := NewMain()
 	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "1",
-		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error"}, io.Discard); err != nil {
+		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error", "--pprof-addr", "127.0.0.1:0"}, io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Run(); err != nil {
@@ -46,6 +46,15 @@ func TestServeJetStream(t *testing.T) {
 	if st := get("/readyz"); st != 200 {
 		t.Fatalf("/readyz = %d", st)
 	}
+	// --pprof-addr serves on JetStream too (the shared set-up).
+	if m.pprof == nil {
+		t.Fatal("--pprof-addr ignored with --backend jetstream")
+	}
+	if resp, err := http.Get("http://" + m.pprof.Addr() + "/debug/pprof/"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("pprof: %v %v", err, resp)
+	} else {
+		resp.Body.Close()
+	}
 	req, _ := http.NewRequest("PUT", base+"/v1/topics/served", strings.NewReader(`{"queues":2}`))
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
@@ -63,4 +72,34 @@ func TestServeJetStream(t *testing.T) {
 		}
 		<-tick.C
 	}
+}
+
+// Against a single (non-clustered) server with the default 3 replicas the
+// start fails at once and says what to pass, not a raw NATS error.
+func TestServeJetStreamSingleServerSaysReplicas(t *testing.T) {
+	dir := t.TempDir()
+	cl, err := jstest.Start(filepath.Join(dir, "nats"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Shutdown()
+	keyFile := filepath.Join(dir, "handle.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain()
+	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(),
+		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err = m.Run()
+	defer m.Close()
+	if err == nil || !strings.Contains(err.Error(), "--nats-replicas 1") {
+		t.Fatalf("Run = %v, want advice to pass --nats-replicas 1", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the refusal took %s", d)
+	}
+	t.Log(err)
 }

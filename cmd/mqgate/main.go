@@ -96,13 +96,18 @@ func serve(args []string, stderr io.Writer) int {
 		m.Close()
 		return 1
 	}
+	signalled := false
 	select {
 	case <-ctx.Done():
 		m.Logger.Info().Msg("signal received, shutting down")
+		signalled = true
 	case err := <-m.Done():
 		m.Logger.Error().Err(err).Msg("server stopped")
 	}
 	stop()
+	if signalled {
+		m.shutdownDelay() // drain.go: /readyz 503 for --shutdown-delay, still serving
+	}
 	if err := m.Close(); err != nil {
 		fmt.Fprintln(stderr, "mqgate: shutdown:", err)
 		return 1

@@ -142,3 +142,11 @@ func TestEnvGoesThroughFlagParsers(t *testing.T) {
 		t.Fatalf("env and flags: %+v", c)
 	}
 }
+
+// --h2c is cleartext HTTP/2: with TLS it is refused with the reason.
+func TestH2CNotWithTLS(t *testing.T) {
+	_, err := parseServeFlags([]string{"--h2c", "--tls-cert", "c.pem", "--tls-key", "k.pem"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "--h2c") {
+		t.Fatalf("--h2c with TLS: %v", err)
+	}
+}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -88,14 +87,9 @@ func (m *Main) Run() error {
 		}
 		keyring = kr
 	}
-	var tlsConfig *tls.Config
-	if m.Config.TLSCert != "" || m.Config.TLSKey != "" {
-		cert, err := tls.LoadX509KeyPair(m.Config.TLSCert, m.Config.TLSKey)
-		if err != nil {
-			return fmt.Errorf("--tls-cert / --tls-key: %w", err)
-		}
-		// HTTP/2 is offered over TLS (net/http's ALPN); TLS 1.2 at least.
-		tlsConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	tlsConfig, err := m.loadTLS()
+	if err != nil {
+		return err
 	}
 	// Listen before anything touches the data directory: a taken port
 	// fails the start without creating or locking data files.
@@ -156,6 +150,8 @@ func (m *Main) Run() error {
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	metrics.MustRegister(storeCollectors(eng)...)
+	metrics.MustRegister(newFSCollector(m.Config.Data)) // fs_metrics.go
+	consumed := newConsumeMetrics(metrics)              // consume_metrics.go
 	webhookOpts := m.webhookOptions(metrics, levels)
 	checkPushURL, err := webhook.URLChecker(webhookOpts)
 	if err != nil {
@@ -171,6 +167,7 @@ func (m *Main) Run() error {
 		PreviousKeys: previous,
 		Dir:          m.Config.Data,
 		Groups:       reg,
+		Parks:        reg,
 		Timeline:     timeline,
 		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg,
 			Heartbeats: consumer.NewHeartbeats(reg, 0), // one heartbeat timer for every client of the process
@@ -178,6 +175,7 @@ func (m *Main) Run() error {
 			// One budget for every client of the process: memory stays
 			// bounded however many groups and backlogged queues there are.
 			o.CacheBudget = budget
+			o.Observer = consumed
 		}),
 		Logger: m.component("gateway"),
 
@@ -223,42 +221,10 @@ func (m *Main) Run() error {
 		},
 	})
 
-	m.http = &http.Server{
-		Handler: m.api,
-		// Slow clients cannot hold a connection forever sending headers
-		// or a body, nor receiving an answer: a client that does not read
-		// its response is cut after WriteTimeout, which frees the
-		// response's memory. Long-poll receives wait up to 30 s and move
-		// their own deadline to wait + WriteTimeout
-		// (http.ResponseController, api/consume.go).
-		ReadHeaderTimeout: 10 * time.Second,
-		// A backstop only: the handler bounds the body itself
-		// (--body-read-timeout, answered 408 as problem+json).
-		ReadTimeout:    10*time.Second + 2*m.Config.BodyReadTimeout,
-		WriteTimeout:   m.Config.WriteTimeout,
-		IdleTimeout:    m.Config.IdleTimeout,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       newStdLogger(httpLog),
-		TLSConfig:      tlsConfig,
-	}
-	m.served = make(chan error, 1)
-	go func() {
-		defer close(m.served)
-		serve := m.http.Serve
-		if tlsConfig != nil {
-			serve = func(ln net.Listener) error { return m.http.ServeTLS(ln, "", "") }
-		}
-		if err := serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			m.served <- err
-		}
-	}()
-	if m.Config.PprofAddr != "" {
-		p, err := startProfiler(m.Config.PprofAddr)
-		if err != nil {
-			return err
-		}
-		m.pprof = p
-		m.Logger.Info().Str("addr", p.Addr()).Msg("pprof listening")
+	m.http = m.newHTTPServer(m.api, tlsConfig, httpLog)
+	m.served = serveHTTP(m.http, ln)
+	if err := m.startPprof(); err != nil {
+		return err
 	}
 	if keyring != nil {
 		m.keys = startKeyReloader(keyring, m.component("auth"))
@@ -267,7 +233,7 @@ func (m *Main) Run() error {
 	} else {
 		m.Logger.Warn().Msg("no --api-keys: /v1 is open to anyone who can reach this address")
 	}
-	m.Logger.Info().Str("addr", ln.Addr().String()).Bool("tls", tlsConfig != nil).Str("data", m.Config.Data).
+	m.Logger.Info().Str("addr", ln.Addr().String()).Bool("tls", tlsConfig != nil).Bool("h2c", m.http.Protocols != nil).Str("data", m.Config.Data).
 		Str("version", Version()).Msg("listening")
 	if m.logw != nil {
 		m.logw.flush() // scripts and tests wait for this line: no batching delay
@@ -393,6 +359,16 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 			func() float64 { return eng.RetentionStats().Time.Seconds() }),
 		counter("mqgate_store_commit_page_writes_total", "Page runs the writer's group commits wrote (each a scattered write its fsync pays for); divided by groups, the dirty pages per commit.",
 			func(s store.WriterStats) float64 { return float64(s.PageWrites) }),
+		counter("mqgate_store_commit_failures_total", "Group commits that failed (disk full, I/O error); their publishes were answered 503.",
+			func(s store.WriterStats) float64 { return float64(s.CommitFailures) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mqgate_store_commit_failing",
+			Help: "1 while the store cannot commit (the last group commit failed; /readyz answers 503), else 0."},
+			func() float64 {
+				if eng.WriterStats().Failing {
+					return 1
+				}
+				return 0
+			}),
 		newCorruptCollector(eng), // corrupt_metrics.go
 		newDiskCollector(eng),    // disk_metrics.go
 	}

@@ -185,8 +185,8 @@ func (c *PushConsumer) settleLate(pr *pullRequest, st *deliveryState) {
 		return
 	}
 	uid := pr.uid.Load()
-	c.offsets.addFinished(pr.mq, pr.epoch, uid, done)
-	p := core.Progress{Done: done, Epoch: pr.epoch, TopicUID: uid}
+	c.offsets.addFinished(pr.mq, pr.epoch.Load(), uid, done)
+	p := core.Progress{Done: done, Epoch: pr.epoch.Load(), TopicUID: uid}
 	if err := c.commitProgress(context.Background(), map[core.MessageQueue]core.Progress{pr.mq: p}); err != nil {
 		c.log.Warn().Err(err).Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).Msg("persist acknowledgements of a dropped queue")
 	}

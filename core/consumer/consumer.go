@@ -209,6 +209,7 @@ func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {
 	for _, pr := range c.table {
 		if f, ok := filters[pr.mq.Topic]; !ok || !f.Same(pr.filter) {
 			pr.stale.Store(true)
+			pr.pq.freezeRead() // an ack before the drop must not commit past the old filter's reads
 		}
 	}
 	c.mu.Unlock()

@@ -35,6 +35,9 @@ func (c *PushConsumer) newDelivery(pr *pullRequest, d *Delivery) *deliveryState 
 	d.revoke = st.revoke
 	d.pq = pr.pq
 	pr.inFlight.Add(int64(n))
+	if o := c.opts.Observer; o != nil {
+		o.Delivered(d.Group, n)
+	}
 	return st
 }
 
@@ -59,6 +62,9 @@ func (st *deliveryState) answer(i int, ok bool, delayLevel int, reason string) {
 	}
 	st.mu.Unlock()
 	st.pr.inFlight.Add(-1)
+	if o := st.c.opts.Observer; o != nil {
+		o.Answered(st.d.Group, st.d.Msgs[i], ok, st.started)
+	}
 	if done {
 		st.c.processConsumeResult(st)
 	}

@@ -87,6 +87,10 @@ type Coordinator interface {
 	// CommitProgress merges positions of one group incarnation (dropping
 	// what a reset or a deletion made stale).
 	CommitProgress(ctx context.Context, group string, incarnation uint64, consumerID string, ps map[core.MessageQueue]core.Progress) error
+	// CorrectOffset lowers a stored position beyond the queue's max to
+	// offset under a fresh epoch, durably (OFFSET_ILLEGAL); ok false: the
+	// stored position is not the one read at epoch, nothing written.
+	CorrectOffset(ctx context.Context, group string, incarnation uint64, consumerID string, mq core.MessageQueue, epoch, topicUID uint64, offset int64) (newEpoch uint64, ok bool, err error)
 	// DecideStarts persists the start positions of a consumer that
 	// appears (idempotent); StartsDecided reports whether topic's were.
 	DecideStarts(group, consumerID string) error

@@ -70,6 +70,19 @@ func (s *offsetStore) update(mq core.MessageQueue, offset int64, increaseOnly bo
 	}
 }
 
+// corrected sets mq's position to offset at epoch with nothing finished
+// above it: an OFFSET_ILLEGAL correction the registry has stored.
+func (s *offsetStore) corrected(mq core.MessageQueue, offset int64, epoch uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	qp, ok := s.table[mq]
+	if !ok {
+		return
+	}
+	qp.off, qp.epoch, qp.restored = offset, epoch, nil
+	delete(s.dirty, mq)
+}
+
 // finished records consume results of mq: the offset moves forward to
 // offset, and the queue is dirty even when it did not move (messages above
 // it were finished: the persisted ranges change).

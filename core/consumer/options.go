@@ -92,6 +92,8 @@ type Options struct {
 	CacheBudget *CacheBudget
 	// Allocate splits queues among clients. Default AllocateAveragely.
 	Allocate AllocateStrategy
+	// Observer, when set, sees the deliveries and answers (observer.go).
+	Observer Observer
 }
 
 func (o *Options) setDefaults() {

@@ -25,6 +25,17 @@ type ProcessQueue struct {
 	bytes          int64
 	queueOffsetMax int64
 	pulled         bool // queueOffsetMax is set
+	// readThrough is where the pull has read to: every offset below it was
+	// cached, or filtered out by the subscription, or finished before. An
+	// emptied cache commits up to it, so a filtered-out tail read while a
+	// message was in flight does not hold the offset back once that message
+	// is finished (RocketMQ correctTagsOffset on NO_NEW_MSG, which the
+	// parked pull would otherwise never run again).
+	readThrough int64
+	// readFrozen: the filter changed (UpdateConfig): what the old filter
+	// read past is not to be committed past, so readThrough no longer
+	// counts (the queue is replaced and read again with the new filter).
+	readFrozen bool
 	// trimmed are offsets at or below queueOffsetMax given back unconsumed
 	// when the queue's prefetch window shrank (trim.go), ascending: they
 	// are unfinished and are pulled again; any other offset at or below
@@ -141,8 +152,9 @@ func cmpOffset(m *core.Message, off int64) int {
 
 // RemoveMessage removes finished messages and returns the offset to commit
 // (RocketMQ removeMessage): -1 if nothing was cached before the call;
-// queueOffsetMax+1 if the cache becomes empty; otherwise the smallest
-// offset still cached.
+// queueOffsetMax+1, or the read-through offset if the pull read further
+// (a filtered-out tail), if the cache becomes empty; otherwise the
+// smallest offset still cached.
 func (pq *ProcessQueue) RemoveMessage(msgs []*core.Message) int64 {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
@@ -192,6 +204,8 @@ func (pq *ProcessQueue) RemoveMessage(msgs []*core.Message) int64 {
 	pq.count -= removed
 	if len(pq.msgs) > 0 {
 		result = pq.msgs[0].QueueOffset
+	} else if len(pq.consuming) == 0 {
+		result = max(result, pq.readThrough)
 	}
 	if len(pq.trimmed) > 0 {
 		result = min(result, pq.trimmed[0]) // unfinished, pulled again
@@ -283,7 +297,8 @@ func (pq *ProcessQueue) TakeMessages(n int) []*core.Message {
 
 // Commit finishes every message in the consuming map and returns the offset
 // after the last of them, or -1 if none was being consumed (RocketMQ
-// commit, orderly).
+// commit, orderly); when nothing stays cached, the read-through offset if
+// the pull read further (a filtered-out tail).
 func (pq *ProcessQueue) Commit() int64 {
 	pq.mu.Lock()
 	defer pq.mu.Unlock()
@@ -297,8 +312,30 @@ func (pq *ProcessQueue) Commit() int64 {
 		pq.budgetAddLocked(-int64(m.Size()))
 	}
 	pq.consuming = pq.consuming[:0]
+	if len(pq.msgs) == 0 && len(pq.trimmed) == 0 {
+		offset = max(offset, pq.readThrough)
+	}
 	pq.signalSpaceLocked()
 	return offset
+}
+
+// advanceRead records that the pull read everything below off (pull
+// goroutine, after the read's messages are cached): the read-through
+// offset only moves forward.
+func (pq *ProcessQueue) advanceRead(off int64) {
+	pq.mu.Lock()
+	if !pq.readFrozen {
+		pq.readThrough = max(pq.readThrough, off)
+	}
+	pq.mu.Unlock()
+}
+
+// freezeRead forgets the read-through offset for good: the reads behind
+// it used a filter the group no longer has.
+func (pq *ProcessQueue) freezeRead() {
+	pq.mu.Lock()
+	pq.readFrozen, pq.readThrough = true, 0
+	pq.mu.Unlock()
 }
 
 // MakeMessageToConsumeAgain moves msgs from the consuming map back into the

@@ -199,12 +199,14 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 				if reserved > 0 {
 					budget.release(reserved)
 				}
+				pq.advanceRead(res.NextOffset)
 				if pq.Empty() {
 					c.offsets.update(pr.mq, res.NextOffset, true)
 				}
 				continue
 			}
 			msgs = pq.putReserved(msgs, budget, reserved)
+			pq.advanceRead(res.NextOffset)
 			if pq.Dropped() {
 				return
 			}
@@ -219,7 +221,12 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		case core.NoNewMsg, core.NoMatchedMsg:
 			pr.nextOffset = res.NextOffset
 			// correctTagsOffset: nothing cached, so everything before
-			// nextOffset is consumed (or filtered out).
+			// nextOffset is consumed (or filtered out). With messages in
+			// flight the cache remembers the read (advanceRead, before the
+			// Empty check, so a removal between them is not missed) and the
+			// removal that empties it commits up to here: this pull may
+			// park and not run again.
+			pq.advanceRead(res.NextOffset)
 			if pq.Empty() {
 				c.offsets.update(pr.mq, res.NextOffset, true)
 				c.progress.moved()
@@ -239,12 +246,28 @@ func (c *PushConsumer) pullLoop(pr *pullRequest) {
 		case core.OffsetIllegal:
 			// The offset fell out of the queue (retention) or beyond it:
 			// correct it to NextOffset (RocketMQ drops and recreates the
-			// ProcessQueue; moving the pull on is the same here).
+			// ProcessQueue; moving the pull on is the same here). An
+			// offset beyond the max is lowered in the store first
+			// (correctOffset): the merge of later writes keeps the larger
+			// offset, so it would come back at the next start.
 			c.log.Warn().Str("topic", pr.mq.Topic).Int("queue", pr.mq.QueueID).
 				Int64("offset", pr.nextOffset).Int64("next", res.NextOffset).Msg("OFFSET_ILLEGAL, corrected")
+			from := pr.nextOffset
+			beyond := res.NextOffset < from
 			pr.nextOffset = res.NextOffset
 			pq.forgetTrimmedBelow(res.NextOffset)
+			pq.advanceRead(res.NextOffset)
 			if pq.Empty() {
+				if beyond && !c.correctOffset(pr, res.NextOffset) {
+					// Not stored: read the illegal offset again later and
+					// retry, rather than consume past a correction a
+					// restart would not know.
+					pr.nextOffset = from
+					if !wait(nil, c.opts.PullDelayOnError) {
+						return
+					}
+					continue
+				}
 				c.offsets.update(pr.mq, res.NextOffset, false)
 				c.progress.moved()
 			}

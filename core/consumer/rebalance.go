@@ -32,8 +32,9 @@ type pullRequest struct {
 	uid atomic.Uint64
 	// heldAtFence: the pull waits at a growth fence (fence.go).
 	heldAtFence atomic.Bool
-	// epoch is the offset-reset generation of the queue's position.
-	epoch uint64
+	// epoch is the offset-reset generation of the queue's position (an
+	// OFFSET_ILLEGAL correction starts a new one: correctOffset).
+	epoch atomic.Uint64
 
 	nextOffset int64              // pull goroutine only
 	trimGen    uint64             // the prefetch generation last trimmed to (trim.go); pull goroutine only
@@ -213,7 +214,8 @@ func (c *PushConsumer) doRebalance() {
 			continue
 		}
 		pr := &pullRequest{mq: mq, pq: pq, filter: want[mq], orderly: orderly, lockFree: lockFree, stop: make(chan struct{}), nudge: make(chan struct{}, 1), nextOffset: pos.Offset,
-			layouts: topics[mq.Topic].Layouts, epoch: pos.Epoch}
+			layouts: topics[mq.Topic].Layouts}
+		pr.epoch.Store(pos.Epoch)
 		pr.uid.Store(pos.TopicUID)
 		pr.pq.attachBudget(c.opts.CacheBudget)
 		if orderly {

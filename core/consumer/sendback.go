@@ -138,7 +138,7 @@ func (c *PushConsumer) sendBackBatch(jobs []sendBackJob) {
 	for i, j := range jobs {
 		backs[i] = SendBack{Msg: j.msg, DelayLevel: j.delayLevel, MaxReconsumeTimes: j.maxReconsumeTimes,
 			Settle: Settle{Incarnation: inc, ConsumerID: cid, Queue: j.pr.mq, Offset: j.msg.QueueOffset,
-				Epoch: j.pr.epoch, TopicUID: j.pr.uid.Load()}}
+				Epoch: j.pr.epoch.Load(), TopicUID: j.pr.uid.Load()}}
 	}
 	err := errors.New("consumer: no SendBacker")
 	if c.deps.SendBack != nil {

@@ -93,8 +93,16 @@ func (e *Engine) DLQDepth(group string) (n int64, err error) {
 // chunk commits atomically with its marks, so a crash half-way leaves every
 // entry either redriven once or still listed.
 func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int, err error) {
+	moved, err := e.RedriveIDs(ctx, group, ids)
+	return len(moved), err
+}
+
+// RedriveIDs is Redrive returning the original ids of the dead letters it
+// sent back (the message timeline records REDRIVEN for those only); on an
+// error, those of the chunks committed before it.
+func (e *Engine) RedriveIDs(ctx context.Context, group string, ids []string) (moved []string, err error) {
 	if !core.ValidName(group) {
-		return 0, core.FieldError("group", "must match ^[A-Za-z0-9_-]{1,127}$")
+		return nil, core.FieldError("group", "must match ^[A-Za-z0-9_-]{1,127}$")
 	}
 	e.sched.redriveMu.Lock()
 	defer e.sched.redriveMu.Unlock()
@@ -105,15 +113,17 @@ func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int
 	from := int64(0)
 	for {
 		var (
-			uid  uint64
-			ops  []putOp
-			offs []int64
-			done bool
+			uid   uint64
+			ops   []putOp
+			offs  []int64
+			batch []string
+			done  bool
 		)
 		now := time.Now().UTC()
 		var corrupt []store.CorruptRecord
 		err := e.view(func(tx store.ReadTx) error {
 			corrupt = corrupt[:0]
+			ops, offs, batch = ops[:0], offs[:0], batch[:0]
 			size := 0
 			s, err := scanDLQ(tx, group, from,
 				func() bool { return len(ops) == moveBatch || size >= moveBatchBytes },
@@ -125,6 +135,7 @@ func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int
 					size += len(cp.Body)
 					ops = append(ops, putOp{topic: core.RetryTopic(group), queueID: 0, msg: cp})
 					offs = append(offs, off)
+					batch = append(batch, m.UserID())
 				}, func(r store.CorruptRecord) { corrupt = append(corrupt, r) })
 			uid, from, done = s.uid, s.at, s.done
 			return err
@@ -133,20 +144,20 @@ func (e *Engine) Redrive(ctx context.Context, group string, ids []string) (n int
 			err = e.setAside(corrupt)
 		}
 		if err != nil {
-			return n, err
+			return moved, err
 		}
 		if len(ops) > 0 {
 			if err := e.commit(ctx, ops, redriveHook(uid, offs)); err != nil {
-				return n, err
+				return moved, err
 			}
-			n += len(ops)
+			moved = append(moved, batch...)
 			e.sched.redriven.Add(int64(len(ops)))
 		}
 		if done {
-			if n > 0 {
-				e.log.Info().Str("group", group).Int("messages", n).Msg("dead letters redriven")
+			if len(moved) > 0 {
+				e.log.Info().Str("group", group).Int("messages", len(moved)).Msg("dead letters redriven")
 			}
-			return n, nil
+			return moved, nil
 		}
 	}
 }

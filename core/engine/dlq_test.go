@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -140,4 +141,22 @@ func TestRedriveConcurrent(t *testing.T) {
 		t.Fatalf("redriven %d, want 50", total)
 	}
 	waitCount(t, e, core.MessageQueue{Topic: core.RetryTopic("g")}, 50, time.Second)
+}
+
+// RedriveIDs names the dead letters that moved, and only those: an id not
+// in the DLQ, or already redriven, is not among them.
+func TestRedriveIDsNamesWhatMoved(t *testing.T) {
+	e := openTest(t, Options{})
+	mustTopic(t, e, "t", 1)
+	ids := deadLetter(t, e, "g", "t", 3)
+	moved, err := e.RedriveIDs(t.Context(), "g", []string{ids[2], "unknown", ids[0]})
+	if err != nil || !slices.Equal(moved, []string{ids[0], ids[2]}) {
+		t.Fatalf("RedriveIDs(selected) = %v, %v; want [%s %s] in DLQ order", moved, err, ids[0], ids[2])
+	}
+	if moved, err := e.RedriveIDs(t.Context(), "g", []string{ids[0]}); err != nil || len(moved) != 0 {
+		t.Fatalf("again = %v, %v", moved, err)
+	}
+	if moved, err := e.RedriveIDs(t.Context(), "g", nil); err != nil || !slices.Equal(moved, []string{ids[1]}) {
+		t.Fatalf("all = %v, %v", moved, err)
+	}
 }

@@ -365,6 +365,9 @@ func (r *Registry) Delete(name string) error {
 		if err := deleteStartsTx(tx, name); err != nil {
 			return err
 		}
+		if err := deleteParksTx(tx, name); err != nil {
+			return err
+		}
 		ob := tx.Bucket(bucketOffsets)
 		if ob.Bucket([]byte(name)) != nil {
 			return ob.DeleteBucket([]byte(name))

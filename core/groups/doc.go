@@ -17,6 +17,10 @@
 //   - the start decisions in "groups.starts" (starts.go): which topics a
 //     consumer's start positions were decided for, so a queue without a
 //     position is known to have appeared later;
+//   - the parked ordering keys of ORDERLY groups in "groups.parks"
+//     (parks.go): the gateway's park rules and the ids they dead-lettered,
+//     dropped with the group, and the migration of the JSON file earlier
+//     versions kept them in;
 //   - SettleHook: the settlement of a message sent back, run in the
 //     engine's transaction that stores the copy;
 //   - offset resets (first / last / timestamp), which it announces to the
@@ -26,7 +30,7 @@
 //     after LockTTL unless renewed) and the watchers told when a group's
 //     config or live clients change (notifyConsumerIdsChanged).
 //
-// It imports core, core/store (its typed transactions and the three
+// It imports core, core/store (its typed transactions and the four
 // buckets above, registered with store.Register) and internal/watch only:
 // never bbolt, never core/engine (the engine is reached through the small
 // OffsetSearcher interface and Options.Commit), never core/consumer,

@@ -189,6 +189,57 @@ func putProgressTx(b *store.Bucket, consumerID string, mq core.MessageQueue, p c
 	return b.Put(k, encodeProgress(p))
 }
 
+// CorrectOffset lowers the stored position of (group incarnation,
+// consumerID, mq) to offset, the queue's max offset, after a pull found
+// the stored one beyond it (RocketMQ OFFSET_ILLEGAL: updateAndFreezeOffset
+// and persist). CommitProgress's merge keeps the larger offset, so a
+// correction cannot go through it; here it is written over the stored
+// position, with no finished ranges (they lay beyond the queue), under a
+// fresh epoch: a write still in flight from the client's earlier view is
+// dropped as predating it (the "freeze"), and the client continues with
+// the epoch returned. ok is false, and nothing is written, when the group
+// incarnation is gone or the stored position is not the one the client
+// read (another epoch: a reset since, which the client learns of anyway;
+// a newer topic incarnation; already at or below offset). It goes through
+// the group commit and returns once durable, so nothing is consumed past
+// the correction before it would survive a crash.
+func (r *Registry) CorrectOffset(ctx context.Context, group string, incarnation uint64, consumerID string, mq core.MessageQueue, epoch, topicUID uint64, offset int64) (newEpoch uint64, ok bool, err error) {
+	err = r.commit(ctx, func(tx store.Tx) error {
+		newEpoch, ok = 0, false // the hook may run again on a retried commit
+		b, err := r.groupOffsetsTx(tx, group, incarnation)
+		if err != nil || b == nil {
+			return err
+		}
+		k := offsetKey(consumerID, mq)
+		if v := b.Get(k); v != nil {
+			old, derr := decodeProgress(v)
+			switch {
+			case derr != nil:
+				// Unreadable: the correction replaces it.
+			case old.Epoch != epoch:
+				return nil
+			case topicUID != 0 && old.TopicUID > topicUID:
+				return nil
+			case old.Offset <= offset:
+				return nil
+			}
+		}
+		e, err := tx.Bucket(bucketOffsets).NextSequence()
+		if err != nil {
+			return err
+		}
+		if err := b.Put(k, encodeProgress(core.Progress{Offset: offset, Epoch: e, TopicUID: topicUID})); err != nil {
+			return err
+		}
+		newEpoch, ok = e, true
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return newEpoch, ok, nil
+}
+
 // GroupGuard returns a transaction hook answering ErrGroupGone unless the
 // group incarnation still exists: run once ahead of a batch of settle hooks
 // of that incarnation (engine.SendMessagesBack), it drops a deleted

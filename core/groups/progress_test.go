@@ -189,3 +189,56 @@ func TestStartsDecidedAtSubscription(t *testing.T) {
 		return nil
 	})
 }
+
+// An OFFSET_ILLEGAL correction lowers the stored offset (the merge of
+// CommitProgress never would) under a fresh epoch, so a write from the
+// client's earlier view cannot raise it again; it declines when the stored
+// position is not the one the client read.
+func TestCorrectOffsetLowersAndFreezes(t *testing.T) {
+	db := openDB(t)
+	r := openRegistry(t, db, Options{})
+	g, _, err := r.Put(core.GroupConfig{Name: "g", Subscriptions: []core.Subscription{{Topic: "t"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mq := core.MessageQueue{Topic: "t"}
+	read := func() core.Progress {
+		t.Helper()
+		p, _, err := r.CommittedProgress("g", "", mq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if err := r.CommitProgress(t.Context(), "g", g.Incarnation, "", map[core.MessageQueue]core.Progress{mq: {Offset: 100, Done: []core.OffsetRange{{From: 102, To: 103}}, TopicUID: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	// Not the epoch the client read: declined.
+	if _, ok, err := r.CorrectOffset(t.Context(), "g", g.Incarnation, "", mq, 9, 4, 20); err != nil || ok {
+		t.Fatalf("wrong epoch: ok %v, %v", ok, err)
+	}
+	epoch, ok, err := r.CorrectOffset(t.Context(), "g", g.Incarnation, "", mq, 0, 4, 20)
+	if err != nil || !ok || epoch == 0 {
+		t.Fatalf("correct: %d %v %v", epoch, ok, err)
+	}
+	if p := read(); p.Offset != 20 || p.Epoch != epoch || len(p.Done) != 0 || p.TopicUID != 4 {
+		t.Fatalf("corrected: %+v", p)
+	}
+	// The client's earlier view (epoch 0) is dropped; its new one merges.
+	if err := r.CommitProgress(t.Context(), "g", g.Incarnation, "", map[core.MessageQueue]core.Progress{mq: {Offset: 100, TopicUID: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.CommitProgress(t.Context(), "g", g.Incarnation, "", map[core.MessageQueue]core.Progress{mq: {Offset: 22, Epoch: epoch, TopicUID: 4}}); err != nil {
+		t.Fatal(err)
+	}
+	if p := read(); p.Offset != 22 {
+		t.Fatalf("after correction: %+v", p)
+	}
+	// Already at or below the max, a gone incarnation: nothing to do.
+	if _, ok, _ := r.CorrectOffset(t.Context(), "g", g.Incarnation, "", mq, epoch, 4, 30); ok {
+		t.Fatal("raised by a correction")
+	}
+	if _, ok, _ := r.CorrectOffset(t.Context(), "g", g.Incarnation+1, "", mq, epoch, 4, 1); ok {
+		t.Fatal("corrected for another incarnation")
+	}
+}

@@ -79,7 +79,7 @@ func OpenWith(st *store.Store, opts Options) (*Registry, error) {
 		opts.LockTTL = DefaultLockTTL
 	}
 	err := st.Update(func(tx store.Tx) error {
-		for _, b := range []store.BucketName{bucketConfig, bucketOffsets, bucketStarts} {
+		for _, b := range []store.BucketName{bucketConfig, bucketOffsets, bucketStarts, bucketParks} {
 			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 				return err
 			}

@@ -40,9 +40,10 @@
 // second owner of a name, or an "mq." name, panics at start-up. Today:
 // core/engine owns dedup.records, dedup.expiry, sched.offsets,
 // sched.timers, sched.timertopics, sched.timerids, sched.sweep,
-// dlq.redriven and jobs; core/groups owns groups.config, groups.offsets
-// and groups.starts. Each owner creates its buckets when it opens; the
-// self check ignores them; migration and compaction copy them as they are.
+// dlq.redriven and jobs; core/groups owns groups.config, groups.offsets,
+// groups.starts and groups.parks. Each owner creates its buckets when it
+// opens; the self check ignores them; migration and compaction copy them
+// as they are.
 //
 // # Layout (one file, Dir/mqgate.db; all integers big-endian; version 2)
 //

@@ -105,7 +105,10 @@ type WriterStats struct {
 	// Failing is set while the store cannot commit: the last group commit
 	// failed (disk full, I/O error); the next one that succeeds clears it.
 	Failing bool
-	Updates uint64
+	// CommitFailures counts the group commits that failed (each answered
+	// its requests 503), so a failure between two scrapes is not missed.
+	CommitFailures uint64
+	Updates        uint64
 	// PageWrites counts the page runs the group commits wrote (bbolt's
 	// TxStats.Write: one per dirty node spilled, plus the meta page), and
 	// Pages the pages they allocated: PageWrites/Groups is the scattered
@@ -130,7 +133,7 @@ type WriterStats struct {
 type writerCounters struct {
 	groups, requests, applyNanos, commitNanos, updates atomic.Uint64
 	pageWrites, pages, checkpoints, syncs, syncNanos   atomic.Uint64
-	checkpointNanos, freelists                         atomic.Uint64
+	checkpointNanos, freelists, commitFailures         atomic.Uint64
 	failing                                            atomic.Bool
 }
 
@@ -138,7 +141,7 @@ type writerCounters struct {
 func (s *Store) Stats() WriterStats {
 	return WriterStats{Groups: s.stats.groups.Load(), Requests: s.stats.requests.Load(),
 		Apply: time.Duration(s.stats.applyNanos.Load()), Commit: time.Duration(s.stats.commitNanos.Load()),
-		Failing: s.stats.failing.Load(), Updates: s.stats.updates.Load(),
+		Failing: s.stats.failing.Load(), CommitFailures: s.stats.commitFailures.Load(), Updates: s.stats.updates.Load(),
 		PageWrites: s.stats.pageWrites.Load(), Pages: s.stats.pages.Load(),
 		Checkpoints: s.stats.checkpoints.Load(), CheckpointTime: time.Duration(s.stats.checkpointNanos.Load()),
 		CheckpointFreelists: s.stats.freelists.Load(),
@@ -381,6 +384,7 @@ func (s *Store) answer(b *syncBatch, syncErr error) {
 	s.stats.failing.Store(err != nil)
 	switch {
 	case err != nil:
+		s.stats.commitFailures.Add(1)
 		s.log.Error().Err(err).Int("requests", len(b.reqs)).Msg("group commit failed")
 		err = core.Errorf(core.EUnavailable, "the store could not commit: %v", err)
 		if b.err != nil {

@@ -36,7 +36,9 @@ class DeadLetter:
                 absent for messages that were not delayed. Example: 2026-01-02T15:05:05.000Z.
             keys (list[str] | Unset): Keys are the message's lookup keys. Example: ['order-17'].
             last_reason (str | Unset): LastReason is why the last delivery failed: the nack's reason, the
-                webhook's status or error, or a lease timeout; absent when unknown. Example: payment service answered 503.
+                webhook's status or error, or a lease timeout; for a blocked head an
+                operator skipped, "skipped by operator; last: " and the head's last
+                reason. Absent when unknown. Example: payment service answered 503.
             message_id (str | Unset): MessageID is the id shown to users; it stays the same across retries. Example:
                 0A1B2C3D4E5F60718293A4B5.
             properties (DeadLetterProperties | Unset): Properties are the user properties.
