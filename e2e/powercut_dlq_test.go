@@ -167,3 +167,84 @@ func (l *dlqDelayLoad) settle(t *testing.T, s *server) (size, lost int) {
 	}
 	return len(dlq), len(missing)
 }
+
+// stateLoad is the power-cut run's admin state: group gp (subscribed to
+// td, never consumed) paused and resumed in turn, and redrive jobs of
+// gd's DLQ. After every start, gp's paused state is the last one answered
+// (or the one in flight at the cut) and every job answered 202 is there.
+type stateLoad struct {
+	r *chaosRun
+
+	paused   bool // the last state answered
+	inFlight bool // a change was sent and not answered: either state is right
+	jobs     []string
+	checked  int // states and jobs checked after a start
+	bad      []string
+}
+
+func newStateLoad(t *testing.T, r *chaosRun, s *server) *stateLoad {
+	t.Helper()
+	want(t, s.do(t, "PUT", "/v1/groups/gp", map[string]any{
+		"subscriptions": []map[string]any{{"topic": "td"}},
+	}), http.StatusCreated)
+	return &stateLoad{r: r}
+}
+
+// toggle pauses gp, or resumes it, on the serving process.
+func (l *stateLoad) toggle() {
+	s, _, ok := l.r.srvs.get(l.r.stop)
+	if !ok {
+		return
+	}
+	verb := "pause"
+	if l.paused {
+		verb = "resume"
+	}
+	l.inFlight = true
+	resp, err := s.try("POST", "/v1/groups/gp/"+verb, nil)
+	if err == nil && resp.Status == http.StatusOK {
+		l.paused, l.inFlight = !l.paused, false
+	}
+}
+
+// redrive starts a redrive job of all of gd's dead letters.
+func (l *stateLoad) redrive() {
+	s, gen, ok := l.r.srvs.get(l.r.stop)
+	if !ok {
+		return
+	}
+	resp, err := s.try("POST", "/v1/groups/gd/dlq/redrive", map[string]any{"filter": map[string]any{"tags": "*"}, "ratePerSecond": 200})
+	switch {
+	case err != nil:
+	case resp.Status == http.StatusAccepted:
+		var job struct{ ID string }
+		if jsonUnmarshal(resp.Body, &job) == nil && job.ID != "" {
+			l.jobs = append(l.jobs, job.ID)
+		}
+	case l.r.srvs.current(gen):
+		l.r.unexpected("redrive job: %d %s", resp.Status, resp.Body)
+	}
+}
+
+// check runs after a start, on it.
+func (l *stateLoad) check(t *testing.T, s *server, cut int) {
+	t.Helper()
+	r := s.do(t, "GET", "/v1/groups/gp", nil)
+	var g struct{ Paused bool }
+	if r.Status != 200 || jsonUnmarshal(r.Body, &g) != nil {
+		l.bad = append(l.bad, fmt.Sprintf("cut %d: group gp: %d %s", cut, r.Status, r.Body))
+	} else if g.Paused != l.paused && !l.inFlight {
+		l.bad = append(l.bad, fmt.Sprintf("cut %d: group gp paused=%v, the last answer before the cut said %v", cut, g.Paused, l.paused))
+	} else {
+		l.paused, l.inFlight = g.Paused, false
+		l.checked++
+	}
+	for _, id := range l.jobs {
+		r := s.do(t, "GET", "/v1/jobs/"+id, nil)
+		if r.Status != 200 {
+			l.bad = append(l.bad, fmt.Sprintf("cut %d: redrive job %s, answered 202 before the cut, is gone: %d %s", cut, id, r.Status, r.Body))
+			continue
+		}
+		l.checked++
+	}
+}

@@ -271,34 +271,48 @@ func (l *idemLoad) check(t *testing.T, s *server, cut int, rng *rand.Rand) {
 // mqgateCheck runs `mqgate check -o json DATA_DIR` on the stopped data
 // dir and returns its status (healthy, unsettled: the log-ahead holds
 // commits a start redoes, damaged, ...), or "" when this build has no
-// check command. A status not in ok fails the test.
-func mqgateCheck(t *testing.T, dir string, ok ...string) string {
-	t.Helper()
+// check command. A status not in ok is returned as a problem (reported at
+// the end, so the run still settles and its other counts stay true).
+func mqgateCheck(dir string, ok ...string) (status, problem string) {
 	cmd := exec.Command(binPath, "check", "-o", "json", dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil && strings.Contains(stderr.String(), `unknown command "check"`) {
-		return ""
+		return "", ""
 	}
 	var rep struct {
 		Status, Problem string
 	}
 	if jerr := jsonUnmarshal(out, &rep); jerr != nil {
-		t.Errorf("mqgate check %s: %v, %v\n%s%s", dir, err, jerr, out, stderr.String())
-		return "?"
+		return "?", fmt.Sprintf("mqgate check %s: %v, %v\n%s%s", dir, err, jerr, out, stderr.String())
 	}
 	if !slices.Contains(ok, rep.Status) {
-		t.Errorf("mqgate check %s: %s (%s), want %v\n%s", dir, rep.Status, rep.Problem, ok, out)
+		return rep.Status, fmt.Sprintf("mqgate check %s: %s (%s), want %v", dir, rep.Status, rep.Problem, ok)
 	}
-	return rep.Status
+	return rep.Status, ""
+}
+
+// keepCopy copies the data dir for a look after the test (a t.TempDir is
+// removed) and returns where.
+func keepCopy(t *testing.T, dir string, cut int) string {
+	dst, err := os.MkdirTemp("", fmt.Sprintf("mqgate-powercut-cut%d-", cut))
+	if err == nil {
+		err = exec.Command("cp", "-a", dir+"/.", dst).Run()
+	}
+	if err != nil {
+		t.Logf("keeping a copy of %s: %v", dir, err)
+		return ""
+	}
+	return dst
 }
 
 // TestPowerCut is issue 23's power-cut run: the change-chaos load of
 // TestChangeChaos (single and batch publishes, receive and ack, nacks into
 // retry, ORDERLY and CONCURRENTLY groups, topic growth, filter changes,
-// offset resets, a group deleted and created again) plus idempotent
-// publishes each raced by a retry, on a lazyfs mount; MQGATE_POWERCUT_CUTS
+// offset resets, a group deleted and created again), idempotent publishes
+// each raced by a retry, delayed messages nacked into a DLQ, redrive jobs
+// of that DLQ and a group paused and resumed, on a lazyfs mount; MQGATE_POWERCUT_CUTS
 // times (24 in make test) the power is cut and the server killed at the
 // same moment, half of the time with the fsyncs held first, and the
 // server started again on what the disk kept. Then:
@@ -314,6 +328,11 @@ func mqgateCheck(t *testing.T, dir string, ok ...string) string {
 //     read what was there before);
 //   - acks are redelivered only within the documented bound (rule 5:
 //     answered at most chaosKill9AckAge before the cut);
+//   - the DLQ holds each message at most once and holds every
+//     acknowledged delayed one at the end; no delayed message is
+//     delivered before its deliverAt;
+//   - every redrive job answered 202 is there after each start, and the
+//     paused group's state is the last one answered;
 //   - `mqgate check` after each cut finds the file healthy or unsettled
 //     (commits in the log-ahead for the start to redo), never damaged,
 //     and healthy after the last, clean, stop (when the build has it).
@@ -335,6 +354,7 @@ func TestPowerCut(t *testing.T) {
 	createTopic(t, s0, "ti", 2)
 	idem := newIdemLoad(r, "ti")
 	dl := newDLQDelayLoad(t, r, s0)
+	st := newStateLoad(t, r, s0)
 	idemStop, dlDone := make(chan struct{}), make(chan struct{})
 	var iwg, dwg sync.WaitGroup
 	for w := range 2 {
@@ -346,15 +366,20 @@ func TestPowerCut(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 23))
 	starts := 1
 	checks := map[string]int{} // mqgate check's statuses
+	var checkBad []string
 	hasCheck := true
 	r.powerCut = func(old *server) {
 		p.cut(old, rng)
 		if hasCheck {
 			// After a crash the log-ahead may hold commits the next start
 			// redoes: unsettled is a clear answer, damaged is not.
-			st := mqgateCheck(t, dir, "healthy", "unsettled")
-			hasCheck = st != ""
-			checks[st]++
+			status, problem := mqgateCheck(dir, "healthy", "unsettled")
+			if hasCheck = status != ""; hasCheck {
+				checks[status]++
+			}
+			if problem != "" {
+				checkBad = append(checkBad, fmt.Sprintf("cut %d: %s; a copy of the data dir before the start: %s", p.cuts, problem, keepCopy(t, dir, p.cuts)))
+			}
 		}
 	}
 	grows := 0
@@ -368,19 +393,21 @@ func TestPowerCut(t *testing.T) {
 		func(r *chaosRun) { r.setFilter("gx", "ta", []string{"*", "a || b"}[rng.IntN(2)]) },
 		func(r *chaosRun) { r.reset("gx", "tb") },
 		func(r *chaosRun) { r.deleteGroup("gx"); r.createGroup("gx") },
-		func(r *chaosRun) { r.leaseOne("gc") },
+		func(r *chaosRun) { r.leaseOne("gc"); st.redrive() },
 	}
 	var script []chaosOp
 	for i := range cuts {
 		script = append(script, ops[i%len(ops)], func(r *chaosRun) {
+			st.toggle()
 			r.restart(true)
 			starts++
 			s, _, _ := r.srvs.get(r.stop)
 			// Never silently empty: what was there before the cut is.
 			if resp := s.do(t, "GET", "/v1/topics/ti", nil); resp.Status != 200 {
-				t.Errorf("start %d after cut %d: topic ti: %d %s", starts, p.cuts, resp.Status, resp.Body)
+				st.bad = append(st.bad, fmt.Sprintf("start %d after cut %d: topic ti: %d %s", starts, p.cuts, resp.Status, resp.Body))
 			}
 			idem.check(t, s, p.cuts, rng)
+			st.check(t, s, p.cuts)
 		})
 	}
 	pace := func(rng *rand.Rand) time.Duration {
@@ -401,7 +428,11 @@ func TestPowerCut(t *testing.T) {
 	if hasCheck {
 		// A clean stop settles the log-ahead: the file must be healthy.
 		last.stop(t)
-		checks[mqgateCheck(t, dir, "healthy")+" after the last stop"]++
+		status, problem := mqgateCheck(dir, "healthy")
+		checks[status+" after the last stop"]++
+		if problem != "" {
+			checkBad = append(checkBad, "after the last stop: "+problem)
+		}
 	}
 
 	idem.mu.Lock()
@@ -415,11 +446,12 @@ func TestPowerCut(t *testing.T) {
 	t.Logf("power cuts %d (%d with fsyncs held; unsynced pages lost %d, kept %d; %d torn) in %v; starts %d; "+
 		"acknowledged publishes %d (chaos %d, idempotent keys %d, delayed below); lost %d; idempotency answers %d (%d replays), checked %d; "+
 		"acked messages redelivered %d %v (bound %v before the cut; oldest %v); "+
-		"delayed %d acknowledged (%d unknown), %d first deliveries checked for earliness, %d nacks, DLQ %d; mqgate check %v",
+		"delayed %d acknowledged (%d unknown), %d first deliveries checked for earliness, %d nacks, DLQ %d; "+
+		"redrive jobs %d, pause states and jobs checked %d; mqgate check %v",
 		p.cuts, p.held, p.lost, p.kept, p.torn, time.Since(start).Round(time.Millisecond), starts,
 		rep.Published+len(idem.ids)+len(dl.bodies), rep.Published, len(idem.ids), lost, idem.answers, idem.replays, idem.checked,
 		rep.AckedKill, rep.AckedKillPerKill, chaosKill9AckAge, rep.MaxKillAckAge.Round(time.Millisecond),
-		len(dl.bodies), dl.unknown, dl.firsts, dl.nacks, dlqSize, checks)
+		len(dl.bodies), dl.unknown, dl.firsts, dl.nacks, dlqSize, len(st.jobs), st.checked, checks)
 	if !hasCheck {
 		t.Logf("mqgate check: this build has no check command; skipped")
 	}
@@ -436,6 +468,12 @@ func TestPowerCut(t *testing.T) {
 			break
 		}
 		t.Errorf("idempotent publishes: %s", b)
+	}
+	for _, b := range checkBad {
+		t.Errorf("%s", b)
+	}
+	for _, b := range st.bad {
+		t.Errorf("pause and jobs: %s", b)
 	}
 	if rules := rep.Rules(); len(rules) > 0 {
 		t.Errorf("power cuts broke %v:\n%s", rules, rep.Failure())
