@@ -114,11 +114,11 @@ type idemLoad struct {
 	mu        sync.Mutex
 	ids       map[string]string // key -> the message id its 2xx answers named
 	bodies    map[string]string
-	pending   map[string]bool   // keys with no 2xx answer yet: retried after a restart
-	unchecked []string          // keys answered since the last check
-	how       map[string][2]int // key -> 2xx answers [stored, replayed]
+	pending   map[string]bool      // keys with no 2xx answer yet: retried after a restart
+	unchecked []string             // keys answered since the last check
+	how       map[string][2]int    // key -> 2xx answers [stored, replayed]
 	firstAt   map[string]time.Time // key -> its first 2xx answer
-	answers   int               // 2xx answers (originals and replays)
+	answers   int                  // 2xx answers (originals and replays)
 	replays   int
 	checked   int // answers checked after a cut: by id, and by a retry
 	bad       []string
