@@ -5,7 +5,7 @@
 //
 // TestPowerCut (powercut_test.go) puts the data directory on
 // internal/lazyfs, a FUSE filesystem that forgets what was not synced,
-// and cuts the power under load, 24 times by default; a longer run is
+// and cuts the power under load, 20 times by default; a longer run is
 //
 //	MQGATE_POWERCUT_CUTS=500 go test -race -timeout 60m -run 'TestPowerCut$' -v ./e2e
 //

@@ -26,7 +26,7 @@ func powerCutCuts() int {
 	if v, err := strconv.Atoi(os.Getenv("MQGATE_POWERCUT_CUTS")); err == nil && v > 0 {
 		return v
 	}
-	return 24
+	return 20
 }
 
 // powerRig is a lazyfs mount the server's data dir lives on.
@@ -319,7 +319,7 @@ func keepCopy(t *testing.T, dir string, cut int) string {
 // offset resets, a group deleted and created again), idempotent publishes
 // each raced by a retry, delayed messages nacked into a DLQ, redrive jobs
 // of that DLQ and a group paused and resumed, on a lazyfs mount; MQGATE_POWERCUT_CUTS
-// times (24 in make test) the power is cut and the server killed at the
+// times (20 in make test) the power is cut and the server killed at the
 // same moment, half of the time with the fsyncs held first, and the
 // server started again on what the disk kept. Then:
 //   - 0 acknowledged publishes lost: the chaos checker's rule 1 (every
