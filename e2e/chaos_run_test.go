@@ -811,6 +811,7 @@ func (r *chaosRun) check() *chReport {
 		Pubs:       append([]chPublish(nil), r.hist.Pubs...),
 		Restarts:   append([]chRestart(nil), r.hist.Restarts...),
 		Deliveries: append([]chDelivery(nil), r.hist.Deliveries...),
+		KillAckAge: r.hist.KillAckAge,
 	}
 	for _, g := range r.hist.Groups {
 		c := *g
