@@ -17,6 +17,10 @@ COPY --from=build /out/mqgate /mqgate
 COPY --from=build --chown=65532:65532 /out/data /data
 # Non-root (the conventional "nonroot" uid/gid); /data is owned by it.
 USER 65532:65532
+# Every interface, so that `docker run -p` reaches the server. A listener
+# beyond loopback starts only with MQGATE_API_KEYS or an explicit
+# MQGATE_INSECURE_OPEN=true (docs/security.md): the image opens nothing
+# by itself.
 ENV MQGATE_ADDR=:8080 \
     MQGATE_DATA=/data \
     MQGATE_LOG_FORMAT=json

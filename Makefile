@@ -28,17 +28,20 @@ PY_SDK              := clients/python/mqgate-client
 TS_SDK              := clients/typescript
 TS_MODULES          := $(TS_SDK)/node_modules/.bin/openapi-typescript
 
-.PHONY: help build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools console-test deploy-check dashboard \
+.PHONY: help mqgate build run test vet unit openapi openapi-check client client-check bench clean conformance openapi-lint api-fuzz tools console-test deploy-check dashboard \
 	sdk sdk-python sdk-typescript sdk-ci sdk-check sdk-python-check sdk-typescript-check sdk-test sdk-python-test sdk-typescript-test
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
 
+mqgate: ## the gateway alone, bin/mqgate (what `go install ./cmd/mqgate` puts in $(go env GOPATH)/bin)
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/mqgate ./cmd/mqgate
+
 build: ## static binaries in bin/ (mqgate, mqbench)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/mqgate ./cmd/mqgate
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/mqbench ./cmd/mqbench
 
-run: ## run the server on :8080 with data in ./data
+run: ## run the server on 127.0.0.1:8080 with data in ./data
 	$(GO) run ./cmd/mqgate serve
 
 test: vet openapi-check client-check unit ## everything CI runs: vet, OpenAPI and client freshness, unit + e2e tests with -race

@@ -79,6 +79,8 @@ var routeAccess = map[string]access{
 
 	// A copy of the whole store: admin only.
 	"GET /v1/admin/backup": {kind: auth.Admin},
+	// The keys' limits and their state (admin_limits.go).
+	"GET /v1/admin/limits": {kind: auth.Admin},
 }
 
 // keyCtx holds the caller's *auth.Key once authorize has let it through.

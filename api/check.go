@@ -62,6 +62,7 @@ const (
 	msgNoDoublePipe = `must not contain "||"`
 	msgBase64Rule   = `fails the "base64" rule`
 	msgMin4Chars    = "must be at least 4 characters"
+	msgNotEmpty     = "must not be empty"
 )
 
 func (req *PublishRequest) check(fe *fieldErrors) { req.checkEntry(-1, fe) }
@@ -70,11 +71,12 @@ func (req *PublishRequest) check(fe *fieldErrors) { req.checkEntry(-1, fe) }
 // i of a batch, in field order.
 func (req *PublishRequest) checkEntry(i int, fe *fieldErrors) {
 	if b := req.BodyBase64; b != nil { // omitempty,min=4,base64
+		// One sentence for every way it fails, never the pattern.
 		switch {
-		case len(*b) < 16 && utf8.RuneCountInString(*b) < 4:
-			fe.add(entryField(i, "bodyBase64"), msgMin4Chars)
-		case !isStdBase64(*b):
-			fe.add(entryField(i, "bodyBase64"), "must match "+PatternTags["base64"])
+		case *b == "":
+			fe.add(entryField(i, "bodyBase64"), msgNotEmpty)
+		case len(*b) < 16 && utf8.RuneCountInString(*b) < 4, !isStdBase64(*b):
+			fe.add(entryField(i, "bodyBase64"), badBase64)
 		}
 	}
 	switch { // max=MaxTagsLen,excludes=||

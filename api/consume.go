@@ -108,7 +108,10 @@ func newHandleResults(rs []gateway.HandleResult) HandleResults {
 //	@Failure		404		{object}	Problem
 //	@Failure		409		{object}	Problem	"Push group"
 //	@Failure		415		{object}	Problem
-//	@Failure		429		{object}	Problem	"Too many waiting receives"
+//	@Failure		429		{object}	Problem	"Too many waiting receives, or over the API key's receive limits (docs/quotas.md)"
+//	@Header			429		{string}	Retry-After	"Seconds until the request would pass"
+//	@Header			429		{string}	RateLimit-Policy	"The key's limits that apply (draft-ietf-httpapi-ratelimit-headers)"
+//	@Header			429		{string}	RateLimit	"What each limit has left"
 //	@Failure		503		{object}	Problem
 //	@ID				receiveMessages
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -136,10 +139,20 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	if req.InvisibleSeconds != nil {
 		greq.Invisible = time.Duration(*req.InvisibleSeconds) * time.Second
 	}
+	// The key's limits (quota.go): receives in flight and deliveries.
+	rc := s.quotas.Receive(keyFrom(r.Context()), name, greq.MaxMessages)
+	if rc != nil {
+		if !s.admit(w, r, &rc.Verdict) {
+			rc.Cancel()
+			return
+		}
+		greq.MaxMessages = rc.Max
+	}
 	// The server's WriteTimeout must not cut a long poll short: the
 	// deadline covers the wait, then the usual time to write the answer.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(greq.Wait + s.writeTTL))
 	got, err := s.consume.Receive(r.Context(), name, greq)
+	rc.Delivered(len(got))
 	if err != nil {
 		if r.Context().Err() != nil {
 			return // the client has gone; nothing was leased to it

@@ -13,10 +13,12 @@ type CorruptMessage struct {
 	MessageID string `json:"messageId,omitempty" example:"0a1b2c3d4e5f60718293a4b5c6"`
 	// Topic the message was published to.
 	Topic string `json:"topic" example:"orders"`
-	// QueueID and QueueOffset place it in the topic (-1 when the record is
-	// too damaged to place; such records are counted under topic "" on
-	// /metrics instead).
-	QueueID     int   `json:"queueId" example:"3"`
+	// QueueID is the queue it was in (-1 when the record is too damaged
+	// to place; such records are counted under topic "" on /metrics
+	// instead).
+	QueueID int `json:"queueId" example:"3"`
+	// QueueOffset is its offset in that queue (-1 when it cannot be
+	// placed).
 	QueueOffset int64 `json:"queueOffset" example:"1500"`
 	// CommitLogOffset is the record's position in the store's commit log.
 	CommitLogOffset int64 `json:"commitLogOffset" example:"98211"`

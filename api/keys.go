@@ -25,8 +25,9 @@ type KeyLag struct {
 	// OldestAgeSeconds is how long ago the key's oldest unfinished message
 	// was born.
 	OldestAgeSeconds int64 `json:"oldestAgeSeconds" example:"95"`
-	// OldestBornAt is that message's bornAt; OldestMessageID its id.
-	OldestBornAt    string `json:"oldestBornAt" format:"date-time"`
+	// OldestBornAt is that message's bornAt.
+	OldestBornAt string `json:"oldestBornAt" format:"date-time"`
+	// OldestMessageID is that message's id.
 	OldestMessageID string `json:"oldestMessageId"`
 }
 

@@ -97,6 +97,9 @@ func newPublishResult(r core.PutResult) PublishResult {
 // one delay field, base64) and converts the request. Field errors go to
 // fe, named as fields of batch entry i (entryField; -1 for a single
 // publish); the decoded body size is returned for the 413 checks.
+// badBase64 is the problem of a bodyBase64 that does not decode.
+const badBase64 = "is not valid base64 (the standard alphabet with = padding, RFC 4648 §4)"
+
 func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) core.PutMessage {
 	pm := core.PutMessage{
 		Tags:        req.Tags,
@@ -116,13 +119,20 @@ func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) co
 	default:
 		b, err := base64.StdEncoding.DecodeString(*req.BodyBase64)
 		if err != nil {
-			fe.add(entryField(i, "bodyBase64"), "must be standard base64 (RFC 4648 §4, padded)")
+			// One sentence for every way it fails (too short, a bad
+			// character, bad padding), never the pattern.
+			fe.set(entryField(i, "bodyBase64"), badBase64)
 		}
 		pm.Body = b
 	}
 	if (req.Body != nil || req.BodyBase64 != nil) && len(pm.Body) == 0 && len(*fe) == before {
 		// RocketMQ refuses empty bodies too (Validators.checkMessage).
-		fe.add(entryField(i, "body"), "must not be empty")
+		// The member named is the one the client sent.
+		field := "body"
+		if req.BodyBase64 != nil {
+			field = "bodyBase64"
+		}
+		fe.add(entryField(i, field), "must not be empty")
 	}
 	delays := 0
 	if req.DelayLevel != nil {
@@ -148,7 +158,7 @@ func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) co
 // handleMessagePublish publishes one message.
 //
 //	@Summary		Publish a message
-//	@Description	Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+//	@Description	Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //	@Tags			messages
 //	@Accept			json
 //	@Produce		json
@@ -163,6 +173,10 @@ func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) co
 //	@Failure		413		{object}	Problem	"Body over 4 MiB"
 //	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"Idempotency-Key reused with a different message"
+//	@Failure		429		{object}	Problem	"Over the API key's publish limit (docs/quotas.md)"
+//	@Header			429		{string}	Retry-After	"Seconds until the request would pass"
+//	@Header			429		{string}	RateLimit-Policy	"The key's limits that apply (draft-ietf-httpapi-ratelimit-headers), e.g. \"pub\";q=100;w=1"
+//	@Header			429		{string}	RateLimit	"What each limit has left, e.g. \"pub\";r=0;t=1"
 //	@Failure		503		{object}	Problem
 //	@ID				publishMessage
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -200,6 +214,9 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, core.Errorf(core.ETooLarge, "the message body is %d bytes; the limit is %d", len(pm.Body), core.MaxMessageSize))
 		return
 	}
+	if !s.admitPublish(w, r, topic, 1, len(pm.Body)) {
+		return
+	}
 	res, err := s.engine.Put(r.Context(), topic, []core.PutMessage{pm})
 	s.metrics.observePublish("single", 1, len(pm.Body), err)
 	if err != nil {
@@ -219,7 +236,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 // handleMessagePublishBatch publishes up to 1000 messages atomically.
 //
 //	@Summary		Publish a batch of messages
-//	@Description	Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+//	@Description	Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //	@Tags			messages
 //	@Accept			json
 //	@Produce		json
@@ -233,6 +250,10 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 //	@Failure		413		{object}	Problem	"Bodies over 4 MiB in all"
 //	@Failure		415		{object}	Problem
 //	@Failure		422		{object}	Problem	"A deduplicationId reused with a different message"
+//	@Failure		429		{object}	Problem	"Over the API key's publish limit (docs/quotas.md)"
+//	@Header			429		{string}	Retry-After	"Seconds until the request would pass"
+//	@Header			429		{string}	RateLimit-Policy	"The key's limits that apply (draft-ietf-httpapi-ratelimit-headers), e.g. \"pub\";q=100;w=1"
+//	@Header			429		{string}	RateLimit	"What each limit has left, e.g. \"pub\";r=0;t=1"
 //	@Failure		503		{object}	Problem
 //	@ID				publishBatch
 //	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
@@ -275,6 +296,9 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	}
 	if total > core.MaxMessageSize {
 		s.writeProblem(w, r, core.Errorf(core.ETooLarge, "the batch bodies total %d bytes; the limit is %d", total, core.MaxMessageSize))
+		return
+	}
+	if !s.admitPublish(w, r, topic, len(pms), total) {
 		return
 	}
 	res, err := s.engine.Put(r.Context(), topic, pms)

@@ -13,9 +13,21 @@ package api
 //	@in							header
 //	@name						Authorization
 //	@description				Authorization: Bearer <key>. Needed on every /v1 call only when the server runs with --api-keys; each key grants pub:<topic>, sub:<group> or admin (see docs/security.md).
-//	@tag.name		topics
-//	@tag.description	Create, inspect and delete topics.
-//	@tag.name		messages
-//	@tag.description	Publish messages, read them by id or key, browse queues.
-//	@tag.name		operations
-//	@tag.description	Health, readiness, metrics and documentation.
+//
+// The tags (the sections of /docs, with their descriptions) are Tags below.
+
+// Tag is one section of the API docs: the operations tagged with its name.
+type Tag struct{ Name, Description string }
+
+// Tags are the OpenAPI document's top-level tags, in the order /docs shows
+// them; openapi/gen writes them (swag does not carry @tag lines into its
+// output) and fails when an operation uses a tag not listed here.
+var Tags = []Tag{
+	{"topics", "Create, change, inspect and delete topics: named streams of messages split into queues."},
+	{"messages", "Publish messages (one, or a batch stored all or nothing), read them back by id or key, and browse a queue without consuming it."},
+	{"groups", "Consumer groups: which topics a group reads, from where, and how (CLUSTERING or BROADCASTING, CONCURRENTLY or ORDERLY, pull or webhook push); its offsets, lag and live status."},
+	{"consuming", "Receive messages with a long poll and settle them: ack, nack (retry later) or extend the lease."},
+	{"dead letters", "Messages that failed too often: list them, send them back to the group (redrive) or delete them (purge), as background jobs."},
+	{"blocked keys", "ORDERLY groups: the sharding keys stuck behind a failing message, and how to skip, park or resume them."},
+	{"operations", "Health and readiness probes, Prometheus metrics, backups, this document, the interactive docs and the web console."},
+}

@@ -9,7 +9,7 @@ import (
 
 // Health is the answer of /healthz and /readyz.
 type Health struct {
-	// Status is "ok" (a 503 from /readyz is a Problem).
+	// Status is "ok" (a 503 from /readyz is a problem+json answer).
 	Status string `json:"status" enums:"ok" example:"ok"`
 	// Version of the running binary.
 	Version string `json:"version,omitempty" example:"v0.1.0"`
@@ -107,3 +107,28 @@ func (s *Server) handleDocs(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'")
 	_, _ = w.Write(docsPage)
 }
+
+// The routes below are served by other handlers (routes.go); these
+// functions only carry their annotations into the OpenAPI document.
+
+// getMetrics documents GET /metrics (promhttp).
+//
+//	@Summary		Prometheus metrics
+//	@Description	Counters, gauges and histograms in the Prometheus text format: HTTP requests, publishes, the store's group commit and disk use, consumer lag, webhook pushes, Go runtime and process. The README lists the series.
+//	@Tags			operations
+//	@Produce		plain
+//	@Success		200	{string}	string	"Prometheus text exposition format"
+//	@ID				getMetrics
+//	@Router			/metrics [get]
+func getMetrics() {}
+
+// getConsole documents GET /console (console.Handler).
+//
+//	@Summary		Web console
+//	@Description	A browser UI over this API: topics, groups and their lag, dead letters, blocked keys and message timelines. Self-contained (no CDN); it sends the API key you give it as a bearer token.
+//	@Tags			operations
+//	@Produce		html
+//	@Success		200	{string}	string	"HTML page"
+//	@ID				getConsole
+//	@Router			/console [get]
+func getConsole() {}

@@ -32,6 +32,9 @@ type Problem struct {
 	RequestID string `json:"requestId,omitempty" example:"7f3c9a1e2b4d5f60"`
 	// Errors lists the offending fields of a 400 answer.
 	Errors []FieldProblem `json:"errors,omitempty"`
+	// ViolatedPolicies names the API-key limits a 429 (or 413) answer
+	// exceeded, as in its RateLimit-Policy header (docs/quotas.md).
+	ViolatedPolicies []string `json:"violatedPolicies,omitempty" example:"pub"`
 }
 
 // FieldProblem is one invalid request field.
@@ -65,6 +68,7 @@ var problemKinds = map[string]problemKind{
 	codeMediaType:       {http.StatusUnsupportedMediaType, "Unsupported media type"},
 	codeTimeout:         {http.StatusRequestTimeout, "Request timeout"},
 	core.ETooMany:       {http.StatusTooManyRequests, "Too many requests"},
+	codeRateLimited:     {http.StatusTooManyRequests, "Rate limit exceeded"},
 	core.EInternal:      {http.StatusInternalServerError, "Internal error"},
 	core.ECorrupt:       {http.StatusInternalServerError, "Stored message is corrupt"},
 	core.EUnavailable:   {http.StatusServiceUnavailable, "Service unavailable"},
@@ -99,6 +103,17 @@ func (e *invalidError) Error() string {
 
 // fieldErrors collects field problems while a request is checked.
 type fieldErrors []FieldProblem
+
+// set makes msg the problem of field, replacing an earlier one.
+func (fe *fieldErrors) set(field, msg string) {
+	for i, f := range *fe {
+		if f.Field == field {
+			(*fe)[i].Message = msg
+			return
+		}
+	}
+	*fe = append(*fe, FieldProblem{Field: field, Message: msg})
+}
 
 func (fe *fieldErrors) add(field, msg string) {
 	for _, f := range *fe {

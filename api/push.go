@@ -12,21 +12,25 @@ type PushStatus struct {
 	// push.url within moments of the PUT).
 	URL string `json:"url" example:"https://hooks.example/orders"`
 	// InFlight counts POSTs waiting for an answer (at most
-	// push.maxInFlight); InFlightMessages the messages they carry.
-	InFlight         int `json:"inFlight" example:"3"`
+	// push.maxInFlight).
+	InFlight int `json:"inFlight" example:"3"`
+	// InFlightMessages counts the messages those POSTs carry.
 	InFlightMessages int `json:"inFlightMessages" example:"3"`
 	// Queued counts messages waiting for a free request slot or for a
 	// Retry-After pause to end.
 	Queued int `json:"queued" example:"0"`
-	// Delivered counts messages answered with a 2xx, Failed messages sent
-	// back for a retry, since this gateway started pushing the group.
+	// Delivered counts messages answered with a 2xx since this gateway
+	// started pushing the group.
 	Delivered uint64 `json:"delivered" example:"1200"`
-	Failed    uint64 `json:"failed" example:"4"`
+	// Failed counts messages sent back for a retry since this gateway
+	// started pushing the group.
+	Failed uint64 `json:"failed" example:"4"`
 	// ConsecutiveFailures counts failed requests since the last 2xx.
 	ConsecutiveFailures int `json:"consecutiveFailures" example:"0"`
-	// LastSuccessAt and LastErrorAt are absent until the first of each.
+	// LastSuccessAt is the time of the last 2xx; absent until the first.
 	LastSuccessAt string `json:"lastSuccessAt,omitempty" format:"date-time"`
-	LastErrorAt   string `json:"lastErrorAt,omitempty" format:"date-time"`
+	// LastErrorAt is the time of the last failure; absent until the first.
+	LastErrorAt string `json:"lastErrorAt,omitempty" format:"date-time"`
 	// LastError describes the last failure (status code, timeout,
 	// connection or network-guard error).
 	LastError string `json:"lastError,omitempty" example:"HTTP 503 Service Unavailable"`

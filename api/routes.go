@@ -39,8 +39,13 @@ func (s *Server) routes() *chi.Mux {
 	r.Method(http.MethodGet, "/metrics", promhttp.HandlerFor(s.registry, promhttp.HandlerOpts{}))
 	r.Get("/openapi.json", s.handleOpenAPI)
 	r.Get("/docs", s.handleDocs)
-	r.Handle("/console", console.Handler("/console")) // the web console (console/)
-	r.Handle("/console/*", console.Handler("/console"))
+	// The web console (console/): static files, read with GET or HEAD; any
+	// other method is 405 like on every documented route.
+	consoleFiles := console.Handler("/console")
+	for _, p := range []string{"/console", "/console/*"} {
+		r.Method(http.MethodGet, p, consoleFiles)
+		r.Method(http.MethodHead, p, consoleFiles)
+	}
 
 	r.Group(func(r chi.Router) {
 		// API keys (auth.go): every /v1 route needs the grant routeAccess
@@ -95,6 +100,7 @@ func (s *Server) routes() *chi.Mux {
 
 		// Operators (admin.go).
 		r.Get("/v1/admin/backup", s.handleBackup)
+		r.Get("/v1/admin/limits", s.handleLimits) // admin_limits.go
 	})
 	return r
 }

@@ -75,3 +75,29 @@ func TestRouteLabels(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleMethods: the console, now in the OpenAPI document, answers
+// only GET and HEAD; other methods are 405 (Schemathesis ST204).
+func TestConsoleMethods(t *testing.T) {
+	eng, err := engine.Open(engine.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = eng.Close() })
+	srv := httptest.NewServer(New(Options{Engine: eng}))
+	t.Cleanup(srv.Close)
+	for method, want := range map[string]int{"GET": 200, "HEAD": 200, "TRACE": 405, "POST": 405, "DELETE": 405} {
+		for _, p := range []string{"/console", "/console/app.js"} {
+			req, _ := http.NewRequest(method, srv.URL+p, nil)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != want {
+				t.Errorf("%s %s: %d, want %d", method, p, resp.StatusCode, want)
+			}
+		}
+	}
+}

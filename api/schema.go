@@ -34,6 +34,8 @@ var ResponseBodies = []any{
 	GroupList{}, OffsetList{}, QueueOffset{}, ReceiveResponse{}, ReceivedMessage{}, HandleResults{},
 	HandleResult{}, DLQPage{}, RedriveResult{}, Health{}, Problem{}, FieldProblem{},
 	EmptyReceive{}, BlockedKey{}, BlockedList{}, KeyLag{}, KeyLagList{}, Timeline{}, TimelineEvent{}, // stuck consumers
+	DeadLetter{}, Job{}, DryRunResult{}, CorruptList{}, CorruptMessage{}, // dead letters, jobs, set-aside records
+	LimitsResponse{}, KeyLimits{}, TopicLimit{}, GroupLimit{}, LimitPolicy{}, // API-key limits (admin_limits.go)
 }
 
 // FieldGroup is a rule over several members of one request type that no

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/auth"
+	"github.com/mqgate/mqgate/internal/quota"
 )
 
 // Options configures the HTTP API.
@@ -56,6 +57,11 @@ type Options struct {
 	// 401 without a known bearer key, 403 without the route's grant.
 	// Default: none, /v1 is open to anyone who can reach it.
 	Keys *auth.Keyring
+	// LimitScope says what the keys' limits (internal/quota) count, as
+	// GET /v1/admin/limits reports it: "server" when this process is the
+	// only gateway (embedded), "instance" when each of several gateways
+	// counts on its own (jetstream). Default "server".
+	LimitScope string
 	// Backup serves GET /v1/admin/backup (the engine). Without it the
 	// route answers 503.
 	Backup Backuper
@@ -83,6 +89,8 @@ type Server struct {
 	handler  http.Handler
 	mux      *chi.Mux      // handler, for the routing context ServeHTTP sets up
 	keys     *auth.Keyring // nil: /v1 is open
+	quotas   *quota.Quotas // the keys' limits; nil without keys
+	scope    string        // Options.LimitScope
 	noAccess bool          // Options.NoAccessLog
 	ready    func() error  // Options.Ready; nil: always ready
 
@@ -140,6 +148,13 @@ func New(opts Options) *Server {
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s.metrics = newMetrics(s.registry)
+	if s.keys != nil {
+		s.quotas = quota.New(s.keys, quota.NewMetrics(s.registry))
+	}
+	s.scope = opts.LimitScope
+	if s.scope == "" {
+		s.scope = LimitScopeServer
+	}
 	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.engine, s.groups))
 	s.registry.MustRegister(newLagCollector(s.engine, s.groups))
 	s.mux = s.routes()

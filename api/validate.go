@@ -95,6 +95,12 @@ func fieldMessage(e validator.FieldError) string {
 		}
 		return ""
 	}
+	if e.StructField() == "BodyBase64" { // omitempty,min=4,base64: one sentence (check.go)
+		if s, ok := e.Value().(string); ok && s == "" {
+			return msgNotEmpty
+		}
+		return badBase64
+	}
 	switch e.Tag() {
 	case "required":
 		return "is required"
@@ -114,6 +120,9 @@ func fieldMessage(e validator.FieldError) string {
 		return fmt.Sprintf("must not contain %q", e.Param())
 	case "printascii":
 		return "must be printable ASCII"
+	}
+	if e.Tag() == "base64" {
+		return badBase64
 	}
 	if pat, ok := PatternTags[e.Tag()]; ok {
 		return "must match " + pat

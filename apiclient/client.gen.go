@@ -261,6 +261,45 @@ func (e JobState) Valid() bool {
 	}
 }
 
+// Defines values for LimitPolicyUnit.
+const (
+	ConcurrentRequests LimitPolicyUnit = "concurrent-requests"
+	ContentBytes       LimitPolicyUnit = "content-bytes"
+	Requests           LimitPolicyUnit = "requests"
+)
+
+// Valid indicates whether the value is a known member of the LimitPolicyUnit enum.
+func (e LimitPolicyUnit) Valid() bool {
+	switch e {
+	case ConcurrentRequests:
+		return true
+	case ContentBytes:
+		return true
+	case Requests:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for LimitsResponseScope.
+const (
+	Instance LimitsResponseScope = "instance"
+	Server   LimitsResponseScope = "server"
+)
+
+// Valid indicates whether the value is a known member of the LimitsResponseScope enum.
+func (e LimitsResponseScope) Valid() bool {
+	switch e {
+	case Instance:
+		return true
+	case Server:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OffsetResetRequestPosition.
 const (
 	OffsetResetRequestPositionFIRSTOFFSET OffsetResetRequestPosition = "FIRST_OFFSET"
@@ -341,22 +380,22 @@ func (e TimelineEventType) Valid() bool {
 
 // AckRequest defines model for AckRequest.
 type AckRequest struct {
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// ReceiptHandles The handles of received messages (1..100); an
 	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
 // BlockedKey defines model for BlockedKey.
 type BlockedKey struct {
-	// Attempts Attempts: failed deliveries of the head (BLOCKED) or messages parked (PARKED).
+	// Attempts Failed deliveries of the head (BLOCKED) or messages parked (PARKED).
 	//
 	// Example: 3
 	Attempts int `json:"attempts"`
 
-	// LastReason LastReason is the last nack reason, when one was given.
+	// LastReason The last nack reason, when one was given.
 	LastReason *string `json:"lastReason,omitempty"`
 
-	// MessageId MessageID is the failed head (BLOCKED) or the first parked message.
+	// MessageId The failed head (BLOCKED) or the first parked message.
 	//
 	// Example: 01J9Z7K3V1W2X3Y4Z5A6B7C8D9
 	MessageId *string `json:"messageId,omitempty"`
@@ -364,16 +403,16 @@ type BlockedKey struct {
 	// QueueId Example: 0
 	QueueId int `json:"queueId"`
 
-	// ShardingKey ShardingKey is the head message's ordering key (RocketMQ blocks the
+	// ShardingKey The head message's ordering key (RocketMQ blocks the
 	// whole queue behind it).
 	//
 	// Example: customer-9
 	ShardingKey string `json:"shardingKey"`
 
-	// Since Since is the head's first failure in a row, or when the key was parked.
+	// Since The head's first failure in a row, or when the key was parked.
 	Since time.Time `json:"since"`
 
-	// State State: BLOCKED or PARKED in the list; an action answers the entry's
+	// State BLOCKED or PARKED in the list; an action answers the entry's
 	// new state (SKIPPED, PARKED or RESUMED).
 	//
 	// Example: BLOCKED
@@ -383,7 +422,7 @@ type BlockedKey struct {
 	Topic string `json:"topic"`
 }
 
-// BlockedKeyState State: BLOCKED or PARKED in the list; an action answers the entry's
+// BlockedKeyState BLOCKED or PARKED in the list; an action answers the entry's
 // new state (SKIPPED, PARKED or RESUMED).
 //
 // Example: BLOCKED
@@ -391,14 +430,14 @@ type BlockedKeyState string
 
 // BlockedKeyRequest defines model for BlockedKeyRequest.
 type BlockedKeyRequest struct {
-	// ConsumerId ConsumerID names the consumer of a BROADCASTING group, whose queues
+	// ConsumerId Names the consumer of a BROADCASTING group, whose queues
 	// are its own (required there; ignored for CLUSTERING). Only skip
 	// applies to BROADCASTING: park and resume answer 409.
 	//
 	// Example: c1
 	ConsumerId *string `json:"consumerId,omitempty"`
 
-	// QueueId QueueID is the queue's id (default 0).
+	// QueueId The queue's id (default 0).
 	//
 	// Example: 0
 	QueueId *int `json:"queueId,omitempty"`
@@ -406,7 +445,7 @@ type BlockedKeyRequest struct {
 	// ShardingKey Example: customer-9
 	ShardingKey *string `json:"shardingKey,omitempty"`
 
-	// Topic Topic is the queue's topic: a subscribed topic or the group's
+	// Topic The queue's topic: a subscribed topic or the group's
 	// %RETRY% topic.
 	//
 	// Example: orders
@@ -417,98 +456,101 @@ type BlockedKeyRequest struct {
 type BlockedList struct {
 	Blocked []BlockedKey `json:"blocked"`
 
-	// NextCursor NextCursor fetches the next page; absent on the last.
+	// NextCursor Fetches the next page; absent on the last.
 	NextCursor *string `json:"nextCursor,omitempty"`
 }
 
 // ConsumeFrom defines model for ConsumeFrom.
 type ConsumeFrom struct {
-	// Position Position: LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
+	// Position LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
 	//
 	// Example: LAST_OFFSET
 	Position *ConsumeFromPosition `json:"position,omitempty"`
 
-	// Timestamp Timestamp is required with TIMESTAMP (RFC 3339); null or absent
+	// Timestamp Required with TIMESTAMP (RFC 3339); null or absent
 	// otherwise.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 }
 
-// ConsumeFromPosition Position: LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
+// ConsumeFromPosition LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
 //
 // Example: LAST_OFFSET
 type ConsumeFromPosition string
 
 // ConsumeFromView defines model for ConsumeFromView.
 type ConsumeFromView struct {
-	// Position Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+	// Position LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
 	//
 	// Example: LAST_OFFSET
 	Position ConsumeFromViewPosition `json:"position"`
 
-	// Timestamp Timestamp is the start time of a TIMESTAMP group, else null.
+	// Timestamp The start time of a TIMESTAMP group, else null.
 	Timestamp *time.Time `json:"timestamp"`
 }
 
-// ConsumeFromViewPosition Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+// ConsumeFromViewPosition LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
 //
 // Example: LAST_OFFSET
 type ConsumeFromViewPosition string
 
 // CorruptList defines model for CorruptList.
 type CorruptList struct {
-	// Messages Messages are the topic's set-aside messages in commit log order.
-	Messages *[]CorruptMessage `json:"messages,omitempty"`
+	// Messages The topic's set-aside messages in commit log order.
+	Messages []CorruptMessage `json:"messages"`
 }
 
 // CorruptMessage defines model for CorruptMessage.
 type CorruptMessage struct {
-	// CommitLogOffset CommitLogOffset is the record's position in the store's commit log.
+	// CommitLogOffset The record's position in the store's commit log.
 	//
 	// Example: 98211
-	CommitLogOffset *int `json:"commitLogOffset,omitempty"`
+	CommitLogOffset int `json:"commitLogOffset"`
 
-	// DetectedAt DetectedAt is when a read first met it (RFC 3339, UTC, milliseconds).
+	// DetectedAt When a read first met it (RFC 3339, UTC, milliseconds).
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	DetectedAt *time.Time `json:"detectedAt,omitempty"`
+	DetectedAt time.Time `json:"detectedAt"`
 
-	// MessageId MessageID is the message's id when it could still be read and the
+	// MessageId The message's id when it could still be read and the
 	// id index confirms it; absent otherwise.
 	//
 	// Example: 0a1b2c3d4e5f60718293a4b5c6
 	MessageId *string `json:"messageId,omitempty"`
 
-	// QueueId QueueID and QueueOffset place it in the topic (-1 when the record is
-	// too damaged to place; such records are counted under topic "" on
-	// /metrics instead).
+	// QueueId The queue it was in (-1 when the record is too damaged
+	// to place; such records are counted under topic "" on /metrics
+	// instead).
 	//
 	// Example: 3
-	QueueId *int `json:"queueId,omitempty"`
+	QueueId int `json:"queueId"`
 
-	// QueueOffset Example: 1500
-	QueueOffset *int `json:"queueOffset,omitempty"`
+	// QueueOffset Its offset in that queue (-1 when it cannot be
+	// placed).
+	//
+	// Example: 1500
+	QueueOffset int `json:"queueOffset"`
 
-	// Reason Reason says what is wrong with the record.
+	// Reason Says what is wrong with the record.
 	//
 	// Example: corrupt record: checksum mismatch
-	Reason *string `json:"reason,omitempty"`
+	Reason string `json:"reason"`
 
-	// Topic Topic the message was published to.
+	// Topic The message was published to.
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // DLQPage defines model for DLQPage.
 type DLQPage struct {
-	// Messages Messages are dead letters oldest first, with their original id,
+	// Messages Dead letters oldest first, with their original id,
 	// topic, tags, keys, properties and body; reconsumeTimes is the
 	// failed delivery's count (maxReconsumeTimes after exhausted retries).
 	// There is no queue position and no receipt handle: dead letters are
 	// not consumed.
 	Messages []DeadLetter `json:"messages"`
 
-	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// NextCursor Continues the listing (pass it as `cursor`); absent on
 	// the last page.
 	//
 	// Example: 32
@@ -517,34 +559,34 @@ type DLQPage struct {
 
 // DeadLetter defines model for DeadLetter.
 type DeadLetter struct {
-	// Body Body is the UTF-8 text body of a message published with `body`.
+	// Body The UTF-8 text body of a message published with `body`.
 	//
 	// Example: order 17 created
 	Body *string `json:"body,omitempty"`
 
-	// BodyBase64 BodyBase64 is the body (standard base64) of a message published with
+	// BodyBase64 The body (standard base64) of a message published with
 	// `bodyBase64`.
 	//
 	// Example: AAEC/w==
 	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
 
-	// BornAt BornAt is when the gateway accepted the message.
+	// BornAt When the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
-	BornAt *time.Time `json:"bornAt,omitempty"`
+	BornAt time.Time `json:"bornAt"`
 
-	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
+	// DeliverAt When a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
-	// Keys Keys are the message's lookup keys.
+	// Keys The message's lookup keys.
 	//
 	// Example: ["order-17"]
 	Keys *[]string `json:"keys,omitempty"`
 
-	// LastReason LastReason is why the last delivery failed: the nack's reason, the
+	// LastReason Why the last delivery failed: the nack's reason, the
 	// webhook's status or error, or a lease timeout; for a blocked head an
 	// operator skipped, "skipped by operator; last: " and the head's last
 	// reason. Absent when unknown.
@@ -552,74 +594,74 @@ type DeadLetter struct {
 	// Example: payment service answered 503
 	LastReason *string `json:"lastReason,omitempty"`
 
-	// MessageId MessageID is the id shown to users; it stays the same across retries.
+	// MessageId The id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
-	MessageId *string `json:"messageId,omitempty"`
+	MessageId string `json:"messageId"`
 
-	// Properties Properties are the user properties.
+	// Properties The user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
 
-	// QueueId QueueID is the queue the message is in; absent while it is delayed.
+	// QueueId The queue the message is in; absent while it is delayed.
 	//
 	// Example: 3
 	QueueId *int `json:"queueId,omitempty"`
 
-	// QueueOffset QueueOffset is the message's position in its queue; absent while it
+	// QueueOffset The message's position in its queue; absent while it
 	// is delayed.
 	//
 	// Example: 42
 	QueueOffset *int `json:"queueOffset,omitempty"`
 
-	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
+	// ReconsumeTimes Counts earlier failed deliveries.
 	//
 	// Example: 0
-	ReconsumeTimes *int `json:"reconsumeTimes,omitempty"`
+	ReconsumeTimes int `json:"reconsumeTimes"`
 
-	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
+	// ShardingKey Chose the message's queue (same key, same queue).
 	//
 	// Example: customer-9
 	ShardingKey *string `json:"shardingKey,omitempty"`
 
-	// StoredAt StoredAt is when the transaction holding this copy committed.
+	// StoredAt When the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
-	StoredAt *time.Time `json:"storedAt,omitempty"`
+	StoredAt time.Time `json:"storedAt"`
 
-	// Tags Tags is the message's tag, matched by subscription filters.
+	// Tags The message's tag, matched by subscription filters.
 	//
 	// Example: created
 	Tags *string `json:"tags,omitempty"`
 
-	// Topic Topic is the topic the message was published to (also for retries).
+	// Topic The topic the message was published to (also for retries).
 	//
 	// Example: orders
-	Topic *string `json:"topic,omitempty"`
+	Topic string `json:"topic"`
 }
 
 // DryRunResult defines model for DryRunResult.
 type DryRunResult struct {
-	// Matched Matched counts the messages the filter selects now.
+	// Matched Counts the messages the filter selects now.
 	//
 	// Example: 42
-	Matched *int `json:"matched,omitempty"`
+	Matched int `json:"matched"`
 }
 
 // EmptyReceive defines model for EmptyReceive.
 type EmptyReceive struct {
-	// BlockedKeys BlockedKeys are the sharding keys of the heads holding ORDERLY
+	// BlockedKeys The sharding keys of the heads holding ORDERLY
 	// queues back (KEYS_BLOCKED), one per queue.
 	//
 	// Example: ["customer-9"]
 	BlockedKeys *[]string `json:"blockedKeys,omitempty"`
 
-	// NextVisibleAt NextVisibleAt is the earliest lease deadline or suspension end of
+	// NextVisibleAt The earliest lease deadline or suspension end of
 	// what holds messages back.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
 	NextVisibleAt *time.Time `json:"nextVisibleAt,omitempty"`
 
-	// Reason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+	// Reason NO_MESSAGES (nothing buffered, leased or suspended),
 	// NOT_VISIBLE_YET (everything held is leased to other receives),
 	// KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
 	// failed head's suspension), PAUSED (the group is paused: POST
@@ -630,7 +672,7 @@ type EmptyReceive struct {
 	Reason EmptyReceiveReason `json:"reason"`
 }
 
-// EmptyReceiveReason Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+// EmptyReceiveReason NO_MESSAGES (nothing buffered, leased or suspended),
 // NOT_VISIBLE_YET (everything held is leased to other receives),
 // KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
 // failed head's suspension), PAUSED (the group is paused: POST
@@ -642,25 +684,25 @@ type EmptyReceiveReason string
 
 // ExtendRequest defines model for ExtendRequest.
 type ExtendRequest struct {
-	// InvisibleSeconds InvisibleSeconds is the new lease, from now.
+	// InvisibleSeconds The new lease, from now.
 	//
 	// Example: 120
 	InvisibleSeconds int `json:"invisibleSeconds"`
 
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// ReceiptHandles The handles of received messages (1..100); an
 	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
 
 // FieldProblem defines model for FieldProblem.
 type FieldProblem struct {
-	// Field Field is the JSON path of the field (e.g. messages[2].body) or the
+	// Field The JSON path of the field (e.g. messages[2].body) or the
 	// name of the query or path parameter.
 	//
 	// Example: maxMessages
 	Field string `json:"field"`
 
-	// Message Message says what is wrong with it.
+	// Message Says what is wrong with it.
 	//
 	// Example: must be ≤ 32
 	Message string `json:"message"`
@@ -686,14 +728,14 @@ type Group struct {
 	// Name Example: orders-billing
 	Name string `json:"name"`
 
-	// Paused Paused: the group hands out nothing (receives answer empty with
+	// Paused The group hands out nothing (receives answer empty with
 	// reason PAUSED, a push group's webhook gets no request) until
 	// POST /v1/groups/{group}/resume. Set by POST …/pause, kept by PUT.
 	//
 	// Example: false
 	Paused bool `json:"paused"`
 
-	// PausedAt PausedAt is when the group was paused (absent when not paused).
+	// PausedAt When the group was paused (absent when not paused).
 	PausedAt      *time.Time         `json:"pausedAt,omitempty"`
 	Push          *PushView          `json:"push,omitempty"`
 	Status        *GroupStatus       `json:"status,omitempty"`
@@ -707,11 +749,54 @@ type GroupConsumeMode string
 // GroupMessageModel Example: CLUSTERING
 type GroupMessageModel string
 
+// GroupLimit defines model for GroupLimit.
+type GroupLimit struct {
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
+	//
+	// Example: 8
+	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
+
+	// DeliveriesBurst The deliveries bucket's size.
+	//
+	// Example: 500
+	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
+
+	// DeliveriesPerSecond Limits messages handed out by receive.
+	//
+	// Example: 500
+	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
+
+	// Group The pattern (as in sub grants).
+	//
+	// Example: billing
+	Group string `json:"group"`
+
+	// PublishBurst The publish bucket's size.
+	//
+	// Example: 100
+	PublishBurst *int `json:"publishBurst,omitempty"`
+
+	// PublishBytesBurst The bytes bucket's size.
+	//
+	// Example: 1048576
+	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
+
+	// PublishBytesPerSecond Limits published body bytes.
+	//
+	// Example: 1048576
+	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
+
+	// PublishPerSecond Limits published messages (a batch counts each).
+	//
+	// Example: 100
+	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
+}
+
 // GroupList defines model for GroupList.
 type GroupList struct {
 	Groups []Group `json:"groups"`
 
-	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// NextCursor Continues the listing (pass it as `cursor`); absent on
 	// the last page.
 	//
 	// Example: orders-billing
@@ -722,39 +807,39 @@ type GroupList struct {
 type GroupRequest struct {
 	ConsumeFrom *ConsumeFrom `json:"consumeFrom,omitempty"`
 
-	// ConsumeMode ConsumeMode: CONCURRENTLY (default) or ORDERLY (per queue, in order).
+	// ConsumeMode CONCURRENTLY (default) or ORDERLY (per queue, in order).
 	//
 	// Example: CONCURRENTLY
 	ConsumeMode *GroupRequestConsumeMode `json:"consumeMode,omitempty"`
 
-	// InvisibleSeconds InvisibleSeconds is the default lease of a received message (default 60).
+	// InvisibleSeconds The default lease of a received message (default 60).
 	//
 	// Example: 60
 	InvisibleSeconds *int `json:"invisibleSeconds,omitempty"`
 
-	// MaxReconsumeTimes MaxReconsumeTimes is how many failures send a message to the
+	// MaxReconsumeTimes How many failures send a message to the
 	// dead-letter topic (default 16).
 	//
 	// Example: 16
 	MaxReconsumeTimes *int `json:"maxReconsumeTimes,omitempty"`
 
-	// MessageModel MessageModel: CLUSTERING (each message to one consumer; default) or
+	// MessageModel CLUSTERING (each message to one consumer; default) or
 	// BROADCASTING (every consumerId gets every message).
 	//
 	// Example: CLUSTERING
 	MessageModel *GroupRequestMessageModel `json:"messageModel,omitempty"`
 	Push         *PushBody                 `json:"push,omitempty"`
 
-	// Subscriptions Subscriptions are the topics the group consumes, each with a tag filter.
+	// Subscriptions The topics the group consumes, each with a tag filter.
 	Subscriptions []SubscriptionBody `json:"subscriptions"`
 }
 
-// GroupRequestConsumeMode ConsumeMode: CONCURRENTLY (default) or ORDERLY (per queue, in order).
+// GroupRequestConsumeMode CONCURRENTLY (default) or ORDERLY (per queue, in order).
 //
 // Example: CONCURRENTLY
 type GroupRequestConsumeMode string
 
-// GroupRequestMessageModel MessageModel: CLUSTERING (each message to one consumer; default) or
+// GroupRequestMessageModel CLUSTERING (each message to one consumer; default) or
 // BROADCASTING (every consumerId gets every message).
 //
 // Example: CLUSTERING
@@ -762,38 +847,38 @@ type GroupRequestMessageModel string
 
 // GroupStatus defines model for GroupStatus.
 type GroupStatus struct {
-	// Buffered Buffered counts messages pulled and waiting for a receive.
+	// Buffered Counts messages pulled and waiting for a receive.
 	//
 	// Example: 12
 	Buffered int `json:"buffered"`
 
-	// Consumers Consumers are the live client ids (the gateway for CLUSTERING, each
+	// Consumers The live client ids (the gateway for CLUSTERING, each
 	// consumerId for BROADCASTING).
 	Consumers []string `json:"consumers"`
 
-	// DlqDepth DLQDepth counts the group's dead letters not yet redriven.
+	// DlqDepth Counts the group's dead letters not yet redriven.
 	//
 	// Example: 0
 	DlqDepth int           `json:"dlqDepth"`
 	Empty    *EmptyReceive `json:"empty,omitempty"`
 
-	// InFlight InFlight counts messages received and not yet acked, nacked or expired.
+	// InFlight Counts messages received and not yet acked, nacked or expired.
 	//
 	// Example: 3
 	InFlight int         `json:"inFlight"`
 	Push     *PushStatus `json:"push,omitempty"`
 
-	// QueuesOwned QueuesOwned counts the queues this gateway's clients own.
+	// QueuesOwned Counts the queues this gateway's clients own.
 	//
 	// Example: 8
 	QueuesOwned int `json:"queuesOwned"`
 
-	// RetryDepth RetryDepth is the lag of the group's retry queue (%RETRY%group).
+	// RetryDepth The lag of the group's retry queue (%RETRY%group).
 	//
 	// Example: 0
 	RetryDepth int `json:"retryDepth"`
 
-	// Waiting Waiting counts long polls parked on the group.
+	// Waiting Counts long polls parked on the group.
 	//
 	// Example: 2
 	Waiting int `json:"waiting"`
@@ -801,18 +886,18 @@ type GroupStatus struct {
 
 // HandleResult defines model for HandleResult.
 type HandleResult struct {
-	// InvisibleUntil InvisibleUntil is the new lease end (extend).
+	// InvisibleUntil The new lease end (extend).
 	InvisibleUntil *time.Time `json:"invisibleUntil,omitempty"`
 	ReceiptHandle  string     `json:"receiptHandle"`
 
-	// Status Status: ok, expired (the lease ended or the handle is from an
+	// Status Ok, expired (the lease ended or the handle is from an
 	// earlier delivery) or invalid (malformed or forged).
 	//
 	// Example: ok
 	Status HandleResultStatus `json:"status"`
 }
 
-// HandleResultStatus Status: ok, expired (the lease ended or the handle is from an
+// HandleResultStatus Ok, expired (the lease ended or the handle is from an
 // earlier delivery) or invalid (malformed or forged).
 //
 // Example: ok
@@ -825,18 +910,18 @@ type HandleResults struct {
 
 // Health defines model for Health.
 type Health struct {
-	// Status Status is "ok" (a 503 from /readyz is a Problem).
+	// Status "ok" (a 503 from /readyz is a problem+json answer).
 	//
 	// Example: ok
 	Status HealthStatus `json:"status"`
 
-	// Version Version of the running binary.
+	// Version Of the running binary.
 	//
 	// Example: v0.1.0
 	Version *string `json:"version,omitempty"`
 }
 
-// HealthStatus Status is "ok" (a 503 from /readyz is a Problem).
+// HealthStatus "ok" (a 503 from /readyz is a problem+json answer).
 //
 // Example: ok
 type HealthStatus string
@@ -845,95 +930,97 @@ type HealthStatus string
 type Job struct {
 	Error *string `json:"error,omitempty"`
 
-	// FinishedAt FinishedAt is set once the job is DONE or FAILED.
+	// FinishedAt Set once the job is DONE or FAILED.
 	FinishedAt *time.Time `json:"finishedAt,omitempty"`
 
 	// Group Example: billing
 	Group *string `json:"group,omitempty"`
 
 	// Id Example: 06h2lg7v1kf9hhtg0rkbf6cn4o
-	Id *string `json:"id,omitempty"`
+	Id string `json:"id"`
 
-	// Kind Kind: DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
+	// Kind DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
 	//
 	// Example: DLQ_REDRIVE
-	Kind *JobKind `json:"kind,omitempty"`
+	Kind JobKind `json:"kind"`
 
-	// Matched Matched counts the messages selected so far.
+	// Matched Counts the messages selected so far.
 	//
 	// Example: 120
-	Matched *int `json:"matched,omitempty"`
+	Matched int `json:"matched"`
 
-	// Moved Moved counts those redriven or purged so far.
+	// Moved Counts those redriven or purged so far.
 	//
 	// Example: 120
-	Moved *int `json:"moved,omitempty"`
+	Moved int `json:"moved"`
 
 	// RatePerSecond Example: 500
-	RatePerSecond *int       `json:"ratePerSecond,omitempty"`
-	StartedAt     *time.Time `json:"startedAt,omitempty"`
+	RatePerSecond *int      `json:"ratePerSecond,omitempty"`
+	StartedAt     time.Time `json:"startedAt"`
 
-	// State State: RUNNING, DONE or FAILED (see error).
+	// State RUNNING, DONE or FAILED (see error).
 	//
 	// Example: RUNNING
-	State *JobState `json:"state,omitempty"`
+	State JobState `json:"state"`
 
 	// Topic Example: orders
 	Topic *string `json:"topic,omitempty"`
 }
 
-// JobKind Kind: DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
+// JobKind DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
 //
 // Example: DLQ_REDRIVE
 type JobKind string
 
-// JobState State: RUNNING, DONE or FAILED (see error).
+// JobState RUNNING, DONE or FAILED (see error).
 //
 // Example: RUNNING
 type JobState string
 
 // JobFilter defines model for JobFilter.
 type JobFilter struct {
-	// From From selects messages stored (dead letters: dead-lettered) at or
+	// From Selects messages stored (dead letters: dead-lettered) at or
 	// after this time.
 	From *time.Time `json:"from,omitempty"`
 
-	// Reason Reason is a substring of the message's lastReason.
+	// Reason A substring of the message's lastReason.
 	//
 	// Example: 503
 	Reason *string `json:"reason,omitempty"`
 
-	// Sql SQL is a SQL92 expression over properties and TAGS (as a
+	// Sql A SQL92 expression over properties and TAGS (as a
 	// subscription's with filterType SQL92).
 	//
 	// Example: region = 'eu' AND amount > 100
 	Sql *string `json:"sql,omitempty"`
 
-	// Tags Tags is a tag expression: `*` or tags joined by `||`.
+	// Tags A tag expression: `*` or tags joined by `||`.
 	//
 	// Example: created || paid
 	Tags *string `json:"tags,omitempty"`
 
-	// To To selects messages stored before this time.
+	// To Selects messages stored before this time.
 	To *time.Time `json:"to,omitempty"`
 }
 
 // KeyLag defines model for KeyLag.
 type KeyLag struct {
-	// Depth Depth counts the key's pulled, unfinished messages.
+	// Depth Counts the key's pulled, unfinished messages.
 	//
 	// Example: 12
 	Depth int `json:"depth"`
 
-	// OldestAgeSeconds OldestAgeSeconds is how long ago the key's oldest unfinished message
+	// OldestAgeSeconds How long ago the key's oldest unfinished message
 	// was born.
 	//
 	// Example: 95
 	OldestAgeSeconds int `json:"oldestAgeSeconds"`
 
-	// OldestBornAt OldestBornAt is that message's bornAt; OldestMessageID its id.
-	OldestBornAt    time.Time `json:"oldestBornAt"`
-	OldestMessageId string    `json:"oldestMessageId"`
+	// OldestBornAt That message's bornAt.
+	OldestBornAt time.Time `json:"oldestBornAt"`
+
+	// OldestMessageId That message's id.
+	OldestMessageId string `json:"oldestMessageId"`
 
 	// QueueId Example: 0
 	QueueId int `json:"queueId"`
@@ -950,75 +1037,196 @@ type KeyLagList struct {
 	Keys []KeyLag `json:"keys"`
 }
 
+// KeyLimits defines model for KeyLimits.
+type KeyLimits struct {
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
+	//
+	// Example: 8
+	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
+
+	// DeliveriesBurst The deliveries bucket's size.
+	//
+	// Example: 500
+	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
+
+	// DeliveriesPerSecond Limits messages handed out by receive.
+	//
+	// Example: 500
+	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
+
+	// Groups The limits shared by the groups matching each pattern.
+	Groups *[]GroupLimit `json:"groups,omitempty"`
+
+	// MaxDelaySeconds How long a request over a rate limit is held
+	// for its tokens before it is refused (0: refused at once).
+	//
+	// Example: 0.5
+	MaxDelaySeconds float32 `json:"maxDelaySeconds"`
+
+	// Name The key's name (never its secret).
+	//
+	// Example: orders-writer
+	Name string `json:"name"`
+
+	// Policies The limits as the RateLimit headers name them, with
+	// what each has left now.
+	Policies []LimitPolicy `json:"policies"`
+
+	// PublishBurst The publish bucket's size.
+	//
+	// Example: 100
+	PublishBurst *int `json:"publishBurst,omitempty"`
+
+	// PublishBytesBurst The bytes bucket's size.
+	//
+	// Example: 1048576
+	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
+
+	// PublishBytesPerSecond Limits published body bytes.
+	//
+	// Example: 1048576
+	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
+
+	// PublishPerSecond Limits published messages (a batch counts each).
+	//
+	// Example: 100
+	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
+
+	// Topics The limits shared by the topics matching each pattern.
+	Topics *[]TopicLimit `json:"topics,omitempty"`
+}
+
+// LimitPolicy defines model for LimitPolicy.
+type LimitPolicy struct {
+	// Name The policy name of the headers: pub, pub-bytes,
+	// deliveries, receives, with :<pattern> for a topic or group entry.
+	//
+	// Example: pub
+	Name string `json:"name"`
+
+	// Quota Q: per window for a rate, the maximum for receives.
+	//
+	// Example: 100
+	Quota int `json:"quota"`
+
+	// Remaining R: what the bucket holds now (or receives free).
+	//
+	// Example: 57
+	Remaining int `json:"remaining"`
+
+	// Unit Qu: requests (messages), content-bytes or concurrent-requests.
+	//
+	// Example: requests
+	Unit LimitPolicyUnit `json:"unit"`
+
+	// WindowSeconds W (absent for a concurrency limit).
+	//
+	// Example: 1
+	WindowSeconds *int `json:"windowSeconds,omitempty"`
+}
+
+// LimitPolicyUnit Qu: requests (messages), content-bytes or concurrent-requests.
+//
+// Example: requests
+type LimitPolicyUnit string
+
+// LimitsResponse defines model for LimitsResponse.
+type LimitsResponse struct {
+	// Keys The keys with limits, in key-file order (keys without
+	// limits are not listed).
+	Keys []KeyLimits `json:"keys"`
+
+	// Scope What the limits count: server (this process is the only
+	// gateway, --backend embedded) or instance (each gateway in front of
+	// one JetStream counts on its own: N instances allow up to N times
+	// each limit).
+	//
+	// Example: server
+	Scope LimitsResponseScope `json:"scope"`
+
+	// ScopeDetail Says the same in a sentence.
+	//
+	// Example: this server is the only gateway: the limits are the service's
+	ScopeDetail string `json:"scopeDetail"`
+}
+
+// LimitsResponseScope What the limits count: server (this process is the only
+// gateway, --backend embedded) or instance (each gateway in front of
+// one JetStream counts on its own: N instances allow up to N times
+// each limit).
+//
+// Example: server
+type LimitsResponseScope string
+
 // Message defines model for Message.
 type Message struct {
-	// Body Body is the UTF-8 text body of a message published with `body`.
+	// Body The UTF-8 text body of a message published with `body`.
 	//
 	// Example: order 17 created
 	Body *string `json:"body,omitempty"`
 
-	// BodyBase64 BodyBase64 is the body (standard base64) of a message published with
+	// BodyBase64 The body (standard base64) of a message published with
 	// `bodyBase64`.
 	//
 	// Example: AAEC/w==
 	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
 
-	// BornAt BornAt is when the gateway accepted the message.
+	// BornAt When the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
 	BornAt time.Time `json:"bornAt"`
 
-	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
+	// DeliverAt When a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
-	// Keys Keys are the message's lookup keys.
+	// Keys The message's lookup keys.
 	//
 	// Example: ["order-17"]
 	Keys *[]string `json:"keys,omitempty"`
 
-	// MessageId MessageID is the id shown to users; it stays the same across retries.
+	// MessageId The id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
 	MessageId string `json:"messageId"`
 
-	// Properties Properties are the user properties.
+	// Properties The user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
 
-	// QueueId QueueID is the queue the message is in; absent while it is delayed.
+	// QueueId The queue the message is in; absent while it is delayed.
 	//
 	// Example: 3
 	QueueId *int `json:"queueId,omitempty"`
 
-	// QueueOffset QueueOffset is the message's position in its queue; absent while it
+	// QueueOffset The message's position in its queue; absent while it
 	// is delayed.
 	//
 	// Example: 42
 	QueueOffset *int `json:"queueOffset,omitempty"`
 
-	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
+	// ReconsumeTimes Counts earlier failed deliveries.
 	//
 	// Example: 0
 	ReconsumeTimes int `json:"reconsumeTimes"`
 
-	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
+	// ShardingKey Chose the message's queue (same key, same queue).
 	//
 	// Example: customer-9
 	ShardingKey *string `json:"shardingKey,omitempty"`
 
-	// StoredAt StoredAt is when the transaction holding this copy committed.
+	// StoredAt When the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
 	StoredAt time.Time `json:"storedAt"`
 
-	// Tags Tags is the message's tag, matched by subscription filters.
+	// Tags The message's tag, matched by subscription filters.
 	//
 	// Example: created
 	Tags *string `json:"tags,omitempty"`
 
-	// Topic Topic is the topic the message was published to (also for retries).
+	// Topic The topic the message was published to (also for retries).
 	//
 	// Example: orders
 	Topic string `json:"topic"`
@@ -1026,20 +1234,20 @@ type Message struct {
 
 // MessageList defines model for MessageList.
 type MessageList struct {
-	// MaxOffset MaxOffset is the offset the queue's next message will get (browse only).
+	// MaxOffset The offset the queue's next message will get (browse only).
 	//
 	// Example: 150
 	MaxOffset *int `json:"maxOffset,omitempty"`
 
-	// Messages Messages found, in queue order for a browse.
+	// Messages Found, in queue order for a browse.
 	Messages []Message `json:"messages"`
 
-	// MinOffset MinOffset is the queue's oldest kept offset (browse only).
+	// MinOffset The queue's oldest kept offset (browse only).
 	//
 	// Example: 0
 	MinOffset *int `json:"minOffset,omitempty"`
 
-	// NextOffset NextOffset is where the next browse of this queue starts (browse only).
+	// NextOffset Where the next browse of this queue starts (browse only).
 	//
 	// Example: 42
 	NextOffset *int `json:"nextOffset,omitempty"`
@@ -1047,7 +1255,7 @@ type MessageList struct {
 
 // NackRequest defines model for NackRequest.
 type NackRequest struct {
-	// DelayLevel DelayLevel: 0 lets the engine decide (3 + reconsumeTimes), -1 sends
+	// DelayLevel 0 lets the engine decide (3 + reconsumeTimes), -1 sends
 	// to the dead-letter topic now, 1 or more picks that level of the
 	// server's --delay-levels (1..18 by default); a level above the last
 	// means the last, as in RocketMQ.
@@ -1055,14 +1263,14 @@ type NackRequest struct {
 	// Example: 0
 	DelayLevel *int `json:"delayLevel,omitempty"`
 
-	// Reason Reason says why the messages failed (at most 256 characters); it is
+	// Reason Says why the messages failed (at most 256 characters); it is
 	// stored with the retry and dead-letter copies and shown as
 	// lastReason in the DLQ listing.
 	//
 	// Example: payment service answered 503
 	Reason *string `json:"reason,omitempty"`
 
-	// ReceiptHandles ReceiptHandles are the handles of received messages (1..100); an
+	// ReceiptHandles The handles of received messages (1..100); an
 	// empty or unknown one gets status invalid in the answer.
 	ReceiptHandles []string `json:"receiptHandles"`
 }
@@ -1074,90 +1282,99 @@ type OffsetList struct {
 
 // OffsetResetRequest defines model for OffsetResetRequest.
 type OffsetResetRequest struct {
-	// ConsumerId ConsumerID names the consumer of a BROADCASTING group.
+	// ConsumerId Names the consumer of a BROADCASTING group.
 	//
 	// Example: c1
 	ConsumerId *string `json:"consumerId,omitempty"`
 
-	// Position Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+	// Position LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
 	//
 	// Example: TIMESTAMP
 	Position OffsetResetRequestPosition `json:"position"`
 
-	// Timestamp Timestamp is required with TIMESTAMP.
+	// Timestamp Required with TIMESTAMP.
 	Timestamp *time.Time `json:"timestamp,omitempty"`
 
-	// Topic Topic is a subscribed topic (or the group's retry topic).
+	// Topic A subscribed topic (or the group's retry topic).
 	//
 	// Example: orders
 	Topic string `json:"topic"`
 }
 
-// OffsetResetRequestPosition Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+// OffsetResetRequestPosition LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
 //
 // Example: TIMESTAMP
 type OffsetResetRequestPosition string
 
 // Problem defines model for Problem.
 type Problem struct {
-	// Detail Detail explains this occurrence of the problem.
+	// Detail Explains this occurrence of the problem.
 	//
 	// Example: the request has invalid fields
 	Detail *string `json:"detail,omitempty"`
 
-	// Errors Errors lists the offending fields of a 400 answer.
+	// Errors Lists the offending fields of a 400 answer.
 	Errors *[]FieldProblem `json:"errors,omitempty"`
 
-	// Instance Instance is the request path.
+	// Instance The request path.
 	//
 	// Example: /v1/topics/orders/messages
 	Instance *string `json:"instance,omitempty"`
 
-	// RequestId RequestID matches the X-Request-Id header and the server's log line.
+	// RequestId Matches the X-Request-Id header and the server's log line.
 	//
 	// Example: 7f3c9a1e2b4d5f60
 	RequestId *string `json:"requestId,omitempty"`
 
-	// Status Status is the HTTP status code of this answer.
+	// Status The HTTP status code of this answer.
 	//
 	// Example: 400
 	Status int `json:"status"`
 
-	// Title Title is a short, fixed summary of the kind of problem.
+	// Title A short, fixed summary of the kind of problem.
 	//
 	// Example: Invalid request
 	Title string `json:"title"`
 
-	// Type Type is a URI naming the kind of problem (urn:mqgate:problem:<code>).
+	// Type A URI naming the kind of problem (urn:mqgate:problem:<code>).
 	//
 	// Example: urn:mqgate:problem:invalid
 	Type string `json:"type"`
+
+	// ViolatedPolicies Names the API-key limits a 429 (or 413) answer
+	// exceeded, as in its RateLimit-Policy header (docs/quotas.md).
+	//
+	// Example: ["pub"]
+	ViolatedPolicies *[]string `json:"violatedPolicies,omitempty"`
 }
 
 // PublishBatchRequest defines model for PublishBatchRequest.
 type PublishBatchRequest struct {
-	// Messages Messages to publish, in order.
+	// Messages To publish, in order.
 	Messages []PublishRequest `json:"messages"`
 }
 
 // PublishBatchResult defines model for PublishBatchResult.
 type PublishBatchResult struct {
-	// Results Results are in the order of the request's messages.
+	// Results In the order of the request's messages.
 	Results []PublishResult `json:"results"`
 }
 
-// PublishRequest Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt.
+// PublishMessageRequest A message to publish. Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the Idempotency-Key header.
+type PublishMessageRequest = PublishRequest
+
+// PublishRequest A message of a batch. Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. A deduplicationId makes the entry idempotent.
 type PublishRequest struct {
-	// Body Body is a UTF-8 text body, not empty; it is returned as `body`.
+	// Body A UTF-8 text body, not empty; it is returned as `body`.
 	//
 	// Example: order 17 created
 	Body *string `json:"body,omitempty"`
 
-	// BodyBase64 BodyBase64 is a binary body in standard base64; it is returned as
+	// BodyBase64 A binary body in standard base64; it is returned as
 	// `bodyBase64`. At most 4 MiB once decoded.
 	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
 
-	// DeduplicationId DeduplicationID makes a batch entry idempotent (1..128 printable
+	// DeduplicationId Makes a batch entry idempotent (1..128 printable
 	// ASCII characters): within the server's dedup window a repeat on the
 	// same topic with the same id stores nothing and answers the original
 	// result; with a different message it answers 422. Batch entries only:
@@ -1166,7 +1383,7 @@ type PublishRequest struct {
 	// Example: order-17-created
 	DeduplicationId *string `json:"deduplicationId,omitempty"`
 
-	// DelayLevel DelayLevel delays delivery by a RocketMQ delay level of the
+	// DelayLevel Delays delivery by a RocketMQ delay level of the
 	// server's --delay-levels, by default 1..18 = 1s 5s 10s 30s 1m 2m 3m
 	// 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level above the last means
 	// the last.
@@ -1174,28 +1391,28 @@ type PublishRequest struct {
 	// Example: 3
 	DelayLevel *int `json:"delayLevel,omitempty"`
 
-	// DelaySeconds DelaySeconds delays delivery by this many seconds (at most 40 days).
+	// DelaySeconds Delays delivery by this many seconds (at most 40 days).
 	DelaySeconds *int `json:"delaySeconds,omitempty"`
 
-	// DeliverAt DeliverAt delivers the message at this time (RFC 3339), at most 40
+	// DeliverAt Delivers the message at this time (RFC 3339), at most 40
 	// days ahead.
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
-	// Keys Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
+	// Keys Indexed for GET /v1/topics/{topic}/messages?key=K.
 	//
 	// Example: ["order-17"]
 	Keys *[]string `json:"keys,omitempty"`
 
-	// Properties Properties are user properties, returned as given. Property names: not empty, at most 128 characters.
+	// Properties User properties, returned as given. Property names: not empty, at most 128 characters.
 	Properties *map[string]string `json:"properties,omitempty"`
 
-	// ShardingKey ShardingKey picks the queue by hash: messages with the same key go
+	// ShardingKey Picks the queue by hash: messages with the same key go
 	// to the same queue, in order.
 	//
 	// Example: customer-9
 	ShardingKey *string `json:"shardingKey,omitempty"`
 
-	// Tags Tags is one tag that subscription filters match (`TagA || TagB`).
+	// Tags One tag that subscription filters match (`TagA || TagB`).
 	//
 	// Example: created
 	Tags  *string `json:"tags,omitempty"`
@@ -1210,31 +1427,31 @@ type PublishRequest1 = interface{}
 
 // PublishResult defines model for PublishResult.
 type PublishResult struct {
-	// DeliverAt DeliverAt is when a delayed message becomes deliverable; absent
+	// DeliverAt When a delayed message becomes deliverable; absent
 	// otherwise.
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
-	// MessageId MessageID is the new message's id.
+	// MessageId The new message's id.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
 	MessageId string `json:"messageId"`
 
-	// QueueId QueueID is the queue it went to; absent for a delayed message.
+	// QueueId The queue it went to; absent for a delayed message.
 	//
 	// Example: 3
 	QueueId *int `json:"queueId,omitempty"`
 
-	// QueueOffset QueueOffset is its position in the queue; absent for a delayed message.
+	// QueueOffset Its position in the queue; absent for a delayed message.
 	//
 	// Example: 42
 	QueueOffset *int `json:"queueOffset,omitempty"`
 
-	// Replayed Replayed is true when this is the original result of an earlier
+	// Replayed True when this is the original result of an earlier
 	// publish with the same Idempotency-Key (or deduplicationId): nothing
 	// new was stored.
 	Replayed *bool `json:"replayed,omitempty"`
 
-	// Topic Topic the message was published to.
+	// Topic The message was published to.
 	//
 	// Example: orders
 	Topic string `json:"topic"`
@@ -1242,13 +1459,13 @@ type PublishResult struct {
 
 // PurgeRequest defines model for PurgeRequest.
 type PurgeRequest struct {
-	// DryRun DryRun only counts what the filter selects (200 {"matched"}).
+	// DryRun Only counts what the filter selects (200 {"matched"}).
 	//
 	// Example: false
 	DryRun *bool      `json:"dryRun,omitempty"`
 	Filter *JobFilter `json:"filter,omitempty"`
 
-	// RatePerSecond RatePerSecond bounds how many messages a second the job handles
+	// RatePerSecond Bounds how many messages a second the job handles
 	// (default: no bound).
 	//
 	// Example: 500
@@ -1257,28 +1474,28 @@ type PurgeRequest struct {
 
 // PushBody defines model for PushBody.
 type PushBody struct {
-	// BatchSize BatchSize is how many messages one POST carries (ORDERLY: in queue
+	// BatchSize How many messages one POST carries (ORDERLY: in queue
 	// order). Default 1. 0 or absent: the default.
 	//
 	// Example: 1
 	BatchSize *int `json:"batchSize,omitempty"`
 
-	// MaxInFlight MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16. 0 or absent: the default.
+	// MaxInFlight Bounds concurrent requests (orderly: one per queue). Default 16. 0 or absent: the default.
 	//
 	// Example: 16
 	MaxInFlight *int `json:"maxInFlight,omitempty"`
 
-	// Secret Secret signs requests (Standard Webhooks); write-only.
+	// Secret Signs requests (Standard Webhooks); write-only.
 	//
 	// Example: whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
 	Secret *string `json:"secret,omitempty"`
 
-	// TimeoutSeconds TimeoutSeconds bounds one request. Default 15. 0 or absent: the default.
+	// TimeoutSeconds Bounds one request. Default 15. 0 or absent: the default.
 	//
 	// Example: 15
 	TimeoutSeconds *int `json:"timeoutSeconds,omitempty"`
 
-	// Url URL receives each message as a POST.
+	// Url Receives each message as a POST.
 	//
 	// Example: https://hooks.example/orders
 	Url string `json:"url"`
@@ -1286,50 +1503,57 @@ type PushBody struct {
 
 // PushStatus defines model for PushStatus.
 type PushStatus struct {
-	// ConsecutiveFailures ConsecutiveFailures counts failed requests since the last 2xx.
+	// ConsecutiveFailures Counts failed requests since the last 2xx.
 	//
 	// Example: 0
 	ConsecutiveFailures int `json:"consecutiveFailures"`
 
-	// Delivered Delivered counts messages answered with a 2xx, Failed messages sent
-	// back for a retry, since this gateway started pushing the group.
+	// Delivered Counts messages answered with a 2xx since this gateway
+	// started pushing the group.
 	//
 	// Example: 1200
 	Delivered int `json:"delivered"`
 
-	// Failed Example: 4
+	// Failed Counts messages sent back for a retry since this gateway
+	// started pushing the group.
+	//
+	// Example: 4
 	Failed int `json:"failed"`
 
-	// InFlight InFlight counts POSTs waiting for an answer (at most
-	// push.maxInFlight); InFlightMessages the messages they carry.
+	// InFlight Counts POSTs waiting for an answer (at most
+	// push.maxInFlight).
 	//
 	// Example: 3
 	InFlight int `json:"inFlight"`
 
-	// InFlightMessages Example: 3
+	// InFlightMessages Counts the messages those POSTs carry.
+	//
+	// Example: 3
 	InFlightMessages int `json:"inFlightMessages"`
 
-	// LastError LastError describes the last failure (status code, timeout,
+	// LastError Describes the last failure (status code, timeout,
 	// connection or network-guard error).
 	//
 	// Example: HTTP 503 Service Unavailable
-	LastError   *string    `json:"lastError,omitempty"`
+	LastError *string `json:"lastError,omitempty"`
+
+	// LastErrorAt The time of the last failure; absent until the first.
 	LastErrorAt *time.Time `json:"lastErrorAt,omitempty"`
 
-	// LastSuccessAt LastSuccessAt and LastErrorAt are absent until the first of each.
+	// LastSuccessAt The time of the last 2xx; absent until the first.
 	LastSuccessAt *time.Time `json:"lastSuccessAt,omitempty"`
 
-	// PausedUntil PausedUntil is set while a Retry-After from the receiver holds the
+	// PausedUntil Set while a Retry-After from the receiver holds the
 	// group's pushing.
 	PausedUntil *time.Time `json:"pausedUntil,omitempty"`
 
-	// Queued Queued counts messages waiting for a free request slot or for a
+	// Queued Counts messages waiting for a free request slot or for a
 	// Retry-After pause to end.
 	//
 	// Example: 0
 	Queued int `json:"queued"`
 
-	// Url URL is where this gateway pushes right now (it follows a changed
+	// Url Where this gateway pushes right now (it follows a changed
 	// push.url within moments of the PUT).
 	//
 	// Example: https://hooks.example/orders
@@ -1340,7 +1564,7 @@ type PushStatus struct {
 type PushView struct {
 	BatchSize int `json:"batchSize"`
 
-	// HasSecret HasSecret tells whether requests are signed.
+	// HasSecret Tells whether requests are signed.
 	HasSecret      bool   `json:"hasSecret"`
 	MaxInFlight    int    `json:"maxInFlight"`
 	TimeoutSeconds int    `json:"timeoutSeconds"`
@@ -1349,27 +1573,27 @@ type PushView struct {
 
 // QueueOffset defines model for QueueOffset.
 type QueueOffset struct {
-	// Buffered Buffered counts pulled messages not yet received.
+	// Buffered Counts pulled messages not yet received.
 	//
 	// Example: 8
 	Buffered int `json:"buffered"`
 
-	// CommittedOffset CommittedOffset is the next offset the group will consume.
+	// CommittedOffset The next offset the group will consume.
 	//
 	// Example: 140
 	CommittedOffset int `json:"committedOffset"`
 
-	// InFlight InFlight counts received, unanswered messages of the queue.
+	// InFlight Counts received, unanswered messages of the queue.
 	//
 	// Example: 2
 	InFlight int `json:"inFlight"`
 
-	// Lag Lag is maxOffset - committedOffset.
+	// Lag maxOffset - committedOffset.
 	//
 	// Example: 10
 	Lag int `json:"lag"`
 
-	// MaxOffset MaxOffset is the offset the next message will get.
+	// MaxOffset The offset the next message will get.
 	//
 	// Example: 150
 	MaxOffset int `json:"maxOffset"`
@@ -1383,17 +1607,17 @@ type QueueOffset struct {
 
 // QueueStats defines model for QueueStats.
 type QueueStats struct {
-	// MaxOffset MaxOffset is the offset the next message will get.
+	// MaxOffset The offset the next message will get.
 	//
 	// Example: 150
 	MaxOffset int `json:"maxOffset"`
 
-	// MinOffset MinOffset is the offset of the oldest message still kept.
+	// MinOffset The offset of the oldest message still kept.
 	//
 	// Example: 0
 	MinOffset int `json:"minOffset"`
 
-	// QueueId QueueID is the queue's index, 0..queues-1.
+	// QueueId The queue's index, 0..queues-1.
 	//
 	// Example: 0
 	QueueId int `json:"queueId"`
@@ -1401,22 +1625,22 @@ type QueueStats struct {
 
 // ReceiveRequest defines model for ReceiveRequest.
 type ReceiveRequest struct {
-	// ConsumerId ConsumerID names the consumer; required for BROADCASTING groups only.
+	// ConsumerId Names the consumer; required for BROADCASTING groups only.
 	//
 	// Example: c1
 	ConsumerId *string `json:"consumerId,omitempty"`
 
-	// InvisibleSeconds InvisibleSeconds is the lease of each returned message (default: the group's).
+	// InvisibleSeconds The lease of each returned message (default: the group's).
 	//
 	// Example: 60
 	InvisibleSeconds *int `json:"invisibleSeconds,omitempty"`
 
-	// MaxMessages MaxMessages is the most messages to return (default 1).
+	// MaxMessages The most messages to return (default 1).
 	//
 	// Example: 10
 	MaxMessages *int `json:"maxMessages,omitempty"`
 
-	// WaitSeconds WaitSeconds is how long to wait for a message when none is ready
+	// WaitSeconds How long to wait for a message when none is ready
 	// (default 0: answer at once).
 	//
 	// Example: 20
@@ -1431,83 +1655,83 @@ type ReceiveResponse struct {
 
 // ReceivedMessage defines model for ReceivedMessage.
 type ReceivedMessage struct {
-	// Body Body is the UTF-8 text body of a message published with `body`.
+	// Body The UTF-8 text body of a message published with `body`.
 	//
 	// Example: order 17 created
 	Body *string `json:"body,omitempty"`
 
-	// BodyBase64 BodyBase64 is the body (standard base64) of a message published with
+	// BodyBase64 The body (standard base64) of a message published with
 	// `bodyBase64`.
 	//
 	// Example: AAEC/w==
 	BodyBase64 *[]byte `json:"bodyBase64,omitempty"`
 
-	// BornAt BornAt is when the gateway accepted the message.
+	// BornAt When the gateway accepted the message.
 	//
 	// Example: 2026-01-02T15:04:05.000Z
 	BornAt time.Time `json:"bornAt"`
 
-	// DeliverAt DeliverAt is when a delayed message becomes (or became) deliverable;
+	// DeliverAt When a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
 	DeliverAt *time.Time `json:"deliverAt,omitempty"`
 
-	// InvisibleUntil InvisibleUntil is when the lease ends and the message is delivered again.
+	// InvisibleUntil When the lease ends and the message is delivered again.
 	//
 	// Example: 2026-01-02T15:05:05.000Z
 	InvisibleUntil time.Time `json:"invisibleUntil"`
 
-	// Keys Keys are the message's lookup keys.
+	// Keys The message's lookup keys.
 	//
 	// Example: ["order-17"]
 	Keys *[]string `json:"keys,omitempty"`
 
-	// MessageId MessageID is the id shown to users; it stays the same across retries.
+	// MessageId The id shown to users; it stays the same across retries.
 	//
 	// Example: 0A1B2C3D4E5F60718293A4B5
 	MessageId string `json:"messageId"`
 
-	// Properties Properties are the user properties.
+	// Properties The user properties.
 	Properties *map[string]string `json:"properties,omitempty"`
 
-	// QueueId QueueID is the queue the message is in; absent while it is delayed.
+	// QueueId The queue the message is in; absent while it is delayed.
 	//
 	// Example: 3
 	QueueId *int `json:"queueId,omitempty"`
 
-	// QueueOffset QueueOffset is the message's position in its queue; absent while it
+	// QueueOffset The message's position in its queue; absent while it
 	// is delayed.
 	//
 	// Example: 42
 	QueueOffset *int `json:"queueOffset,omitempty"`
 
-	// ReceiptHandle ReceiptHandle names this delivery in ack, nack and extend.
+	// ReceiptHandle Names this delivery in ack, nack and extend.
 	//
 	// Example: AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYg
 	ReceiptHandle string `json:"receiptHandle"`
 
-	// ReconsumeTimes ReconsumeTimes counts earlier failed deliveries.
+	// ReconsumeTimes Counts earlier failed deliveries.
 	//
 	// Example: 0
 	ReconsumeTimes int `json:"reconsumeTimes"`
 
-	// ShardingKey ShardingKey chose the message's queue (same key, same queue).
+	// ShardingKey Chose the message's queue (same key, same queue).
 	//
 	// Example: customer-9
 	ShardingKey *string `json:"shardingKey,omitempty"`
 
-	// StoredAt StoredAt is when the transaction holding this copy committed.
+	// StoredAt When the transaction holding this copy committed.
 	//
 	// Example: 2026-01-02T15:04:05.003Z
 	StoredAt time.Time `json:"storedAt"`
 
-	// Tags Tags is the message's tag, matched by subscription filters.
+	// Tags The message's tag, matched by subscription filters.
 	//
 	// Example: created
 	Tags *string `json:"tags,omitempty"`
 
-	// Topic Topic is the topic the message was published to (also for retries).
+	// Topic The topic the message was published to (also for retries).
 	//
 	// Example: orders
 	Topic string `json:"topic"`
@@ -1515,19 +1739,19 @@ type ReceivedMessage struct {
 
 // RedriveRequest defines model for RedriveRequest.
 type RedriveRequest struct {
-	// DryRun DryRun only counts what the filter selects: 200 {"matched"}.
+	// DryRun Only counts what the filter selects: 200 {"matched"}.
 	//
 	// Example: false
 	DryRun *bool      `json:"dryRun,omitempty"`
 	Filter *JobFilter `json:"filter,omitempty"`
 
-	// MessageIds MessageIDs are original message ids to redrive; empty or absent
+	// MessageIds Original message ids to redrive; empty or absent
 	// redrives every dead letter of the group.
 	//
 	// Example: ["0A1B2C3D4E5F60718293A4B5"]
 	MessageIds *[]string `json:"messageIds,omitempty"`
 
-	// RatePerSecond RatePerSecond bounds how many dead letters a second the job
+	// RatePerSecond Bounds how many dead letters a second the job
 	// redrives (default: no bound). 0 or absent: the default.
 	//
 	// Example: 500
@@ -1536,13 +1760,13 @@ type RedriveRequest struct {
 
 // RedriveResult defines model for RedriveResult.
 type RedriveResult struct {
-	// Matched Matched is the answer of a dry run: how many dead letters the
+	// Matched The answer of a dry run: how many dead letters the
 	// filter selects now (redriven is then 0).
 	//
 	// Example: 3
 	Matched *int `json:"matched,omitempty"`
 
-	// Redriven Redriven counts the dead letters sent back to the group.
+	// Redriven Counts the dead letters sent back to the group.
 	//
 	// Example: 3
 	Redriven int `json:"redriven"`
@@ -1550,7 +1774,7 @@ type RedriveResult struct {
 
 // SubscriptionBody defines model for SubscriptionBody.
 type SubscriptionBody struct {
-	// Filter Filter is `*` (default) or tags joined by `||`; with filterType
+	// Filter `*` (default) or tags joined by `||`; with filterType
 	// SQL92 an expression over properties and TAGS, e.g.
 	// `a > 5 AND region IN ('eu','us') AND b IS NOT NULL` (a bad one is a
 	// 400 naming its position).
@@ -1558,18 +1782,18 @@ type SubscriptionBody struct {
 	// Example: created || paid
 	Filter *string `json:"filter,omitempty"`
 
-	// FilterType FilterType is TAG (default) or SQL92.
+	// FilterType TAG (default) or SQL92.
 	//
 	// Example: TAG
 	FilterType *SubscriptionBodyFilterType `json:"filterType,omitempty"`
 
-	// Topic Topic is a user topic.
+	// Topic A user topic.
 	//
 	// Example: orders
 	Topic string `json:"topic"`
 }
 
-// SubscriptionBodyFilterType FilterType is TAG (default) or SQL92.
+// SubscriptionBodyFilterType TAG (default) or SQL92.
 //
 // Example: TAG
 type SubscriptionBodyFilterType string
@@ -1583,29 +1807,29 @@ type Timeline struct {
 type TimelineEvent struct {
 	At time.Time `json:"at"`
 
-	// Attempt Attempt is the delivery's number, 1 for the first (DELIVERED).
+	// Attempt The delivery's number, 1 for the first (DELIVERED).
 	//
 	// Example: 1
 	Attempt *int `json:"attempt,omitempty"`
 
-	// ConsumerId ConsumerID is who received it (DELIVERED).
+	// ConsumerId Who received it (DELIVERED).
 	//
 	// Example: c1
 	ConsumerId *string `json:"consumerId,omitempty"`
 
-	// DelayLevel DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
+	// DelayLevel The nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
 	//
 	// Example: 3
 	DelayLevel *int `json:"delayLevel,omitempty"`
 
-	// JobId JobID is the redrive job that moved it back (REDRIVEN by
+	// JobId The redrive job that moved it back (REDRIVEN by
 	// POST /v1/groups/{group}/dlq/redrive with a filter; absent for a
 	// redrive by message ids or a blocked key's resume).
 	//
 	// Example: 06h2lg7v1kf9hhtg0rkbf6cn4o
 	JobId *string `json:"jobId,omitempty"`
 
-	// Reason Reason is the nack reason, when one was given (NACKED).
+	// Reason The nack reason, when one was given (NACKED).
 	Reason *string `json:"reason,omitempty"`
 
 	// Type Example: DELIVERED
@@ -1617,49 +1841,92 @@ type TimelineEventType string
 
 // Topic defines model for Topic.
 type Topic struct {
-	// CreatedAt CreatedAt is when the topic was created (RFC 3339, UTC, milliseconds).
+	// CreatedAt When the topic was created (RFC 3339, UTC, milliseconds).
 	//
 	// Example: 2026-01-02T15:04:05.000Z
 	CreatedAt time.Time `json:"createdAt"`
 
-	// Name Name of the topic.
+	// Name Of the topic.
 	//
 	// Example: orders
 	Name string `json:"name"`
 
-	// Queues Queues is the number of queues.
+	// Queues The number of queues.
 	//
 	// Example: 8
 	Queues int `json:"queues"`
 
-	// RetentionHours RetentionHours is how long messages are kept.
+	// RetentionHours How long messages are kept.
 	//
 	// Example: 72
 	RetentionHours int         `json:"retentionHours"`
 	Stats          *TopicStats `json:"stats,omitempty"`
 }
 
+// TopicLimit defines model for TopicLimit.
+type TopicLimit struct {
+	// ConcurrentReceives Caps the receive calls (long polls) in flight.
+	//
+	// Example: 8
+	ConcurrentReceives *int `json:"concurrentReceives,omitempty"`
+
+	// DeliveriesBurst The deliveries bucket's size.
+	//
+	// Example: 500
+	DeliveriesBurst *int `json:"deliveriesBurst,omitempty"`
+
+	// DeliveriesPerSecond Limits messages handed out by receive.
+	//
+	// Example: 500
+	DeliveriesPerSecond *float32 `json:"deliveriesPerSecond,omitempty"`
+
+	// PublishBurst The publish bucket's size.
+	//
+	// Example: 100
+	PublishBurst *int `json:"publishBurst,omitempty"`
+
+	// PublishBytesBurst The bytes bucket's size.
+	//
+	// Example: 1048576
+	PublishBytesBurst *int `json:"publishBytesBurst,omitempty"`
+
+	// PublishBytesPerSecond Limits published body bytes.
+	//
+	// Example: 1048576
+	PublishBytesPerSecond *float32 `json:"publishBytesPerSecond,omitempty"`
+
+	// PublishPerSecond Limits published messages (a batch counts each).
+	//
+	// Example: 100
+	PublishPerSecond *float32 `json:"publishPerSecond,omitempty"`
+
+	// Topic The pattern (as in pub grants).
+	//
+	// Example: orders-*
+	Topic string `json:"topic"`
+}
+
 // TopicList defines model for TopicList.
 type TopicList struct {
-	// NextCursor NextCursor continues the listing (pass it as `cursor`); absent on
+	// NextCursor Continues the listing (pass it as `cursor`); absent on
 	// the last page.
 	//
 	// Example: orders
 	NextCursor *string `json:"nextCursor,omitempty"`
 
-	// Topics Topics are the user topics, by name.
+	// Topics The user topics, by name.
 	Topics []Topic `json:"topics"`
 }
 
 // TopicRequest defines model for TopicRequest.
 type TopicRequest struct {
-	// Queues Queues is the number of queues (read = write queue count). It may
+	// Queues The number of queues (read = write queue count). It may
 	// grow, never shrink. Default 8.
 	//
 	// Example: 8
 	Queues *int `json:"queues,omitempty"`
 
-	// RetentionHours RetentionHours is how long messages are kept (RocketMQ
+	// RetentionHours How long messages are kept (RocketMQ
 	// fileReservedTime). Default 72.
 	//
 	// Example: 72
@@ -1668,26 +1935,26 @@ type TopicRequest struct {
 
 // TopicStats defines model for TopicStats.
 type TopicStats struct {
-	// Bytes Bytes estimates the disk the topic's messages take in the store
+	// Bytes Estimates the disk the topic's messages take in the store
 	// (their records, from a sample of each queue; indexes and free pages
 	// not included). /metrics has the file's figures.
 	//
 	// Example: 1258291
 	Bytes int `json:"bytes"`
 
-	// Corrupt Corrupt counts the stored messages set aside because they failed
+	// Corrupt Counts the stored messages set aside because they failed
 	// their checksum when read (part of messages, never delivered);
 	// GET /v1/topics/{topic}/corrupt lists them.
 	//
 	// Example: 0
 	Corrupt int `json:"corrupt"`
 
-	// Messages Messages is the number of messages kept, summed over queues.
+	// Messages The number of messages kept, summed over queues.
 	//
 	// Example: 1200
 	Messages int `json:"messages"`
 
-	// Queues Queues lists each queue's offset range [minOffset, maxOffset).
+	// Queues Lists each queue's offset range [minOffset, maxOffset).
 	Queues []QueueStats `json:"queues"`
 }
 
@@ -1803,7 +2070,7 @@ type ReceiveMessagesJSONRequestBody = ReceiveRequest
 type PutTopicJSONRequestBody = TopicRequest
 
 // PublishMessageJSONRequestBody defines body for PublishMessage for application/json ContentType.
-type PublishMessageJSONRequestBody = PublishRequest
+type PublishMessageJSONRequestBody = PublishMessageRequest
 
 // PublishBatchJSONRequestBody defines body for PublishBatch for application/json ContentType.
 type PublishBatchJSONRequestBody = PublishBatchRequest
@@ -2107,6 +2374,13 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetConsole Web console
+	//
+	// A browser UI over this API: topics, groups and their lag, dead letters, blocked keys and message timelines. Self-contained (no CDN); it sends the API key you give it as a bearer token.
+	//
+	// Corresponds with GET /console (the `GetConsole` operationId).
+	GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetDocs Interactive API docs
 	//
 	// Corresponds with GET /docs (the `GetDocs` operationId).
@@ -2121,6 +2395,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
 	HealthzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMetrics Prometheus metrics
+	//
+	// Counters, gauges and histograms in the Prometheus text format: HTTP requests, publishes, the store's group commit and disk use, consumer lag, webhook pushes, Go runtime and process. The README lists the series.
+	//
+	// Corresponds with GET /metrics (the `GetMetrics` operationId).
+	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetOpenAPI OpenAPI 3 document
 	//
@@ -2143,6 +2424,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
 	BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLimits API-key limits
+	//
+	// The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+	//
+	// Corresponds with GET /v1/admin/limits (the `GetLimits` operationId).
+	GetLimits(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListGroups List consumer groups
 	//
@@ -2462,7 +2750,7 @@ type ClientInterface interface {
 
 	// PublishMessageWithBody Publish a message
 	//
-	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2471,7 +2759,7 @@ type ClientInterface interface {
 
 	// PublishMessage Publish a message
 	//
-	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2480,7 +2768,7 @@ type ClientInterface interface {
 
 	// PublishBatchWithBody Publish a batch of messages
 	//
-	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2489,7 +2777,7 @@ type ClientInterface interface {
 
 	// PublishBatch Publish a batch of messages
 	//
-	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2518,6 +2806,23 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
 	PurgeTopic(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetConsole Web console
+//
+// A browser UI over this API: topics, groups and their lag, dead letters, blocked keys and message timelines. Self-contained (no CDN); it sends the API key you give it as a bearer token.
+//
+// Corresponds with GET /console (the `GetConsole` operationId).
+func (c *Client) GetConsole(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetConsoleRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // GetDocs Interactive API docs
@@ -2555,6 +2860,23 @@ func (c *Client) Healthz(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Corresponds with HEAD /healthz (the `HealthzHead` operationId).
 func (c *Client) HealthzHead(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewHealthzHeadRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMetrics Prometheus metrics
+//
+// Counters, gauges and histograms in the Prometheus text format: HTTP requests, publishes, the store's group commit and disk use, consumer lag, webhook pushes, Go runtime and process. The README lists the series.
+//
+// Corresponds with GET /metrics (the `GetMetrics` operationId).
+func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMetricsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -2617,6 +2939,23 @@ func (c *Client) ReadyzHead(ctx context.Context, reqEditors ...RequestEditorFn) 
 // Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
 func (c *Client) BackupStore(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewBackupStoreRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLimits API-key limits
+//
+// The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+//
+// Corresponds with GET /v1/admin/limits (the `GetLimits` operationId).
+func (c *Client) GetLimits(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLimitsRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -3345,7 +3684,7 @@ func (c *Client) QueryMessages(ctx context.Context, topic string, params *QueryM
 
 // PublishMessageWithBody Publish a message
 //
-// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3364,7 +3703,7 @@ func (c *Client) PublishMessageWithBody(ctx context.Context, topic string, param
 
 // PublishMessage Publish a message
 //
-// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3383,7 +3722,7 @@ func (c *Client) PublishMessage(ctx context.Context, topic string, params *Publi
 
 // PublishBatchWithBody Publish a batch of messages
 //
-// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3402,7 +3741,7 @@ func (c *Client) PublishBatchWithBody(ctx context.Context, topic string, content
 
 // PublishBatch Publish a batch of messages
 //
-// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3470,6 +3809,33 @@ func (c *Client) PurgeTopic(ctx context.Context, topic string, body PurgeTopicJS
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetConsoleRequest constructs an http.Request for the GetConsole method
+func NewGetConsoleRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/console")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewGetDocsRequest constructs an http.Request for the GetDocs method
@@ -3546,6 +3912,33 @@ func NewHealthzHeadRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMetricsRequest constructs an http.Request for the GetMetrics method
+func NewGetMetricsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -3644,6 +4037,33 @@ func NewBackupStoreRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/v1/admin/backup")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetLimitsRequest constructs an http.Request for the GetLimits method
+func NewGetLimitsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/limits")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5300,6 +5720,15 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetConsoleWithResponse Web console
+	//
+	// A browser UI over this API: topics, groups and their lag, dead letters, blocked keys and message timelines. Self-contained (no CDN); it sends the API key you give it as a bearer token.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /console (the `GetConsole` operationId).
+	GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error)
+
 	// GetDocsWithResponse Interactive API docs
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5320,6 +5749,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with HEAD /healthz (the `HealthzHead` operationId).
 	HealthzHeadWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*HealthzHeadResponse, error)
+
+	// GetMetricsWithResponse Prometheus metrics
+	//
+	// Counters, gauges and histograms in the Prometheus text format: HTTP requests, publishes, the store's group commit and disk use, consumer lag, webhook pushes, Go runtime and process. The README lists the series.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /metrics (the `GetMetrics` operationId).
+	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
 
 	// GetOpenAPIWithResponse OpenAPI 3 document
 	//
@@ -5350,6 +5788,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/admin/backup (the `BackupStore` operationId).
 	BackupStoreWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*BackupStoreResponse, error)
+
+	// GetLimitsWithResponse API-key limits
+	//
+	// The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/admin/limits (the `GetLimits` operationId).
+	GetLimitsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLimitsResponse, error)
 
 	// ListGroupsWithResponse List consumer groups
 	//
@@ -5701,7 +6148,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishMessageWithBodyWithResponse Publish a message
 	//
-	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5710,7 +6157,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishMessageWithResponse Publish a message
 	//
-	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+	// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5719,7 +6166,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishBatchWithBodyWithResponse Publish a batch of messages
 	//
-	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5728,7 +6175,7 @@ type ClientWithResponsesInterface interface {
 
 	// PublishBatchWithResponse Publish a batch of messages
 	//
-	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+	// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5759,6 +6206,47 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
 	PurgeTopicWithResponse(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error)
+}
+
+type GetConsoleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetConsoleResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetConsoleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetConsoleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetConsoleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetConsoleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type GetDocsResponse struct {
@@ -5885,6 +6373,47 @@ func (r HealthzHeadResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r HealthzHeadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetMetricsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetMetricsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMetricsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMetricsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMetricsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMetricsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6126,6 +6655,82 @@ func (r BackupStoreResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r BackupStoreResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLimitsResponse503Headers the declared response headers of an HTTP 503 response for GetLimits
+type GetLimitsResponse503Headers struct {
+	RetryAfter *int
+}
+
+type GetLimitsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *LimitsResponse
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLimitsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLimitsResponse) GetJSON200() *LimitsResponse {
+	return r.JSON200
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r GetLimitsResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLimitsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLimitsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLimitsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLimitsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8972,6 +9577,11 @@ type PublishMessageResponse201Headers struct {
 	IdempotentReplayed *string
 }
 
+// PublishMessageResponse429Headers the declared response headers of an HTTP 429 response for PublishMessage
+type PublishMessageResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PublishMessageResponse503Headers the declared response headers of an HTTP 503 response for PublishMessage
 type PublishMessageResponse503Headers struct {
 	RetryAfter *int
@@ -8998,12 +9608,16 @@ type PublishMessageResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PublishMessageResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PublishMessageResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PublishMessageResponse503Headers
 }
@@ -9053,6 +9667,11 @@ func (r PublishMessageResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
 }
 
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PublishMessageResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
 func (r PublishMessageResponse) GetApplicationproblemJSON500() *Problem {
 	return r.ApplicationproblemJSON500
@@ -9097,6 +9716,11 @@ type PublishBatchResponse201Headers struct {
 	IdempotentReplayed *string
 }
 
+// PublishBatchResponse429Headers the declared response headers of an HTTP 429 response for PublishBatch
+type PublishBatchResponse429Headers struct {
+	RetryAfter *int
+}
+
 // PublishBatchResponse503Headers the declared response headers of an HTTP 503 response for PublishBatch
 type PublishBatchResponse503Headers struct {
 	RetryAfter *int
@@ -9123,12 +9747,16 @@ type PublishBatchResponse struct {
 	ApplicationproblemJSON415 *Problem
 	// ApplicationproblemJSON422 the response for an HTTP 422 `application/problem+json` response
 	ApplicationproblemJSON422 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
 	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
 	ApplicationproblemJSON500 *Problem
 	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
 	ApplicationproblemJSON503 *Problem
 	// Headers201 the parsed response headers for an HTTP 201 response
 	Headers201 *PublishBatchResponse201Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PublishBatchResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *PublishBatchResponse503Headers
 }
@@ -9176,6 +9804,11 @@ func (r PublishBatchResponse) GetApplicationproblemJSON415() *Problem {
 // GetApplicationproblemJSON422 returns the response for an HTTP 422 `application/problem+json` response
 func (r PublishBatchResponse) GetApplicationproblemJSON422() *Problem {
 	return r.ApplicationproblemJSON422
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PublishBatchResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
 }
 
 // GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
@@ -9432,6 +10065,21 @@ func (r PurgeTopicResponse) ContentType() string {
 	return ""
 }
 
+// GetConsoleWithResponse Web console
+//
+// A browser UI over this API: topics, groups and their lag, dead letters, blocked keys and message timelines. Self-contained (no CDN); it sends the API key you give it as a bearer token.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /console (the `GetConsole` operationId).
+func (c *ClientWithResponses) GetConsoleWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetConsoleResponse, error) {
+	rsp, err := c.GetConsole(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetConsoleResponse(rsp)
+}
+
 // GetDocsWithResponse Interactive API docs
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9469,6 +10117,21 @@ func (c *ClientWithResponses) HealthzHeadWithResponse(ctx context.Context, reqEd
 		return nil, err
 	}
 	return ParseHealthzHeadResponse(rsp)
+}
+
+// GetMetricsWithResponse Prometheus metrics
+//
+// Counters, gauges and histograms in the Prometheus text format: HTTP requests, publishes, the store's group commit and disk use, consumer lag, webhook pushes, Go runtime and process. The README lists the series.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /metrics (the `GetMetrics` operationId).
+func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error) {
+	rsp, err := c.GetMetrics(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMetricsResponse(rsp)
 }
 
 // GetOpenAPIWithResponse OpenAPI 3 document
@@ -9523,6 +10186,21 @@ func (c *ClientWithResponses) BackupStoreWithResponse(ctx context.Context, reqEd
 		return nil, err
 	}
 	return ParseBackupStoreResponse(rsp)
+}
+
+// GetLimitsWithResponse API-key limits
+//
+// The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/admin/limits (the `GetLimits` operationId).
+func (c *ClientWithResponses) GetLimitsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetLimitsResponse, error) {
+	rsp, err := c.GetLimits(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLimitsResponse(rsp)
 }
 
 // ListGroupsWithResponse List consumer groups
@@ -10115,7 +10793,7 @@ func (c *ClientWithResponses) QueryMessagesWithResponse(ctx context.Context, top
 
 // PublishMessageWithBodyWithResponse Publish a message
 //
-// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10130,7 +10808,7 @@ func (c *ClientWithResponses) PublishMessageWithBodyWithResponse(ctx context.Con
 
 // PublishMessageWithResponse Publish a message
 //
-// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+// Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10145,7 +10823,7 @@ func (c *ClientWithResponses) PublishMessageWithResponse(ctx context.Context, to
 
 // PublishBatchWithBodyWithResponse Publish a batch of messages
 //
-// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10160,7 +10838,7 @@ func (c *ClientWithResponses) PublishBatchWithBodyWithResponse(ctx context.Conte
 
 // PublishBatchWithResponse Publish a batch of messages
 //
-// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+// Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10214,6 +10892,32 @@ func (c *ClientWithResponses) PurgeTopicWithResponse(ctx context.Context, topic 
 		return nil, err
 	}
 	return ParsePurgeTopicResponse(rsp)
+}
+
+// ParseGetConsoleResponse parses an HTTP response from a GetConsoleWithResponse call
+func ParseGetConsoleResponse(rsp *http.Response) (*GetConsoleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetConsoleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseGetDocsResponse parses an HTTP response from a GetDocsWithResponse call
@@ -10292,6 +10996,32 @@ func ParseHealthzHeadResponse(rsp *http.Response) (*HealthzHeadResponse, error) 
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetMetricsResponse parses an HTTP response from a GetMetricsWithResponse call
+func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -10499,6 +11229,73 @@ func ParseBackupStoreResponse(rsp *http.Response) (*BackupStoreResponse, error) 
 	switch {
 	case rsp.StatusCode == 503:
 		var headers BackupStoreResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLimitsResponse parses an HTTP response from a GetLimitsWithResponse call
+func ParseGetLimitsResponse(rsp *http.Response) (*GetLimitsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLimitsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest LimitsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 503:
+		var headers GetLimitsResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
@@ -13187,6 +13984,13 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13214,6 +14018,16 @@ func ParsePublishMessageResponse(rsp *http.Response) (*PublishMessageResponse, e
 			headers.IdempotentReplayed = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PublishMessageResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PublishMessageResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
@@ -13306,6 +14120,13 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 		}
 		response.ApplicationproblemJSON422 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest Problem
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13333,6 +14154,16 @@ func ParsePublishBatchResponse(rsp *http.Response) (*PublishBatchResponse, error
 			headers.IdempotentReplayed = &value
 		}
 		response.Headers201 = &headers
+	case rsp.StatusCode == 429:
+		var headers PublishBatchResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers PublishBatchResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {

@@ -36,18 +36,23 @@ go vet ./...
 go test -count=1 ./...
 
 echo "== helm lint"
-go tool helm lint --strict "$chart"
-go tool helm lint --strict "$chart" --set mode=jetstream,replicaCount=3
+go tool helm lint --strict "$chart" --set insecureOpen=true
+go tool helm lint --strict "$chart" --set mode=jetstream,replicaCount=3,insecureOpen=true
 
 echo "== helm template"
-go tool helm template mqgate "$chart" --namespace mq >"$out/embedded.yaml"
-go tool helm template mqgate "$chart" --namespace mq --set mode=jetstream,replicaCount=3 >"$out/jetstream.yaml"
+go tool helm template mqgate "$chart" --namespace mq --set insecureOpen=true >"$out/embedded.yaml"
+go tool helm template mqgate "$chart" --namespace mq --set mode=jetstream,replicaCount=3,insecureOpen=true >"$out/jetstream.yaml"
 go tool helm template mqgate "$chart" --namespace mq \
   --set mode=jetstream,replicaCount=2,tls.existingSecret=mqgate-tls,apiKeys.existingSecret=mqgate-keys,jetstream.credsSecret=nats-creds \
   --set shutdown.method=preStopSleep,serviceMonitor.enabled=true,resources.limits.memory=2Gi >"$out/jetstream-options.yaml"
 go tool helm template mqgate "$chart" --namespace mq \
   --set tls.existingSecret=mqgate-tls,apiKeys.existingSecret=mqgate-keys,serviceMonitor.enabled=true >"$out/embedded-options.yaml"
-if go tool helm template mqgate "$chart" --set replicaCount=2 >/dev/null 2>"$out/replicas.err"; then
+if go tool helm template mqgate "$chart" >/dev/null 2>"$out/open.err"; then
+  echo "deploy-check: rendered without apiKeys.existingSecret or insecureOpen" >&2
+  exit 1
+fi
+grep -q insecureOpen "$out/open.err"
+if go tool helm template mqgate "$chart" --set replicaCount=2,insecureOpen=true >/dev/null 2>"$out/replicas.err"; then
   echo "deploy-check: embedded mode rendered with replicaCount=2" >&2
   exit 1
 fi

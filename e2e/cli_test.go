@@ -37,6 +37,9 @@ func TestCLI(t *testing.T) {
 	if err == nil || !strings.Contains(out, "listen") {
 		t.Fatalf("second listener on %s: %v %q", s.addr, err, out)
 	}
+	if strings.Contains(out, `"stopped"`) {
+		t.Fatalf("a start that failed to bind logged \"stopped\": %q", out)
+	}
 
 	// healthcheck against the running server, and against nothing.
 	if out, err := runBinary(t, 10*time.Second, "healthcheck", "--addr", s.addr); err != nil {

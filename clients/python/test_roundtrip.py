@@ -30,6 +30,7 @@ from mqgate_client.models import (
     NackRequest,
     Problem,
     PublishBatchRequest,
+    PublishMessageRequest,
     PublishRequest,
     ReceiveRequest,
     RedriveRequest,
@@ -80,7 +81,7 @@ def test_publish_single(client):
     r = publish_message.sync_detailed(
         TOPIC,
         client=client,
-        body=PublishRequest(body="order 17 created", tags="created", keys=["order-17"], sharding_key="customer-9"),
+        body=PublishMessageRequest(body="order 17 created", tags="created", keys=["order-17"], sharding_key="customer-9"),
     )
     assert r.status_code == 201, r.content
     assert r.parsed.topic == TOPIC and r.parsed.message_id

@@ -4,6 +4,26 @@
  */
 
 export interface paths {
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Web console
+         * @description A browser UI over this API: topics, groups and their lag, dead letters, blocked keys and message timelines. Self-contained (no CDN); it sends the API key you give it as a bearer token.
+         */
+        get: operations["getConsole"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -36,6 +56,26 @@ export interface paths {
         options?: never;
         /** Liveness (headers only) */
         head: operations["healthzHead"];
+        patch?: never;
+        trace?: never;
+    };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics
+         * @description Counters, gauges and histograms in the Prometheus text format: HTTP requests, publishes, the store's group commit and disk use, consumer lag, webhook pushes, Go runtime and process. The README lists the series.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -86,6 +126,26 @@ export interface paths {
          * @description Streams a consistent snapshot of the whole store file (bbolt, one read transaction) while the server keeps serving: it holds every message whose publish was answered before the request, and the consumer groups' state as committed then. Save it and start a server on it as mqgate.db to restore (docs/operations.md, "Backup and restore"); `mqgate backup --url` downloads and verifies it. Content-Length is the snapshot's size; a body cut short means the backup failed.
          */
         get: operations["backupStore"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * API-key limits
+         * @description The limits of every API key that has some, as the key file gives them (reloaded on SIGHUP), and what each has left now. scope says what they count: on --backend jetstream each gateway instance counts on its own, so N instances allow up to N times each limit. Without --api-keys there are no limits and the list is empty.
+         */
+        get: operations["getLimits"];
         put?: never;
         post?: never;
         delete?: never;
@@ -570,7 +630,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a message
-         * @description Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin.
+         * @description Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else round-robin. A deliverAt in the past stores the message in its queue at once.
          */
         post: operations["publishMessage"];
         delete?: never;
@@ -590,7 +650,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a batch of messages
-         * @description Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order.
+         * @description Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing. Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give sharding keys to spread a batch.
          */
         post: operations["publishBatch"];
         delete?: never;
@@ -642,39 +702,39 @@ export interface components {
     schemas: {
         AckRequest: {
             /**
-             * @description ReceiptHandles are the handles of received messages (1..100); an
+             * @description The handles of received messages (1..100); an
              *     empty or unknown one gets status invalid in the answer.
              */
             receiptHandles: string[];
         };
         BlockedKey: {
             /**
-             * @description Attempts: failed deliveries of the head (BLOCKED) or messages parked (PARKED).
+             * @description Failed deliveries of the head (BLOCKED) or messages parked (PARKED).
              * @example 3
              */
             attempts: number;
-            /** @description LastReason is the last nack reason, when one was given. */
+            /** @description The last nack reason, when one was given. */
             lastReason?: string;
             /**
-             * @description MessageID is the failed head (BLOCKED) or the first parked message.
+             * @description The failed head (BLOCKED) or the first parked message.
              * @example 01J9Z7K3V1W2X3Y4Z5A6B7C8D9
              */
             messageId?: string;
             /** @example 0 */
             queueId: number;
             /**
-             * @description ShardingKey is the head message's ordering key (RocketMQ blocks the
+             * @description The head message's ordering key (RocketMQ blocks the
              *     whole queue behind it).
              * @example customer-9
              */
             shardingKey: string;
             /**
              * Format: date-time
-             * @description Since is the head's first failure in a row, or when the key was parked.
+             * @description The head's first failure in a row, or when the key was parked.
              */
             since: string;
             /**
-             * @description State: BLOCKED or PARKED in the list; an action answers the entry's
+             * @description BLOCKED or PARKED in the list; an action answers the entry's
              *     new state (SKIPPED, PARKED or RESUMED).
              * @example BLOCKED
              * @enum {string}
@@ -685,21 +745,21 @@ export interface components {
         };
         BlockedKeyRequest: {
             /**
-             * @description ConsumerID names the consumer of a BROADCASTING group, whose queues
+             * @description Names the consumer of a BROADCASTING group, whose queues
              *     are its own (required there; ignored for CLUSTERING). Only skip
              *     applies to BROADCASTING: park and resume answer 409.
              * @example c1
              */
             consumerId?: string;
             /**
-             * @description QueueID is the queue's id (default 0).
+             * @description The queue's id (default 0).
              * @example 0
              */
             queueId?: number;
             /** @example customer-9 */
             shardingKey?: string;
             /**
-             * @description Topic is the queue's topic: a subscribed topic or the group's
+             * @description The queue's topic: a subscribed topic or the group's
              *     %RETRY% topic.
              * @example orders
              */
@@ -707,81 +767,85 @@ export interface components {
         };
         BlockedList: {
             blocked: components["schemas"]["BlockedKey"][];
-            /** @description NextCursor fetches the next page; absent on the last. */
+            /** @description Fetches the next page; absent on the last. */
             nextCursor?: string;
         };
         ConsumeFrom: {
             /**
-             * @description Position: LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
+             * @description LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP.
              * @example LAST_OFFSET
              * @enum {string}
              */
             position?: "LAST_OFFSET" | "FIRST_OFFSET" | "TIMESTAMP";
             /**
              * Format: date-time
-             * @description Timestamp is required with TIMESTAMP (RFC 3339); null or absent
+             * @description Required with TIMESTAMP (RFC 3339); null or absent
              *     otherwise.
              */
             timestamp?: string | null;
         };
         ConsumeFromView: {
             /**
-             * @description Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+             * @description LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
              * @example LAST_OFFSET
              * @enum {string}
              */
             position: "LAST_OFFSET" | "FIRST_OFFSET" | "TIMESTAMP";
             /**
              * Format: date-time
-             * @description Timestamp is the start time of a TIMESTAMP group, else null.
+             * @description The start time of a TIMESTAMP group, else null.
              */
             timestamp: string | null;
         };
         CorruptList: {
-            /** @description Messages are the topic's set-aside messages in commit log order. */
-            messages?: components["schemas"]["CorruptMessage"][];
+            /** @description The topic's set-aside messages in commit log order. */
+            messages: components["schemas"]["CorruptMessage"][];
         };
         CorruptMessage: {
             /**
-             * @description CommitLogOffset is the record's position in the store's commit log.
+             * @description The record's position in the store's commit log.
              * @example 98211
              */
-            commitLogOffset?: number;
+            commitLogOffset: number;
             /**
              * Format: date-time
-             * @description DetectedAt is when a read first met it (RFC 3339, UTC, milliseconds).
+             * @description When a read first met it (RFC 3339, UTC, milliseconds).
              * @example 2026-01-02T15:04:05.000Z
              */
-            detectedAt?: string;
+            detectedAt: string;
             /**
-             * @description MessageID is the message's id when it could still be read and the
+             * @description The message's id when it could still be read and the
              *     id index confirms it; absent otherwise.
              * @example 0a1b2c3d4e5f60718293a4b5c6
              */
             messageId?: string;
             /**
-             * @description QueueID and QueueOffset place it in the topic (-1 when the record is
-             *     too damaged to place; such records are counted under topic "" on
-             *     /metrics instead).
+             * @description The queue it was in (-1 when the record is too damaged
+             *     to place; such records are counted under topic "" on /metrics
+             *     instead).
              * @example 3
              */
-            queueId?: number;
-            /** @example 1500 */
-            queueOffset?: number;
+            queueId: number;
             /**
-             * @description Reason says what is wrong with the record.
+             * @description Its offset in that queue (-1 when it cannot be
+             *     placed).
+             * @example 1500
+             */
+            queueOffset: number;
+            /**
+             * @description Says what is wrong with the record.
              * @example corrupt record: checksum mismatch
              */
-            reason?: string;
+            reason: string;
             /**
-             * @description Topic the message was published to.
+             * @description The message was published to.
              * @example orders
              */
-            topic?: string;
+            topic: string;
         };
         DLQPage: {
             /**
-             * @description Messages are dead letters oldest first, with their original id,
+             * @description Dead letters oldest first, with their original id,
              *     topic, tags, keys, properties and body; reconsumeTimes is the
              *     failed delivery's count (maxReconsumeTimes after exhausted retries).
              *     There is no queue position and no receipt handle: dead letters are
@@ -789,7 +853,7 @@ export interface components {
              */
             messages: components["schemas"]["DeadLetter"][];
             /**
-             * @description NextCursor continues the listing (pass it as `cursor`); absent on
+             * @description Continues the listing (pass it as `cursor`); absent on
              *     the last page.
              * @example 32
              */
@@ -797,39 +861,39 @@ export interface components {
         };
         DeadLetter: {
             /**
-             * @description Body is the UTF-8 text body of a message published with `body`.
+             * @description The UTF-8 text body of a message published with `body`.
              * @example order 17 created
              */
             body?: string;
             /**
              * Format: byte
-             * @description BodyBase64 is the body (standard base64) of a message published with
+             * @description The body (standard base64) of a message published with
              *     `bodyBase64`.
              * @example AAEC/w==
              */
             bodyBase64?: string;
             /**
              * Format: date-time
-             * @description BornAt is when the gateway accepted the message.
+             * @description When the gateway accepted the message.
              * @example 2026-01-02T15:04:05.000Z
              */
-            bornAt?: string;
+            bornAt: string;
             /**
              * Format: date-time
-             * @description DeliverAt is when a delayed message becomes (or became) deliverable;
+             * @description When a delayed message becomes (or became) deliverable;
              *     absent for messages that were not delayed.
              * @example 2026-01-02T15:05:05.000Z
              */
             deliverAt?: string;
             /**
-             * @description Keys are the message's lookup keys.
+             * @description The message's lookup keys.
              * @example [
              *       "order-17"
              *     ]
              */
             keys?: string[];
             /**
-             * @description LastReason is why the last delivery failed: the nack's reason, the
+             * @description Why the last delivery failed: the nack's reason, the
              *     webhook's status or error, or a lease timeout; for a blocked head an
              *     operator skipped, "skipped by operator; last: " and the head's last
              *     reason. Absent when unknown.
@@ -837,62 +901,62 @@ export interface components {
              */
             lastReason?: string;
             /**
-             * @description MessageID is the id shown to users; it stays the same across retries.
+             * @description The id shown to users; it stays the same across retries.
              * @example 0A1B2C3D4E5F60718293A4B5
              */
-            messageId?: string;
-            /** @description Properties are the user properties. */
+            messageId: string;
+            /** @description The user properties. */
             properties?: {
                 [key: string]: string;
             };
             /**
-             * @description QueueID is the queue the message is in; absent while it is delayed.
+             * @description The queue the message is in; absent while it is delayed.
              * @example 3
              */
             queueId?: number;
             /**
-             * @description QueueOffset is the message's position in its queue; absent while it
+             * @description The message's position in its queue; absent while it
              *     is delayed.
              * @example 42
              */
             queueOffset?: number;
             /**
-             * @description ReconsumeTimes counts earlier failed deliveries.
+             * @description Counts earlier failed deliveries.
              * @example 0
              */
-            reconsumeTimes?: number;
+            reconsumeTimes: number;
             /**
-             * @description ShardingKey chose the message's queue (same key, same queue).
+             * @description Chose the message's queue (same key, same queue).
              * @example customer-9
              */
             shardingKey?: string;
             /**
              * Format: date-time
-             * @description StoredAt is when the transaction holding this copy committed.
+             * @description When the transaction holding this copy committed.
              * @example 2026-01-02T15:04:05.003Z
              */
-            storedAt?: string;
+            storedAt: string;
             /**
-             * @description Tags is the message's tag, matched by subscription filters.
+             * @description The message's tag, matched by subscription filters.
              * @example created
              */
             tags?: string;
             /**
-             * @description Topic is the topic the message was published to (also for retries).
+             * @description The topic the message was published to (also for retries).
              * @example orders
              */
-            topic?: string;
+            topic: string;
         };
         DryRunResult: {
             /**
-             * @description Matched counts the messages the filter selects now.
+             * @description Counts the messages the filter selects now.
              * @example 42
              */
-            matched?: number;
+            matched: number;
         };
         EmptyReceive: {
             /**
-             * @description BlockedKeys are the sharding keys of the heads holding ORDERLY
+             * @description The sharding keys of the heads holding ORDERLY
              *     queues back (KEYS_BLOCKED), one per queue.
              * @example [
              *       "customer-9"
@@ -901,13 +965,13 @@ export interface components {
             blockedKeys?: string[];
             /**
              * Format: date-time
-             * @description NextVisibleAt is the earliest lease deadline or suspension end of
+             * @description The earliest lease deadline or suspension end of
              *     what holds messages back.
              * @example 2026-01-02T15:05:05.000Z
              */
             nextVisibleAt?: string;
             /**
-             * @description Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+             * @description NO_MESSAGES (nothing buffered, leased or suspended),
              *     NOT_VISIBLE_YET (everything held is leased to other receives),
              *     KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
              *     failed head's suspension), PAUSED (the group is paused: POST
@@ -920,25 +984,25 @@ export interface components {
         };
         ExtendRequest: {
             /**
-             * @description InvisibleSeconds is the new lease, from now.
+             * @description The new lease, from now.
              * @example 120
              */
             invisibleSeconds: number;
             /**
-             * @description ReceiptHandles are the handles of received messages (1..100); an
+             * @description The handles of received messages (1..100); an
              *     empty or unknown one gets status invalid in the answer.
              */
             receiptHandles: string[];
         };
         FieldProblem: {
             /**
-             * @description Field is the JSON path of the field (e.g. messages[2].body) or the
+             * @description The JSON path of the field (e.g. messages[2].body) or the
              *     name of the query or path parameter.
              * @example maxMessages
              */
             field: string;
             /**
-             * @description Message says what is wrong with it.
+             * @description Says what is wrong with it.
              * @example must be ≤ 32
              */
             message: string;
@@ -964,7 +1028,7 @@ export interface components {
             /** @example orders-billing */
             name: string;
             /**
-             * @description Paused: the group hands out nothing (receives answer empty with
+             * @description The group hands out nothing (receives answer empty with
              *     reason PAUSED, a push group's webhook gets no request) until
              *     POST /v1/groups/{group}/resume. Set by POST …/pause, kept by PUT.
              * @example false
@@ -972,7 +1036,7 @@ export interface components {
             paused: boolean;
             /**
              * Format: date-time
-             * @description PausedAt is when the group was paused (absent when not paused).
+             * @description When the group was paused (absent when not paused).
              */
             pausedAt?: string;
             push?: components["schemas"]["PushView"];
@@ -981,10 +1045,52 @@ export interface components {
             /** Format: date-time */
             updatedAt: string;
         };
+        GroupLimit: {
+            /**
+             * @description Caps the receive calls (long polls) in flight.
+             * @example 8
+             */
+            concurrentReceives?: number;
+            /**
+             * @description The deliveries bucket's size.
+             * @example 500
+             */
+            deliveriesBurst?: number;
+            /**
+             * @description Limits messages handed out by receive.
+             * @example 500
+             */
+            deliveriesPerSecond?: number;
+            /**
+             * @description The pattern (as in sub grants).
+             * @example billing
+             */
+            group: string;
+            /**
+             * @description The publish bucket's size.
+             * @example 100
+             */
+            publishBurst?: number;
+            /**
+             * @description The bytes bucket's size.
+             * @example 1048576
+             */
+            publishBytesBurst?: number;
+            /**
+             * @description Limits published body bytes.
+             * @example 1048576
+             */
+            publishBytesPerSecond?: number;
+            /**
+             * @description Limits published messages (a batch counts each).
+             * @example 100
+             */
+            publishPerSecond?: number;
+        };
         GroupList: {
             groups: components["schemas"]["Group"][];
             /**
-             * @description NextCursor continues the listing (pass it as `cursor`); absent on
+             * @description Continues the listing (pass it as `cursor`); absent on
              *     the last page.
              * @example orders-billing
              */
@@ -993,68 +1099,68 @@ export interface components {
         GroupRequest: {
             consumeFrom?: components["schemas"]["ConsumeFrom"];
             /**
-             * @description ConsumeMode: CONCURRENTLY (default) or ORDERLY (per queue, in order).
+             * @description CONCURRENTLY (default) or ORDERLY (per queue, in order).
              * @example CONCURRENTLY
              * @enum {string}
              */
             consumeMode?: "CONCURRENTLY" | "ORDERLY";
             /**
-             * @description InvisibleSeconds is the default lease of a received message (default 60).
+             * @description The default lease of a received message (default 60).
              * @example 60
              */
             invisibleSeconds?: number;
             /**
-             * @description MaxReconsumeTimes is how many failures send a message to the
+             * @description How many failures send a message to the
              *     dead-letter topic (default 16).
              * @example 16
              */
             maxReconsumeTimes?: number;
             /**
-             * @description MessageModel: CLUSTERING (each message to one consumer; default) or
+             * @description CLUSTERING (each message to one consumer; default) or
              *     BROADCASTING (every consumerId gets every message).
              * @example CLUSTERING
              * @enum {string}
              */
             messageModel?: "CLUSTERING" | "BROADCASTING";
             push?: components["schemas"]["PushBody"];
-            /** @description Subscriptions are the topics the group consumes, each with a tag filter. */
+            /** @description The topics the group consumes, each with a tag filter. */
             subscriptions: components["schemas"]["SubscriptionBody"][];
         };
         GroupStatus: {
             /**
-             * @description Buffered counts messages pulled and waiting for a receive.
+             * @description Counts messages pulled and waiting for a receive.
              * @example 12
              */
             buffered: number;
             /**
-             * @description Consumers are the live client ids (the gateway for CLUSTERING, each
+             * @description The live client ids (the gateway for CLUSTERING, each
              *     consumerId for BROADCASTING).
              */
             consumers: string[];
             /**
-             * @description DLQDepth counts the group's dead letters not yet redriven.
+             * @description Counts the group's dead letters not yet redriven.
              * @example 0
              */
             dlqDepth: number;
             empty?: components["schemas"]["EmptyReceive"];
             /**
-             * @description InFlight counts messages received and not yet acked, nacked or expired.
+             * @description Counts messages received and not yet acked, nacked or expired.
              * @example 3
              */
             inFlight: number;
             push?: components["schemas"]["PushStatus"];
             /**
-             * @description QueuesOwned counts the queues this gateway's clients own.
+             * @description Counts the queues this gateway's clients own.
              * @example 8
              */
             queuesOwned: number;
             /**
-             * @description RetryDepth is the lag of the group's retry queue (%RETRY%group).
+             * @description The lag of the group's retry queue (%RETRY%group).
              * @example 0
              */
             retryDepth: number;
             /**
-             * @description Waiting counts long polls parked on the group.
+             * @description Counts long polls parked on the group.
              * @example 2
              */
             waiting: number;
@@ -1062,12 +1168,12 @@ export interface components {
         HandleResult: {
             /**
              * Format: date-time
-             * @description InvisibleUntil is the new lease end (extend).
+             * @description The new lease end (extend).
              */
             invisibleUntil?: string;
             receiptHandle: string;
             /**
-             * @description Status: ok, expired (the lease ended or the handle is from an
+             * @description Ok, expired (the lease ended or the handle is from an
              *     earlier delivery) or invalid (malformed or forged).
              * @example ok
              * @enum {string}
@@ -1079,13 +1185,13 @@ export interface components {
         };
         Health: {
             /**
-             * @description Status is "ok" (a 503 from /readyz is a Problem).
+             * @description "ok" (a 503 from /readyz is a problem+json answer).
              * @example ok
              * @enum {string}
              */
             status: "ok";
             /**
-             * @description Version of the running binary.
+             * @description Of the running binary.
              * @example v0.1.0
              */
             version?: string;
@@ -1094,88 +1200,89 @@ export interface components {
             error?: string;
             /**
              * Format: date-time
-             * @description FinishedAt is set once the job is DONE or FAILED.
+             * @description Set once the job is DONE or FAILED.
              */
             finishedAt?: string;
             /** @example billing */
             group?: string;
             /** @example 06h2lg7v1kf9hhtg0rkbf6cn4o */
-            id?: string;
+            id: string;
             /**
-             * @description Kind: DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
+             * @description DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE.
              * @example DLQ_REDRIVE
              * @enum {string}
              */
-            kind?: "DLQ_REDRIVE" | "DLQ_PURGE" | "TOPIC_PURGE";
+            kind: "DLQ_REDRIVE" | "DLQ_PURGE" | "TOPIC_PURGE";
             /**
-             * @description Matched counts the messages selected so far.
+             * @description Counts the messages selected so far.
              * @example 120
              */
-            matched?: number;
+            matched: number;
             /**
-             * @description Moved counts those redriven or purged so far.
+             * @description Counts those redriven or purged so far.
              * @example 120
              */
-            moved?: number;
+            moved: number;
             /** @example 500 */
             ratePerSecond?: number;
             /** Format: date-time */
-            startedAt?: string;
+            startedAt: string;
             /**
-             * @description State: RUNNING, DONE or FAILED (see error).
+             * @description RUNNING, DONE or FAILED (see error).
              * @example RUNNING
              * @enum {string}
              */
-            state?: "RUNNING" | "DONE" | "FAILED";
+            state: "RUNNING" | "DONE" | "FAILED";
             /** @example orders */
             topic?: string;
         };
         JobFilter: {
             /**
              * Format: date-time
-             * @description From selects messages stored (dead letters: dead-lettered) at or
+             * @description Selects messages stored (dead letters: dead-lettered) at or
              *     after this time.
              */
             from?: string;
             /**
-             * @description Reason is a substring of the message's lastReason.
+             * @description A substring of the message's lastReason.
              * @example 503
              */
             reason?: string;
             /**
-             * @description SQL is a SQL92 expression over properties and TAGS (as a
+             * @description A SQL92 expression over properties and TAGS (as a
              *     subscription's with filterType SQL92).
              * @example region = 'eu' AND amount > 100
              */
             sql?: string;
             /**
-             * @description Tags is a tag expression: `*` or tags joined by `||`.
+             * @description A tag expression: `*` or tags joined by `||`.
              * @example created || paid
              */
             tags?: string;
             /**
              * Format: date-time
-             * @description To selects messages stored before this time.
+             * @description Selects messages stored before this time.
              */
             to?: string;
         };
         KeyLag: {
             /**
-             * @description Depth counts the key's pulled, unfinished messages.
+             * @description Counts the key's pulled, unfinished messages.
              * @example 12
              */
             depth: number;
             /**
-             * @description OldestAgeSeconds is how long ago the key's oldest unfinished message
+             * @description How long ago the key's oldest unfinished message
              *     was born.
              * @example 95
              */
             oldestAgeSeconds: number;
             /**
              * Format: date-time
-             * @description OldestBornAt is that message's bornAt; OldestMessageID its id.
+             * @description That message's bornAt.
              */
             oldestBornAt: string;
+            /** @description That message's id. */
             oldestMessageId: string;
             /** @example 0 */
             queueId: number;
@@ -1187,108 +1294,215 @@ export interface components {
         KeyLagList: {
             keys: components["schemas"]["KeyLag"][];
         };
+        KeyLimits: {
+            /**
+             * @description Caps the receive calls (long polls) in flight.
+             * @example 8
+             */
+            concurrentReceives?: number;
+            /**
+             * @description The deliveries bucket's size.
+             * @example 500
+             */
+            deliveriesBurst?: number;
+            /**
+             * @description Limits messages handed out by receive.
+             * @example 500
+             */
+            deliveriesPerSecond?: number;
+            /** @description The limits shared by the groups matching each pattern. */
+            groups?: components["schemas"]["GroupLimit"][];
+            /**
+             * @description How long a request over a rate limit is held
+             *     for its tokens before it is refused (0: refused at once).
+             * @example 0.5
+             */
+            maxDelaySeconds: number;
+            /**
+             * @description The key's name (never its secret).
+             * @example orders-writer
+             */
+            name: string;
+            /**
+             * @description The limits as the RateLimit headers name them, with
+             *     what each has left now.
+             */
+            policies: components["schemas"]["LimitPolicy"][];
+            /**
+             * @description The publish bucket's size.
+             * @example 100
+             */
+            publishBurst?: number;
+            /**
+             * @description The bytes bucket's size.
+             * @example 1048576
+             */
+            publishBytesBurst?: number;
+            /**
+             * @description Limits published body bytes.
+             * @example 1048576
+             */
+            publishBytesPerSecond?: number;
+            /**
+             * @description Limits published messages (a batch counts each).
+             * @example 100
+             */
+            publishPerSecond?: number;
+            /** @description The limits shared by the topics matching each pattern. */
+            topics?: components["schemas"]["TopicLimit"][];
+        };
+        LimitPolicy: {
+            /**
+             * @description The policy name of the headers: pub, pub-bytes,
+             *     deliveries, receives, with :<pattern> for a topic or group entry.
+             * @example pub
+             */
+            name: string;
+            /**
+             * @description Q: per window for a rate, the maximum for receives.
+             * @example 100
+             */
+            quota: number;
+            /**
+             * @description R: what the bucket holds now (or receives free).
+             * @example 57
+             */
+            remaining: number;
+            /**
+             * @description Qu: requests (messages), content-bytes or concurrent-requests.
+             * @example requests
+             * @enum {string}
+             */
+            unit: "requests" | "content-bytes" | "concurrent-requests";
+            /**
+             * @description W (absent for a concurrency limit).
+             * @example 1
+             */
+            windowSeconds?: number;
+        };
+        LimitsResponse: {
+            /**
+             * @description The keys with limits, in key-file order (keys without
+             *     limits are not listed).
+             */
+            keys: components["schemas"]["KeyLimits"][];
+            /**
+             * @description What the limits count: server (this process is the only
+             *     gateway, --backend embedded) or instance (each gateway in front of
+             *     one JetStream counts on its own: N instances allow up to N times
+             *     each limit).
+             * @example server
+             * @enum {string}
+             */
+            scope: "server" | "instance";
+            /**
+             * @description Says the same in a sentence.
+             * @example this server is the only gateway: the limits are the service's
+             */
+            scopeDetail: string;
+        };
         Message: {
             /**
-             * @description Body is the UTF-8 text body of a message published with `body`.
+             * @description The UTF-8 text body of a message published with `body`.
              * @example order 17 created
              */
             body?: string;
             /**
              * Format: byte
-             * @description BodyBase64 is the body (standard base64) of a message published with
+             * @description The body (standard base64) of a message published with
              *     `bodyBase64`.
              * @example AAEC/w==
              */
             bodyBase64?: string;
             /**
              * Format: date-time
-             * @description BornAt is when the gateway accepted the message.
+             * @description When the gateway accepted the message.
              * @example 2026-01-02T15:04:05.000Z
              */
             bornAt: string;
             /**
              * Format: date-time
-             * @description DeliverAt is when a delayed message becomes (or became) deliverable;
+             * @description When a delayed message becomes (or became) deliverable;
              *     absent for messages that were not delayed.
              * @example 2026-01-02T15:05:05.000Z
              */
             deliverAt?: string;
             /**
-             * @description Keys are the message's lookup keys.
+             * @description The message's lookup keys.
              * @example [
              *       "order-17"
              *     ]
              */
             keys?: string[];
             /**
-             * @description MessageID is the id shown to users; it stays the same across retries.
+             * @description The id shown to users; it stays the same across retries.
              * @example 0A1B2C3D4E5F60718293A4B5
              */
             messageId: string;
-            /** @description Properties are the user properties. */
+            /** @description The user properties. */
             properties?: {
                 [key: string]: string;
             };
             /**
-             * @description QueueID is the queue the message is in; absent while it is delayed.
+             * @description The queue the message is in; absent while it is delayed.
              * @example 3
              */
             queueId?: number;
             /**
-             * @description QueueOffset is the message's position in its queue; absent while it
+             * @description The message's position in its queue; absent while it
              *     is delayed.
              * @example 42
              */
             queueOffset?: number;
             /**
-             * @description ReconsumeTimes counts earlier failed deliveries.
+             * @description Counts earlier failed deliveries.
              * @example 0
              */
             reconsumeTimes: number;
             /**
-             * @description ShardingKey chose the message's queue (same key, same queue).
+             * @description Chose the message's queue (same key, same queue).
              * @example customer-9
              */
             shardingKey?: string;
             /**
              * Format: date-time
-             * @description StoredAt is when the transaction holding this copy committed.
+             * @description When the transaction holding this copy committed.
              * @example 2026-01-02T15:04:05.003Z
              */
             storedAt: string;
             /**
-             * @description Tags is the message's tag, matched by subscription filters.
+             * @description The message's tag, matched by subscription filters.
              * @example created
              */
             tags?: string;
             /**
-             * @description Topic is the topic the message was published to (also for retries).
+             * @description The topic the message was published to (also for retries).
              * @example orders
              */
             topic: string;
         };
         MessageList: {
             /**
-             * @description MaxOffset is the offset the queue's next message will get (browse only).
+             * @description The offset the queue's next message will get (browse only).
              * @example 150
              */
             maxOffset?: number;
-            /** @description Messages found, in queue order for a browse. */
+            /** @description Found, in queue order for a browse. */
             messages: components["schemas"]["Message"][];
             /**
-             * @description MinOffset is the queue's oldest kept offset (browse only).
+             * @description The queue's oldest kept offset (browse only).
              * @example 0
              */
             minOffset?: number;
             /**
-             * @description NextOffset is where the next browse of this queue starts (browse only).
+             * @description Where the next browse of this queue starts (browse only).
              * @example 42
              */
             nextOffset?: number;
         };
         NackRequest: {
             /**
-             * @description DelayLevel: 0 lets the engine decide (3 + reconsumeTimes), -1 sends
+             * @description 0 lets the engine decide (3 + reconsumeTimes), -1 sends
              *     to the dead-letter topic now, 1 or more picks that level of the
              *     server's --delay-levels (1..18 by default); a level above the last
              *     means the last, as in RocketMQ.
@@ -1296,14 +1510,14 @@ export interface components {
              */
             delayLevel?: number;
             /**
-             * @description Reason says why the messages failed (at most 256 characters); it is
+             * @description Says why the messages failed (at most 256 characters); it is
              *     stored with the retry and dead-letter copies and shown as
              *     lastReason in the DLQ listing.
              * @example payment service answered 503
              */
             reason?: string;
             /**
-             * @description ReceiptHandles are the handles of received messages (1..100); an
+             * @description The handles of received messages (1..100); an
              *     empty or unknown one gets status invalid in the answer.
              */
             receiptHandles: string[];
@@ -1313,84 +1527,144 @@ export interface components {
         };
         OffsetResetRequest: {
             /**
-             * @description ConsumerID names the consumer of a BROADCASTING group.
+             * @description Names the consumer of a BROADCASTING group.
              * @example c1
              */
             consumerId?: string;
             /**
-             * @description Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
+             * @description LAST_OFFSET, FIRST_OFFSET or TIMESTAMP.
              * @example TIMESTAMP
              * @enum {string}
              */
             position: "LAST_OFFSET" | "FIRST_OFFSET" | "TIMESTAMP";
             /**
              * Format: date-time
-             * @description Timestamp is required with TIMESTAMP.
+             * @description Required with TIMESTAMP.
              */
             timestamp?: string;
             /**
-             * @description Topic is a subscribed topic (or the group's retry topic).
+             * @description A subscribed topic (or the group's retry topic).
              * @example orders
              */
             topic: string;
         };
         Problem: {
             /**
-             * @description Detail explains this occurrence of the problem.
+             * @description Explains this occurrence of the problem.
              * @example the request has invalid fields
              */
             detail?: string;
-            /** @description Errors lists the offending fields of a 400 answer. */
+            /** @description Lists the offending fields of a 400 answer. */
             errors?: components["schemas"]["FieldProblem"][];
             /**
-             * @description Instance is the request path.
+             * @description The request path.
              * @example /v1/topics/orders/messages
              */
             instance?: string;
             /**
-             * @description RequestID matches the X-Request-Id header and the server's log line.
+             * @description Matches the X-Request-Id header and the server's log line.
              * @example 7f3c9a1e2b4d5f60
              */
             requestId?: string;
             /**
-             * @description Status is the HTTP status code of this answer.
+             * @description The HTTP status code of this answer.
              * @example 400
              */
             status: number;
             /**
-             * @description Title is a short, fixed summary of the kind of problem.
+             * @description A short, fixed summary of the kind of problem.
              * @example Invalid request
              */
             title: string;
             /**
-             * @description Type is a URI naming the kind of problem (urn:mqgate:problem:<code>).
+             * @description A URI naming the kind of problem (urn:mqgate:problem:<code>).
              * @example urn:mqgate:problem:invalid
              */
             type: string;
+            /**
+             * @description Names the API-key limits a 429 (or 413) answer
+             *     exceeded, as in its RateLimit-Policy header (docs/quotas.md).
+             * @example [
+             *       "pub"
+             *     ]
+             */
+            violatedPolicies?: string[];
         };
         PublishBatchRequest: {
-            /** @description Messages to publish, in order. */
+            /** @description To publish, in order. */
             messages: components["schemas"]["PublishRequest"][];
         };
         PublishBatchResult: {
-            /** @description Results are in the order of the request's messages. */
+            /** @description In the order of the request's messages. */
             results: components["schemas"]["PublishResult"][];
         };
-        /** @description Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. */
-        PublishRequest: {
+        /** @description A message to publish. Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the Idempotency-Key header. */
+        PublishMessageRequest: {
             /**
-             * @description Body is a UTF-8 text body, not empty; it is returned as `body`.
+             * @description A UTF-8 text body, not empty; it is returned as `body`.
              * @example order 17 created
              */
             body?: string;
             /**
              * Format: byte
-             * @description BodyBase64 is a binary body in standard base64; it is returned as
+             * @description A binary body in standard base64; it is returned as
              *     `bodyBase64`. At most 4 MiB once decoded.
              */
             bodyBase64?: string;
             /**
-             * @description DeduplicationID makes a batch entry idempotent (1..128 printable
+             * @description Delays delivery by a RocketMQ delay level of the
+             *     server's --delay-levels, by default 1..18 = 1s 5s 10s 30s 1m 2m 3m
+             *     4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level above the last means
+             *     the last.
+             * @example 3
+             */
+            delayLevel?: number;
+            /** @description Delays delivery by this many seconds (at most 40 days). */
+            delaySeconds?: number;
+            /**
+             * Format: date-time
+             * @description Delivers the message at this time (RFC 3339), at most 40
+             *     days ahead.
+             */
+            deliverAt?: string;
+            /**
+             * @description Indexed for GET /v1/topics/{topic}/messages?key=K.
+             * @example [
+             *       "order-17"
+             *     ]
+             */
+            keys?: string[];
+            /** @description User properties, returned as given. Property names: not empty, at most 128 characters. */
+            properties?: {
+                [key: string]: string;
+            };
+            /**
+             * @description Picks the queue by hash: messages with the same key go
+             *     to the same queue, in order.
+             * @example customer-9
+             */
+            shardingKey?: string;
+            /**
+             * @description One tag that subscription filters match (`TagA || TagB`).
+             * @example created
+             */
+            tags?: string;
+        } & ((unknown | unknown) & unknown);
+        /** @description A message of a batch. Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. A deduplicationId makes the entry idempotent. */
+        PublishRequest: {
+            /**
+             * @description A UTF-8 text body, not empty; it is returned as `body`.
+             * @example order 17 created
+             */
+            body?: string;
+            /**
+             * Format: byte
+             * @description A binary body in standard base64; it is returned as
+             *     `bodyBase64`. At most 4 MiB once decoded.
+             */
+            bodyBase64?: string;
+            /**
+             * @description Makes a batch entry idempotent (1..128 printable
              *     ASCII characters): within the server's dedup window a repeat on the
              *     same topic with the same id stores nothing and answers the original
              *     result; with a different message it answers 422. Batch entries only:
@@ -1399,40 +1673,40 @@ export interface components {
              */
             deduplicationId?: string;
             /**
-             * @description DelayLevel delays delivery by a RocketMQ delay level of the
+             * @description Delays delivery by a RocketMQ delay level of the
              *     server's --delay-levels, by default 1..18 = 1s 5s 10s 30s 1m 2m 3m
              *     4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level above the last means
              *     the last.
              * @example 3
              */
             delayLevel?: number;
-            /** @description DelaySeconds delays delivery by this many seconds (at most 40 days). */
+            /** @description Delays delivery by this many seconds (at most 40 days). */
             delaySeconds?: number;
             /**
              * Format: date-time
-             * @description DeliverAt delivers the message at this time (RFC 3339), at most 40
+             * @description Delivers the message at this time (RFC 3339), at most 40
              *     days ahead.
              */
             deliverAt?: string;
             /**
-             * @description Keys are indexed for GET /v1/topics/{topic}/messages?key=K.
+             * @description Indexed for GET /v1/topics/{topic}/messages?key=K.
              * @example [
              *       "order-17"
              *     ]
              */
             keys?: string[];
-            /** @description Properties are user properties, returned as given. Property names: not empty, at most 128 characters. */
+            /** @description User properties, returned as given. Property names: not empty, at most 128 characters. */
             properties?: {
                 [key: string]: string;
             };
             /**
-             * @description ShardingKey picks the queue by hash: messages with the same key go
+             * @description Picks the queue by hash: messages with the same key go
              *     to the same queue, in order.
              * @example customer-9
              */
             shardingKey?: string;
             /**
-             * @description Tags is one tag that subscription filters match (`TagA || TagB`).
+             * @description One tag that subscription filters match (`TagA || TagB`).
              * @example created
              */
             tags?: string;
@@ -1440,46 +1714,46 @@ export interface components {
         PublishResult: {
             /**
              * Format: date-time
-             * @description DeliverAt is when a delayed message becomes deliverable; absent
+             * @description When a delayed message becomes deliverable; absent
              *     otherwise.
              */
             deliverAt?: string;
             /**
-             * @description MessageID is the new message's id.
+             * @description The new message's id.
              * @example 0A1B2C3D4E5F60718293A4B5
              */
             messageId: string;
             /**
-             * @description QueueID is the queue it went to; absent for a delayed message.
+             * @description The queue it went to; absent for a delayed message.
              * @example 3
              */
             queueId?: number;
             /**
-             * @description QueueOffset is its position in the queue; absent for a delayed message.
+             * @description Its position in the queue; absent for a delayed message.
              * @example 42
              */
             queueOffset?: number;
             /**
-             * @description Replayed is true when this is the original result of an earlier
+             * @description True when this is the original result of an earlier
              *     publish with the same Idempotency-Key (or deduplicationId): nothing
              *     new was stored.
              */
             replayed?: boolean;
             /**
-             * @description Topic the message was published to.
+             * @description The message was published to.
              * @example orders
              */
             topic: string;
         };
         PurgeRequest: {
             /**
-             * @description DryRun only counts what the filter selects (200 {"matched"}).
+             * @description Only counts what the filter selects (200 {"matched"}).
              * @example false
              */
             dryRun?: boolean;
             filter?: components["schemas"]["JobFilter"];
             /**
-             * @description RatePerSecond bounds how many messages a second the job handles
+             * @description Bounds how many messages a second the job handles
              *     (default: no bound).
              * @example 500
              */
@@ -1487,81 +1761,91 @@ export interface components {
         };
         PushBody: {
             /**
-             * @description BatchSize is how many messages one POST carries (ORDERLY: in queue
+             * @description How many messages one POST carries (ORDERLY: in queue
              *     order). Default 1. 0 or absent: the default.
              * @example 1
              */
             batchSize?: number;
             /**
-             * @description MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16. 0 or absent: the default.
+             * @description Bounds concurrent requests (orderly: one per queue). Default 16. 0 or absent: the default.
              * @example 16
              */
             maxInFlight?: number;
             /**
-             * @description Secret signs requests (Standard Webhooks); write-only.
+             * @description Signs requests (Standard Webhooks); write-only.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
              */
             secret?: string;
             /**
-             * @description TimeoutSeconds bounds one request. Default 15. 0 or absent: the default.
+             * @description Bounds one request. Default 15. 0 or absent: the default.
              * @example 15
              */
             timeoutSeconds?: number;
             /**
-             * @description URL receives each message as a POST.
+             * @description Receives each message as a POST.
              * @example https://hooks.example/orders
              */
             url: string;
         };
         PushStatus: {
             /**
-             * @description ConsecutiveFailures counts failed requests since the last 2xx.
+             * @description Counts failed requests since the last 2xx.
              * @example 0
              */
             consecutiveFailures: number;
             /**
-             * @description Delivered counts messages answered with a 2xx, Failed messages sent
-             *     back for a retry, since this gateway started pushing the group.
+             * @description Counts messages answered with a 2xx since this gateway
+             *     started pushing the group.
              * @example 1200
              */
             delivered: number;
-            /** @example 4 */
+            /**
+             * @description Counts messages sent back for a retry since this gateway
+             *     started pushing the group.
+             * @example 4
+             */
             failed: number;
             /**
-             * @description InFlight counts POSTs waiting for an answer (at most
-             *     push.maxInFlight); InFlightMessages the messages they carry.
+             * @description Counts POSTs waiting for an answer (at most
+             *     push.maxInFlight).
              * @example 3
              */
             inFlight: number;
-            /** @example 3 */
+            /**
+             * @description Counts the messages those POSTs carry.
+             * @example 3
+             */
             inFlightMessages: number;
             /**
-             * @description LastError describes the last failure (status code, timeout,
+             * @description Describes the last failure (status code, timeout,
              *     connection or network-guard error).
              * @example HTTP 503 Service Unavailable
              */
             lastError?: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description The time of the last failure; absent until the first.
+             */
             lastErrorAt?: string;
             /**
              * Format: date-time
-             * @description LastSuccessAt and LastErrorAt are absent until the first of each.
+             * @description The time of the last 2xx; absent until the first.
              */
             lastSuccessAt?: string;
             /**
              * Format: date-time
-             * @description PausedUntil is set while a Retry-After from the receiver holds the
+             * @description Set while a Retry-After from the receiver holds the
              *     group's pushing.
              */
             pausedUntil?: string;
             /**
-             * @description Queued counts messages waiting for a free request slot or for a
+             * @description Counts messages waiting for a free request slot or for a
              *     Retry-After pause to end.
              * @example 0
              */
             queued: number;
             /**
-             * @description URL is where this gateway pushes right now (it follows a changed
+             * @description Where this gateway pushes right now (it follows a changed
              *     push.url within moments of the PUT).
              * @example https://hooks.example/orders
              */
@@ -1569,7 +1853,7 @@ export interface components {
         };
         PushView: {
             batchSize: number;
-            /** @description HasSecret tells whether requests are signed. */
+            /** @description Tells whether requests are signed. */
             hasSecret: boolean;
             maxInFlight: number;
             timeoutSeconds: number;
@@ -1577,27 +1861,27 @@ export interface components {
         };
         QueueOffset: {
             /**
-             * @description Buffered counts pulled messages not yet received.
+             * @description Counts pulled messages not yet received.
              * @example 8
              */
             buffered: number;
             /**
-             * @description CommittedOffset is the next offset the group will consume.
+             * @description The next offset the group will consume.
              * @example 140
              */
             committedOffset: number;
             /**
-             * @description InFlight counts received, unanswered messages of the queue.
+             * @description Counts received, unanswered messages of the queue.
              * @example 2
              */
             inFlight: number;
             /**
-             * @description Lag is maxOffset - committedOffset.
+             * @description maxOffset - committedOffset.
              * @example 10
              */
             lag: number;
             /**
-             * @description MaxOffset is the offset the next message will get.
+             * @description The offset the next message will get.
              * @example 150
              */
             maxOffset: number;
@@ -1608,39 +1892,39 @@ export interface components {
         };
         QueueStats: {
             /**
-             * @description MaxOffset is the offset the next message will get.
+             * @description The offset the next message will get.
              * @example 150
              */
             maxOffset: number;
             /**
-             * @description MinOffset is the offset of the oldest message still kept.
+             * @description The offset of the oldest message still kept.
              * @example 0
              */
             minOffset: number;
             /**
-             * @description QueueID is the queue's index, 0..queues-1.
+             * @description The queue's index, 0..queues-1.
              * @example 0
              */
             queueId: number;
         };
         ReceiveRequest: {
             /**
-             * @description ConsumerID names the consumer; required for BROADCASTING groups only.
+             * @description Names the consumer; required for BROADCASTING groups only.
              * @example c1
              */
             consumerId?: string;
             /**
-             * @description InvisibleSeconds is the lease of each returned message (default: the group's).
+             * @description The lease of each returned message (default: the group's).
              * @example 60
              */
             invisibleSeconds?: number;
             /**
-             * @description MaxMessages is the most messages to return (default 1).
+             * @description The most messages to return (default 1).
              * @example 10
              */
             maxMessages?: number;
             /**
-             * @description WaitSeconds is how long to wait for a message when none is ready
+             * @description How long to wait for a message when none is ready
              *     (default 0: answer at once).
              * @example 20
              */
@@ -1652,104 +1936,104 @@ export interface components {
         };
         ReceivedMessage: {
             /**
-             * @description Body is the UTF-8 text body of a message published with `body`.
+             * @description The UTF-8 text body of a message published with `body`.
              * @example order 17 created
              */
             body?: string;
             /**
              * Format: byte
-             * @description BodyBase64 is the body (standard base64) of a message published with
+             * @description The body (standard base64) of a message published with
              *     `bodyBase64`.
              * @example AAEC/w==
              */
             bodyBase64?: string;
             /**
              * Format: date-time
-             * @description BornAt is when the gateway accepted the message.
+             * @description When the gateway accepted the message.
              * @example 2026-01-02T15:04:05.000Z
              */
             bornAt: string;
             /**
              * Format: date-time
-             * @description DeliverAt is when a delayed message becomes (or became) deliverable;
+             * @description When a delayed message becomes (or became) deliverable;
              *     absent for messages that were not delayed.
              * @example 2026-01-02T15:05:05.000Z
              */
             deliverAt?: string;
             /**
              * Format: date-time
-             * @description InvisibleUntil is when the lease ends and the message is delivered again.
+             * @description When the lease ends and the message is delivered again.
              * @example 2026-01-02T15:05:05.000Z
              */
             invisibleUntil: string;
             /**
-             * @description Keys are the message's lookup keys.
+             * @description The message's lookup keys.
              * @example [
              *       "order-17"
              *     ]
              */
             keys?: string[];
             /**
-             * @description MessageID is the id shown to users; it stays the same across retries.
+             * @description The id shown to users; it stays the same across retries.
              * @example 0A1B2C3D4E5F60718293A4B5
              */
             messageId: string;
-            /** @description Properties are the user properties. */
+            /** @description The user properties. */
             properties?: {
                 [key: string]: string;
             };
             /**
-             * @description QueueID is the queue the message is in; absent while it is delayed.
+             * @description The queue the message is in; absent while it is delayed.
              * @example 3
              */
             queueId?: number;
             /**
-             * @description QueueOffset is the message's position in its queue; absent while it
+             * @description The message's position in its queue; absent while it
              *     is delayed.
              * @example 42
              */
             queueOffset?: number;
             /**
-             * @description ReceiptHandle names this delivery in ack, nack and extend.
+             * @description Names this delivery in ack, nack and extend.
              * @example AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYg
              */
             receiptHandle: string;
             /**
-             * @description ReconsumeTimes counts earlier failed deliveries.
+             * @description Counts earlier failed deliveries.
              * @example 0
              */
             reconsumeTimes: number;
             /**
-             * @description ShardingKey chose the message's queue (same key, same queue).
+             * @description Chose the message's queue (same key, same queue).
              * @example customer-9
              */
             shardingKey?: string;
             /**
              * Format: date-time
-             * @description StoredAt is when the transaction holding this copy committed.
+             * @description When the transaction holding this copy committed.
              * @example 2026-01-02T15:04:05.003Z
              */
             storedAt: string;
             /**
-             * @description Tags is the message's tag, matched by subscription filters.
+             * @description The message's tag, matched by subscription filters.
              * @example created
              */
             tags?: string;
             /**
-             * @description Topic is the topic the message was published to (also for retries).
+             * @description The topic the message was published to (also for retries).
              * @example orders
              */
             topic: string;
         };
         RedriveRequest: {
             /**
-             * @description DryRun only counts what the filter selects: 200 {"matched"}.
+             * @description Only counts what the filter selects: 200 {"matched"}.
              * @example false
              */
             dryRun?: boolean;
             filter?: components["schemas"]["JobFilter"];
             /**
-             * @description MessageIDs are original message ids to redrive; empty or absent
+             * @description Original message ids to redrive; empty or absent
              *     redrives every dead letter of the group.
              * @example [
              *       "0A1B2C3D4E5F60718293A4B5"
@@ -1757,7 +2041,7 @@ export interface components {
              */
             messageIds?: string[];
             /**
-             * @description RatePerSecond bounds how many dead letters a second the job
+             * @description Bounds how many dead letters a second the job
              *     redrives (default: no bound). 0 or absent: the default.
              * @example 500
              */
@@ -1765,20 +2049,20 @@ export interface components {
         };
         RedriveResult: {
             /**
-             * @description Matched is the answer of a dry run: how many dead letters the
+             * @description The answer of a dry run: how many dead letters the
              *     filter selects now (redriven is then 0).
              * @example 3
              */
             matched?: number;
             /**
-             * @description Redriven counts the dead letters sent back to the group.
+             * @description Counts the dead letters sent back to the group.
              * @example 3
              */
             redriven: number;
         };
         SubscriptionBody: {
             /**
-             * @description Filter is `*` (default) or tags joined by `||`; with filterType
+             * @description `*` (default) or tags joined by `||`; with filterType
              *     SQL92 an expression over properties and TAGS, e.g.
              *     `a > 5 AND region IN ('eu','us') AND b IS NOT NULL` (a bad one is a
              *     400 naming its position).
@@ -1786,13 +2070,13 @@ export interface components {
              */
             filter?: string;
             /**
-             * @description FilterType is TAG (default) or SQL92.
+             * @description TAG (default) or SQL92.
              * @example TAG
              * @enum {string}
              */
             filterType?: "TAG" | "SQL92";
             /**
-             * @description Topic is a user topic.
+             * @description A user topic.
              * @example orders
              */
             topic: string;
@@ -1804,28 +2088,28 @@ export interface components {
             /** Format: date-time */
             at: string;
             /**
-             * @description Attempt is the delivery's number, 1 for the first (DELIVERED).
+             * @description The delivery's number, 1 for the first (DELIVERED).
              * @example 1
              */
             attempt?: number;
             /**
-             * @description ConsumerID is who received it (DELIVERED).
+             * @description Who received it (DELIVERED).
              * @example c1
              */
             consumerId?: string;
             /**
-             * @description DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
+             * @description The nack's level (NACKED) or the retry's (RETRY_SCHEDULED).
              * @example 3
              */
             delayLevel?: number;
             /**
-             * @description JobID is the redrive job that moved it back (REDRIVEN by
+             * @description The redrive job that moved it back (REDRIVEN by
              *     POST /v1/groups/{group}/dlq/redrive with a filter; absent for a
              *     redrive by message ids or a blocked key's resume).
              * @example 06h2lg7v1kf9hhtg0rkbf6cn4o
              */
             jobId?: string;
-            /** @description Reason is the nack reason, when one was given (NACKED). */
+            /** @description The nack reason, when one was given (NACKED). */
             reason?: string;
             /**
              * @example DELIVERED
@@ -1836,46 +2120,88 @@ export interface components {
         Topic: {
             /**
              * Format: date-time
-             * @description CreatedAt is when the topic was created (RFC 3339, UTC, milliseconds).
+             * @description When the topic was created (RFC 3339, UTC, milliseconds).
              * @example 2026-01-02T15:04:05.000Z
              */
             createdAt: string;
             /**
-             * @description Name of the topic.
+             * @description Of the topic.
              * @example orders
              */
             name: string;
             /**
-             * @description Queues is the number of queues.
+             * @description The number of queues.
              * @example 8
              */
             queues: number;
             /**
-             * @description RetentionHours is how long messages are kept.
+             * @description How long messages are kept.
              * @example 72
              */
             retentionHours: number;
             stats?: components["schemas"]["TopicStats"];
         };
+        TopicLimit: {
+            /**
+             * @description Caps the receive calls (long polls) in flight.
+             * @example 8
+             */
+            concurrentReceives?: number;
+            /**
+             * @description The deliveries bucket's size.
+             * @example 500
+             */
+            deliveriesBurst?: number;
+            /**
+             * @description Limits messages handed out by receive.
+             * @example 500
+             */
+            deliveriesPerSecond?: number;
+            /**
+             * @description The publish bucket's size.
+             * @example 100
+             */
+            publishBurst?: number;
+            /**
+             * @description The bytes bucket's size.
+             * @example 1048576
+             */
+            publishBytesBurst?: number;
+            /**
+             * @description Limits published body bytes.
+             * @example 1048576
+             */
+            publishBytesPerSecond?: number;
+            /**
+             * @description Limits published messages (a batch counts each).
+             * @example 100
+             */
+            publishPerSecond?: number;
+            /**
+             * @description The pattern (as in pub grants).
+             * @example orders-*
+             */
+            topic: string;
+        };
         TopicList: {
             /**
-             * @description NextCursor continues the listing (pass it as `cursor`); absent on
+             * @description Continues the listing (pass it as `cursor`); absent on
              *     the last page.
              * @example orders
              */
             nextCursor?: string;
-            /** @description Topics are the user topics, by name. */
+            /** @description The user topics, by name. */
             topics: components["schemas"]["Topic"][];
         };
         TopicRequest: {
             /**
-             * @description Queues is the number of queues (read = write queue count). It may
+             * @description The number of queues (read = write queue count). It may
              *     grow, never shrink. Default 8.
              * @example 8
              */
             queues?: number;
             /**
-             * @description RetentionHours is how long messages are kept (RocketMQ
+             * @description How long messages are kept (RocketMQ
              *     fileReservedTime). Default 72.
              * @example 72
              */
@@ -1883,25 +2209,25 @@ export interface components {
         };
         TopicStats: {
             /**
-             * @description Bytes estimates the disk the topic's messages take in the store
+             * @description Estimates the disk the topic's messages take in the store
              *     (their records, from a sample of each queue; indexes and free pages
              *     not included). /metrics has the file's figures.
              * @example 1258291
              */
             bytes: number;
             /**
-             * @description Corrupt counts the stored messages set aside because they failed
+             * @description Counts the stored messages set aside because they failed
              *     their checksum when read (part of messages, never delivered);
              *     GET /v1/topics/{topic}/corrupt lists them.
              * @example 0
              */
             corrupt: number;
             /**
-             * @description Messages is the number of messages kept, summed over queues.
+             * @description The number of messages kept, summed over queues.
              * @example 1200
              */
             messages: number;
-            /** @description Queues lists each queue's offset range [minOffset, maxOffset). */
+            /** @description Lists each queue's offset range [minOffset, maxOffset). */
             queues: components["schemas"]["QueueStats"][];
         };
     };
@@ -1913,6 +2239,35 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getConsole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getDocs: {
         parameters: {
             query?: never;
@@ -1986,6 +2341,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text exposition format */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
             };
             /** @description Internal error (quote the request id) */
             500: {
@@ -2159,6 +2543,64 @@ export interface operations {
                 };
             };
             /** @description Shutting down, or no store to back up */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLimits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LimitsResponse"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The API key lacks the grant (admin) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Shutting down, or the store cannot commit; retry after Retry-After */
             503: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4177,7 +4619,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Too many waiting receives */
+            /** @description Too many waiting receives, or over the API key's receive limits (docs/quotas.md) */
             429: {
                 headers: {
                     /** @description Seconds to wait before retrying */
@@ -4892,7 +5334,7 @@ export interface operations {
         /** @description The message */
         requestBody: {
             content: {
-                "application/json": components["schemas"]["PublishRequest"];
+                "application/json": components["schemas"]["PublishMessageRequest"];
             };
         };
         responses: {
@@ -4973,6 +5415,17 @@ export interface operations {
             /** @description Idempotency-Key reused with a different message */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the API key's publish limit (docs/quotas.md) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5095,6 +5548,17 @@ export interface operations {
             /** @description A deduplicationId reused with a different message */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the API key's publish limit (docs/quotas.md) */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

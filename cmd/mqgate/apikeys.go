@@ -39,7 +39,13 @@ func (r *keyReloader) loop(kr *auth.Keyring, log zerolog.Logger) {
 				log.Error().Err(err).Msg("API keys not reloaded; the keys in force stay")
 				continue
 			}
-			log.Info().Str("file", kr.File()).Int("keys", ks.Len()).Msg("API keys reloaded")
+			limited := 0
+			for _, k := range ks.All() {
+				if k.Limits != nil {
+					limited++
+				}
+			}
+			log.Info().Str("file", kr.File()).Int("keys", ks.Len()).Int("withLimits", limited).Msg("API keys reloaded")
 		}
 	}
 }

@@ -13,7 +13,31 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core/store"
+	"github.com/mqgate/mqgate/internal/cli"
 )
+
+// envOr is the variable name's value, or def when it is unset or empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// printFlags is flag.PrintDefaults without the hidden (alias) flags.
+func printFlags(fs *flag.FlagSet, hidden ...string) {
+	show := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	show.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		for _, h := range hidden {
+			if f.Name == h {
+				return
+			}
+		}
+		show.Var(f.Value, f.Name, f.Usage)
+	})
+	show.PrintDefaults()
+}
 
 // backup is `mqgate backup`: a verified copy of the store file, taken
 // through a running server (--url: GET /v1/admin/backup, a consistent
@@ -23,21 +47,37 @@ import (
 func backup(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mqgate backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	url := fs.String("url", "", "a running server's base URL, e.g. http://127.0.0.1:8080 (the backup is taken while it serves)")
+	url := fs.String("url", "", "a running server's base URL (env MQGATE_URL; default "+cli.DefaultURL+" unless --data): the backup is taken while it serves")
 	data := fs.String("data", "", "a stopped server's data directory (refused while a server holds it: use --url)")
 	out := fs.String("out", "", "the backup file to write (must not exist)")
-	apiKey := fs.String("api-key", os.Getenv("MQGATE_API_KEY"), "an admin API key, when the server has --api-keys (env MQGATE_API_KEY)")
+	key := fs.String("key", "", "an admin API key, when the server has --api-keys (env MQGATE_KEY)")
+	// The flag and variable of earlier releases, kept as hidden aliases.
+	fs.StringVar(key, "api-key", "", "")
 	timeout := fs.Duration("timeout", time.Hour, "give up after this long")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: mqgate backup --out FILE [--url URL | --data DIR] [--key KEY]\n\nFlags:\n")
+		printFlags(fs, "api-key")
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return 2
+		return cli.ExitUsage
 	}
-	if *out == "" || (*url == "") == (*data == "") {
-		fmt.Fprintln(stderr, "mqgate backup: --out and one of --url or --data are required")
+	if *url != "" && *data != "" {
+		fmt.Fprintln(stderr, "mqgate backup: give --url (a running server) or --data (a stopped one), not both")
+		return cli.ExitUsage
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "mqgate backup: --out FILE is required")
 		fs.Usage()
-		return 2
+		return cli.ExitUsage
+	}
+	if *data == "" && *url == "" {
+		*url = envOr("MQGATE_URL", cli.DefaultURL)
+	}
+	if *key == "" {
+		*key = envOr("MQGATE_KEY", os.Getenv("MQGATE_API_KEY"))
 	}
 	if _, err := os.Stat(*out); err == nil {
 		fmt.Fprintf(stderr, "mqgate backup: %s exists; choose a new file\n", *out)
@@ -46,7 +86,7 @@ func backup(args []string, stdout, stderr io.Writer) int {
 	start := time.Now()
 	n, err := writeBackup(*out, func(w io.Writer) (int64, error) {
 		if *url != "" {
-			return downloadBackup(*url, *apiKey, *timeout, w)
+			return downloadBackup(*url, *key, *timeout, w)
 		}
 		n, err := store.BackupFile(filepath.Join(*data, store.FileName), w)
 		if errors.Is(err, store.ErrLocked) {

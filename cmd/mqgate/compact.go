@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core/store"
+	"github.com/mqgate/mqgate/internal/cli"
 )
 
 // compact is `mqgate compact`: rewrite a stopped server's store into a
@@ -21,7 +22,7 @@ func compact(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		return 2
+		return cli.ExitUsage
 	}
 	start := time.Now()
 	res, err := store.Compact(*data)

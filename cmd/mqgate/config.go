@@ -119,6 +119,9 @@ type Config struct {
 	// call needs Authorization: Bearer <key> with the right grant, and
 	// SIGHUP reloads the file. Empty: /v1 is open (a warning is logged).
 	APIKeys string
+	// InsecureOpen allows a non-loopback Addr without APIKeys: an open
+	// /v1 on purpose (listener.go). Without it that start is refused.
+	InsecureOpen bool
 	// Init allows starting an empty store where the data directory shows
 	// one existed (gateway.key present, mqgate.db missing or 0 bytes);
 	// without it that start is refused (initcheck.go).
@@ -184,7 +187,7 @@ const defaultDelayLevels = "1s 5s 10s 30s 1m 2m 3m 4m 5m 6m 7m 8m 9m 10m 20m 30m
 // DefaultConfig returns the built-in defaults (no environment).
 func DefaultConfig() Config {
 	return Config{
-		Addr:                 ":8080",
+		Addr:                 "127.0.0.1:8080",
 		Data:                 "./data",
 		LogLevel:             "info",
 		LogFormat:            "auto",
@@ -228,7 +231,7 @@ func envName(flagName string) string {
 func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("mqgate serve", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address, host:port")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "listen address, host:port; beyond loopback (e.g. :8080) needs --api-keys or --insecure-open")
 	fs.StringVar(&c.Data, "data", c.Data, "data directory")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "trace|debug|info|warn|error")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "json|console|auto")
@@ -259,6 +262,7 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.TLSKey, "tls-key", c.TLSKey, "PEM private key file of --tls-cert")
 	fs.BoolVar(&c.H2C, "h2c", c.H2C, "also serve cleartext HTTP/2 (prior knowledge) on --addr; not with --tls-cert, which negotiates HTTP/2 itself")
 	fs.StringVar(&c.APIKeys, "api-keys", c.APIKeys, "JSON file of API keys guarding /v1 (docs/security.md); SIGHUP reloads it; /v1 is open when empty")
+	fs.BoolVar(&c.InsecureOpen, "insecure-open", c.InsecureOpen, "allow a non-loopback --addr without --api-keys: /v1 open to anyone who reaches it")
 	fs.BoolVar(&c.Init, "init", c.Init, "start an empty store even though the data dir held one before (gateway.key present, mqgate.db missing or empty)")
 	fs.StringVar(&c.Backend, "backend", c.Backend, "embedded|jetstream")
 	fs.StringVar(&c.NATSURL, "nats-url", c.NATSURL, "NATS server URLs, comma-separated (--backend jetstream)")

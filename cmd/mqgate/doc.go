@@ -1,10 +1,13 @@
 // Command mqgate is the mqgate server, and its command-line client.
 //
-//	mqgate serve [--addr :8080] [--data ./data] [--log-level info] [--log-format auto] [--pprof-addr 127.0.0.1:6060]
-//	mqgate healthcheck [--addr :8080]
+//	mqgate serve [--addr 127.0.0.1:8080] [--data ./data] [--log-level info] [--log-format auto] [--pprof-addr 127.0.0.1:6060]
+//	             (beyond loopback only with --api-keys or --insecure-open: listener.go)
+//	mqgate healthcheck [--url URL | --addr 127.0.0.1:8080]
+//	mqgate backup --out FILE [--url URL | --data DIR] [--key KEY]
+//	mqgate compact [--data DIR]
 //	mqgate version
 //	mqgate help
-//	mqgate topic|group|pub|sub|ack|nack|dlq|redrive|offsets|reset ... (internal/cli, docs/cli.md)
+//	mqgate [--url U] [--key K] [-o json] topic|group|pub|sub|ack|nack|dlq|redrive|offsets|reset ... (internal/cli, docs/cli.md)
 //
 // The client commands live in internal/cli (one file per command group)
 // and speak only the HTTP API through apiclient; main dispatches to them

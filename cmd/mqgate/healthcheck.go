@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -28,21 +29,19 @@ func healthcheck(args []string, stderr io.Writer) int {
 	}
 	fs := flag.NewFlagSet("mqgate healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&addr, "addr", addr, "the server's listen address (env MQGATE_ADDR)")
+	url := fs.String("url", os.Getenv("MQGATE_URL"), "the server's base URL, as for every client command (env MQGATE_URL); without it, the local server at --addr")
+	fs.StringVar(&addr, "addr", addr, "the local server's listen address, when no --url (env MQGATE_ADDR)")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
 	certFile := fs.String("tls-cert", os.Getenv(envName("tls-cert")),
 		"the server's --tls-cert file: speak HTTPS and trust only the certificates in it (env MQGATE_TLS_CERT)")
 	insecure := fs.Bool("insecure-skip-verify", false, "speak HTTPS without verifying the server's certificate (a loopback probe that cannot read --tls-cert)")
+	// Exit codes: 0 healthy, 1 anything else (usage errors included):
+	// Docker's HEALTHCHECK reserves 2.
 	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		fmt.Fprintln(stderr, "healthcheck:", err)
-		return 2
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "127.0.0.1"
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 1
 	}
 	tr := &http.Transport{DisableKeepAlives: true, ForceAttemptHTTP2: true}
 	scheme := "http"
@@ -54,12 +53,25 @@ func healthcheck(args []string, stderr io.Writer) int {
 		cfg, err := trustCertFile(*certFile)
 		if err != nil {
 			fmt.Fprintln(stderr, "healthcheck:", err)
-			return 2
+			return 1
 		}
 		scheme, tr.TLSClientConfig = "https", cfg
 	}
+	// --url names its own scheme; the TLS settings above apply to https.
+	target := strings.TrimRight(*url, "/") + "/healthz"
+	if *url == "" {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			fmt.Fprintln(stderr, "healthcheck:", err)
+			return 1
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "127.0.0.1"
+		}
+		target = scheme + "://" + net.JoinHostPort(host, port) + "/healthz"
+	}
 	client := &http.Client{Timeout: *timeout, Transport: tr}
-	resp, err := client.Get(scheme + "://" + net.JoinHostPort(host, port) + "/healthz")
+	resp, err := client.Get(target)
 	if err != nil {
 		fmt.Fprintln(stderr, "healthcheck:", err)
 		return 1

@@ -76,7 +76,10 @@ func (m *Main) runJetStream() error {
 	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
 		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring,
 		NoAccessLog: !m.Config.AccessLog, BodyReadTimeout: m.Config.BodyReadTimeout,
-		WriteTimeout: m.Config.WriteTimeout})
+		WriteTimeout: m.Config.WriteTimeout,
+		// Each gateway in front of the stream counts the keys' limits on
+		// its own (docs/quotas.md).
+		LimitScope: api.LimitScopeInstance})
 	ln, err := net.Listen("tcp", m.Config.Addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", m.Config.Addr, err)

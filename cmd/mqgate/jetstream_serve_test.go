@@ -62,6 +62,16 @@ func TestServeJetStream(t *testing.T) {
 		t.Fatalf("create topic: %v %v", err, resp)
 	}
 	resp.Body.Close()
+	// The keys' limits count per instance on JetStream, and say so.
+	resp, err = http.Get(base + "/v1/admin/limits")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"scope":"instance"`) {
+		t.Fatalf("limits: %d %s, want scope instance", resp.StatusCode, b)
+	}
 	cl.Kill(0)
 	deadline := time.Now().Add(15 * time.Second)
 	tick := time.NewTicker(50 * time.Millisecond)

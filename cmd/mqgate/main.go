@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/mqgate/mqgate/internal/cli"
@@ -33,11 +34,19 @@ mqgate COMMAND -h for flags; exit codes in docs/cli.md):
 ` + cli.Help()
 
 // run dispatches a subcommand and returns the exit code.
+// Global client flags may come before the command word (`mqgate --url U
+// topic list`); they are handed to the command as its own flags.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return 2
+	name, rest, bad := cli.HoistGlobalFlags(args)
+	if bad != "" {
+		fmt.Fprintf(stderr, "mqgate: flag needs an argument: %s\n", bad)
+		return cli.ExitUsage
 	}
+	if name == "" {
+		fmt.Fprint(stderr, usage)
+		return cli.ExitUsage
+	}
+	args = append([]string{name}, rest...)
 	switch args[0] {
 	case "serve":
 		return serve(args[1:], stderr)
@@ -60,6 +69,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer stop()
 		return cli.Run(ctx, args[0], args[1:], os.Stdin, stdout, stderr)
 	}
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "mqgate: %s is not a flag that may come before the command (those are --url, --key, -o and --timeout); give a command's own flags after it\n\n%s", args[0], usage)
+		return cli.ExitUsage
+	}
 	fmt.Fprintf(stderr, "mqgate: unknown command %q\n\n%s", args[0], usage)
 	return cli.ExitUsage
 }
@@ -77,12 +90,12 @@ func serve(args []string, stderr io.Writer) int {
 			return 0
 		}
 		fmt.Fprintln(stderr, "mqgate:", err)
-		return 2
+		return cli.ExitUsage
 	}
 	tuned, err := tuneGC()
 	if err != nil {
 		fmt.Fprintln(stderr, "mqgate:", err)
-		return 2
+		return cli.ExitUsage
 	}
 	defer tuned.stop()
 	ev := m.Logger.Debug().Int("gogc", tuned.gcPercent).Int64("heap_floor", tuned.heapFloor).

@@ -63,7 +63,7 @@ func TestRunCommands(t *testing.T) {
 	if code := run([]string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "mqgate ") {
 		t.Fatalf("version: %d %q", code, out.String())
 	}
-	if code := run(nil, &out, &errb); code != 2 {
+	if code := run(nil, &out, &errb); code != 1 {
 		t.Fatalf("no command: %d", code)
 	}
 }

@@ -48,6 +48,7 @@ type Main struct {
 	pprof   *profiler    // --pprof-addr; nil when off
 	keys    *keyReloader // --api-keys' SIGHUP reloader; nil when off
 	logw    *logWriter   // the buffered log output ParseFlags set up; closed last
+	started bool         // Run succeeded: only then does Close log "stopped"
 }
 
 // NewMain returns a Main with the default config and a logger to stderr.
@@ -75,9 +76,20 @@ func (m *Main) ParseFlags(args []string, out io.Writer) error {
 // listener is bound before Run returns, so a bad address or a port in use
 // is reported here, synchronously.
 func (m *Main) Run() error {
-	if m.Config.Backend == "jetstream" {
-		return m.runJetStream() // jetstream.go
+	if err := refuseOpenListener(m.Config); err != nil {
+		return err
 	}
+	run := m.runEmbedded
+	if m.Config.Backend == "jetstream" {
+		run = m.runJetStream // jetstream.go
+	}
+	err := run()
+	m.started = err == nil // Close says "stopped" only after a real start
+	return err
+}
+
+// runEmbedded is Run over the embedded engine (bbolt in this process).
+func (m *Main) runEmbedded() error {
 	// The key file first: a bad one fails the start before the store opens.
 	var keyring *auth.Keyring
 	if m.Config.APIKeys != "" {
@@ -306,9 +318,10 @@ func (m *Main) Close() error {
 		}
 		m.engine = nil
 	}
-	if len(errs) == 0 {
+	if len(errs) == 0 && m.started {
 		m.Logger.Info().Msg("stopped")
 	}
+	m.started = false
 	if m.logw != nil {
 		m.logw.Close() // write what is pending; later lines go out unbuffered
 	}

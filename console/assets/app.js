@@ -51,6 +51,24 @@ async function api(method, path, body) {
 const enc = encodeURIComponent;
 const fmtTime = (s) => s ? new Date(s).toLocaleString() : "";
 
+// plural is "1 queue", "4 queues".
+const plural = (n, noun) => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
+// pushState is a push group's webhook state from its latest outcome: failing
+// while the last request failed (even before a second failure counts "in a
+// row"), healthy after a 2xx that came later than any error, idle before
+// the first request. A healthy badge never sits beside a current error.
+function pushState(p) {
+  const lastErr = p.lastErrorAt ? Date.parse(p.lastErrorAt) : 0;
+  const lastOk = p.lastSuccessAt ? Date.parse(p.lastSuccessAt) : 0;
+  if (p.consecutiveFailures > 0 || (p.lastError && lastErr >= lastOk)) {
+    const n = p.consecutiveFailures;
+    return { name: "failing", badge: "bad", text: n > 0 ? `failing (${n} in a row)` : "failing" };
+  }
+  if (lastOk) return { name: "healthy", badge: "ok", text: "healthy" };
+  return { name: "idle", badge: "warn", text: "no deliveries yet" };
+}
+
 function table(headers, rows, caption) {
   return el("table", {},
     caption ? el("caption", { class: "muted" }, caption) : null,
@@ -97,7 +115,7 @@ async function pageTopics() {
     const qs = (t.stats && t.stats.queues) || [];
     out.push(el("section", { class: "card", "aria-labelledby": "topic-" + t.name },
       el("h3", { id: "topic-" + t.name }, t.name),
-      el("p", { class: "muted" }, `${t.queues} queues · ${t.stats ? t.stats.messages : 0} messages stored · retention ${t.retentionHours} h`),
+      el("p", { class: "muted" }, `${plural(t.queues, "queue")} · ${plural(t.stats ? t.stats.messages : 0, "message")} stored · retention ${plural(t.retentionHours, "hour")}`),
       table(["Queue", { label: "Min offset", num: true }, { label: "Max offset", num: true }, { label: "Depth", num: true }],
         qs.map((q) => el("tr", {}, el("td", {}, q.queueId), el("td", { class: "num" }, q.minOffset),
           el("td", { class: "num" }, q.maxOffset), el("td", { class: "num" }, q.maxOffset - q.minOffset))))));
@@ -107,54 +125,48 @@ async function pageTopics() {
 
 // ---- Groups -------------------------------------------------------------
 
-// lagHistory keeps the last samples of each group's lag while the page is
-// open (the server keeps no history).
+// lagHistory keeps the last samples of each group's offsets while the
+// page is open (the server keeps no history): lag, and the sums of the
+// queues' max and committed offsets, whose changes are the rates.
 const lagHistory = new Map();
-const MAX_SAMPLES = 60;
+const SAMPLE_MS = 5000;
+const WINDOW_MS = 5 * 60 * 1000;
 
-function sampleLag(group, lag) {
+function sampleLag(group, offsets) {
   const h = lagHistory.get(group) || [];
-  h.push({ t: Date.now(), lag });
-  while (h.length > MAX_SAMPLES) h.shift();
+  const sum = (f) => offsets.reduce((a, o) => a + o[f], 0);
+  h.push({ t: Date.now(), lag: sum("lag"), arrived: sum("maxOffset"), committed: sum("committedOffset") });
+  while (h.length && h[0].t < Date.now() - WINDOW_MS) h.shift();
   lagHistory.set(group, h);
   return h;
 }
 
-// chart draws a sparkline of samples as inline SVG.
-function chart(samples, label) {
-  const W = 300, H = 80, P = 4;
-  const ns = "http://www.w3.org/2000/svg";
-  const svg = document.createElementNS(ns, "svg");
-  svg.setAttribute("class", "chart");
-  svg.setAttribute("viewBox", `0 0 ${W} ${H + 10}`);
-  svg.setAttribute("role", "img");
-  const last = samples.length ? samples[samples.length - 1].lag : 0;
-  const max = Math.max(1, ...samples.map((s) => s.lag));
-  svg.setAttribute("aria-label", `${label}: lag ${last} now, at most ${max} over the last ${samples.length} samples`);
-  const x = (i) => P + (samples.length < 2 ? W - 2 * P : (i * (W - 2 * P)) / (samples.length - 1));
-  const y = (v) => P + (H - 2 * P) * (1 - v / max);
-  const pts = samples.map((s, i) => `${x(i).toFixed(1)},${y(s.lag).toFixed(1)}`);
-  if (pts.length === 1) pts.push(`${(W - P).toFixed(1)},${y(samples[0].lag).toFixed(1)}`);
-  const add = (tag, attrs, text) => {
-    const n = document.createElementNS(ns, tag);
-    for (const [k, v] of Object.entries(attrs)) n.setAttribute(k, v);
-    if (text !== undefined) n.textContent = text;
-    svg.append(n);
-  };
-  if (pts.length) {
-    add("polygon", { class: "area", points: `${P},${H - P} ${pts.join(" ")} ${W - P},${H - P}` });
-    add("polyline", { class: "line", points: pts.join(" ") });
+// rates turns consecutive samples into messages per second; a counter
+// that went back (offsets reset, a topic recreated) gives no point.
+function rates(h, field) {
+  const out = [];
+  for (let i = 1; i < h.length; i++) {
+    const dt = (h[i].t - h[i - 1].t) / 1000, dv = h[i][field] - h[i - 1][field];
+    if (dt > 0.2 && dv >= 0) out.push({ t: h[i].t, v: dv / dt });
   }
-  add("text", { x: P, y: H + 9 }, `max ${max}`);
-  add("text", { x: W - P, y: H + 9, "text-anchor": "end" }, `now ${last}`);
-  return svg;
+  return out;
+}
+
+// groupCharts are a group's rates and lag over the last minutes.
+function groupCharts(name, h) {
+  const now = Date.now();
+  return el("div", { class: "charts" },
+    timeChart({ title: "Rates of " + name, unit: "msg/s", windowMs: WINDOW_MS, now,
+      series: [{ name: "arrived", cls: "s0", points: rates(h, "arrived") }, { name: "consumed", cls: "s1", points: rates(h, "committed") }] }),
+    timeChart({ title: "Lag of " + name, unit: "messages", windowMs: WINDOW_MS, now,
+      series: [{ name: "lag", cls: "s2", points: h.map((s) => ({ t: s.t, v: s.lag })) }] }));
 }
 
 async function groupCard(g) {
   const [detail, offs] = await Promise.all([api("GET", "/groups/" + enc(g.name)),
     g.messageModel === "BROADCASTING" ? { offsets: [] } : api("GET", "/groups/" + enc(g.name) + "/offsets")]);
   const lag = offs.offsets.reduce((a, o) => a + o.lag, 0);
-  const h = sampleLag(g.name, lag);
+  const h = sampleLag(g.name, offs.offsets);
   const st = detail.status || {};
   const dl = el("dl", {},
     el("dt", {}, "Mode"), el("dd", {}, `${g.messageModel} · ${g.consumeMode}`),
@@ -175,16 +187,18 @@ async function groupCard(g) {
   if (g.push) {
     dl.append(el("dt", {}, "Webhook"), el("dd", {}, el("code", {}, g.push.url)));
     if (p) {
-      const bad = p.consecutiveFailures > 0;
+      const state = pushState(p);
       dl.append(el("dt", {}, "Deliveries"), el("dd", {}, `${p.delivered} ok · ${p.failed} failed · ${p.queued} queued · ${p.inFlight} in flight`),
-        el("dt", {}, "Webhook state"), el("dd", {}, el("span", { class: "badge " + (bad ? "bad" : "ok") }, bad ? `failing (${p.consecutiveFailures} in a row)` : "healthy"),
-          p.lastError ? el("div", { class: "error" }, p.lastError) : null,
+        el("dt", {}, "Webhook state"), el("dd", { "data-push-state": state.name }, el("span", { class: "badge " + state.badge }, state.text),
+          p.lastError ? el("div", { class: state.name === "failing" ? "error" : "muted" },
+            (state.name === "failing" ? "" : "earlier error" + (p.lastErrorAt ? " at " + fmtTime(p.lastErrorAt) : "") + ": ") + p.lastError) : null,
           p.lastSuccessAt ? el("div", { class: "muted" }, "last success " + fmtTime(p.lastSuccessAt)) : null,
           p.pausedUntil ? el("div", { class: "muted" }, "paused until " + fmtTime(p.pausedUntil)) : null));
     }
   }
   return el("section", { class: "card", "aria-labelledby": "group-" + g.name },
-    el("h3", { id: "group-" + g.name }, g.name), chart(h, "Lag of " + g.name), dl,
+    el("h3", { id: "group-" + g.name }, g.name),
+    g.messageModel === "BROADCASTING" ? el("p", { class: "muted" }, "BROADCASTING: each consumer has its own offsets; no group-wide rates or lag.") : groupCharts(g.name, h), dl,
     el("p", {}, el("a", { href: "#/dlq/" + enc(g.name) }, "Dead letters"),
       g.consumeMode === "ORDERLY" ? [" · ", el("a", { href: "#/blocked/" + enc(g.name) }, "Blocked keys")] : null));
 }
@@ -193,7 +207,7 @@ async function pageGroups() {
   const { groups } = await api("GET", "/groups");
   const cards = await Promise.all(groups.map(groupCard));
   return [el("h2", {}, "Groups"),
-    el("p", { class: "muted" }, "Lag is sampled every 5 seconds while this page is open."),
+    el("p", { class: "muted" }, "Rates and lag are sampled every 5 seconds while this page is open, from the groups' offsets: arrived is the messages reaching the group's queues (retries included), consumed its committed offsets moving."),
     cards.length ? el("div", { class: "cards" }, cards) : el("p", { class: "muted" }, "No groups yet.")];
 }
 
@@ -261,7 +275,7 @@ async function pageDLQ(group) {
       el("td", {}, (m.body ?? "(binary)").slice(0, 80)));
   });
   const redrive = async (ids) => {
-    if (!confirm(ids.length ? `Redrive ${ids.length} selected dead letters to ${group}?` : `Redrive every dead letter of ${group}?`)) return;
+    if (!confirm(ids.length ? `Redrive ${plural(ids.length, "selected dead letter")} to ${group}?` : `Redrive every dead letter of ${group}?`)) return;
     const r = await api("POST", `/groups/${enc(group)}/dlq/redrive`, ids.length ? { messageIds: ids } : {});
     say(`Redriven: ${r.redriven ?? r.moved ?? 0}`);
     render();
@@ -273,7 +287,7 @@ async function pageDLQ(group) {
   const filter = () => { const f = {}; if (tags.value.trim()) f.tags = tags.value.trim(); if (reason.value.trim()) f.reason = reason.value.trim(); return f; };
   const dry = async () => {
     const r = await api("POST", `/groups/${enc(group)}/dlq/redrive`, { filter: filter(), dryRun: true });
-    count.textContent = `${r.matched} dead letters match.`;
+    count.textContent = `${plural(r.matched, "dead letter")} ${r.matched === 1 ? "matches" : "match"}.`;
   };
   const run = async () => {
     if (!confirm(`Redrive the dead letters of ${group} matching this filter?`)) return;
@@ -312,7 +326,8 @@ async function pageTimeline(group, id) {
   out.push(el("ol", { class: "timeline", "aria-label": "Events of " + id }, events.map((e) => el("li", { class: e.type },
     el("strong", {}, e.type), " ", el("span", { class: "muted" }, fmtTime(e.at)),
     e.attempt ? ` · attempt ${e.attempt}` : "", e.consumerId ? ` · consumer ${e.consumerId}` : "",
-    e.delayLevel !== undefined ? ` · delay level ${e.delayLevel}` : "", e.reason ? ` · “${e.reason}”` : ""))));
+    e.delayLevel !== undefined ? ` · delay level ${e.delayLevel}` : "", e.reason ? ` · “${e.reason}”` : "",
+    e.jobId ? [" · job ", el("code", { class: "job" }, e.jobId)] : ""))));
   out.push(el("p", { class: "muted" }, "Events are kept in memory per group (the last 4096) and forgotten on restart; PUBLISHED comes from the stored message."));
   return out;
 }
@@ -347,7 +362,7 @@ async function render(fromNav) {
     if (e instanceof NeedKey) { keyForm(() => render(true)); return; }
     main().replaceChildren(el("h2", {}, "Error"), el("p", { class: "error", role: "alert" }, e.message));
   }
-  if (name === "groups") refresh = setTimeout(() => render(false), 5000);
+  if (name === "groups") refresh = setTimeout(() => render(false), SAMPLE_MS);
 }
 
 window.addEventListener("hashchange", () => render(true));

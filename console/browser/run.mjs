@@ -59,8 +59,10 @@ function startServer(dir) {
 async function main() {
   mkdirSync(SHOTS, { recursive: true });
   const dir = mkdtempSync(path.join(tmpdir(), "mqgate-console-"));
-  // A webhook receiver that always fails: the groups page shows it failing.
-  const hook = http.createServer((req, res) => { req.resume(); res.writeHead(503).end(); });
+  // A webhook receiver that fails (503) until hookStatus changes: the
+  // groups page shows it failing, then recovered.
+  let hookStatus = 503;
+  const hook = http.createServer((req, res) => { req.resume(); res.writeHead(hookStatus).end(); });
   await new Promise((r) => hook.listen(0, "127.0.0.1", r));
   const srv = startServer(dir);
   let browser, page;
@@ -143,7 +145,37 @@ async function main() {
     await page.getByRole("heading", { name: "notify" }).waitFor();
     await page.locator("svg.chart").first().waitFor();
     await until("the webhook state on the page", async () => (await page.getByText(/failing \(\d+ in a row\)/).count()) > 0);
+    // The badge says the latest outcome: red beside the current error.
+    const pushState = page.locator("#group-notify ~ dl [data-push-state]");
+    if ((await pushState.getAttribute("data-push-state")) !== "failing" || !(await pushState.locator(".badge.bad").count())) {
+      fail("a failing webhook's badge is not red: " + (await pushState.innerText()));
+    }
     await shot("02-groups");
+
+    // Charts: billing's rates (msg/s) and lag (messages) with axes and a
+    // legend; messages published while the page samples show as a rate
+    // above zero once two samples are in (one every 5 s).
+    const rateChart = page.getByRole("img", { name: /^Rates of billing in msg\/s/ });
+    const lagChart = page.getByRole("img", { name: /^Lag of billing in messages/ });
+    await rateChart.waitFor();
+    await lagChart.waitFor();
+    for (const c of [rateChart, lagChart]) {
+      const texts = await c.locator("text").allTextContents();
+      if (!texts.includes("now") || !texts.includes("−5 min") || !texts.includes("time") || !texts.includes("0")) fail("chart axes lack their labels: " + texts.join("|"));
+      if ((await c.locator(".y-axis line.grid").count()) < 2) fail("chart has no y grid");
+    }
+    if (!(await rateChart.locator("text").allTextContents()).includes("msg/s")) fail("rates chart has no unit");
+    if (!(await lagChart.locator("text").allTextContents()).includes("messages")) fail("lag chart has no unit");
+    for (const legend of ["arrived", "consumed"]) if (!(await rateChart.locator("text.legend").allTextContents()).includes(legend)) fail("rates legend lacks " + legend);
+    await api("POST", "/topics/orders/messages/batch", { messages: Array.from({ length: 40 }, (_, i) => ({ body: "chart " + i })) }, 201);
+    await until("billing's arrival rate above zero", async () => {
+      const label = await rateChart.getAttribute("aria-label");
+      const m = /now arrived ([\d.]+k?)/.exec(label || "");
+      return m && parseFloat(m[1]) > 0;
+    }, 20000);
+    await until("billing's lag chart to rise", async () => /now lag [1-9]/.test((await lagChart.getAttribute("aria-label")) || ""), 20000);
+    await page.locator("section.card", { has: page.getByRole("heading", { name: "billing" }) }).screenshot({ path: path.join(SHOTS, "02c-group-charts.png") });
+    await shot("02a-groups-rates");
 
     // Pause billing and resume it, from the keyboard.
     const pause = page.getByRole("button", { name: "Pause group billing" });
@@ -205,8 +237,9 @@ async function main() {
     const paid = (await api("GET", "/groups/billing/dlq", undefined, 200)).messages.filter((m) => m.tags === "paid").length;
     await page.getByLabel("Tags").fill("paid");
     await page.getByRole("button", { name: "Count (dry run)" }).click();
-    await page.getByText(`${paid} dead letters match.`).waitFor();
+    await page.getByText(paid === 1 ? "1 dead letter matches." : `${paid} dead letters match.`).waitFor();
     await shot("05b-dlq-dry-run");
+    const paidID = (dl.find((m) => m.tags === "paid") || {}).messageId;
     await page.getByRole("button", { name: "Redrive matching" }).click();
     await page.getByText(new RegExp(`Redriven: ${paid}`)).waitFor();
     await until("the paid ones to leave the DLQ", async () => (await api("GET", "/groups/billing/dlq", undefined, 200)).messages.length === 3 - paid);
@@ -226,6 +259,58 @@ async function main() {
       if (!(await page.locator(`ol.timeline li.${t}`).count())) fail("timeline lacks " + t);
     }
     await shot("07-timeline");
+
+    // A message redriven by a filter job: its REDRIVEN event names the job
+    // (the jobId the API returns).
+    if (paidID) {
+      const events = (await api("GET", `/groups/billing/messages/${encodeURIComponent(paidID)}/timeline`, undefined, 200)).events;
+      const jobID = (events.find((e) => e.type === "REDRIVEN" && e.jobId) || {}).jobId;
+      if (!jobID) fail("the API's timeline of a job-redriven message has no REDRIVEN jobId: " + JSON.stringify(events));
+      await page.goto(base + `/console#/timeline/billing/${encodeURIComponent(paidID)}`);
+      await page.locator("ol.timeline li.REDRIVEN").first().waitFor();
+      const shown = await page.locator("ol.timeline li.REDRIVEN code.job").first().innerText();
+      if (shown !== jobID) fail(`REDRIVEN shows job ${shown}, the redrive job was ${jobID}`);
+      await shot("07b-timeline-job");
+    } else if (paid > 0) {
+      fail("no paid dead letter to check the REDRIVEN event with");
+    }
+
+    // Plurals: the ledger topic has 1 queue.
+    await page.goto(base + "/console#/topics");
+    await page.getByRole("heading", { name: "ledger" }).waitFor();
+    const topicsText = await page.locator("#main").innerText();
+    if (/\b1 queues\b|\b1 messages\b|\b1 hours\b/.test(topicsText)) fail("a plural after 1 on the topics page: " + topicsText);
+    if (!/\b1 queue\b/.test(topicsText)) fail("the 1-queue topic does not say \"1 queue\"");
+
+    // The webhook recovers: the badge turns green and the old error is no
+    // longer shown as current (red).
+    hookStatus = 200;
+    await until("the webhook to deliver", async () => {
+      const p = (await api("GET", "/groups/notify", undefined, 200)).status.push || {};
+      return p.delivered > 0 && p.consecutiveFailures === 0;
+    }, 60000);
+    await page.goto(base + "/console#/groups");
+    await until("the recovered webhook on the page", async () => {
+      await page.reload();
+      await page.locator("#group-notify").waitFor();
+      return (await page.locator("#group-notify ~ dl [data-push-state]").getAttribute("data-push-state")) === "healthy";
+    }, 30000);
+    const recovered = page.locator("#group-notify ~ dl [data-push-state]");
+    if (await recovered.locator(".error").count()) fail("a healthy badge beside a red error: " + (await recovered.innerText()));
+    await shot("02c-webhook-recovered");
+
+    // /docs: every section heading has its description, and no "null".
+    await page.goto(base + "/docs");
+    await page.locator("main h2").first().waitFor();
+    const sections = await page.locator("main h2").evaluateAll((hs) => hs.map((h) => [h.textContent, h.nextElementSibling ? h.nextElementSibling.tagName + ":" + h.nextElementSibling.textContent : ""]));
+    if (sections.length < 5) fail("/docs shows " + sections.length + " sections");
+    for (const [h, next] of sections) {
+      if (!next.startsWith("P:") || next.length < 10) fail(`/docs section ${h} has no description (next: ${next.slice(0, 60)})`);
+    }
+    const docsText = await page.locator("body").innerText();
+    if (/(^|\n)\s*null\s*(\n|$)/.test(docsText) || docsText.includes("null<")) fail("/docs shows a literal null");
+    for (const p of ["/metrics", "/console"]) if (!docsText.includes(p)) fail("/docs does not describe " + p);
+    await shot("08-docs");
 
     if (errors.length) fail("page errors: " + errors.join("; "));
     console.log(`console browser test: ok (screenshots in ${SHOTS})`);

@@ -30,9 +30,19 @@ type rendered struct {
 }
 
 // render renders the chart with vals, as helm template does (its own
-// engine and values, no cluster).
+// engine and values, no cluster). Values that name neither API keys nor
+// insecureOpen get insecureOpen: true, which the chart requires of an
+// open /v1 (TestChartOpenOnlyOnPurpose renders without it).
 func render(t *testing.T, vals map[string]any) (*rendered, error) {
 	t.Helper()
+	_, keys := vals["apiKeys"]
+	if _, open := vals["insecureOpen"]; !keys && !open {
+		withOpen := map[string]any{"insecureOpen": true}
+		for k, v := range vals {
+			withOpen[k] = v
+		}
+		vals = withOpen
+	}
 	ch, err := loader.Load(chartDir)
 	if err != nil {
 		t.Fatal(err)
@@ -373,5 +383,26 @@ func TestChartOptions(t *testing.T) {
 		if _, err := render(t, bad); err == nil {
 			t.Errorf("values %v rendered", bad)
 		}
+	}
+}
+
+// TestChartOpenOnlyOnPurpose: the pod listens beyond loopback, which
+// mqgate refuses without API keys (docs/security.md), so the chart renders
+// only with apiKeys.existingSecret or an explicit insecureOpen, which
+// becomes --insecure-open.
+func TestChartOpenOnlyOnPurpose(t *testing.T) {
+	if _, err := render(t, map[string]any{"insecureOpen": false}); err == nil || !strings.Contains(err.Error(), "insecureOpen") {
+		t.Fatalf("rendered with neither API keys nor insecureOpen: %v", err)
+	}
+	args := func(vals map[string]any) string {
+		var sts appsv1.StatefulSet
+		mustRender(t, vals).one(t, "StatefulSet", &sts)
+		return strings.Join(sts.Spec.Template.Spec.Containers[0].Args, " ")
+	}
+	if a := args(map[string]any{"insecureOpen": true}); !strings.Contains(a, "--insecure-open") || strings.Contains(a, "--api-keys") {
+		t.Fatalf("insecureOpen=true: args %q", a)
+	}
+	if a := args(map[string]any{"apiKeys": map[string]any{"existingSecret": "k"}}); strings.Contains(a, "--insecure-open") || !strings.Contains(a, "--api-keys") {
+		t.Fatalf("with API keys: args %q", a)
 	}
 }

@@ -34,6 +34,9 @@ type FileKey struct {
 	SHA256 string `json:"sha256,omitempty"`
 	// Grants are "admin", "pub:<topic pattern>" or "sub:<group pattern>".
 	Grants []string `json:"grants"`
+	// Limits are the key's quotas (limits.go, docs/quotas.md); none when
+	// absent.
+	Limits *Limits `json:"limits,omitempty"`
 }
 
 // Key is one loaded API key: its name and grants, and the digest of the
@@ -41,6 +44,8 @@ type FileKey struct {
 type Key struct {
 	Name   string
 	Grants []Grant
+	// Limits are the key's quotas; nil: none.
+	Limits *Limits
 	digest [sha256.Size]byte
 }
 
@@ -68,6 +73,9 @@ type Keys struct {
 
 // Len is the number of keys.
 func (ks *Keys) Len() int { return len(ks.keys) }
+
+// All is the keys in file order; callers must not change them.
+func (ks *Keys) All() []*Key { return ks.keys }
 
 // Authenticate returns the key whose secret is token, or nil. It hashes
 // token and compares the digest with every key's in constant time, going
@@ -171,6 +179,12 @@ func parseKey(fk FileKey) (*Key, error) {
 			return nil, fmt.Errorf("grants[%d] %q: %w", j, s, err)
 		}
 		k.Grants = append(k.Grants, g)
+	}
+	if fk.Limits != nil {
+		if err := fk.Limits.check(); err != nil {
+			return nil, fmt.Errorf("limits: %w", err)
+		}
+		k.Limits = fk.Limits
 	}
 	return k, nil
 }

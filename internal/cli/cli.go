@@ -321,6 +321,14 @@ func show(v any) string {
 
 func ptr[T any](v T) *T { return &v }
 
+// plural is "1 queue", "4 queues".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // listFlag is a repeatable string flag.
 type listFlag []string
 

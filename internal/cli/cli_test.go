@@ -62,3 +62,25 @@ func TestRunUnknownAndHelp(t *testing.T) {
 		t.Fatalf("topic without a verb: %d", code)
 	}
 }
+
+func TestHoistGlobalFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		name string
+		rest []string
+		bad  string
+	}{
+		{[]string{"--url", "U", "topic", "list"}, "topic", []string{"--url", "U", "list"}, ""},
+		{[]string{"--url=U", "-o", "json", "--key", "K", "pub", "t", "--", "-x"}, "pub", []string{"--url=U", "-o", "json", "--key", "K", "t", "--", "-x"}, ""},
+		{[]string{"topic", "list", "--url", "U"}, "topic", []string{"list", "--url", "U"}, ""},
+		{[]string{"--version"}, "--version", []string{}, ""},
+		{[]string{"--url"}, "", nil, "--url"},
+		{[]string{"--url", "U"}, "", []string{"--url", "U"}, ""},
+		{nil, "", nil, ""},
+	} {
+		name, rest, bad := HoistGlobalFlags(tc.args)
+		if name != tc.name || bad != tc.bad || strings.Join(rest, " ") != strings.Join(tc.rest, " ") {
+			t.Errorf("HoistGlobalFlags(%q) = %q %q %q, want %q %q %q", tc.args, name, rest, bad, tc.name, tc.rest, tc.bad)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func runRedrive(e *env, args []string) error {
 		if r.JSON200 != nil {
 			n = r.JSON200.Redriven
 		}
-		fmt.Fprintf(e.stdout, "%d dead letters redriven to %s\n", n, pos[0])
+		fmt.Fprintf(e.stdout, "%s redriven to %s\n", plural(n, "dead letter"), pos[0])
 		return nil
 	})
 }

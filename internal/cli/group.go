@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -132,6 +133,15 @@ func runGroup(e *env, args []string) error {
 			}
 			req.Push = pb
 		}
+		// The group as it was, to say whether the PUT changed it (a PUT
+		// answers 200 whether it did or not).
+		before, err := e.client.GetGroupWithResponse(ctx, pos[1])
+		if err != nil {
+			return check(nil, err)
+		}
+		if err := check(before, nil); err != nil && before.StatusCode() != 404 {
+			return err
+		}
 		r, err := e.client.PutGroupWithResponse(ctx, pos[1], req)
 		if err := check(r, err); err != nil {
 			return err
@@ -140,6 +150,11 @@ func runGroup(e *env, args []string) error {
 			what := "created"
 			if r.StatusCode() == 200 {
 				what = "updated"
+				// A new push secret cannot be compared (it is never shown).
+				if before.JSON200 != nil && r.JSON200 != nil && *pushSecret == "" &&
+					groupConfig(*before.JSON200) == groupConfig(*r.JSON200) {
+					what = "unchanged"
+				}
 			}
 			fmt.Fprintf(e.stdout, "group %s %s\n", pos[1], what)
 			return nil
@@ -179,4 +194,17 @@ func groupRow(g apiclient.Group) []string {
 		push = str(g.Push.Url)
 	}
 	return []string{str(g.Name), strings.Join(subs, ","), str(g.MessageModel), str(g.ConsumeMode), push}
+}
+
+// groupConfig is what a PUT sets of a group, comparable: not its name,
+// times, pause state or live status.
+func groupConfig(g apiclient.Group) string {
+	b, _ := json.Marshal(struct {
+		Subscriptions           []apiclient.SubscriptionBody
+		Model, Mode             string
+		From                    apiclient.ConsumeFromView
+		MaxReconsume, Invisible int
+		Push                    *apiclient.PushView
+	}{g.Subscriptions, string(g.MessageModel), string(g.ConsumeMode), g.ConsumeFrom, g.MaxReconsumeTimes, g.InvisibleSeconds, g.Push})
+	return string(b)
 }

@@ -74,17 +74,29 @@ func runTopic(e *env, args []string) error {
 		if *retention != 0 {
 			req.RetentionHours = retention
 		}
+		// The topic as it was, to say whether the PUT changed anything (a
+		// PUT answers 200 whether it changed the topic or not).
+		before, err := e.client.GetTopicWithResponse(ctx, pos[1])
+		if err != nil {
+			return check(nil, err)
+		}
+		if err := check(before, nil); err != nil && before.StatusCode() != 404 {
+			return err
+		}
 		r, err := e.client.PutTopicWithResponse(ctx, pos[1], req)
 		if err := check(r, err); err != nil {
 			return err
 		}
 		return e.show(r.Body, func() error {
-			t := r.JSON201
-			what := "created"
+			t, what := r.JSON201, "created"
 			if t == nil {
-				t, what = r.JSON200, "updated"
+				t, what = r.JSON200, "unchanged"
+				if b := before.JSON200; b == nil || b.Queues != t.Queues || b.RetentionHours != t.RetentionHours {
+					what = "updated"
+				}
 			}
-			fmt.Fprintf(e.stdout, "topic %s %s: %s queues, retention %s hours\n", str(t.Name), what, num(t.Queues), num(t.RetentionHours))
+			fmt.Fprintf(e.stdout, "topic %s %s: %s, retention %s\n", t.Name, what,
+				plural(t.Queues, "queue"), plural(t.RetentionHours, "hour"))
 			return nil
 		})
 	case "delete", "rm":

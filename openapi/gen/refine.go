@@ -135,7 +135,11 @@ func refine(doc *openapi3.T) error {
 	}
 	addLinks(doc)
 	unwrapAllOf(doc)
-	return nil
+	humanize(doc) // people.go
+	if err := splitSinglePublish(doc); err != nil {
+		return err
+	}
+	return setTags(doc)
 }
 
 // addLinks says how the resources flow (OpenAPI links, which stateful

@@ -125,8 +125,10 @@ func Build() ([]byte, error) {
 			q(`sum by (group) (rate(mqgate_delivered_messages_total{`+gsel+`}[$__rate_interval]))`, "{{group}}"))).
 		WithPanel(ts("Settle rate by group", "Acks and nacks per second (a lease that ran out counts as a nack).", "msg/s",
 			q(`sum by (group, result) (rate(mqgate_settled_messages_total{`+gsel+`}[$__rate_interval]))`, "{{group}} {{result}}"))).
-		WithPanel(ts("HTTP errors", "Answers per second with a 4xx or 5xx status, by status; 503 is a store that cannot commit or a shutdown, 429 a parked-receive limit.", "reqps",
+		WithPanel(ts("HTTP errors", "Answers per second with a 4xx or 5xx status, by status; 503 is a store that cannot commit or a shutdown, 429 a parked-receive limit or an API key over its limits.", "reqps",
 			q(`sum by (status) (rate(mqgate_http_requests_total{`+sel+`,status=~"4..|5.."}[$__rate_interval]))`, "{{status}}"))).
+		WithPanel(ts("Requests held or refused by API-key limits", "Requests per second that an API key's limits (docs/quotas.md) delayed (maxDelay) or rejected (429/413), by key and op; per instance on JetStream.", "reqps",
+			q(`sum by (key, op, outcome) (rate(mqgate_quota_requests_total{`+sel+`,outcome!="allowed"}[$__rate_interval]))`, "{{key}} {{op}} {{outcome}}"))).
 		WithPanel(ts("HTTP latency p99 by route", "99th percentile of request time by route pattern (long-poll receives include their wait).", "s",
 			q(`histogram_quantile(0.99, sum by (le, route) (rate(mqgate_http_request_duration_seconds_bucket{`+sel+`}[$__rate_interval])))`, "{{route}}")))
 

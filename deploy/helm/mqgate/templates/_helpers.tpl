@@ -92,6 +92,9 @@ mqgate.bytes: a Kubernetes memory quantity ("512Mi", "1.5Gi", "1G",
 {{- if or (lt (int .Values.goMemLimitPercent) 10) (gt (int .Values.goMemLimitPercent) 100) -}}
 {{- fail "goMemLimitPercent must be between 10 and 100" -}}
 {{- end -}}
+{{- if and (not .Values.apiKeys.existingSecret) (not .Values.insecureOpen) -}}
+{{- fail "set apiKeys.existingSecret (a Secret with keys.json, docs/security.md), or insecureOpen=true to serve an open /v1 on purpose: mqgate refuses to listen beyond loopback without API keys" -}}
+{{- end -}}
 {{- $hk := .Values.jetstream.handleKey.value | toString -}}
 {{- if and $hk (not (regexMatch "^[0-9a-fA-F]{64,}$" $hk)) -}}
 {{- fail "jetstream.handleKey.value: want 64 or more hex digits (openssl rand -hex 32)" -}}
@@ -160,6 +163,8 @@ spec:
         {{- end }}
         {{- if .Values.apiKeys.existingSecret }}
         - --api-keys=/etc/mqgate/keys/keys.json
+        {{- else if .Values.insecureOpen }}
+        - --insecure-open
         {{- end }}
         {{- range .Values.extraArgs }}
         - {{ . | quote }}

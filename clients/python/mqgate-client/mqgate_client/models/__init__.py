@@ -22,6 +22,7 @@ from .field_problem import FieldProblem
 from .get_open_api_response_200 import GetOpenApiResponse200
 from .group import Group
 from .group_consume_mode import GroupConsumeMode
+from .group_limit import GroupLimit
 from .group_list import GroupList
 from .group_message_model import GroupMessageModel
 from .group_request import GroupRequest
@@ -39,6 +40,11 @@ from .job_kind import JobKind
 from .job_state import JobState
 from .key_lag import KeyLag
 from .key_lag_list import KeyLagList
+from .key_limits import KeyLimits
+from .limit_policy import LimitPolicy
+from .limit_policy_unit import LimitPolicyUnit
+from .limits_response import LimitsResponse
+from .limits_response_scope import LimitsResponseScope
 from .message import Message
 from .message_list import MessageList
 from .message_properties import MessageProperties
@@ -49,6 +55,8 @@ from .offset_reset_request_position import OffsetResetRequestPosition
 from .problem import Problem
 from .publish_batch_request import PublishBatchRequest
 from .publish_batch_result import PublishBatchResult
+from .publish_message_request import PublishMessageRequest
+from .publish_message_request_properties import PublishMessageRequestProperties
 from .publish_request import PublishRequest
 from .publish_request_properties import PublishRequestProperties
 from .publish_result import PublishResult
@@ -70,6 +78,7 @@ from .timeline import Timeline
 from .timeline_event import TimelineEvent
 from .timeline_event_type import TimelineEventType
 from .topic import Topic
+from .topic_limit import TopicLimit
 from .topic_list import TopicList
 from .topic_request import TopicRequest
 from .topic_stats import TopicStats
@@ -97,6 +106,7 @@ __all__ = (
     "GetOpenApiResponse200",
     "Group",
     "GroupConsumeMode",
+    "GroupLimit",
     "GroupList",
     "GroupMessageModel",
     "GroupRequest",
@@ -114,6 +124,11 @@ __all__ = (
     "JobState",
     "KeyLag",
     "KeyLagList",
+    "KeyLimits",
+    "LimitPolicy",
+    "LimitPolicyUnit",
+    "LimitsResponse",
+    "LimitsResponseScope",
     "Message",
     "MessageList",
     "MessageProperties",
@@ -124,6 +139,8 @@ __all__ = (
     "Problem",
     "PublishBatchRequest",
     "PublishBatchResult",
+    "PublishMessageRequest",
+    "PublishMessageRequestProperties",
     "PublishRequest",
     "PublishRequestProperties",
     "PublishResult",
@@ -145,6 +162,7 @@ __all__ = (
     "TimelineEvent",
     "TimelineEventType",
     "Topic",
+    "TopicLimit",
     "TopicList",
     "TopicRequest",
     "TopicStats",

@@ -23,7 +23,7 @@ T = TypeVar("T", bound="AckRequest")
 class AckRequest:
     """ 
         Attributes:
-            receipt_handles (list[str]): ReceiptHandles are the handles of received messages (1..100); an
+            receipt_handles (list[str]): The handles of received messages (1..100); an
                 empty or unknown one gets status invalid in the answer.
      """
 

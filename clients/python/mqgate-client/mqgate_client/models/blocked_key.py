@@ -26,16 +26,16 @@ T = TypeVar("T", bound="BlockedKey")
 class BlockedKey:
     """ 
         Attributes:
-            attempts (int): Attempts: failed deliveries of the head (BLOCKED) or messages parked (PARKED). Example: 3.
+            attempts (int): Failed deliveries of the head (BLOCKED) or messages parked (PARKED). Example: 3.
             queue_id (int):  Example: 0.
-            sharding_key (str): ShardingKey is the head message's ordering key (RocketMQ blocks the
+            sharding_key (str): The head message's ordering key (RocketMQ blocks the
                 whole queue behind it). Example: customer-9.
-            since (datetime.datetime): Since is the head's first failure in a row, or when the key was parked.
-            state (BlockedKeyState): State: BLOCKED or PARKED in the list; an action answers the entry's
+            since (datetime.datetime): The head's first failure in a row, or when the key was parked.
+            state (BlockedKeyState): BLOCKED or PARKED in the list; an action answers the entry's
                 new state (SKIPPED, PARKED or RESUMED). Example: BLOCKED.
             topic (str):  Example: orders.
-            last_reason (str | Unset): LastReason is the last nack reason, when one was given.
-            message_id (str | Unset): MessageID is the failed head (BLOCKED) or the first parked message. Example:
+            last_reason (str | Unset): The last nack reason, when one was given.
+            message_id (str | Unset): The failed head (BLOCKED) or the first parked message. Example:
                 01J9Z7K3V1W2X3Y4Z5A6B7C8D9.
      """
 

@@ -23,12 +23,12 @@ T = TypeVar("T", bound="BlockedKeyRequest")
 class BlockedKeyRequest:
     """ 
         Attributes:
-            topic (str): Topic is the queue's topic: a subscribed topic or the group's
+            topic (str): The queue's topic: a subscribed topic or the group's
                 %RETRY% topic. Example: orders.
-            consumer_id (str | Unset): ConsumerID names the consumer of a BROADCASTING group, whose queues
+            consumer_id (str | Unset): Names the consumer of a BROADCASTING group, whose queues
                 are its own (required there; ignored for CLUSTERING). Only skip
                 applies to BROADCASTING: park and resume answer 409. Example: c1.
-            queue_id (int | Unset): QueueID is the queue's id (default 0). Example: 0.
+            queue_id (int | Unset): The queue's id (default 0). Example: 0.
             sharding_key (str | Unset):  Example: customer-9.
      """
 

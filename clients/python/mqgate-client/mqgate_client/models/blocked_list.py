@@ -27,7 +27,7 @@ class BlockedList:
     """ 
         Attributes:
             blocked (list[BlockedKey]):
-            next_cursor (str | Unset): NextCursor fetches the next page; absent on the last.
+            next_cursor (str | Unset): Fetches the next page; absent on the last.
      """
 
     blocked: list[BlockedKey]

@@ -26,9 +26,8 @@ T = TypeVar("T", bound="ConsumeFrom")
 class ConsumeFrom:
     """ 
         Attributes:
-            position (ConsumeFromPosition | Unset): Position: LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP. Example:
-                LAST_OFFSET.
-            timestamp (datetime.datetime | None | Unset): Timestamp is required with TIMESTAMP (RFC 3339); null or absent
+            position (ConsumeFromPosition | Unset): LAST_OFFSET (default), FIRST_OFFSET or TIMESTAMP. Example: LAST_OFFSET.
+            timestamp (datetime.datetime | None | Unset): Required with TIMESTAMP (RFC 3339); null or absent
                 otherwise.
      """
 

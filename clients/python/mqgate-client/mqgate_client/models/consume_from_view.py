@@ -25,8 +25,8 @@ T = TypeVar("T", bound="ConsumeFromView")
 class ConsumeFromView:
     """ 
         Attributes:
-            position (ConsumeFromViewPosition): Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP. Example: LAST_OFFSET.
-            timestamp (datetime.datetime | None): Timestamp is the start time of a TIMESTAMP group, else null.
+            position (ConsumeFromViewPosition): LAST_OFFSET, FIRST_OFFSET or TIMESTAMP. Example: LAST_OFFSET.
+            timestamp (datetime.datetime | None): The start time of a TIMESTAMP group, else null.
      """
 
     position: ConsumeFromViewPosition

@@ -8,7 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..types import UNSET, Unset
 from typing import cast
 
 if TYPE_CHECKING:
@@ -26,10 +25,10 @@ T = TypeVar("T", bound="CorruptList")
 class CorruptList:
     """ 
         Attributes:
-            messages (list[CorruptMessage] | Unset): Messages are the topic's set-aside messages in commit log order.
+            messages (list[CorruptMessage]): The topic's set-aside messages in commit log order.
      """
 
-    messages: list[CorruptMessage] | Unset = UNSET
+    messages: list[CorruptMessage]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -38,12 +37,10 @@ class CorruptList:
 
     def to_dict(self) -> dict[str, Any]:
         from ..models.corrupt_message import CorruptMessage # noqa: PLC0415
-        messages: list[dict[str, Any]] | Unset = UNSET
-        if not isinstance(self.messages, Unset):
-            messages = []
-            for messages_item_data in self.messages:
-                messages_item = messages_item_data.to_dict()
-                messages.append(messages_item)
+        messages = []
+        for messages_item_data in self.messages:
+            messages_item = messages_item_data.to_dict()
+            messages.append(messages_item)
 
 
 
@@ -51,9 +48,8 @@ class CorruptList:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "messages": messages,
         })
-        if messages is not UNSET:
-            field_dict["messages"] = messages
 
         return field_dict
 
@@ -63,16 +59,14 @@ class CorruptList:
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.corrupt_message import CorruptMessage # noqa: PLC0415
         d = dict(src_dict)
-        _messages = d.pop("messages", UNSET)
-        messages: list[CorruptMessage] | Unset = UNSET
-        if _messages is not UNSET:
-            messages = []
-            for messages_item_data in _messages:
-                messages_item = CorruptMessage.from_dict(messages_item_data)
+        messages = []
+        _messages = d.pop("messages")
+        for messages_item_data in (_messages):
+            messages_item = CorruptMessage.from_dict(messages_item_data)
 
 
 
-                messages.append(messages_item)
+            messages.append(messages_item)
 
 
         corrupt_list = cls(

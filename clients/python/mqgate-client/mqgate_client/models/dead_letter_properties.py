@@ -20,7 +20,7 @@ T = TypeVar("T", bound="DeadLetterProperties")
 
 @_attrs_define
 class DeadLetterProperties:
-    """ Properties are the user properties.
+    """ The user properties.
 
      """
 

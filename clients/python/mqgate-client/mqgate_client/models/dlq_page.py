@@ -26,12 +26,12 @@ T = TypeVar("T", bound="DLQPage")
 class DLQPage:
     """ 
         Attributes:
-            messages (list[DeadLetter]): Messages are dead letters oldest first, with their original id,
+            messages (list[DeadLetter]): Dead letters oldest first, with their original id,
                 topic, tags, keys, properties and body; reconsumeTimes is the
                 failed delivery's count (maxReconsumeTimes after exhausted retries).
                 There is no queue position and no receipt handle: dead letters are
                 not consumed.
-            next_cursor (str | Unset): NextCursor continues the listing (pass it as `cursor`); absent on
+            next_cursor (str | Unset): Continues the listing (pass it as `cursor`); absent on
                 the last page. Example: 32.
      """
 

@@ -8,7 +8,6 @@ from attrs import field as _attrs_field
 
 from ..types import UNSET, Unset
 
-from ..types import UNSET, Unset
 
 
 
@@ -23,10 +22,10 @@ T = TypeVar("T", bound="DryRunResult")
 class DryRunResult:
     """ 
         Attributes:
-            matched (int | Unset): Matched counts the messages the filter selects now. Example: 42.
+            matched (int): Counts the messages the filter selects now. Example: 42.
      """
 
-    matched: int | Unset = UNSET
+    matched: int
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -40,9 +39,8 @@ class DryRunResult:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "matched": matched,
         })
-        if matched is not UNSET:
-            field_dict["matched"] = matched
 
         return field_dict
 
@@ -51,7 +49,7 @@ class DryRunResult:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
-        matched = d.pop("matched", UNSET)
+        matched = d.pop("matched")
 
         dry_run_result = cls(
             matched=matched,

@@ -26,15 +26,15 @@ T = TypeVar("T", bound="EmptyReceive")
 class EmptyReceive:
     """ 
         Attributes:
-            reason (EmptyReceiveReason): Reason: NO_MESSAGES (nothing buffered, leased or suspended),
+            reason (EmptyReceiveReason): NO_MESSAGES (nothing buffered, leased or suspended),
                 NOT_VISIBLE_YET (everything held is leased to other receives),
                 KEYS_BLOCKED (ORDERLY queues wait behind a message in flight or a
                 failed head's suspension), PAUSED (the group is paused: POST
                 /v1/groups/{group}/resume), NO_SUBSCRIPTION_MATCH (none of the
                 subscribed topics exists). Example: KEYS_BLOCKED.
-            blocked_keys (list[str] | Unset): BlockedKeys are the sharding keys of the heads holding ORDERLY
+            blocked_keys (list[str] | Unset): The sharding keys of the heads holding ORDERLY
                 queues back (KEYS_BLOCKED), one per queue. Example: ['customer-9'].
-            next_visible_at (datetime.datetime | Unset): NextVisibleAt is the earliest lease deadline or suspension end of
+            next_visible_at (datetime.datetime | Unset): The earliest lease deadline or suspension end of
                 what holds messages back. Example: 2026-01-02T15:05:05.000Z.
      """
 

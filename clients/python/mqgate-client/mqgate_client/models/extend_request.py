@@ -23,8 +23,8 @@ T = TypeVar("T", bound="ExtendRequest")
 class ExtendRequest:
     """ 
         Attributes:
-            invisible_seconds (int): InvisibleSeconds is the new lease, from now. Example: 120.
-            receipt_handles (list[str]): ReceiptHandles are the handles of received messages (1..100); an
+            invisible_seconds (int): The new lease, from now. Example: 120.
+            receipt_handles (list[str]): The handles of received messages (1..100); an
                 empty or unknown one gets status invalid in the answer.
      """
 

@@ -22,9 +22,9 @@ T = TypeVar("T", bound="FieldProblem")
 class FieldProblem:
     """ 
         Attributes:
-            field (str): Field is the JSON path of the field (e.g. messages[2].body) or the
+            field (str): The JSON path of the field (e.g. messages[2].body) or the
                 name of the query or path parameter. Example: maxMessages.
-            message (str): Message says what is wrong with it. Example: must be ≤ 32.
+            message (str): Says what is wrong with it. Example: must be ≤ 32.
      """
 
     field: str

@@ -39,12 +39,12 @@ class Group:
             max_reconsume_times (int):  Example: 16.
             message_model (GroupMessageModel):  Example: CLUSTERING.
             name (str):  Example: orders-billing.
-            paused (bool): Paused: the group hands out nothing (receives answer empty with
+            paused (bool): The group hands out nothing (receives answer empty with
                 reason PAUSED, a push group's webhook gets no request) until
                 POST /v1/groups/{group}/resume. Set by POST …/pause, kept by PUT. Example: False.
             subscriptions (list[SubscriptionBody]):
             updated_at (datetime.datetime):
-            paused_at (datetime.datetime | Unset): PausedAt is when the group was paused (absent when not paused).
+            paused_at (datetime.datetime | Unset): When the group was paused (absent when not paused).
             push (PushView | Unset):
             status (GroupStatus | Unset):
      """

@@ -27,7 +27,7 @@ class GroupList:
     """ 
         Attributes:
             groups (list[Group]):
-            next_cursor (str | Unset): NextCursor continues the listing (pass it as `cursor`); absent on
+            next_cursor (str | Unset): Continues the listing (pass it as `cursor`); absent on
                 the last page. Example: orders-billing.
      """
 

@@ -30,16 +30,14 @@ T = TypeVar("T", bound="GroupRequest")
 class GroupRequest:
     """ 
         Attributes:
-            subscriptions (list[SubscriptionBody]): Subscriptions are the topics the group consumes, each with a tag filter.
+            subscriptions (list[SubscriptionBody]): The topics the group consumes, each with a tag filter.
             consume_from (ConsumeFrom | Unset):
-            consume_mode (GroupRequestConsumeMode | Unset): ConsumeMode: CONCURRENTLY (default) or ORDERLY (per queue, in
-                order). Example: CONCURRENTLY.
-            invisible_seconds (int | Unset): InvisibleSeconds is the default lease of a received message (default 60).
-                Example: 60.
-            max_reconsume_times (int | Unset): MaxReconsumeTimes is how many failures send a message to the
+            consume_mode (GroupRequestConsumeMode | Unset): CONCURRENTLY (default) or ORDERLY (per queue, in order).
+                Example: CONCURRENTLY.
+            invisible_seconds (int | Unset): The default lease of a received message (default 60). Example: 60.
+            max_reconsume_times (int | Unset): How many failures send a message to the
                 dead-letter topic (default 16). Example: 16.
-            message_model (GroupRequestMessageModel | Unset): MessageModel: CLUSTERING (each message to one consumer;
-                default) or
+            message_model (GroupRequestMessageModel | Unset): CLUSTERING (each message to one consumer; default) or
                 BROADCASTING (every consumerId gets every message). Example: CLUSTERING.
             push (PushBody | Unset):
      """

@@ -27,14 +27,14 @@ T = TypeVar("T", bound="GroupStatus")
 class GroupStatus:
     """ 
         Attributes:
-            buffered (int): Buffered counts messages pulled and waiting for a receive. Example: 12.
-            consumers (list[str]): Consumers are the live client ids (the gateway for CLUSTERING, each
+            buffered (int): Counts messages pulled and waiting for a receive. Example: 12.
+            consumers (list[str]): The live client ids (the gateway for CLUSTERING, each
                 consumerId for BROADCASTING).
-            dlq_depth (int): DLQDepth counts the group's dead letters not yet redriven. Example: 0.
-            in_flight (int): InFlight counts messages received and not yet acked, nacked or expired. Example: 3.
-            queues_owned (int): QueuesOwned counts the queues this gateway's clients own. Example: 8.
-            retry_depth (int): RetryDepth is the lag of the group's retry queue (%RETRY%group). Example: 0.
-            waiting (int): Waiting counts long polls parked on the group. Example: 2.
+            dlq_depth (int): Counts the group's dead letters not yet redriven. Example: 0.
+            in_flight (int): Counts messages received and not yet acked, nacked or expired. Example: 3.
+            queues_owned (int): Counts the queues this gateway's clients own. Example: 8.
+            retry_depth (int): The lag of the group's retry queue (%RETRY%group). Example: 0.
+            waiting (int): Counts long polls parked on the group. Example: 2.
             empty (EmptyReceive | Unset):
             push (PushStatus | Unset):
      """

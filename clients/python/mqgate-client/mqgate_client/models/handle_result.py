@@ -27,9 +27,9 @@ class HandleResult:
     """ 
         Attributes:
             receipt_handle (str):
-            status (HandleResultStatus): Status: ok, expired (the lease ended or the handle is from an
+            status (HandleResultStatus): Ok, expired (the lease ended or the handle is from an
                 earlier delivery) or invalid (malformed or forged). Example: ok.
-            invisible_until (datetime.datetime | Unset): InvisibleUntil is the new lease end (extend).
+            invisible_until (datetime.datetime | Unset): The new lease end (extend).
      """
 
     receipt_handle: str

@@ -24,8 +24,8 @@ T = TypeVar("T", bound="Health")
 class Health:
     """ 
         Attributes:
-            status (HealthStatus): Status is "ok" (a 503 from /readyz is a Problem). Example: ok.
-            version (str | Unset): Version of the running binary. Example: v0.1.0.
+            status (HealthStatus): "ok" (a 503 from /readyz is a problem+json answer). Example: ok.
+            version (str | Unset): Of the running binary. Example: v0.1.0.
      """
 
     status: HealthStatus

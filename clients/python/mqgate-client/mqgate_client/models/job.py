@@ -27,29 +27,29 @@ T = TypeVar("T", bound="Job")
 class Job:
     """ 
         Attributes:
+            id (str):  Example: 06h2lg7v1kf9hhtg0rkbf6cn4o.
+            kind (JobKind): DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE. Example: DLQ_REDRIVE.
+            matched (int): Counts the messages selected so far. Example: 120.
+            moved (int): Counts those redriven or purged so far. Example: 120.
+            started_at (datetime.datetime):
+            state (JobState): RUNNING, DONE or FAILED (see error). Example: RUNNING.
             error (str | Unset):
-            finished_at (datetime.datetime | Unset): FinishedAt is set once the job is DONE or FAILED.
+            finished_at (datetime.datetime | Unset): Set once the job is DONE or FAILED.
             group (str | Unset):  Example: billing.
-            id (str | Unset):  Example: 06h2lg7v1kf9hhtg0rkbf6cn4o.
-            kind (JobKind | Unset): Kind: DLQ_REDRIVE, DLQ_PURGE or TOPIC_PURGE. Example: DLQ_REDRIVE.
-            matched (int | Unset): Matched counts the messages selected so far. Example: 120.
-            moved (int | Unset): Moved counts those redriven or purged so far. Example: 120.
             rate_per_second (int | Unset):  Example: 500.
-            started_at (datetime.datetime | Unset):
-            state (JobState | Unset): State: RUNNING, DONE or FAILED (see error). Example: RUNNING.
             topic (str | Unset):  Example: orders.
      """
 
+    id: str
+    kind: JobKind
+    matched: int
+    moved: int
+    started_at: datetime.datetime
+    state: JobState
     error: str | Unset = UNSET
     finished_at: datetime.datetime | Unset = UNSET
     group: str | Unset = UNSET
-    id: str | Unset = UNSET
-    kind: JobKind | Unset = UNSET
-    matched: int | Unset = UNSET
-    moved: int | Unset = UNSET
     rate_per_second: int | Unset = UNSET
-    started_at: datetime.datetime | Unset = UNSET
-    state: JobState | Unset = UNSET
     topic: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -58,6 +58,18 @@ class Job:
 
 
     def to_dict(self) -> dict[str, Any]:
+        id = self.id
+
+        kind = self.kind.value
+
+        matched = self.matched
+
+        moved = self.moved
+
+        started_at = self.started_at.isoformat()
+
+        state = self.state.value
+
         error = self.error
 
         finished_at: str | Unset = UNSET
@@ -66,27 +78,7 @@ class Job:
 
         group = self.group
 
-        id = self.id
-
-        kind: str | Unset = UNSET
-        if not isinstance(self.kind, Unset):
-            kind = self.kind.value
-
-
-        matched = self.matched
-
-        moved = self.moved
-
         rate_per_second = self.rate_per_second
-
-        started_at: str | Unset = UNSET
-        if not isinstance(self.started_at, Unset):
-            started_at = self.started_at.isoformat()
-
-        state: str | Unset = UNSET
-        if not isinstance(self.state, Unset):
-            state = self.state.value
-
 
         topic = self.topic
 
@@ -94,6 +86,12 @@ class Job:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({
+            "id": id,
+            "kind": kind,
+            "matched": matched,
+            "moved": moved,
+            "startedAt": started_at,
+            "state": state,
         })
         if error is not UNSET:
             field_dict["error"] = error
@@ -101,20 +99,8 @@ class Job:
             field_dict["finishedAt"] = finished_at
         if group is not UNSET:
             field_dict["group"] = group
-        if id is not UNSET:
-            field_dict["id"] = id
-        if kind is not UNSET:
-            field_dict["kind"] = kind
-        if matched is not UNSET:
-            field_dict["matched"] = matched
-        if moved is not UNSET:
-            field_dict["moved"] = moved
         if rate_per_second is not UNSET:
             field_dict["ratePerSecond"] = rate_per_second
-        if started_at is not UNSET:
-            field_dict["startedAt"] = started_at
-        if state is not UNSET:
-            field_dict["state"] = state
         if topic is not UNSET:
             field_dict["topic"] = topic
 
@@ -125,6 +111,27 @@ class Job:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         d = dict(src_dict)
+        id = d.pop("id")
+
+        kind = JobKind(d.pop("kind"))
+
+
+
+
+        matched = d.pop("matched")
+
+        moved = d.pop("moved")
+
+        started_at = datetime.datetime.fromisoformat(d.pop("startedAt"))
+
+
+
+
+        state = JobState(d.pop("state"))
+
+
+
+
         error = d.pop("error", UNSET)
 
         _finished_at = d.pop("finishedAt", UNSET)
@@ -139,57 +146,21 @@ class Job:
 
         group = d.pop("group", UNSET)
 
-        id = d.pop("id", UNSET)
-
-        _kind = d.pop("kind", UNSET)
-        kind: JobKind | Unset
-        if isinstance(_kind,  Unset):
-            kind = UNSET
-        else:
-            kind = JobKind(_kind)
-
-
-
-
-        matched = d.pop("matched", UNSET)
-
-        moved = d.pop("moved", UNSET)
-
         rate_per_second = d.pop("ratePerSecond", UNSET)
-
-        _started_at = d.pop("startedAt", UNSET)
-        started_at: datetime.datetime | Unset
-        if isinstance(_started_at,  Unset):
-            started_at = UNSET
-        else:
-            started_at = datetime.datetime.fromisoformat(_started_at)
-
-
-
-
-        _state = d.pop("state", UNSET)
-        state: JobState | Unset
-        if isinstance(_state,  Unset):
-            state = UNSET
-        else:
-            state = JobState(_state)
-
-
-
 
         topic = d.pop("topic", UNSET)
 
         job = cls(
-            error=error,
-            finished_at=finished_at,
-            group=group,
             id=id,
             kind=kind,
             matched=matched,
             moved=moved,
-            rate_per_second=rate_per_second,
             started_at=started_at,
             state=state,
+            error=error,
+            finished_at=finished_at,
+            group=group,
+            rate_per_second=rate_per_second,
             topic=topic,
         )
 

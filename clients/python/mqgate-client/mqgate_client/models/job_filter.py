@@ -25,13 +25,13 @@ T = TypeVar("T", bound="JobFilter")
 class JobFilter:
     """ 
         Attributes:
-            from_ (datetime.datetime | Unset): From selects messages stored (dead letters: dead-lettered) at or
+            from_ (datetime.datetime | Unset): Selects messages stored (dead letters: dead-lettered) at or
                 after this time.
-            reason (str | Unset): Reason is a substring of the message's lastReason. Example: 503.
-            sql (str | Unset): SQL is a SQL92 expression over properties and TAGS (as a
+            reason (str | Unset): A substring of the message's lastReason. Example: 503.
+            sql (str | Unset): A SQL92 expression over properties and TAGS (as a
                 subscription's with filterType SQL92). Example: region = 'eu' AND amount > 100.
-            tags (str | Unset): Tags is a tag expression: `*` or tags joined by `||`. Example: created || paid.
-            to (datetime.datetime | Unset): To selects messages stored before this time.
+            tags (str | Unset): A tag expression: `*` or tags joined by `||`. Example: created || paid.
+            to (datetime.datetime | Unset): Selects messages stored before this time.
      """
 
     from_: datetime.datetime | Unset = UNSET

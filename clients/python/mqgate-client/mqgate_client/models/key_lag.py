@@ -24,11 +24,11 @@ T = TypeVar("T", bound="KeyLag")
 class KeyLag:
     """ 
         Attributes:
-            depth (int): Depth counts the key's pulled, unfinished messages. Example: 12.
-            oldest_age_seconds (int): OldestAgeSeconds is how long ago the key's oldest unfinished message
+            depth (int): Counts the key's pulled, unfinished messages. Example: 12.
+            oldest_age_seconds (int): How long ago the key's oldest unfinished message
                 was born. Example: 95.
-            oldest_born_at (datetime.datetime): OldestBornAt is that message's bornAt; OldestMessageID its id.
-            oldest_message_id (str):
+            oldest_born_at (datetime.datetime): That message's bornAt.
+            oldest_message_id (str): That message's id.
             queue_id (int):  Example: 0.
             sharding_key (str):  Example: customer-9.
             topic (str):  Example: orders.

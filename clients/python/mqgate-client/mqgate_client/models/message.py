@@ -27,25 +27,24 @@ T = TypeVar("T", bound="Message")
 class Message:
     """ 
         Attributes:
-            born_at (datetime.datetime): BornAt is when the gateway accepted the message. Example: 2026-01-02T15:04:05.000Z.
-            message_id (str): MessageID is the id shown to users; it stays the same across retries. Example:
-                0A1B2C3D4E5F60718293A4B5.
-            reconsume_times (int): ReconsumeTimes counts earlier failed deliveries. Example: 0.
-            stored_at (datetime.datetime): StoredAt is when the transaction holding this copy committed. Example:
+            born_at (datetime.datetime): When the gateway accepted the message. Example: 2026-01-02T15:04:05.000Z.
+            message_id (str): The id shown to users; it stays the same across retries. Example: 0A1B2C3D4E5F60718293A4B5.
+            reconsume_times (int): Counts earlier failed deliveries. Example: 0.
+            stored_at (datetime.datetime): When the transaction holding this copy committed. Example:
                 2026-01-02T15:04:05.003Z.
-            topic (str): Topic is the topic the message was published to (also for retries). Example: orders.
-            body (str | Unset): Body is the UTF-8 text body of a message published with `body`. Example: order 17 created.
-            body_base_64 (str | Unset): BodyBase64 is the body (standard base64) of a message published with
+            topic (str): The topic the message was published to (also for retries). Example: orders.
+            body (str | Unset): The UTF-8 text body of a message published with `body`. Example: order 17 created.
+            body_base_64 (str | Unset): The body (standard base64) of a message published with
                 `bodyBase64`. Example: AAEC/w==.
-            deliver_at (datetime.datetime | Unset): DeliverAt is when a delayed message becomes (or became) deliverable;
+            deliver_at (datetime.datetime | Unset): When a delayed message becomes (or became) deliverable;
                 absent for messages that were not delayed. Example: 2026-01-02T15:05:05.000Z.
-            keys (list[str] | Unset): Keys are the message's lookup keys. Example: ['order-17'].
-            properties (MessageProperties | Unset): Properties are the user properties.
-            queue_id (int | Unset): QueueID is the queue the message is in; absent while it is delayed. Example: 3.
-            queue_offset (int | Unset): QueueOffset is the message's position in its queue; absent while it
+            keys (list[str] | Unset): The message's lookup keys. Example: ['order-17'].
+            properties (MessageProperties | Unset): The user properties.
+            queue_id (int | Unset): The queue the message is in; absent while it is delayed. Example: 3.
+            queue_offset (int | Unset): The message's position in its queue; absent while it
                 is delayed. Example: 42.
-            sharding_key (str | Unset): ShardingKey chose the message's queue (same key, same queue). Example: customer-9.
-            tags (str | Unset): Tags is the message's tag, matched by subscription filters. Example: created.
+            sharding_key (str | Unset): Chose the message's queue (same key, same queue). Example: customer-9.
+            tags (str | Unset): The message's tag, matched by subscription filters. Example: created.
      """
 
     born_at: datetime.datetime

@@ -26,10 +26,10 @@ T = TypeVar("T", bound="MessageList")
 class MessageList:
     """ 
         Attributes:
-            messages (list[Message]): Messages found, in queue order for a browse.
-            max_offset (int | Unset): MaxOffset is the offset the queue's next message will get (browse only). Example: 150.
-            min_offset (int | Unset): MinOffset is the queue's oldest kept offset (browse only). Example: 0.
-            next_offset (int | Unset): NextOffset is where the next browse of this queue starts (browse only). Example: 42.
+            messages (list[Message]): Found, in queue order for a browse.
+            max_offset (int | Unset): The offset the queue's next message will get (browse only). Example: 150.
+            min_offset (int | Unset): The queue's oldest kept offset (browse only). Example: 0.
+            next_offset (int | Unset): Where the next browse of this queue starts (browse only). Example: 42.
      """
 
     messages: list[Message]

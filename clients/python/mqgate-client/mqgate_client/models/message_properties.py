@@ -20,7 +20,7 @@ T = TypeVar("T", bound="MessageProperties")
 
 @_attrs_define
 class MessageProperties:
-    """ Properties are the user properties.
+    """ The user properties.
 
      """
 

@@ -24,13 +24,13 @@ T = TypeVar("T", bound="NackRequest")
 class NackRequest:
     """ 
         Attributes:
-            receipt_handles (list[str]): ReceiptHandles are the handles of received messages (1..100); an
+            receipt_handles (list[str]): The handles of received messages (1..100); an
                 empty or unknown one gets status invalid in the answer.
-            delay_level (int | Unset): DelayLevel: 0 lets the engine decide (3 + reconsumeTimes), -1 sends
+            delay_level (int | Unset): 0 lets the engine decide (3 + reconsumeTimes), -1 sends
                 to the dead-letter topic now, 1 or more picks that level of the
                 server's --delay-levels (1..18 by default); a level above the last
                 means the last, as in RocketMQ. Example: 0.
-            reason (str | Unset): Reason says why the messages failed (at most 256 characters); it is
+            reason (str | Unset): Says why the messages failed (at most 256 characters); it is
                 stored with the retry and dead-letter copies and shown as
                 lastReason in the DLQ listing. Example: payment service answered 503.
      """

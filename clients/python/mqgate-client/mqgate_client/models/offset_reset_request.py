@@ -26,10 +26,10 @@ T = TypeVar("T", bound="OffsetResetRequest")
 class OffsetResetRequest:
     """ 
         Attributes:
-            position (OffsetResetRequestPosition): Position: LAST_OFFSET, FIRST_OFFSET or TIMESTAMP. Example: TIMESTAMP.
-            topic (str): Topic is a subscribed topic (or the group's retry topic). Example: orders.
-            consumer_id (str | Unset): ConsumerID names the consumer of a BROADCASTING group. Example: c1.
-            timestamp (datetime.datetime | Unset): Timestamp is required with TIMESTAMP.
+            position (OffsetResetRequestPosition): LAST_OFFSET, FIRST_OFFSET or TIMESTAMP. Example: TIMESTAMP.
+            topic (str): A subscribed topic (or the group's retry topic). Example: orders.
+            consumer_id (str | Unset): Names the consumer of a BROADCASTING group. Example: c1.
+            timestamp (datetime.datetime | Unset): Required with TIMESTAMP.
      """
 
     position: OffsetResetRequestPosition

@@ -26,15 +26,15 @@ T = TypeVar("T", bound="Problem")
 class Problem:
     """ 
         Attributes:
-            status (int): Status is the HTTP status code of this answer. Example: 400.
-            title (str): Title is a short, fixed summary of the kind of problem. Example: Invalid request.
-            type_ (str): Type is a URI naming the kind of problem (urn:mqgate:problem:<code>). Example:
-                urn:mqgate:problem:invalid.
-            detail (str | Unset): Detail explains this occurrence of the problem. Example: the request has invalid fields.
-            errors (list[FieldProblem] | Unset): Errors lists the offending fields of a 400 answer.
-            instance (str | Unset): Instance is the request path. Example: /v1/topics/orders/messages.
-            request_id (str | Unset): RequestID matches the X-Request-Id header and the server's log line. Example:
-                7f3c9a1e2b4d5f60.
+            status (int): The HTTP status code of this answer. Example: 400.
+            title (str): A short, fixed summary of the kind of problem. Example: Invalid request.
+            type_ (str): A URI naming the kind of problem (urn:mqgate:problem:<code>). Example: urn:mqgate:problem:invalid.
+            detail (str | Unset): Explains this occurrence of the problem. Example: the request has invalid fields.
+            errors (list[FieldProblem] | Unset): Lists the offending fields of a 400 answer.
+            instance (str | Unset): The request path. Example: /v1/topics/orders/messages.
+            request_id (str | Unset): Matches the X-Request-Id header and the server's log line. Example: 7f3c9a1e2b4d5f60.
+            violated_policies (list[str] | Unset): Names the API-key limits a 429 (or 413) answer
+                exceeded, as in its RateLimit-Policy header (docs/quotas.md). Example: ['pub'].
      """
 
     status: int
@@ -44,6 +44,7 @@ class Problem:
     errors: list[FieldProblem] | Unset = UNSET
     instance: str | Unset = UNSET
     request_id: str | Unset = UNSET
+    violated_policies: list[str] | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -73,6 +74,12 @@ class Problem:
 
         request_id = self.request_id
 
+        violated_policies: list[str] | Unset = UNSET
+        if not isinstance(self.violated_policies, Unset):
+            violated_policies = self.violated_policies
+
+
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -89,6 +96,8 @@ class Problem:
             field_dict["instance"] = instance
         if request_id is not UNSET:
             field_dict["requestId"] = request_id
+        if violated_policies is not UNSET:
+            field_dict["violatedPolicies"] = violated_policies
 
         return field_dict
 
@@ -122,6 +131,9 @@ class Problem:
 
         request_id = d.pop("requestId", UNSET)
 
+        violated_policies = cast(list[str], d.pop("violatedPolicies", UNSET))
+
+
         problem = cls(
             status=status,
             title=title,
@@ -130,6 +142,7 @@ class Problem:
             errors=errors,
             instance=instance,
             request_id=request_id,
+            violated_policies=violated_policies,
         )
 
 

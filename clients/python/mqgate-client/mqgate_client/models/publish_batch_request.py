@@ -25,7 +25,7 @@ T = TypeVar("T", bound="PublishBatchRequest")
 class PublishBatchRequest:
     """ 
         Attributes:
-            messages (list[PublishRequest]): Messages to publish, in order.
+            messages (list[PublishRequest]): To publish, in order.
      """
 
     messages: list[PublishRequest]

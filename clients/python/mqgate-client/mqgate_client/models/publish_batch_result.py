@@ -25,7 +25,7 @@ T = TypeVar("T", bound="PublishBatchResult")
 class PublishBatchResult:
     """ 
         Attributes:
-            results (list[PublishResult]): Results are in the order of the request's messages.
+            results (list[PublishResult]): In the order of the request's messages.
      """
 
     results: list[PublishResult]

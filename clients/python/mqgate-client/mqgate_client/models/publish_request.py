@@ -25,30 +25,31 @@ T = TypeVar("T", bound="PublishRequest")
 
 @_attrs_define
 class PublishRequest:
-    """ Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt.
+    """ A message of a batch. Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. A
+    deduplicationId makes the entry idempotent.
 
         Attributes:
-            body (str | Unset): Body is a UTF-8 text body, not empty; it is returned as `body`. Example: order 17 created.
-            body_base_64 (str | Unset): BodyBase64 is a binary body in standard base64; it is returned as
+            body (str | Unset): A UTF-8 text body, not empty; it is returned as `body`. Example: order 17 created.
+            body_base_64 (str | Unset): A binary body in standard base64; it is returned as
                 `bodyBase64`. At most 4 MiB once decoded.
-            deduplication_id (str | Unset): DeduplicationID makes a batch entry idempotent (1..128 printable
+            deduplication_id (str | Unset): Makes a batch entry idempotent (1..128 printable
                 ASCII characters): within the server's dedup window a repeat on the
                 same topic with the same id stores nothing and answers the original
                 result; with a different message it answers 422. Batch entries only:
                 a single publish takes the Idempotency-Key header instead. Example: order-17-created.
-            delay_level (int | Unset): DelayLevel delays delivery by a RocketMQ delay level of the
+            delay_level (int | Unset): Delays delivery by a RocketMQ delay level of the
                 server's --delay-levels, by default 1..18 = 1s 5s 10s 30s 1m 2m 3m
                 4m 5m 6m 7m 8m 9m 10m 20m 30m 1h 2h; a level above the last means
                 the last. Example: 3.
-            delay_seconds (int | Unset): DelaySeconds delays delivery by this many seconds (at most 40 days).
-            deliver_at (datetime.datetime | Unset): DeliverAt delivers the message at this time (RFC 3339), at most 40
+            delay_seconds (int | Unset): Delays delivery by this many seconds (at most 40 days).
+            deliver_at (datetime.datetime | Unset): Delivers the message at this time (RFC 3339), at most 40
                 days ahead.
-            keys (list[str] | Unset): Keys are indexed for GET /v1/topics/{topic}/messages?key=K. Example: ['order-17'].
-            properties (PublishRequestProperties | Unset): Properties are user properties, returned as given. Property
-                names: not empty, at most 128 characters.
-            sharding_key (str | Unset): ShardingKey picks the queue by hash: messages with the same key go
+            keys (list[str] | Unset): Indexed for GET /v1/topics/{topic}/messages?key=K. Example: ['order-17'].
+            properties (PublishRequestProperties | Unset): User properties, returned as given. Property names: not empty, at
+                most 128 characters.
+            sharding_key (str | Unset): Picks the queue by hash: messages with the same key go
                 to the same queue, in order. Example: customer-9.
-            tags (str | Unset): Tags is one tag that subscription filters match (`TagA || TagB`). Example: created.
+            tags (str | Unset): One tag that subscription filters match (`TagA || TagB`). Example: created.
      """
 
     body: str | Unset = UNSET

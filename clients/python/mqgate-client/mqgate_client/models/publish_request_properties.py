@@ -20,7 +20,7 @@ T = TypeVar("T", bound="PublishRequestProperties")
 
 @_attrs_define
 class PublishRequestProperties:
-    """ Properties are user properties, returned as given. Property names: not empty, at most 128 characters.
+    """ User properties, returned as given. Property names: not empty, at most 128 characters.
 
      """
 

@@ -25,13 +25,13 @@ T = TypeVar("T", bound="PublishResult")
 class PublishResult:
     """ 
         Attributes:
-            message_id (str): MessageID is the new message's id. Example: 0A1B2C3D4E5F60718293A4B5.
-            topic (str): Topic the message was published to. Example: orders.
-            deliver_at (datetime.datetime | Unset): DeliverAt is when a delayed message becomes deliverable; absent
+            message_id (str): The new message's id. Example: 0A1B2C3D4E5F60718293A4B5.
+            topic (str): The message was published to. Example: orders.
+            deliver_at (datetime.datetime | Unset): When a delayed message becomes deliverable; absent
                 otherwise.
-            queue_id (int | Unset): QueueID is the queue it went to; absent for a delayed message. Example: 3.
-            queue_offset (int | Unset): QueueOffset is its position in the queue; absent for a delayed message. Example: 42.
-            replayed (bool | Unset): Replayed is true when this is the original result of an earlier
+            queue_id (int | Unset): The queue it went to; absent for a delayed message. Example: 3.
+            queue_offset (int | Unset): Its position in the queue; absent for a delayed message. Example: 42.
+            replayed (bool | Unset): True when this is the original result of an earlier
                 publish with the same Idempotency-Key (or deduplicationId): nothing
                 new was stored.
      """

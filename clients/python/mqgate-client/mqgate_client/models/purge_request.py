@@ -26,9 +26,9 @@ T = TypeVar("T", bound="PurgeRequest")
 class PurgeRequest:
     """ 
         Attributes:
-            dry_run (bool | Unset): DryRun only counts what the filter selects (200 {"matched"}). Example: False.
+            dry_run (bool | Unset): Only counts what the filter selects (200 {"matched"}). Example: False.
             filter_ (JobFilter | Unset):
-            rate_per_second (int | Unset): RatePerSecond bounds how many messages a second the job handles
+            rate_per_second (int | Unset): Bounds how many messages a second the job handles
                 (default: no bound). Example: 500.
      """
 

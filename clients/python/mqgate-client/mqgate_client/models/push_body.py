@@ -23,15 +23,14 @@ T = TypeVar("T", bound="PushBody")
 class PushBody:
     """ 
         Attributes:
-            url (str): URL receives each message as a POST. Example: https://hooks.example/orders.
-            batch_size (int | Unset): BatchSize is how many messages one POST carries (ORDERLY: in queue
+            url (str): Receives each message as a POST. Example: https://hooks.example/orders.
+            batch_size (int | Unset): How many messages one POST carries (ORDERLY: in queue
                 order). Default 1. 0 or absent: the default. Example: 1.
-            max_in_flight (int | Unset): MaxInFlight bounds concurrent requests (orderly: one per queue). Default 16. 0 or
-                absent: the default. Example: 16.
-            secret (str | Unset): Secret signs requests (Standard Webhooks); write-only. Example:
+            max_in_flight (int | Unset): Bounds concurrent requests (orderly: one per queue). Default 16. 0 or absent: the
+                default. Example: 16.
+            secret (str | Unset): Signs requests (Standard Webhooks); write-only. Example:
                 whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw.
-            timeout_seconds (int | Unset): TimeoutSeconds bounds one request. Default 15. 0 or absent: the default. Example:
-                15.
+            timeout_seconds (int | Unset): Bounds one request. Default 15. 0 or absent: the default. Example: 15.
      """
 
     url: str

@@ -25,22 +25,23 @@ T = TypeVar("T", bound="PushStatus")
 class PushStatus:
     """ 
         Attributes:
-            consecutive_failures (int): ConsecutiveFailures counts failed requests since the last 2xx. Example: 0.
-            delivered (int): Delivered counts messages answered with a 2xx, Failed messages sent
-                back for a retry, since this gateway started pushing the group. Example: 1200.
-            failed (int):  Example: 4.
-            in_flight (int): InFlight counts POSTs waiting for an answer (at most
-                push.maxInFlight); InFlightMessages the messages they carry. Example: 3.
-            in_flight_messages (int):  Example: 3.
-            queued (int): Queued counts messages waiting for a free request slot or for a
+            consecutive_failures (int): Counts failed requests since the last 2xx. Example: 0.
+            delivered (int): Counts messages answered with a 2xx since this gateway
+                started pushing the group. Example: 1200.
+            failed (int): Counts messages sent back for a retry since this gateway
+                started pushing the group. Example: 4.
+            in_flight (int): Counts POSTs waiting for an answer (at most
+                push.maxInFlight). Example: 3.
+            in_flight_messages (int): Counts the messages those POSTs carry. Example: 3.
+            queued (int): Counts messages waiting for a free request slot or for a
                 Retry-After pause to end. Example: 0.
-            url (str): URL is where this gateway pushes right now (it follows a changed
+            url (str): Where this gateway pushes right now (it follows a changed
                 push.url within moments of the PUT). Example: https://hooks.example/orders.
-            last_error (str | Unset): LastError describes the last failure (status code, timeout,
+            last_error (str | Unset): Describes the last failure (status code, timeout,
                 connection or network-guard error). Example: HTTP 503 Service Unavailable.
-            last_error_at (datetime.datetime | Unset):
-            last_success_at (datetime.datetime | Unset): LastSuccessAt and LastErrorAt are absent until the first of each.
-            paused_until (datetime.datetime | Unset): PausedUntil is set while a Retry-After from the receiver holds the
+            last_error_at (datetime.datetime | Unset): The time of the last failure; absent until the first.
+            last_success_at (datetime.datetime | Unset): The time of the last 2xx; absent until the first.
+            paused_until (datetime.datetime | Unset): Set while a Retry-After from the receiver holds the
                 group's pushing.
      """
 

@@ -23,7 +23,7 @@ class PushView:
     """ 
         Attributes:
             batch_size (int):
-            has_secret (bool): HasSecret tells whether requests are signed.
+            has_secret (bool): Tells whether requests are signed.
             max_in_flight (int):
             timeout_seconds (int):
             url (str):

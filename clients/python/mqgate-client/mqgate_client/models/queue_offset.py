@@ -22,11 +22,11 @@ T = TypeVar("T", bound="QueueOffset")
 class QueueOffset:
     """ 
         Attributes:
-            buffered (int): Buffered counts pulled messages not yet received. Example: 8.
-            committed_offset (int): CommittedOffset is the next offset the group will consume. Example: 140.
-            in_flight (int): InFlight counts received, unanswered messages of the queue. Example: 2.
-            lag (int): Lag is maxOffset - committedOffset. Example: 10.
-            max_offset (int): MaxOffset is the offset the next message will get. Example: 150.
+            buffered (int): Counts pulled messages not yet received. Example: 8.
+            committed_offset (int): The next offset the group will consume. Example: 140.
+            in_flight (int): Counts received, unanswered messages of the queue. Example: 2.
+            lag (int): maxOffset - committedOffset. Example: 10.
+            max_offset (int): The offset the next message will get. Example: 150.
             queue_id (int):  Example: 0.
             topic (str):  Example: orders.
      """

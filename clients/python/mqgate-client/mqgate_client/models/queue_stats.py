@@ -22,9 +22,9 @@ T = TypeVar("T", bound="QueueStats")
 class QueueStats:
     """ 
         Attributes:
-            max_offset (int): MaxOffset is the offset the next message will get. Example: 150.
-            min_offset (int): MinOffset is the offset of the oldest message still kept. Example: 0.
-            queue_id (int): QueueID is the queue's index, 0..queues-1. Example: 0.
+            max_offset (int): The offset the next message will get. Example: 150.
+            min_offset (int): The offset of the oldest message still kept. Example: 0.
+            queue_id (int): The queue's index, 0..queues-1. Example: 0.
      """
 
     max_offset: int

@@ -23,11 +23,10 @@ T = TypeVar("T", bound="ReceiveRequest")
 class ReceiveRequest:
     """ 
         Attributes:
-            consumer_id (str | Unset): ConsumerID names the consumer; required for BROADCASTING groups only. Example: c1.
-            invisible_seconds (int | Unset): InvisibleSeconds is the lease of each returned message (default: the group's).
-                Example: 60.
-            max_messages (int | Unset): MaxMessages is the most messages to return (default 1). Example: 10.
-            wait_seconds (int | Unset): WaitSeconds is how long to wait for a message when none is ready
+            consumer_id (str | Unset): Names the consumer; required for BROADCASTING groups only. Example: c1.
+            invisible_seconds (int | Unset): The lease of each returned message (default: the group's). Example: 60.
+            max_messages (int | Unset): The most messages to return (default 1). Example: 10.
+            wait_seconds (int | Unset): How long to wait for a message when none is ready
                 (default 0: answer at once). Example: 20.
      """
 

@@ -20,7 +20,7 @@ T = TypeVar("T", bound="ReceivedMessageProperties")
 
 @_attrs_define
 class ReceivedMessageProperties:
-    """ Properties are the user properties.
+    """ The user properties.
 
      """
 

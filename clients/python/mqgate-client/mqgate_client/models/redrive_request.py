@@ -26,11 +26,11 @@ T = TypeVar("T", bound="RedriveRequest")
 class RedriveRequest:
     """ 
         Attributes:
-            dry_run (bool | Unset): DryRun only counts what the filter selects: 200 {"matched"}. Example: False.
+            dry_run (bool | Unset): Only counts what the filter selects: 200 {"matched"}. Example: False.
             filter_ (JobFilter | Unset):
-            message_ids (list[str] | Unset): MessageIDs are original message ids to redrive; empty or absent
+            message_ids (list[str] | Unset): Original message ids to redrive; empty or absent
                 redrives every dead letter of the group. Example: ['0A1B2C3D4E5F60718293A4B5'].
-            rate_per_second (int | Unset): RatePerSecond bounds how many dead letters a second the job
+            rate_per_second (int | Unset): Bounds how many dead letters a second the job
                 redrives (default: no bound). 0 or absent: the default. Example: 500.
      """
 

@@ -23,8 +23,8 @@ T = TypeVar("T", bound="RedriveResult")
 class RedriveResult:
     """ 
         Attributes:
-            redriven (int): Redriven counts the dead letters sent back to the group. Example: 3.
-            matched (int | Unset): Matched is the answer of a dry run: how many dead letters the
+            redriven (int): Counts the dead letters sent back to the group. Example: 3.
+            matched (int | Unset): The answer of a dry run: how many dead letters the
                 filter selects now (redriven is then 0). Example: 3.
      """
 

@@ -24,12 +24,12 @@ T = TypeVar("T", bound="SubscriptionBody")
 class SubscriptionBody:
     """ 
         Attributes:
-            topic (str): Topic is a user topic. Example: orders.
-            filter_ (str | Unset): Filter is `*` (default) or tags joined by `||`; with filterType
+            topic (str): A user topic. Example: orders.
+            filter_ (str | Unset): `*` (default) or tags joined by `||`; with filterType
                 SQL92 an expression over properties and TAGS, e.g.
                 `a > 5 AND region IN ('eu','us') AND b IS NOT NULL` (a bad one is a
                 400 naming its position). Example: created || paid.
-            filter_type (SubscriptionBodyFilterType | Unset): FilterType is TAG (default) or SQL92. Example: TAG.
+            filter_type (SubscriptionBodyFilterType | Unset): TAG (default) or SQL92. Example: TAG.
      """
 
     topic: str

@@ -28,13 +28,13 @@ class TimelineEvent:
         Attributes:
             at (datetime.datetime):
             type_ (TimelineEventType):  Example: DELIVERED.
-            attempt (int | Unset): Attempt is the delivery's number, 1 for the first (DELIVERED). Example: 1.
-            consumer_id (str | Unset): ConsumerID is who received it (DELIVERED). Example: c1.
-            delay_level (int | Unset): DelayLevel: the nack's level (NACKED) or the retry's (RETRY_SCHEDULED). Example: 3.
-            job_id (str | Unset): JobID is the redrive job that moved it back (REDRIVEN by
+            attempt (int | Unset): The delivery's number, 1 for the first (DELIVERED). Example: 1.
+            consumer_id (str | Unset): Who received it (DELIVERED). Example: c1.
+            delay_level (int | Unset): The nack's level (NACKED) or the retry's (RETRY_SCHEDULED). Example: 3.
+            job_id (str | Unset): The redrive job that moved it back (REDRIVEN by
                 POST /v1/groups/{group}/dlq/redrive with a filter; absent for a
                 redrive by message ids or a blocked key's resume). Example: 06h2lg7v1kf9hhtg0rkbf6cn4o.
-            reason (str | Unset): Reason is the nack reason, when one was given (NACKED).
+            reason (str | Unset): The nack reason, when one was given (NACKED).
      """
 
     at: datetime.datetime

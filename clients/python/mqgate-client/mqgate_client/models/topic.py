@@ -27,11 +27,11 @@ T = TypeVar("T", bound="Topic")
 class Topic:
     """ 
         Attributes:
-            created_at (datetime.datetime): CreatedAt is when the topic was created (RFC 3339, UTC, milliseconds). Example:
+            created_at (datetime.datetime): When the topic was created (RFC 3339, UTC, milliseconds). Example:
                 2026-01-02T15:04:05.000Z.
-            name (str): Name of the topic. Example: orders.
-            queues (int): Queues is the number of queues. Example: 8.
-            retention_hours (int): RetentionHours is how long messages are kept. Example: 72.
+            name (str): Of the topic. Example: orders.
+            queues (int): The number of queues. Example: 8.
+            retention_hours (int): How long messages are kept. Example: 72.
             stats (TopicStats | Unset):
      """
 

@@ -26,8 +26,8 @@ T = TypeVar("T", bound="TopicList")
 class TopicList:
     """ 
         Attributes:
-            topics (list[Topic]): Topics are the user topics, by name.
-            next_cursor (str | Unset): NextCursor continues the listing (pass it as `cursor`); absent on
+            topics (list[Topic]): The user topics, by name.
+            next_cursor (str | Unset): Continues the listing (pass it as `cursor`); absent on
                 the last page. Example: orders.
      """
 

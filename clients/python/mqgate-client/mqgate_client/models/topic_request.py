@@ -23,9 +23,9 @@ T = TypeVar("T", bound="TopicRequest")
 class TopicRequest:
     """ 
         Attributes:
-            queues (int | Unset): Queues is the number of queues (read = write queue count). It may
+            queues (int | Unset): The number of queues (read = write queue count). It may
                 grow, never shrink. Default 8. Example: 8.
-            retention_hours (int | Unset): RetentionHours is how long messages are kept (RocketMQ
+            retention_hours (int | Unset): How long messages are kept (RocketMQ
                 fileReservedTime). Default 72. Example: 72.
      """
 

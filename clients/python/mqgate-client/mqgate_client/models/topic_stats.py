@@ -25,14 +25,14 @@ T = TypeVar("T", bound="TopicStats")
 class TopicStats:
     """ 
         Attributes:
-            bytes_ (int): Bytes estimates the disk the topic's messages take in the store
+            bytes_ (int): Estimates the disk the topic's messages take in the store
                 (their records, from a sample of each queue; indexes and free pages
                 not included). /metrics has the file's figures. Example: 1258291.
-            corrupt (int): Corrupt counts the stored messages set aside because they failed
+            corrupt (int): Counts the stored messages set aside because they failed
                 their checksum when read (part of messages, never delivered);
                 GET /v1/topics/{topic}/corrupt lists them. Example: 0.
-            messages (int): Messages is the number of messages kept, summed over queues. Example: 1200.
-            queues (list[QueueStats]): Queues lists each queue's offset range [minOffset, maxOffset).
+            messages (int): The number of messages kept, summed over queues. Example: 1200.
+            queues (list[QueueStats]): Lists each queue's offset range [minOffset, maxOffset).
      """
 
     bytes_: int

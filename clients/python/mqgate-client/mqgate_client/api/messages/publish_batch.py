@@ -106,6 +106,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_422
 
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
     if response.status_code == 500:
         response_500 = Problem.from_dict(response.json())
 
@@ -145,7 +152,9 @@ def sync_detailed(
     """ Publish a batch of messages
 
      Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing.
-    Results are in request order.
+    Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of
+    one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give
+    sharding keys to spread a batch.
 
     Args:
         topic (str):
@@ -182,7 +191,9 @@ def sync(
     """ Publish a batch of messages
 
      Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing.
-    Results are in request order.
+    Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of
+    one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give
+    sharding keys to spread a batch.
 
     Args:
         topic (str):
@@ -214,7 +225,9 @@ async def asyncio_detailed(
     """ Publish a batch of messages
 
      Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing.
-    Results are in request order.
+    Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of
+    one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give
+    sharding keys to spread a batch.
 
     Args:
         topic (str):
@@ -251,7 +264,9 @@ async def asyncio(
     """ Publish a batch of messages
 
      Stores 1..1000 messages (at most 4 MiB of bodies in all) in one durable transaction: all or nothing.
-    Results are in request order.
+    Results are in request order. Messages with a shardingKey go to its queue by hash; all the others of
+    one batch go together to the next round-robin queue (as a RocketMQ batch goes to one queue), so give
+    sharding keys to spread a batch.
 
     Args:
         topic (str):

@@ -9,7 +9,7 @@ from ...types import Response, UNSET
 from ... import errors
 
 from ...models.problem import Problem
-from ...models.publish_request import PublishRequest
+from ...models.publish_message_request import PublishMessageRequest
 from ...models.publish_result import PublishResult
 from ...types import UNSET, Unset
 from typing import cast
@@ -19,7 +19,7 @@ from typing import cast
 def _get_kwargs(
     topic: str,
     *,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
@@ -111,6 +111,13 @@ def _parse_response(*, client: AuthenticatedClient | Client, response: httpx.Res
 
         return response_422
 
+    if response.status_code == 429:
+        response_429 = Problem.from_dict(response.json())
+
+
+
+        return response_429
+
     if response.status_code == 500:
         response_500 = Problem.from_dict(response.json())
 
@@ -144,7 +151,7 @@ def sync_detailed(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Problem | PublishResult]:
@@ -152,13 +159,14 @@ def sync_detailed(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -186,7 +194,7 @@ def sync(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Problem | PublishResult | None:
@@ -194,13 +202,14 @@ def sync(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -223,7 +232,7 @@ async def asyncio_detailed(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Response[Problem | PublishResult]:
@@ -231,13 +240,14 @@ async def asyncio_detailed(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -265,7 +275,7 @@ async def asyncio(
     topic: str,
     *,
     client: AuthenticatedClient,
-    body: PublishRequest,
+    body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
 
 ) -> Problem | PublishResult | None:
@@ -273,13 +283,14 @@ async def asyncio(
 
      Stores one message durably (synced) before answering. Exactly one of body and bodyBase64; at most
     one of delayLevel, delaySeconds and deliverAt. With shardingKey the queue is chosen by hash, else
-    round-robin.
+    round-robin. A deliverAt in the past stores the message in its queue at once.
 
     Args:
         topic (str):
         idempotency_key (str | Unset):
-        body (PublishRequest): Exactly one of body, bodyBase64. At most one of delayLevel,
-            delaySeconds, deliverAt.
+        body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
+            most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
+            Idempotency-Key header.
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
