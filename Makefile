@@ -25,6 +25,7 @@ PYTEST_VERSION                := 9.2.0
 SDK_VENV            := $(TOOLS)/sdk-venv
 OPC                 := $(SDK_VENV)/bin/openapi-python-client
 PY_SDK              := clients/python/mqgate-client
+PY_STREAM           := clients/python/mqgate-stream
 TS_SDK              := clients/typescript
 TS_MODULES          := $(TS_SDK)/node_modules/.bin/openapi-typescript
 
@@ -130,14 +131,14 @@ sdk-ci: sdk-check sdk-test ## what CI runs after make test: SDK freshness and bo
 sdk-python-test: $(OPC)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/mqgate ./cmd/mqgate
 	@# installed from a copy: a build in place leaves build/ and *.egg-info next to the generated code
-	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cp -r $(PY_SDK) "$$tmp/" && \
-	  $(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check "$$tmp/$(notdir $(PY_SDK))"
-	PYTHONDONTWRITEBYTECODE=1 clients/with-server.sh $(BIN)/mqgate $(SDK_VENV)/bin/python -m pytest -p no:cacheprovider -v clients/python/test_roundtrip.py
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && cp -r $(PY_SDK) $(PY_STREAM) "$$tmp/" && \
+	  $(SDK_VENV)/bin/pip install --quiet --disable-pip-version-check "$$tmp/$(notdir $(PY_SDK))" "$$tmp/$(notdir $(PY_STREAM))"
+	PYTHONDONTWRITEBYTECODE=1 clients/with-server.sh $(BIN)/mqgate $(SDK_VENV)/bin/python -m pytest -p no:cacheprovider -v clients/python/test_roundtrip.py clients/python/test_stream.py
 
 sdk-typescript-test: $(TS_MODULES)
 	CGO_ENABLED=0 $(GO) build -o $(BIN)/mqgate ./cmd/mqgate
 	cd $(TS_SDK) && node_modules/.bin/tsc -p tsconfig.json
-	clients/with-server.sh $(BIN)/mqgate node --test $(TS_SDK)/roundtrip.test.js
+	clients/with-server.sh $(BIN)/mqgate node --test $(TS_SDK)/roundtrip.test.js $(TS_SDK)/stream.test.js
 
 $(OPC):
 	python3 -m venv $(SDK_VENV)

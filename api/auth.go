@@ -41,6 +41,7 @@ var routeAccess = map[string]access{
 	"POST /v1/topics/{topic}/messages/batch":      {auth.Pub, "topic"},
 	"GET /v1/topics/{topic}/messages":             {auth.Pub, "topic"},
 	"GET /v1/topics/{topic}/messages/{messageId}": {auth.Pub, "topic"},
+	"GET /v1/topics/{topic}/stream":               {auth.Pub, "topic"},
 
 	// Consumer groups: the list shows the groups the key may consume
 	// through; creating, changing and deleting them is admin's.
@@ -54,6 +55,7 @@ var routeAccess = map[string]access{
 	"POST /v1/groups/{group}/ack":           {auth.Sub, "group"},
 	"POST /v1/groups/{group}/nack":          {auth.Sub, "group"},
 	"POST /v1/groups/{group}/extend":        {auth.Sub, "group"},
+	"GET /v1/groups/{group}/stream":         {auth.Sub, "group"},
 
 	// Dead letters: consumers may look, only admin may redrive.
 	"GET /v1/groups/{group}/dlq":          {auth.Sub, "group"},
@@ -152,6 +154,14 @@ func (s *Server) authenticated(w http.ResponseWriter, r *http.Request) (*http.Re
 func (s *Server) authenticate(r *http.Request) (*auth.Key, string) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
+		// A browser's WebSocket cannot set headers: its key comes as the
+		// subprotocol mqgate.key.<base64url> (stream.go).
+		if token := keyFromSubprotocol(r); token != "" {
+			if k := s.keys.Authenticate(token); k != nil {
+				return k, ""
+			}
+			return nil, "unknown API key"
+		}
 		return nil, "this API needs an API key: send Authorization: Bearer <key>"
 	}
 	scheme, token, _ := strings.Cut(h, " ")

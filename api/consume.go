@@ -119,6 +119,10 @@ func newHandleResults(rs []gateway.HandleResult) HandleResults {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/receive [post]
 func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.tracer != nil {
+		start = time.Now()
+	}
 	name, err := groupParam(r)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -161,6 +165,9 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(got) > 0 {
+		if s.tracer != nil {
+			s.traceReceive(r, start, name, got)
+		}
 		writeAppended(w, http.StatusOK, appendReceived, got) // newReceiveResponse's JSON
 		return
 	}
@@ -199,11 +206,18 @@ func newReceiveResponse(got []gateway.Received) ReceiveResponse {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/ack [post]
 func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.tracer != nil {
+		start = time.Now()
+	}
 	name, req, ok := decodeHandles[AckRequest](s, w, r)
 	if !ok {
 		return
 	}
 	res, err := s.consume.Ack(r.Context(), name, req.ReceiptHandles)
+	if s.tracer != nil {
+		s.traceSettle(r, start, name, "ack", "ack", res, err)
+	}
 	s.answerHandles(w, r, res, err)
 }
 
@@ -227,11 +241,22 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/nack [post]
 func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.tracer != nil {
+		start = time.Now()
+	}
 	name, req, ok := decodeHandles[NackRequest](s, w, r)
 	if !ok {
 		return
 	}
 	res, err := s.nack(r, name, req)
+	if s.tracer != nil {
+		outcome := "nack"
+		if req.DelayLevel < 0 {
+			outcome = "dlq"
+		}
+		s.traceSettle(r, start, name, "nack", outcome, res, err)
+	}
 	s.answerHandles(w, r, res, err)
 }
 

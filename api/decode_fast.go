@@ -231,6 +231,8 @@ const (
 	seenProperties
 	seenShardingKey
 	seenDeduplicationID
+	seenTraceParent
+	seenTraceState
 )
 
 // publish reads a publish request (or batch entry) of string members,
@@ -262,6 +264,12 @@ func (s *fastScanner) publish(req *PublishRequest) bool {
 		case "deduplicationId":
 			req.DeduplicationID, ok = s.str()
 			return ok && once(seenDeduplicationID)
+		case "traceparent":
+			req.TraceParent, ok = s.str()
+			return ok && once(seenTraceParent)
+		case "tracestate":
+			req.TraceState, ok = s.str()
+			return ok && once(seenTraceState)
 		case "keys":
 			req.Keys, ok = s.strs()
 			return ok && once(seenKeys)

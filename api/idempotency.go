@@ -38,6 +38,10 @@ func validDedupID(s string) bool {
 // retry of the same request hashes the same and any change of a field
 // does not. Each field is tagged and length-prefixed; the
 // deduplicationId itself is left out.
+//
+// The trace context is not part of it: a client's retry of the same
+// message carries a new traceparent (a new attempt span) and is still the
+// same message.
 func requestHash(req *PublishRequest) [32]byte {
 	h := sha256.New()
 	str := func(tag byte, s string) {

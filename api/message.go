@@ -41,6 +41,14 @@ type Message struct {
 	// DeliverAt is when a delayed message becomes (or became) deliverable;
 	// absent for messages that were not delayed.
 	DeliverAt string `json:"deliverAt,omitempty" format:"date-time" example:"2026-01-02T15:05:05.000Z"`
+	// TraceParent is the W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	TraceParent string `json:"traceparent,omitempty" example:"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`
+	// TraceState is the W3C tracestate that came with traceparent.
+	TraceState string `json:"tracestate,omitempty" example:"vendor=value"`
 }
 
 // newMessage renders a stored message: wire.NewMessage owns the shape

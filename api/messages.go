@@ -48,6 +48,15 @@ type PublishRequest struct {
 	// result; with a different message it answers 422. Batch entries only:
 	// a single publish takes the Idempotency-Key header instead.
 	DeduplicationID string `json:"deduplicationId,omitempty" maxLength:"128" example:"order-17-created"`
+	// TraceParent is the message's W3C traceparent (Trace Context level
+	// 1, version 00): stored with the message, returned on receive and
+	// sent as the traceparent header of a webhook push. A single publish
+	// may send the traceparent header instead (not both); a malformed
+	// value here answers 400 (a malformed header is ignored, as W3C says).
+	TraceParent string `json:"traceparent,omitempty" maxLength:"55" example:"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"`
+	// TraceState is the W3C tracestate that goes with traceparent (at
+	// most 512 characters; only with traceparent).
+	TraceState string `json:"tracestate,omitempty" maxLength:"512" example:"vendor=value"`
 }
 
 // PublishBatchRequest is the body of a batch publish: 1..1000 messages,
@@ -152,6 +161,10 @@ func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) co
 	if delays > 1 {
 		fe.add(entryField(i, "delayLevel"), "give at most one of delayLevel, delaySeconds and deliverAt")
 	}
+	if req.TraceParent != "" || req.TraceState != "" {
+		checkTraceContext(req.TraceParent, req.TraceState, i, fe)
+		pm.TraceParent, pm.TraceState = req.TraceParent, req.TraceState
+	}
 	return pm
 }
 
@@ -165,6 +178,8 @@ func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) co
 //	@Param			topic	path		string			true	"Topic name"
 //	@Param			request	body		PublishRequest	true	"The message"
 //	@Param			Idempotency-Key	header	string	false	"1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422"
+//	@Param			traceparent	header	string	false	"W3C traceparent: the message's trace context (stored, returned on receive, sent on webhook pushes); the parent of the publish span when the server traces. A malformed one is ignored. Not together with the traceparent field"
+//	@Param			tracestate	header	string	false	"W3C tracestate that goes with traceparent"
 //	@Success		201		{object}	PublishResult
 //	@Header			201		{string}	Idempotent-Replayed	"true when the answer is the original result of an earlier publish with the same Idempotency-Key"
 //	@Failure		400		{object}	Problem
@@ -183,6 +198,10 @@ func toPutMessage(req *PublishRequest, i int, now time.Time, fe *fieldErrors) co
 //	@Security		BearerAuth
 //	@Router			/v1/topics/{topic}/messages [post]
 func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.tracer != nil {
+		start = time.Now()
+	}
 	topic, err := userTopicParam(r)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -206,6 +225,12 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 			pm.DedupID, pm.DedupHash = key[0], requestHash(&req)
 		}
 	}
+	if tp, ts, ok := traceHeaders(r); ok {
+		if req.TraceParent != "" {
+			fe.add("traceparent", "give the traceparent header or the traceparent field, not both")
+		}
+		pm.TraceParent, pm.TraceState = tp, ts
+	}
 	if err := fe.err(); err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -217,7 +242,15 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	if !s.admitPublish(w, r, topic, 1, len(pm.Body)) {
 		return
 	}
-	res, err := s.engine.Put(r.Context(), topic, []core.PutMessage{pm})
+	pms := []core.PutMessage{pm}
+	var res []core.PutResult
+	if s.tracer == nil {
+		res, err = s.engine.Put(r.Context(), topic, pms)
+	} else {
+		ctx, span := s.startPublish(r.Context(), start, topic, pms, false)
+		res, err = s.put(ctx, topic, pms)
+		endPublish(span, res, err)
+	}
 	s.metrics.observePublish("single", 1, len(pm.Body), err)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -260,6 +293,10 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/topics/{topic}/messages/batch [post]
 func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Request) {
+	var start time.Time
+	if s.tracer != nil {
+		start = time.Now()
+	}
 	topic, err := userTopicParam(r)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -301,7 +338,26 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	if !s.admitPublish(w, r, topic, len(pms), total) {
 		return
 	}
-	res, err := s.engine.Put(r.Context(), topic, pms)
+	if tp, ts, ok := traceHeaders(r); ok {
+		// The request's context is the parent of the publish span; with
+		// tracing off it is the creation context of the entries that have
+		// none of their own.
+		if s.tracer == nil {
+			for i := range pms {
+				if pms[i].TraceParent == "" {
+					pms[i].TraceParent, pms[i].TraceState = tp, ts
+				}
+			}
+		}
+	}
+	var res []core.PutResult
+	if s.tracer == nil {
+		res, err = s.engine.Put(r.Context(), topic, pms)
+	} else {
+		ctx, span := s.startPublish(requestContext(r), start, topic, pms, true)
+		res, err = s.put(ctx, topic, pms)
+		endPublish(span, res, err)
+	}
 	s.metrics.observePublish("batch", len(pms), total, err)
 	if err != nil {
 		s.writeProblem(w, r, err)

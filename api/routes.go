@@ -68,6 +68,7 @@ func (s *Server) routes() *chi.Mux {
 		r.Post("/v1/topics/{topic}/messages/batch", s.handleMessagePublishBatch)
 		r.Get("/v1/topics/{topic}/messages", s.handleMessageQuery)
 		r.Get("/v1/topics/{topic}/messages/{messageId}", s.handleMessageGet)
+		r.Get("/v1/topics/{topic}/stream", s.handleTopicStream) // stream_publish.go
 
 		// Consumer groups (groups.go) and consuming (consume.go).
 		r.With(s.needConsumption).Group(func(r chi.Router) {
@@ -81,6 +82,7 @@ func (s *Server) routes() *chi.Mux {
 			r.Post("/v1/groups/{group}/ack", s.handleAck)
 			r.Post("/v1/groups/{group}/nack", s.handleNack)
 			r.Post("/v1/groups/{group}/extend", s.handleExtend)
+			r.Get("/v1/groups/{group}/stream", s.handleGroupStream) // stream_consume.go
 
 			// Dead letters (dlq.go).
 			r.Get("/v1/groups/{group}/dlq", s.handleDLQList)

@@ -15,6 +15,7 @@ import (
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/internal/quota"
+	"github.com/mqgate/mqgate/internal/tracing"
 )
 
 // Options configures the HTTP API.
@@ -70,6 +71,13 @@ type Options struct {
 	// wait is never cut and a client that does not read the answer still
 	// is. Default 30s.
 	WriteTimeout time.Duration
+	// Streams configures the WebSocket streams (stream.go): the Origin
+	// allow-list, the caps and the ping interval.
+	Streams StreamOptions
+	// Tracer, when set, records the publish, commit, receive and
+	// settlement spans (api/trace.go). Nil: tracing off, and no tracing
+	// work at all on any request.
+	Tracer *tracing.Tracer
 }
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
@@ -94,9 +102,13 @@ type Server struct {
 	noAccess bool          // Options.NoAccessLog
 	ready    func() error  // Options.Ready; nil: always ready
 
-	bodyTimeout time.Duration // Options.BodyReadTimeout
-	backup      Backuper      // nil: no backups
-	writeTTL    time.Duration // WriteTimeout, added to a receive's wait
+	bodyTimeout time.Duration   // Options.BodyReadTimeout
+	backup      Backuper        // nil: no backups
+	writeTTL    time.Duration   // WriteTimeout, added to a receive's wait
+	tracer      *tracing.Tracer // Options.Tracer; nil: tracing off
+
+	streamOpts StreamOptions  // Options.Streams, with defaults
+	streams    streamRegistry // the live WebSocket streams
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -133,7 +145,10 @@ func New(opts Options) *Server {
 
 		bodyTimeout: opts.BodyReadTimeout,
 		writeTTL:    opts.WriteTimeout,
+		streamOpts:  opts.Streams,
+		tracer:      opts.Tracer,
 	}
+	s.streamOpts.defaults()
 	if s.bodyTimeout <= 0 {
 		s.bodyTimeout = DefaultBodyReadTimeout
 	}
@@ -148,6 +163,7 @@ func New(opts Options) *Server {
 		s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s.metrics = newMetrics(s.registry)
+	s.streams.registerMetrics(s.registry)
 	if s.keys != nil {
 		s.quotas = quota.New(s.keys, quota.NewMetrics(s.registry))
 	}
@@ -180,4 +196,16 @@ var routeContexts = sync.Pool{New: func() any { return chi.NewRouteContext() }}
 
 // SetShuttingDown makes /readyz answer 503 from now on; call it when
 // graceful shutdown begins, before the listener closes.
-func (s *Server) SetShuttingDown() { s.shuttingDown.Store(true) }
+//
+// It also closes every WebSocket stream with 1001 "server shutting down"
+// (their unsettled leases run out, as REST leases do) and waits, up to
+// streamShutdownWait, for them to end: http.Server.Shutdown does not see
+// hijacked connections.
+func (s *Server) SetShuttingDown() {
+	s.shuttingDown.Store(true)
+	s.streams.closeAll(streamShutdownWait)
+}
+
+// streamShutdownWait bounds how long SetShuttingDown waits for the
+// streams' close handshakes.
+const streamShutdownWait = 5 * time.Second

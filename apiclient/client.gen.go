@@ -637,6 +637,20 @@ type DeadLetter struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // DryRunResult defines model for DryRunResult.
@@ -1230,6 +1244,20 @@ type Message struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // MessageList defines model for MessageList.
@@ -1415,8 +1443,23 @@ type PublishRequest struct {
 	// Tags One tag that subscription filters match (`TagA || TagB`).
 	//
 	// Example: created
-	Tags  *string `json:"tags,omitempty"`
-	union json.RawMessage
+	Tags *string `json:"tags,omitempty"`
+
+	// Traceparent The message's W3C traceparent (Trace Context level
+	// 1, version 00): stored with the message, returned on receive and
+	// sent as the traceparent header of a webhook push. A single publish
+	// may send the traceparent header instead (not both); a malformed
+	// value here answers 400 (a malformed header is ignored, as W3C says).
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that goes with traceparent (at
+	// most 512 characters; only with traceparent).
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
+	union      json.RawMessage
 }
 
 // PublishRequest0 defines model for PublishRequest.0.
@@ -1735,6 +1778,20 @@ type ReceivedMessage struct {
 	//
 	// Example: orders
 	Topic string `json:"topic"`
+
+	// Traceparent The W3C traceparent of the message's creation: the
+	// one it was published with or, when the server traces, that of its
+	// publish span. It stays the same across retries and dead-lettering;
+	// a consumer links its processing span to it. Absent when the message
+	// has none.
+	//
+	// Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate The W3C tracestate that came with traceparent.
+	//
+	// Example: vendor=value
+	Tracestate *string `json:"tracestate,omitempty"`
 }
 
 // RedriveRequest defines model for RedriveRequest.
@@ -2000,6 +2057,24 @@ type GetGroupOffsetsParams struct {
 	ConsumerId *string `form:"consumerId,omitempty" json:"consumerId,omitempty"`
 }
 
+// ConsumeStreamParams defines parameters for ConsumeStream.
+type ConsumeStreamParams struct {
+	// ConsumerId The consumer's name; required for BROADCASTING groups
+	ConsumerId *string `form:"consumerId,omitempty" json:"consumerId,omitempty"`
+
+	// InvisibleSeconds The lease of each delivery (default: the group's)
+	InvisibleSeconds *int `form:"invisibleSeconds,omitempty" json:"invisibleSeconds,omitempty"`
+
+	// MaxOutstandingMessages Most deliveries out and not yet settled (default 1000)
+	MaxOutstandingMessages *int `form:"maxOutstandingMessages,omitempty" json:"maxOutstandingMessages,omitempty"`
+
+	// MaxOutstandingBytes Most body bytes out and not yet settled (default 10 MiB)
+	MaxOutstandingBytes *int `form:"maxOutstandingBytes,omitempty" json:"maxOutstandingBytes,omitempty"`
+
+	// SecWebSocketProtocol mqgate.v1 (and, for browsers, mqgate.key.<base64url of the API key>)
+	SecWebSocketProtocol string `json:"Sec-WebSocket-Protocol"`
+}
+
 // ListTopicsParams defines parameters for ListTopics.
 type ListTopicsParams struct {
 	// Limit Most topics to return (default 1000)
@@ -2031,6 +2106,24 @@ type QueryMessagesParams struct {
 type PublishMessageParams struct {
 	// IdempotencyKey 1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422
 	IdempotencyKey *string `json:"Idempotency-Key,omitempty"`
+
+	// Traceparent W3C traceparent: the message's trace context (stored, returned on receive, sent on webhook pushes); the parent of the publish span when the server traces. A malformed one is ignored. Not together with the traceparent field
+	Traceparent *string `json:"traceparent,omitempty"`
+
+	// Tracestate W3C tracestate that goes with traceparent
+	Tracestate *string `json:"tracestate,omitempty"`
+}
+
+// PublishStreamParams defines parameters for PublishStream.
+type PublishStreamParams struct {
+	// MaxUnconfirmedMessages Most messages read and not yet confirmed (default 1000)
+	MaxUnconfirmedMessages *int `form:"maxUnconfirmedMessages,omitempty" json:"maxUnconfirmedMessages,omitempty"`
+
+	// MaxUnconfirmedBytes Most frame bytes read and not yet confirmed (default 16 MiB)
+	MaxUnconfirmedBytes *int `form:"maxUnconfirmedBytes,omitempty" json:"maxUnconfirmedBytes,omitempty"`
+
+	// SecWebSocketProtocol mqgate.v1 (and, for browsers, mqgate.key.<base64url of the API key>)
+	SecWebSocketProtocol string `json:"Sec-WebSocket-Protocol"`
 }
 
 // PutGroupJSONRequestBody defines body for PutGroup for application/json ContentType.
@@ -2212,6 +2305,20 @@ func (t PublishRequest) MarshalJSON() ([]byte, error) {
 			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
 		}
 	}
+
+	if t.Traceparent != nil {
+		object["traceparent"], err = json.Marshal(t.Traceparent)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'traceparent': %w", err)
+		}
+	}
+
+	if t.Tracestate != nil {
+		object["tracestate"], err = json.Marshal(t.Tracestate)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tracestate': %w", err)
+		}
+	}
 	b, err = json.Marshal(object)
 	return b, err
 }
@@ -2294,6 +2401,20 @@ func (t *PublishRequest) UnmarshalJSON(b []byte) error {
 		err = json.Unmarshal(raw, &t.Tags)
 		if err != nil {
 			return fmt.Errorf("error reading 'tags': %w", err)
+		}
+	}
+
+	if raw, found := object["traceparent"]; found {
+		err = json.Unmarshal(raw, &t.Traceparent)
+		if err != nil {
+			return fmt.Errorf("error reading 'traceparent': %w", err)
+		}
+	}
+
+	if raw, found := object["tracestate"]; found {
+		err = json.Unmarshal(raw, &t.Tracestate)
+		if err != nil {
+			return fmt.Errorf("error reading 'tracestate': %w", err)
 		}
 	}
 
@@ -2690,6 +2811,13 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
 	ResumeGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ConsumeStream Consume over a WebSocket stream
+	//
+	// Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The server pushes deliveries as they come, within maxOutstandingMessages and maxOutstandingBytes; the client acks, nacks, extends and changes the flow limits with frames answered per handle. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+	//
+	// Corresponds with GET /v1/groups/{group}/stream (the `ConsumeStream` operationId).
+	ConsumeStream(ctx context.Context, group string, params *ConsumeStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetJob Get a redrive or purge job
 	//
 	// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
@@ -2806,6 +2934,13 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
 	PurgeTopic(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PublishStream Publish over a WebSocket stream
+	//
+	// Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The client sends publish frames (one message or an atomic batch, the REST fields and limits, deduplicationId included); the server answers each with a confirm once its messages are durable, or an error frame, and reads no further frame while maxUnconfirmedMessages or maxUnconfirmedBytes are unconfirmed. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+	//
+	// Corresponds with GET /v1/topics/{topic}/stream (the `PublishStream` operationId).
+	PublishStream(ctx context.Context, topic string, params *PublishStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetConsole Web console
@@ -3544,6 +3679,23 @@ func (c *Client) ResumeGroup(ctx context.Context, group string, reqEditors ...Re
 	return c.Client.Do(req)
 }
 
+// ConsumeStream Consume over a WebSocket stream
+//
+// Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The server pushes deliveries as they come, within maxOutstandingMessages and maxOutstandingBytes; the client acks, nacks, extends and changes the flow limits with frames answered per handle. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+//
+// Corresponds with GET /v1/groups/{group}/stream (the `ConsumeStream` operationId).
+func (c *Client) ConsumeStream(ctx context.Context, group string, params *ConsumeStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConsumeStreamRequest(c.Server, group, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetJob Get a redrive or purge job
 //
 // The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
@@ -3801,6 +3953,23 @@ func (c *Client) PurgeTopicWithBody(ctx context.Context, topic string, contentTy
 // Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
 func (c *Client) PurgeTopic(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPurgeTopicRequest(c.Server, topic, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PublishStream Publish over a WebSocket stream
+//
+// Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The client sends publish frames (one message or an atomic batch, the REST fields and limits, deduplicationId included); the server answers each with a confirm once its messages are durable, or an error frame, and reads no further frame while maxUnconfirmedMessages or maxUnconfirmedBytes are unconfirmed. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+//
+// Corresponds with GET /v1/topics/{topic}/stream (the `PublishStream` operationId).
+func (c *Client) PublishStream(ctx context.Context, topic string, params *PublishStreamParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPublishStreamRequest(c.Server, topic, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5121,6 +5290,116 @@ func NewResumeGroupRequest(server string, group string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewConsumeStreamRequest constructs an http.Request for the ConsumeStream method
+func NewConsumeStreamRequest(server string, group string, params *ConsumeStreamParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "group", group, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/groups/%s/stream", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.ConsumerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "consumerId", *params.ConsumerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.InvisibleSeconds != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "invisibleSeconds", *params.InvisibleSeconds, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MaxOutstandingMessages != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxOutstandingMessages", *params.MaxOutstandingMessages, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MaxOutstandingBytes != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxOutstandingBytes", *params.MaxOutstandingBytes, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Sec-WebSocket-Protocol", params.SecWebSocketProtocol, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Sec-WebSocket-Protocol", headerParam0)
+
+	}
+
+	return req, nil
+}
+
 // NewGetJobRequest constructs an http.Request for the GetJob method
 func NewGetJobRequest(server string, id string) (*http.Request, error) {
 	var err error
@@ -5536,6 +5815,28 @@ func NewPublishMessageRequestWithBody(server string, topic string, params *Publi
 			req.Header.Set("Idempotency-Key", headerParam0)
 		}
 
+		if params.Traceparent != nil {
+			var headerParam1 string
+
+			headerParam1, err = runtime.StyleParamWithOptions("simple", false, "traceparent", *params.Traceparent, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("traceparent", headerParam1)
+		}
+
+		if params.Tracestate != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "tracestate", *params.Tracestate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("tracestate", headerParam2)
+		}
+
 	}
 
 	return req, nil
@@ -5672,6 +5973,92 @@ func NewPurgeTopicRequestWithBody(server string, topic string, contentType strin
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPublishStreamRequest constructs an http.Request for the PublishStream method
+func NewPublishStreamRequest(server string, topic string, params *PublishStreamParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "topic", topic, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/topics/%s/stream", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.MaxUnconfirmedMessages != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxUnconfirmedMessages", *params.MaxUnconfirmedMessages, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.MaxUnconfirmedBytes != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "maxUnconfirmedBytes", *params.MaxUnconfirmedBytes, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Sec-WebSocket-Protocol", params.SecWebSocketProtocol, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Sec-WebSocket-Protocol", headerParam0)
+
+	}
 
 	return req, nil
 }
@@ -6076,6 +6463,15 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/groups/{group}/resume (the `ResumeGroup` operationId).
 	ResumeGroupWithResponse(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*ResumeGroupResponse, error)
 
+	// ConsumeStreamWithResponse Consume over a WebSocket stream
+	//
+	// Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The server pushes deliveries as they come, within maxOutstandingMessages and maxOutstandingBytes; the client acks, nacks, extends and changes the flow limits with frames answered per handle. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/groups/{group}/stream (the `ConsumeStream` operationId).
+	ConsumeStreamWithResponse(ctx context.Context, group string, params *ConsumeStreamParams, reqEditors ...RequestEditorFn) (*ConsumeStreamResponse, error)
+
 	// GetJobWithResponse Get a redrive or purge job
 	//
 	// The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
@@ -6206,6 +6602,15 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/topics/{topic}/purge (the `PurgeTopic` operationId).
 	PurgeTopicWithResponse(ctx context.Context, topic string, body PurgeTopicJSONRequestBody, reqEditors ...RequestEditorFn) (*PurgeTopicResponse, error)
+
+	// PublishStreamWithResponse Publish over a WebSocket stream
+	//
+	// Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The client sends publish frames (one message or an atomic batch, the REST fields and limits, deduplicationId included); the server answers each with a confirm once its messages are durable, or an error frame, and reads no further frame while maxUnconfirmedMessages or maxUnconfirmedBytes are unconfirmed. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/topics/{topic}/stream (the `PublishStream` operationId).
+	PublishStreamWithResponse(ctx context.Context, topic string, params *PublishStreamParams, reqEditors ...RequestEditorFn) (*PublishStreamResponse, error)
 }
 
 type GetConsoleResponse struct {
@@ -8935,6 +9340,110 @@ func (r ResumeGroupResponse) ContentType() string {
 	return ""
 }
 
+// ConsumeStreamResponse429Headers the declared response headers of an HTTP 429 response for ConsumeStream
+type ConsumeStreamResponse429Headers struct {
+	RetryAfter *int
+}
+
+// ConsumeStreamResponse503Headers the declared response headers of an HTTP 503 response for ConsumeStream
+type ConsumeStreamResponse503Headers struct {
+	RetryAfter *int
+}
+
+type ConsumeStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON409 the response for an HTTP 409 `application/problem+json` response
+	ApplicationproblemJSON409 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ConsumeStreamResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ConsumeStreamResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r ConsumeStreamResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r ConsumeStreamResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r ConsumeStreamResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r ConsumeStreamResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON409 returns the response for an HTTP 409 `application/problem+json` response
+func (r ConsumeStreamResponse) GetApplicationproblemJSON409() *Problem {
+	return r.ApplicationproblemJSON409
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r ConsumeStreamResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r ConsumeStreamResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r ConsumeStreamResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ConsumeStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ConsumeStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ConsumeStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ConsumeStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetJobResponse503Headers the declared response headers of an HTTP 503 response for GetJob
 type GetJobResponse503Headers struct {
 	RetryAfter *int
@@ -10065,6 +10574,103 @@ func (r PurgeTopicResponse) ContentType() string {
 	return ""
 }
 
+// PublishStreamResponse429Headers the declared response headers of an HTTP 429 response for PublishStream
+type PublishStreamResponse429Headers struct {
+	RetryAfter *int
+}
+
+// PublishStreamResponse503Headers the declared response headers of an HTTP 503 response for PublishStream
+type PublishStreamResponse503Headers struct {
+	RetryAfter *int
+}
+
+type PublishStreamResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// ApplicationproblemJSON400 the response for an HTTP 400 `application/problem+json` response
+	ApplicationproblemJSON400 *Problem
+	// ApplicationproblemJSON401 the response for an HTTP 401 `application/problem+json` response
+	ApplicationproblemJSON401 *Problem
+	// ApplicationproblemJSON403 the response for an HTTP 403 `application/problem+json` response
+	ApplicationproblemJSON403 *Problem
+	// ApplicationproblemJSON404 the response for an HTTP 404 `application/problem+json` response
+	ApplicationproblemJSON404 *Problem
+	// ApplicationproblemJSON429 the response for an HTTP 429 `application/problem+json` response
+	ApplicationproblemJSON429 *Problem
+	// ApplicationproblemJSON500 the response for an HTTP 500 `application/problem+json` response
+	ApplicationproblemJSON500 *Problem
+	// ApplicationproblemJSON503 the response for an HTTP 503 `application/problem+json` response
+	ApplicationproblemJSON503 *Problem
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PublishStreamResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *PublishStreamResponse503Headers
+}
+
+// GetApplicationproblemJSON400 returns the response for an HTTP 400 `application/problem+json` response
+func (r PublishStreamResponse) GetApplicationproblemJSON400() *Problem {
+	return r.ApplicationproblemJSON400
+}
+
+// GetApplicationproblemJSON401 returns the response for an HTTP 401 `application/problem+json` response
+func (r PublishStreamResponse) GetApplicationproblemJSON401() *Problem {
+	return r.ApplicationproblemJSON401
+}
+
+// GetApplicationproblemJSON403 returns the response for an HTTP 403 `application/problem+json` response
+func (r PublishStreamResponse) GetApplicationproblemJSON403() *Problem {
+	return r.ApplicationproblemJSON403
+}
+
+// GetApplicationproblemJSON404 returns the response for an HTTP 404 `application/problem+json` response
+func (r PublishStreamResponse) GetApplicationproblemJSON404() *Problem {
+	return r.ApplicationproblemJSON404
+}
+
+// GetApplicationproblemJSON429 returns the response for an HTTP 429 `application/problem+json` response
+func (r PublishStreamResponse) GetApplicationproblemJSON429() *Problem {
+	return r.ApplicationproblemJSON429
+}
+
+// GetApplicationproblemJSON500 returns the response for an HTTP 500 `application/problem+json` response
+func (r PublishStreamResponse) GetApplicationproblemJSON500() *Problem {
+	return r.ApplicationproblemJSON500
+}
+
+// GetApplicationproblemJSON503 returns the response for an HTTP 503 `application/problem+json` response
+func (r PublishStreamResponse) GetApplicationproblemJSON503() *Problem {
+	return r.ApplicationproblemJSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r PublishStreamResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PublishStreamResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PublishStreamResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PublishStreamResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetConsoleWithResponse Web console
 //
 // A browser UI over this API: topics, groups and their lag, dead letters, blocked keys and message timelines. Self-contained (no CDN); it sends the API key you give it as a bearer token.
@@ -10673,6 +11279,21 @@ func (c *ClientWithResponses) ResumeGroupWithResponse(ctx context.Context, group
 	return ParseResumeGroupResponse(rsp)
 }
 
+// ConsumeStreamWithResponse Consume over a WebSocket stream
+//
+// Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The server pushes deliveries as they come, within maxOutstandingMessages and maxOutstandingBytes; the client acks, nacks, extends and changes the flow limits with frames answered per handle. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/groups/{group}/stream (the `ConsumeStream` operationId).
+func (c *ClientWithResponses) ConsumeStreamWithResponse(ctx context.Context, group string, params *ConsumeStreamParams, reqEditors ...RequestEditorFn) (*ConsumeStreamResponse, error) {
+	rsp, err := c.ConsumeStream(ctx, group, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConsumeStreamResponse(rsp)
+}
+
 // GetJobWithResponse Get a redrive or purge job
 //
 // The job's state and counters; progress is recorded with each chunk, so after a restart a RUNNING job goes on where it stopped.
@@ -10892,6 +11513,21 @@ func (c *ClientWithResponses) PurgeTopicWithResponse(ctx context.Context, topic 
 		return nil, err
 	}
 	return ParsePurgeTopicResponse(rsp)
+}
+
+// PublishStreamWithResponse Publish over a WebSocket stream
+//
+// Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The client sends publish frames (one message or an atomic batch, the REST fields and limits, deduplicationId included); the server answers each with a confirm once its messages are durable, or an error frame, and reads no further frame while maxUnconfirmedMessages or maxUnconfirmedBytes are unconfirmed. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/topics/{topic}/stream (the `PublishStream` operationId).
+func (c *ClientWithResponses) PublishStreamWithResponse(ctx context.Context, topic string, params *PublishStreamParams, reqEditors ...RequestEditorFn) (*PublishStreamResponse, error) {
+	rsp, err := c.PublishStream(ctx, topic, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePublishStreamResponse(rsp)
 }
 
 // ParseGetConsoleResponse parses an HTTP response from a GetConsoleWithResponse call
@@ -13330,6 +13966,107 @@ func ParseResumeGroupResponse(rsp *http.Response) (*ResumeGroupResponse, error) 
 	return response, nil
 }
 
+// ParseConsumeStreamResponse parses an HTTP response from a ConsumeStreamWithResponse call
+func ParseConsumeStreamResponse(rsp *http.Response) (*ConsumeStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ConsumeStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 101:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ConsumeStreamResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ConsumeStreamResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetJobResponse parses an HTTP response from a GetJobWithResponse call
 func ParseGetJobResponse(rsp *http.Response) (*GetJobResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -14366,6 +15103,100 @@ func ParsePurgeTopicResponse(rsp *http.Response) (*PurgeTopicResponse, error) {
 		response.Headers202 = &headers
 	case rsp.StatusCode == 503:
 		var headers PurgeTopicResponse503Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePublishStreamResponse parses an HTTP response from a PublishStreamWithResponse call
+func ParsePublishStreamResponse(rsp *http.Response) (*PublishStreamResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PublishStreamResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 101:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Problem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.ApplicationproblemJSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers PublishStreamResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers PublishStreamResponse503Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {

@@ -7,7 +7,9 @@
 // Use NewClientWithResponses for typed answers: each XxxWithResponse
 // method returns the raw body, the *http.Response and one decoded field per
 // documented status (JSON200, ApplicationproblemJSON400, ...). Every error
-// answer is application/problem+json (type Problem).
+// answer is application/problem+json (type Problem). The WebSocket streams
+// (docs/streaming.md) have their hand-written client in apiclient/stream,
+// which reuses these types for messages, results and problems.
 //
 // Owns: nothing but generated code and its configuration (oapi-codegen.yaml,
 // generate.go). Must not import any mqgate package: it is the public

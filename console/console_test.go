@@ -16,6 +16,8 @@ func TestHandlerServesTheEmbeddedPage(t *testing.T) {
 		{"/console/", "text/html", "<main id=\"main\""},
 		{"/console/app.js", "javascript", "async function api("},
 		{"/console/app.css", "text/css", ":focus-visible"},
+		{"/console", "text/html", `<script src="/console/tail.js"`},
+		{"/console/tail.js", "javascript", "routes.tail = pageTail"},
 		{"/console/charts.js", "javascript", "function timeChart("},
 	} {
 		r, err := http.Get(srv.URL + c.path)

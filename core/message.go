@@ -38,6 +38,23 @@ const (
 	PropRetryTopicUID = "RETRY_TOPIC_UID"
 	PropDelay         = "DELAY"
 	PropDeliverAt     = "DELIVER_AT" // unix ms of a timer message
+	// PropTraceParent and PropTraceState are the W3C Trace Context of the
+	// message's creation (the producer's, or mqgate's publish span when
+	// tracing is on): kept across retries, dead-lettering and redrives,
+	// returned as the message's traceparent and tracestate and sent as
+	// headers on a webhook push. As system properties they live beside,
+	// never among, the user's Properties, so no user property can set,
+	// read or shadow them.
+	PropTraceParent = "TRACEPARENT"
+	PropTraceState  = "TRACESTATE"
+)
+
+// Limits on the trace context a publish may carry: a traceparent is 55
+// characters in version 00 (W3C Trace Context §3.2), a tracestate at most
+// 32 members of bounded length (§3.3); longer ones are refused.
+const (
+	MaxTraceParentLen = 55
+	MaxTraceStateLen  = 512
 )
 
 // PutMessage is one message as a client publishes it.
@@ -61,6 +78,12 @@ type PutMessage struct {
 	// DedupHash fingerprints the request that carried DedupID; a repeat
 	// with the same id and another hash is refused (EUnprocessable).
 	DedupHash [32]byte
+
+	// TraceParent and TraceState are the message's trace context (W3C
+	// Trace Context), stored as PropTraceParent and PropTraceState; ""
+	// when it has none. The api layer checks their syntax.
+	TraceParent string
+	TraceState  string
 }
 
 // PutResult is where a published message went.
@@ -118,6 +141,12 @@ func (m *Message) UserTopic() string {
 	}
 	return m.Topic
 }
+
+// TraceParent is the message's stored W3C traceparent ("" when none).
+func (m *Message) TraceParent() string { return m.SysProps[PropTraceParent] }
+
+// TraceState is the message's stored W3C tracestate ("" when none).
+func (m *Message) TraceState() string { return m.SysProps[PropTraceState] }
 
 // Size is the message's size for flow control (RocketMQ counts the body).
 func (m *Message) Size() int { return len(m.Body) }

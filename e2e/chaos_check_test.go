@@ -59,6 +59,19 @@ import (
 //
 // phantom: a delivery whose body names no publish the test made, or a
 // publish the server rejected (a rejected request changes nothing).
+//
+// Streams (issue 22) add no rule of their own: stream deliveries and acks
+// are judged by rules 1-5 as receives and REST acks are (a stream's acks
+// are committed as REST acks are, so the same bounds hold), and a publish
+// confirmed over a stream, however many times it was resent, counts as a
+// 2xx publish. Two checks make "nothing confirmed is lost, nothing is
+// stored twice" explicit:
+//
+//	1-confirmed-lost: a confirmed publish that some scope requires and no
+//	   scope received (it is also 1-missing; this names what the store lost)
+//	dup-stored: two first deliveries (reconsumeTimes 0) of one message to
+//	   one scope with different messageIds — stored twice, e.g. a resend
+//	   with its deduplicationId that was not deduplicated
 
 // Tunable bounds (test-only).
 const (
@@ -103,6 +116,13 @@ type chPublish struct {
 	Status     chPubStatus
 	QueueID    int   // from the answer (-1 unknown), for diagnosis only
 	Offset     int64 // queue offset from the answer
+	// Stream: published over a publish stream; Resent counts the times
+	// its frame was sent again after a lost confirm (same
+	// deduplicationId), Replayed that the confirm said it was stored
+	// before.
+	Stream   bool
+	Resent   int
+	Replayed bool
 }
 
 // chTopic is one incarnation of a topic.
@@ -170,6 +190,8 @@ type chDelivery struct {
 	AckGen    int
 	AckTime   time.Time
 	Nacked    bool
+	MessageID string // "" when not recorded
+	Stream    bool   // delivered on a consume stream
 }
 
 // chHistory is everything a run recorded.
@@ -179,6 +201,8 @@ type chHistory struct {
 	Pubs       []chPublish
 	Restarts   []chRestart
 	Deliveries []chDelivery
+	// KillAckAge, when set, replaces chaosKill9AckAge (rule 5).
+	KillAckAge time.Duration
 }
 
 // chReport is the checker's answer.
@@ -197,7 +221,17 @@ type chReport struct {
 	FilterLeak                   int
 	ExcusedByFilter              int // due at publish, excluded by a later filter
 	Phantom                      int
-	MaxKillAckAge                time.Duration // oldest ack among those brought back by a kill
+	// ConfirmedLost counts confirmed publishes (2xx, or a stream's
+	// confirm) that some scope required and no scope received: gone from
+	// the store. DupStored counts messages stored twice (two first
+	// deliveries with different messageIds), e.g. a resend that dedup
+	// did not catch.
+	ConfirmedLost, DupStored int
+	// Stream figures: publishes confirmed over streams (resent at least
+	// once, replayed), deliveries on consume streams and their ok acks.
+	StreamPublished, StreamResent, StreamReplayed int
+	StreamDelivered, StreamAcked                  int
+	MaxKillAckAge                                 time.Duration // oldest ack among those brought back by a kill
 	// Violations per rule name, in a stable order of names; ByScope counts
 	// them per rule and group incarnation (consumerId).
 	Violations map[string][]string
@@ -234,10 +268,11 @@ func (r *chReport) Rules() []string {
 
 // Summary is the one-line count of everything, for t.Logf.
 func (r *chReport) Summary() string {
-	return fmt.Sprintf("published %d (+%d unknown, %d rejected), required %d, delivered %d (distinct %d, redelivered %d, unknown-publish delivered %d), "+
-		"redelivered-acked after SIGTERM %d, live %d, after kill -9 %d %v (bound %d/kill, oldest ack %v before its kill), inversions %d, resurrected %d, missing %d, filter-leak %d, excused by a later filter %d, phantom %d",
-		r.Published, r.Unknown, r.Rejected, r.Required, r.Delivered, r.Distinct, r.Redelivered, r.UnknownDelivered,
-		r.AckedTerm, r.AckedLive, r.AckedKill, r.AckedKillPerKill, chaosKill9AckedBound, r.MaxKillAckAge.Round(time.Millisecond), r.Inversions, r.Resurrected, r.Missing, r.FilterLeak, r.ExcusedByFilter, r.Phantom)
+	return fmt.Sprintf("published %d (+%d unknown, %d rejected; over streams %d, resent %d, replayed %d), required %d, delivered %d (distinct %d, redelivered %d, unknown-publish delivered %d; on streams %d, acked %d), "+
+		"redelivered-acked after SIGTERM %d, live %d, after kill -9 %d %v (bound %d/kill, oldest ack %v before its kill, window %v), inversions %d, resurrected %d, missing %d, confirmed lost %d, stored twice %d, filter-leak %d, excused by a later filter %d, phantom %d",
+		r.Published, r.Unknown, r.Rejected, r.StreamPublished, r.StreamResent, r.StreamReplayed, r.Required, r.Delivered, r.Distinct, r.Redelivered, r.UnknownDelivered, r.StreamDelivered, r.StreamAcked,
+		r.AckedTerm, r.AckedLive, r.AckedKill, r.AckedKillPerKill, chaosKill9AckedBound, r.MaxKillAckAge.Round(time.Millisecond), chaosKill9AckAge,
+		r.Inversions, r.Resurrected, r.Missing, r.ConfirmedLost, r.DupStored, r.FilterLeak, r.ExcusedByFilter, r.Phantom)
 }
 
 // Failure renders the violations, at most chaosShowPerRule per rule.
@@ -348,9 +383,21 @@ type chKey struct {
 	key   string
 }
 
+// how names a delivery's path for a violation's text.
+func how(stream bool, msgID string) string {
+	if stream {
+		return "stream " + msgID
+	}
+	return "receive " + msgID
+}
+
 // checkChaos applies the rules to h.
 func checkChaos(h *chHistory) *chReport {
 	r := &chReport{Violations: map[string][]string{}}
+	ackAge := chaosKill9AckAge
+	if h.KillAckAge > 0 {
+		ackAge = h.KillAckAge
+	}
 	pubs := map[int64]*chPublish{}
 	for i := range h.Pubs {
 		p := &h.Pubs[i]
@@ -358,6 +405,15 @@ func checkChaos(h *chHistory) *chReport {
 		switch p.Status {
 		case chPubOK:
 			r.Published++
+			if p.Stream {
+				r.StreamPublished++
+				if p.Resent > 0 {
+					r.StreamResent++
+				}
+				if p.Replayed {
+					r.StreamReplayed++
+				}
+			}
 		case chPubUnknown:
 			r.Unknown++
 		case chPubRejected:
@@ -395,16 +451,28 @@ func checkChaos(h *chHistory) *chReport {
 	slices.SortStableFunc(ds, func(a, b chDelivery) int { return cmp.Compare(a.RecvAt, b.RecvAt) })
 
 	type ackInfo struct {
-		gen  int
-		time time.Time
+		gen    int
+		time   time.Time
+		stream bool // the acked delivery came on a stream (acked there)
+		msgID  string
 	}
 	seen := map[chScope]map[int64]int{}       // deliveries so far per scope and message
 	acked := map[chScope]map[int64]ackInfo{}  // first ok ack per scope and message
 	groupSeen := map[chScope]map[int64]bool{} // per group incarnation (no consumer), for 3c
 	firstIdx := map[chScope]map[int64]int{}   // ORDERLY: index of first delivery
 	counted := map[chScope]map[int64]bool{}   // redelivered-acked counted once per scope and message
+	stored := map[chScope]map[int64]string{}  // messageId of the first reconsumeTimes-0 delivery
+	got := map[int64]bool{}                   // delivered to some scope
+	nacked := map[chScope]map[int64]int{}     // ok nacks so far per scope and message (diagnosis)
 	for i, d := range ds {
 		r.Delivered++
+		got[d.U] = true
+		if d.Stream {
+			r.StreamDelivered++
+			if d.Acked {
+				r.StreamAcked++
+			}
+		}
 		p := pubs[d.U]
 		sc := chScope{d.Group, d.GInc, d.Consumer}
 		gsc := chScope{d.Group, d.GInc, ""}
@@ -439,6 +507,20 @@ func checkChaos(h *chHistory) *chReport {
 		if d.Topic != p.Topic {
 			r.add("phantom", "%s: %s delivered with topic %q", sc, p, d.Topic)
 			r.Phantom++
+		}
+		// Stored once: every first delivery (not a retry's copy) of a
+		// message names the same messageId.
+		if d.MessageID != "" && d.Reconsume == 0 {
+			if stored[sc] == nil {
+				stored[sc] = map[int64]string{}
+			}
+			if id, ok := stored[sc][d.U]; !ok {
+				stored[sc][d.U] = d.MessageID
+			} else if id != d.MessageID {
+				stored[sc][d.U] = d.MessageID // count each further copy once
+				r.DupStored++
+				r.add("dup-stored", "%s: %s delivered as %s and as %s: stored twice (resent %d times)", sc, p, id, d.MessageID, p.Resent)
+			}
 		}
 
 		// Rule 3 (one delivery counts once, under the first sub-rule it breaks).
@@ -487,12 +569,17 @@ func checkChaos(h *chHistory) *chReport {
 		// Rules 4 and 5.
 		if a, ok := acked[sc][d.U]; ok && !counted[sc][d.U] {
 			switch {
+			case d.Gen < a.gen:
+				// Delivered by an earlier run than the ack's, on a stream
+				// whose queued deliveries were read after that run ended:
+				// the delivery came before the ack, it is no redelivery.
 			case a.gen == d.Gen:
 				if d.RecvSentT.After(a.time) {
 					counted[sc][d.U] = true
 					r.AckedLive++
-					r.add("4-redelivered-acked-live", "%s: %s delivered again (reconsumeTimes %d) by a receive sent %v after its ack answered ok, same server run",
-						sc, p, d.Reconsume, d.RecvSentT.Sub(a.time).Round(time.Millisecond))
+					r.add("4-redelivered-acked-live", "%s: %s delivered again (reconsumeTimes %d) by a receive sent %v after its ack answered ok, same server run %d (%s acked at %s, then %s at seq %d; %d earlier deliveries, %d nacked ok)",
+						sc, p, d.Reconsume, d.RecvSentT.Sub(a.time).Round(time.Millisecond), d.Gen, how(a.stream, a.msgID), a.time.UTC().Format("15:04:05.000000"), how(d.Stream, d.MessageID), d.RecvAt,
+						n, nacked[sc][d.U])
 				}
 			default:
 				counted[sc][d.U] = true
@@ -516,15 +603,21 @@ func checkChaos(h *chHistory) *chReport {
 				}
 				age := rs.Time.Sub(a.time)
 				r.MaxKillAckAge = max(r.MaxKillAckAge, age)
-				if age > chaosKill9AckAge {
+				if age > ackAge {
 					r.add("5-acked-long-before-kill", "%s: %s acked ok %v before the kill -9 ending run %d, delivered again in run %d (window %v)",
-						sc, p, age.Round(time.Millisecond), a.gen, d.Gen, chaosKill9AckAge)
+						sc, p, age.Round(time.Millisecond), a.gen, d.Gen, ackAge)
 				}
 			}
 		}
+		if d.Nacked {
+			if nacked[sc] == nil {
+				nacked[sc] = map[int64]int{}
+			}
+			nacked[sc][d.U]++
+		}
 		if d.Acked {
 			if _, ok := acked[sc][d.U]; !ok {
-				acked[sc][d.U] = ackInfo{gen: d.AckGen, time: d.AckTime}
+				acked[sc][d.U] = ackInfo{gen: d.AckGen, time: d.AckTime, stream: d.Stream, msgID: d.MessageID}
 			}
 		}
 	}
@@ -564,6 +657,7 @@ func checkChaos(h *chHistory) *chReport {
 	}
 
 	// Rule 1: what each scope must have received.
+	lost := map[int64]bool{}
 	for _, g := range h.Groups {
 		var scopes []chScope
 		if g.Broadcast {
@@ -612,6 +706,11 @@ func checkChaos(h *chHistory) *chReport {
 				if seen[sc][p.U] == 0 {
 					r.Missing++
 					r.add("1-missing", "%s: never delivered %s, published seq %d..%d (group created seq %d)", sc, p, p.Sent, p.Done, g.Created)
+					if !got[p.U] && !lost[p.U] {
+						lost[p.U] = true
+						r.ConfirmedLost++
+						r.add("1-confirmed-lost", "%s (stream %v, resent %d, replayed %v): confirmed, required by %s, delivered to no scope", p, p.Stream, p.Resent, p.Replayed, sc)
+					}
 				}
 			}
 		}
@@ -717,9 +816,51 @@ func TestChaosCheckerCanFail(t *testing.T) {
 			b.topic("t", 1)
 			b.group("g", 1, nil)
 			b.pub("t", 1, "k", 1, "a")
+		}, []string{"1-confirmed-lost", "1-missing"}, func(t *testing.T, r *chReport) {
+			if r.Missing != 1 || r.ConfirmedLost != 1 {
+				t.Errorf("missing %d, confirmed lost %d", r.Missing, r.ConfirmedLost)
+			}
+		}},
+		{"missing in one scope, delivered in another: not lost from the store", func(b *chSynth) {
+			b.topic("t", 1)
+			b.group("g", 1, nil)
+			h := b.group("h", 1, nil)
+			u := b.pub("t", 1, "k", 1, "a")
+			b.h.Pubs[len(b.h.Pubs)-1].Stream = true
+			b.deliver(h, "", u, 0, 1, true)
 		}, []string{"1-missing"}, func(t *testing.T, r *chReport) {
-			if r.Missing != 1 {
-				t.Errorf("missing %d", r.Missing)
+			if r.Missing != 1 || r.ConfirmedLost != 0 || r.StreamPublished != 1 {
+				t.Errorf("%s", r.Summary())
+			}
+		}},
+		{"stored twice: a resend not deduplicated", func(b *chSynth) {
+			b.topic("t", 1)
+			g := b.group("g", 1, nil)
+			u := b.pub("t", 1, "k", 1, "a")
+			b.h.Pubs[len(b.h.Pubs)-1].Stream, b.h.Pubs[len(b.h.Pubs)-1].Resent = true, 1
+			b.deliver(g, "", u, 0, 1, false)
+			b.deliver(g, "", u, 1, 1, false) // a retry's copy has its own id: no count
+			b.deliver(g, "", u, 0, 1, true)
+			for i, id := range []string{"m1", "r1", "m2"} {
+				b.h.Deliveries[i].MessageID = id
+			}
+		}, []string{"dup-stored"}, func(t *testing.T, r *chReport) {
+			if r.DupStored != 1 || r.StreamResent != 1 {
+				t.Errorf("%s", r.Summary())
+			}
+		}},
+		{"redelivered with the same messageId is not stored twice", func(b *chSynth) {
+			b.topic("t", 1)
+			g := b.group("g", 1, nil)
+			u := b.pub("t", 1, "k", 1, "a")
+			b.deliver(g, "", u, 0, 1, false)
+			b.restart(1, true)
+			b.deliver(g, "", u, 0, 2, true)
+			b.h.Deliveries[0].MessageID, b.h.Deliveries[1].MessageID = "m1", "m1"
+			b.h.Deliveries[1].Stream = true
+		}, nil, func(t *testing.T, r *chReport) {
+			if r.DupStored != 0 || r.StreamDelivered != 1 || r.StreamAcked != 1 {
+				t.Errorf("%s", r.Summary())
 			}
 		}},
 		{"excused: filter, reset, deleted topic, deleted group, before subscribe, unknown", func(b *chSynth) {
@@ -900,6 +1041,19 @@ func TestChaosCheckerCanFail(t *testing.T) {
 				b.deliver(g, "", u, 0, 2, true)
 			}
 		}, []string{"5-kill9-bound"}, nil},
+		{"a stream delivery of an earlier run read after a later run's ack is no redelivery", func(b *chSynth) {
+			b.topic("t", 1)
+			g := b.group("g", 1, nil)
+			u := b.pub("t", 1, "k", 1, "a")
+			b.restart(1, true)
+			b.deliver(g, "", u, 0, 2, true)
+			b.deliver(g, "", u, 0, 1, false) // queued on a run-1 stream, read late
+			b.h.Deliveries[1].Stream = true
+		}, nil, func(t *testing.T, r *chReport) {
+			if r.AckedKill != 0 || r.AckedLive != 0 {
+				t.Errorf("%s", r.Summary())
+			}
+		}},
 		{"phantom", func(b *chSynth) {
 			b.topic("t", 1)
 			g := b.group("g", 1, nil)

@@ -98,7 +98,15 @@ type chaosGroupSpec struct {
 	nackPct    int               // % of first deliveries nacked (delayLevel 1)
 	slowPct    int               // % of receives whose messages are answered only after slowFor
 	slowFor    time.Duration     // (a slow consumer: its leases sit below later acks)
+	// streams: per consumer, true to consume over a consume stream
+	// (chaos_stream_test.go) instead of receive; only in groups the
+	// script never deletes (a stream's queued deliveries would otherwise
+	// straddle two incarnations).
+	streams []bool
 }
+
+// stream reports whether consumer idx consumes over a stream.
+func (g *chaosGroupSpec) stream(idx int) bool { return idx < len(g.streams) && g.streams[idx] }
 
 // chaosGroupState is a group's live incarnation. Receives and their acks
 // hold mu for reading, group create and delete hold it for writing, so
@@ -152,6 +160,37 @@ type chaosRun struct {
 	kills     int
 	ops       []string
 	unknownNo atomic.Int64
+
+	// streamPublishers is how many publishers publish over publish
+	// streams (beside run's REST publishers); streamStats counts what the
+	// streams went through (chaos_stream_test.go).
+	streamPublishers int
+	streamStats      chaosStreamStats
+
+	// powerCut, when set, replaces each kill -9: it cuts the power under
+	// the old process and kills it (powercut_test.go); the restart then
+	// starts the next process as usual.
+	powerCut func(old *server)
+
+	all []*server // every process of the run, by generation - 1
+}
+
+// serverLog returns the lines of generation gen's log that contain any
+// of words (for a failure's diagnosis).
+func (r *chaosRun) serverLog(gen int, words ...string) string {
+	if gen < 1 || gen > len(r.all) {
+		return ""
+	}
+	var b strings.Builder
+	for line := range strings.Lines(r.all[gen-1].Logs()) {
+		for _, w := range words {
+			if strings.Contains(line, w) {
+				b.WriteString(line)
+				break
+			}
+		}
+	}
+	return b.String()
 }
 
 func (r *chaosRun) next() int64 { return r.seq.Add(1) }
@@ -167,11 +206,17 @@ func (r *chaosRun) unexpected(format string, args ...any) {
 // newChaosRun starts the first process; topics are every topic of the run
 // with its first queue count, initial those created before the groups.
 func newChaosRun(t *testing.T, topics map[string]int, initial []string, groups []chaosGroupSpec) *chaosRun {
+	return newChaosRunIn(t, t.TempDir(), topics, initial, groups)
+}
+
+// newChaosRunIn is newChaosRun on the data dir dir.
+func newChaosRunIn(t *testing.T, dir string, topics map[string]int, initial []string, groups []chaosGroupSpec) *chaosRun {
 	t.Setenv("MQGATE_DELAY_LEVELS", chaosLevels)
-	r := &chaosRun{t: t, dir: t.TempDir(), stop: make(chan struct{}), done: make(chan struct{}),
+	r := &chaosRun{t: t, dir: dir, stop: make(chan struct{}), done: make(chan struct{}),
 		topics: map[string]*chaosTopicState{}, groups: map[string]*chaosGroupState{}, initial: initial}
 	r.srvs.up = make(chan struct{})
-	r.srvs.set(startServer(t, r.dir))
+	r.all = append(r.all, startServer(t, r.dir))
+	r.srvs.set(r.all[0])
 	for name, q := range topics {
 		r.names = append(r.names, name)
 		r.topics[name] = &chaosTopicState{queues: q}
@@ -414,7 +459,11 @@ func (r *chaosRun) restart(kill bool) {
 	r.hist.Restarts = append(r.hist.Restarts, chRestart{Gen: gen, Kill: kill, At: r.next(), Time: time.Now()})
 	r.hmu.Unlock()
 	if kill {
-		old.kill()
+		if r.powerCut != nil {
+			r.powerCut(old)
+		} else {
+			old.kill()
+		}
 		r.kills++
 		r.ops = append(r.ops, fmt.Sprintf("kill -9 run %d", gen))
 	} else {
@@ -422,7 +471,9 @@ func (r *chaosRun) restart(kill bool) {
 		r.terms++
 		r.ops = append(r.ops, fmt.Sprintf("SIGTERM run %d", gen))
 	}
-	r.srvs.set(startServer(r.t, r.dir))
+	s := startServer(r.t, r.dir)
+	r.all = append(r.all, s) // only the admin goroutine touches all
+	r.srvs.set(s)
 }
 
 // appear lets a scripted consumer start and waits until its first
@@ -479,7 +530,7 @@ func (r *chaosRun) leaseOne(group string) {
 		m := out.Messages[0]
 		r.hmu.Lock()
 		r.hist.Deliveries = append(r.hist.Deliveries, chDelivery{Group: group, GInc: g.GInc, U: parseChaosU(m.Body), Topic: m.Topic,
-			Reconsume: m.ReconsumeTimes, RecvSent: sent, RecvSentT: sentT, RecvAt: r.next(), Gen: gen})
+			Reconsume: m.ReconsumeTimes, RecvSent: sent, RecvSentT: sentT, RecvAt: r.next(), Gen: gen, MessageID: m.MessageID})
 		r.hmu.Unlock()
 		r.ops = append(r.ops, fmt.Sprintf("lease one of %s (u=%d)", g, parseChaosU(m.Body)))
 		return
@@ -582,6 +633,10 @@ func (r *chaosRun) publisher(p int, every time.Duration, seed uint64) {
 			status = chPubRejected // never reached a server
 		case err != nil:
 			status = chPubUnknown
+		case resp.Status >= 500 && r.powerCut != nil && !r.srvs.current(gen):
+			// Answered after the power went (a failed fsync): a real
+			// power cut lets no answer out, so the outcome is unknown.
+			status = chPubUnknown
 		case resp.Status != http.StatusCreated:
 			status = chPubRejected
 		}
@@ -631,6 +686,29 @@ type chaosMsg struct {
 	ReceiptHandle  string `json:"receiptHandle"`
 }
 
+// waitStart waits until consumer idx of st may start (startAfter, or the
+// script's appear); false when the run ends first.
+func (r *chaosRun) waitStart(st *chaosGroupState, idx int) bool {
+	spec := st.spec
+	if idx < len(spec.startAfter) && spec.startAfter[idx] > 0 {
+		timer := time.NewTimer(spec.startAfter[idx]) // deliberate pacing: a consumerId appearing later
+		select {
+		case <-timer.C:
+		case <-r.done:
+			timer.Stop()
+			return false
+		}
+	}
+	if st.appear[idx] != nil {
+		select {
+		case <-st.appear[idx]:
+		case <-r.done:
+			return false
+		}
+	}
+	return true
+}
+
 // consumer long-polls one group (as consumerId for BROADCASTING), acks
 // what it gets and nacks nackPct % of first deliveries.
 func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
@@ -640,21 +718,8 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 	if spec.broadcast {
 		consumerID = spec.consumers[idx]
 	}
-	if idx < len(spec.startAfter) && spec.startAfter[idx] > 0 {
-		timer := time.NewTimer(spec.startAfter[idx]) // deliberate pacing: a consumerId appearing later
-		select {
-		case <-timer.C:
-		case <-r.done:
-			timer.Stop()
-			return
-		}
-	}
-	if st.appear[idx] != nil {
-		select {
-		case <-st.appear[idx]:
-		case <-r.done:
-			return
-		}
+	if !r.waitStart(st, idx) {
+		return
 	}
 	seenOnce := false
 	var attemptSeq int64 // BROADCASTING: the first receive ever sent by this consumerId (per incarnation)
@@ -730,7 +795,7 @@ func (r *chaosRun) consumer(st *chaosGroupState, idx int, seed uint64) {
 		base := len(r.hist.Deliveries)
 		for _, m := range out.Messages {
 			r.hist.Deliveries = append(r.hist.Deliveries, chDelivery{Group: spec.name, GInc: g.GInc, Consumer: consumerID,
-				U: parseChaosU(m.Body), Topic: m.Topic, Reconsume: m.ReconsumeTimes,
+				U: parseChaosU(m.Body), Topic: m.Topic, Reconsume: m.ReconsumeTimes, MessageID: m.MessageID,
 				RecvSent: sent, RecvSentT: sentT, RecvAt: r.next(), Gen: gen})
 		}
 		r.hmu.Unlock()
@@ -793,6 +858,7 @@ func (r *chaosRun) check() *chReport {
 		Pubs:       append([]chPublish(nil), r.hist.Pubs...),
 		Restarts:   append([]chRestart(nil), r.hist.Restarts...),
 		Deliveries: append([]chDelivery(nil), r.hist.Deliveries...),
+		KillAckAge: r.hist.KillAckAge,
 	}
 	for _, g := range r.hist.Groups {
 		c := *g
@@ -824,17 +890,28 @@ func (r *chaosRun) run(seed uint64, publishers int, pubEvery time.Duration, pace
 		r.createGroup(st.spec.name)
 		n := len(st.spec.consumers)
 		for i := range n {
-			cwg.Go(func() { r.consumer(st, i, seed) })
+			if st.spec.stream(i) {
+				cwg.Go(func() { r.streamConsumer(st, i, seed) })
+			} else {
+				cwg.Go(func() { r.consumer(st, i, seed) })
+			}
 		}
 	}
 	for p := range publishers {
 		pwg.Go(func() { r.publisher(p, pubEvery, seed) })
 	}
+	for p := range r.streamPublishers {
+		pwg.Go(func() { r.streamPublisher(publishers+p, pubEvery, seed) })
+	}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	for _, op := range script {
 		timer := time.NewTimer(pace(rng)) // deliberate pacing of the chaos schedule
 		<-timer.C
+		n := len(r.ops)
 		op(r)
+		for i := n; i < len(r.ops); i++ { // when, for reading violations against the script
+			r.ops[i] += fmt.Sprintf(" @%d", r.seq.Load())
+		}
 		if t.Failed() {
 			break
 		}

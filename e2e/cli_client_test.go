@@ -106,7 +106,7 @@ func TestCLIClient(t *testing.T) {
 	}
 	runCLI(t, s, "", "pub", "orders", "changed", "--idempotency-key", "k1").want(t, 3, "key reused with another body")
 	r = runCLI(t, s, "l1\nl2\n\nl3\n", "pub", "orders", "--batch", "2").want(t, 0, "pub stdin")
-	if n := strings.Count(r.stdout, "\n"); n != 4 { // header + 3
+	if n := strings.Count(r.stdout, "\n"); n != 5 { // header + 3 + the summary
 		t.Fatalf("pub stdin table:\n%s", r.stdout)
 	}
 	runCLI(t, s, "", "pub", "nope", "x").want(t, 2, "pub to an unknown topic")

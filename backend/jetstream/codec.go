@@ -25,6 +25,11 @@ const (
 	hReconsume = "Mq-Reconsume" // reconsume times of a DLQ copy
 	hOrigin    = "Mq-Origin-Seq"
 	hReason    = "Mq-Last-Reason" // why the delivery that dead-lettered it failed (DLQ copies)
+	// The message's W3C trace context (core.PropTraceParent), under the
+	// names NATS' own OpenTelemetry instrumentation propagates with;
+	// dead-letter and redriven copies keep them (they copy the headers).
+	hTraceParent = "traceparent"
+	hTraceState  = "tracestate"
 )
 
 // expiredReason is the reason of a message dead-lettered at receive: its
@@ -56,6 +61,12 @@ func encodeHeaders(h nats.Header, id string, m core.PutMessage, born time.Time) 
 		h.Set(hText, "1")
 	}
 	h.Set(hBorn, strconv.FormatInt(born.UnixMilli(), 10))
+	if m.TraceParent != "" {
+		h.Set(hTraceParent, m.TraceParent)
+		if m.TraceState != "" {
+			h.Set(hTraceState, m.TraceState)
+		}
+	}
 }
 
 // decodeMessage rebuilds a core.Message from a stored NATS message.
@@ -88,6 +99,12 @@ func decodeMessage(subj string, h nats.Header, body []byte, seq uint64, stored t
 	}
 	if v := h.Get(hReason); v != "" {
 		m.SysProps[core.PropLastReason] = v
+	}
+	if v := h.Get(hTraceParent); v != "" {
+		m.SysProps[core.PropTraceParent] = v
+		if st := h.Get(hTraceState); st != "" {
+			m.SysProps[core.PropTraceState] = st
+		}
 	}
 	if v, err := strconv.Atoi(h.Get(hReconsume)); err == nil {
 		m.ReconsumeTimes = v

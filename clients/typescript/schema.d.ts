@@ -530,6 +530,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/groups/{group}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Consume over a WebSocket stream
+         * @description Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The server pushes deliveries as they come, within maxOutstandingMessages and maxOutstandingBytes; the client acks, nacks, extends and changes the flow limits with frames answered per handle. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+         */
+        get: operations["consumeStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs/{id}": {
         parameters: {
             query?: never;
@@ -690,6 +710,26 @@ export interface paths {
          * @description Messages of the topic that match the filter (all without one), among those stored when the job starts, are never delivered to any group again (nor shown when browsing); lookups by id or key find them until retention removes them, and messages already handed to a consumer are not recalled. With dryRun the answer is 200 {"matched"}; otherwise 202 and a job to follow at GET /v1/jobs/{id}.
          */
         post: operations["purgeTopic"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/topics/{topic}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Publish over a WebSocket stream
+         * @description Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The client sends publish frames (one message or an atomic batch, the REST fields and limits, deduplicationId included); the server answers each with a confirm once its messages are durable, or an error frame, and reads no further frame while maxUnconfirmedMessages or maxUnconfirmedBytes are unconfirmed. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+         */
+        get: operations["publishStream"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -946,6 +986,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         DryRunResult: {
             /**
@@ -1480,6 +1534,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         MessageList: {
             /**
@@ -1649,6 +1717,21 @@ export interface components {
              * @example created
              */
             tags?: string;
+            /**
+             * @description The message's W3C traceparent (Trace Context level
+             *     1, version 00): stored with the message, returned on receive and
+             *     sent as the traceparent header of a webhook push. A single publish
+             *     may send the traceparent header instead (not both); a malformed
+             *     value here answers 400 (a malformed header is ignored, as W3C says).
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that goes with traceparent (at
+             *     most 512 characters; only with traceparent).
+             * @example vendor=value
+             */
+            tracestate?: string;
         } & ((unknown | unknown) & unknown);
         /** @description A message of a batch. Exactly one of body, bodyBase64. At most one of delayLevel, delaySeconds, deliverAt. A deduplicationId makes the entry idempotent. */
         PublishRequest: {
@@ -1710,6 +1793,21 @@ export interface components {
              * @example created
              */
             tags?: string;
+            /**
+             * @description The message's W3C traceparent (Trace Context level
+             *     1, version 00): stored with the message, returned on receive and
+             *     sent as the traceparent header of a webhook push. A single publish
+             *     may send the traceparent header instead (not both); a malformed
+             *     value here answers 400 (a malformed header is ignored, as W3C says).
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that goes with traceparent (at
+             *     most 512 characters; only with traceparent).
+             * @example vendor=value
+             */
+            tracestate?: string;
         } & ((unknown | unknown) & unknown);
         PublishResult: {
             /**
@@ -2024,6 +2122,20 @@ export interface components {
              * @example orders
              */
             topic: string;
+            /**
+             * @description The W3C traceparent of the message's creation: the
+             *     one it was published with or, when the server traces, that of its
+             *     publish span. It stays the same across retries and dead-lettering;
+             *     a consumer links its processing span to it. Absent when the message
+             *     has none.
+             * @example 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01
+             */
+            traceparent?: string;
+            /**
+             * @description The W3C tracestate that came with traceparent.
+             * @example vendor=value
+             */
+            tracestate?: string;
         };
         RedriveRequest: {
             /**
@@ -4731,6 +4843,115 @@ export interface operations {
             };
         };
     };
+    consumeStream: {
+        parameters: {
+            query?: {
+                /** @description The consumer's name; required for BROADCASTING groups */
+                consumerId?: string;
+                /** @description The lease of each delivery (default: the group's) */
+                invisibleSeconds?: number;
+                /** @description Most deliveries out and not yet settled (default 1000) */
+                maxOutstandingMessages?: number;
+                /** @description Most body bytes out and not yet settled (default 10 MiB) */
+                maxOutstandingBytes?: number;
+            };
+            header: {
+                /** @description mqgate.v1 (and, for browsers, mqgate.key.<base64url of the API key>) */
+                "Sec-WebSocket-Protocol": string;
+            };
+            path: {
+                /** @description Group name */
+                group: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the stream is open */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a WebSocket upgrade, no mqgate.v1, or a bad parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The Origin is not allowed, or the API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Push group */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many streams for this API key or server */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     getJob: {
         parameters: {
             query?: never;
@@ -5324,6 +5545,10 @@ export interface operations {
             header?: {
                 /** @description 1..128 printable ASCII characters: within the dedup window a repeat with the same key on this topic stores nothing and answers the original result (Idempotent-Replayed: true); the same key with another message answers 422 */
                 "Idempotency-Key"?: string;
+                /** @description W3C traceparent: the message's trace context (stored, returned on receive, sent on webhook pushes); the parent of the publish span when the server traces. A malformed one is ignored. Not together with the traceparent field */
+                traceparent?: string;
+                /** @description W3C tracestate that goes with traceparent */
+                tracestate?: string;
             };
             path: {
                 /** @description Topic name */
@@ -5762,6 +5987,102 @@ export interface operations {
             /** @description Unsupported Media Type */
             415: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Internal error (quote the request id) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    publishStream: {
+        parameters: {
+            query?: {
+                /** @description Most messages read and not yet confirmed (default 1000) */
+                maxUnconfirmedMessages?: number;
+                /** @description Most frame bytes read and not yet confirmed (default 16 MiB) */
+                maxUnconfirmedBytes?: number;
+            };
+            header: {
+                /** @description mqgate.v1 (and, for browsers, mqgate.key.<base64url of the API key>) */
+                "Sec-WebSocket-Protocol": string;
+            };
+            path: {
+                /** @description Topic name */
+                topic: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Switching Protocols: the stream is open */
+            101: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not a WebSocket upgrade, no mqgate.v1, or a bad parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing or bad API key (when the server has --api-keys) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description System topic, an Origin not allowed, or the API key lacks the grant */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unknown topic */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too many streams for this API key or server */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

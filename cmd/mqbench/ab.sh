@@ -17,7 +17,13 @@
 # Knobs (env): MODES (ack1 ack32), ROUNDS (6), COUNT1 (60000),
 # COUNT32 (200000), MQBENCH (default NEW_BIN/mqbench), PORT (18700),
 # WORKROOT (/tmp: where the data dirs go; /dev/shm takes the disk out,
-# leaving what the builds do with the CPU).
+# leaving what the builds do with the CPU), TRACE (A, B or AB: that side's
+# gateway runs with OpenTelemetry tracing on, exporting to an
+# `mqbench otlp-sink` on 127.0.0.1:TRACE_PORT (18799) that discards spans;
+# the other side has every OTEL_* variable cleared, so tracing is off).
+# TRACE_ENV adds variables to the traced side (e.g.
+# "OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0.1").
+# Tracing cost, one build:  TRACE=B MODES="pub1 ack1" ROUNDS=3 cmd/mqbench/ab.sh bin bin
 set -euo pipefail
 
 [ $# -eq 2 ] || { echo "usage: $0 A_BIN_DIR B_BIN_DIR" >&2; exit 2; }
@@ -29,6 +35,9 @@ COUNT32=${COUNT32:-200000}
 MQBENCH=${MQBENCH:-$B/mqbench}
 PORT=${PORT:-18700}
 WORKROOT=${WORKROOT:-/tmp}
+TRACE=${TRACE:-}
+TRACE_PORT=${TRACE_PORT:-18799}
+sinkpid=
 url=http://127.0.0.1:$PORT
 out=$(mktemp)
 pid=
@@ -37,6 +46,7 @@ cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
 	[ -n "$dir" ] && rm -rf "$dir"
 	rm -f "$out"
+	[ -n "$sinkpid" ] && kill "$sinkpid" 2>/dev/null && wait "$sinkpid" 2>/dev/null || true
 }
 trap cleanup EXIT
 
@@ -45,7 +55,11 @@ trap cleanup EXIT
 measure() {
 	local label=$1 bin=$2 round=$3 line
 	dir=$(mktemp -d "$WORKROOT/mqgate-ab.XXXXXX")
-	"$bin/mqgate" serve --addr "127.0.0.1:$PORT" --data "$dir/data" --access-log=false >"$dir/log" 2>&1 &
+	local otel=()
+	# shellcheck disable=SC2206 # TRACE_ENV is a list of NAME=VALUE words
+	case $TRACE in *"$label"*) otel=("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:$TRACE_PORT" ${TRACE_ENV:-}) ;; esac
+	env $(env | awk -F= '/^OTEL_/ { printf "-u %s ", $1 }') "${otel[@]}" \
+		"$bin/mqgate" serve --addr "127.0.0.1:$PORT" --data "$dir/data" --access-log=false >"$dir/log" 2>&1 &
 	pid=$!
 	for _ in $(seq 1 100); do
 		curl -fsS "$url/readyz" >/dev/null 2>&1 && break
@@ -85,6 +99,12 @@ measure() {
 	rm -rf "$dir"
 	dir=
 }
+
+if [ -n "$TRACE" ]; then
+	"$MQBENCH" otlp-sink --addr "127.0.0.1:$TRACE_PORT" >"$out.sink" &
+	sinkpid=$!
+	echo "tracing on for side(s) $TRACE, OTLP sink on 127.0.0.1:$TRACE_PORT"
+fi
 
 for r in $(seq 1 "$ROUNDS"); do
 	if ((r % 2)); then

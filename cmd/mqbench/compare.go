@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 )
 
 // compare runs the same publish load against the bare-HTTP baseline and
@@ -19,7 +20,11 @@ type compareConfig struct {
 	publishConfig
 	GatewayBin  string
 	GatewayArgs string
-	KeepData    bool
+	// Trace starts the gateway with tracing on (OTEL_EXPORTER_OTLP_ENDPOINT)
+	// toward an in-process OTLP sink; off, the gateway's OTEL_* variables
+	// are cleared so that tracing is surely off.
+	Trace    bool
+	KeepData bool
 }
 
 func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,6 +33,7 @@ func compareMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var cfg compareConfig
 	addPublishFlags(fs, &cfg.publishConfig, 3)
 	fs.StringVar(&cfg.GatewayBin, "gateway-bin", "", "mqgate binary to start on a free port with a temp --data dir, instead of using --url (go build ./cmd/mqgate)")
+	fs.BoolVar(&cfg.Trace, "trace", false, "with --gateway-bin: start it with OpenTelemetry tracing on, exporting to an in-process OTLP/HTTP sink that discards spans (off: OTEL_* cleared)")
 	fs.StringVar(&cfg.GatewayArgs, "gateway-args", "", "extra flags for the started gateway, space separated (e.g. \"--log-level warn\")")
 	fs.BoolVar(&cfg.KeepData, "keep-data", false, "keep the started gateway's data dir")
 	if err := fs.Parse(args); err != nil {
@@ -88,7 +94,21 @@ func runCompare(ctx context.Context, cfg compareConfig, logw io.Writer) (rep Com
 		} else {
 			fmt.Fprintf(logw, "gateway data dir: %s\n", dir)
 		}
-		gw, err := startGatewayChild(ctx, cfg.GatewayBin, dir, strings.Fields(cfg.GatewayArgs))
+		env := withoutOTEL(os.Environ())
+		if cfg.Trace {
+			sink, err := startOTLPSink("127.0.0.1:0")
+			if err != nil {
+				return rep, err
+			}
+			defer func() {
+				sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				err = errors.Join(err, sink.Close(sctx))
+				fmt.Fprintln(logw, sink)
+			}()
+			env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.Endpoint())
+		}
+		gw, err := startGatewayChild(ctx, cfg.GatewayBin, dir, strings.Fields(cfg.GatewayArgs), env)
 		if err != nil {
 			return rep, err
 		}
@@ -98,6 +118,7 @@ func runCompare(ctx context.Context, cfg compareConfig, logw io.Writer) (rep Com
 
 	rep.Config = cfg.describe()
 	rep.Config["url"] = gwURL
+	rep.Config["trace"] = cfg.Trace
 	rep.Config["baselineUrl"] = base.url
 	for round := range cfg.Runs {
 		order := []string{"baseline", "gateway"}

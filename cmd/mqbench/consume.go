@@ -173,7 +173,14 @@ func runConsume(ctx context.Context, c consumeConfig) (ConsumeRun, error) {
 		return run, fmt.Errorf("pre-publish: %d of %d messages published (%s; %s)", pub.Messages, c.Count, pub.Errors, pub.FirstError)
 	}
 	run.PublishMsgsPerSec = pub.MsgsPerSec
+	return consumeGroup(ctx, c, run)
+}
 
+// consumeGroup creates run.Group on run.Topic (which holds c.Count
+// messages) and times c.Consumers draining it; streams runs it on a topic
+// it filled itself.
+func consumeGroup(ctx context.Context, c consumeConfig, run ConsumeRun) (ConsumeRun, error) {
+	group, topic := run.Group, run.Topic
 	client := newClient(c.Consumers, pollTimeout(c.Timeout, c.WaitSeconds))
 	defer closeClient(client)
 	if err := ensureGroup(ctx, client, c.URL, group, topic); err != nil {

@@ -13,6 +13,8 @@
 //	mqbench latency          publish at a fixed rate, measure publish→receive
 //	mqbench webhook          publish at a fixed rate to a push group whose
 //	                         webhook mqbench serves, measure publish→webhook
+//	mqbench streams          the WebSocket streams beside REST in one run:
+//	                         publish, consume, latency, server CPU per message
 //
 // publish --delay-level N / --delay-seconds N publish delayed messages;
 // pending.sh (issue 5) uses them to load a server with 1M pending delayed
@@ -23,7 +25,9 @@
 //
 // What it owns: load generation, the baseline server and the statistics. It
 // talks plain HTTP to the documented contract and imports nothing of the
-// project but core's constants, so it measures exactly what a client sees;
+// project but core's constants and the public Go stream client
+// (apiclient/stream, for the streams mode), so it measures exactly what a
+// client sees;
 // it must not import api/, gateway/ or core/engine.
 //
 // What the modes share: runs.go (the --runs loop, fresh topic and group

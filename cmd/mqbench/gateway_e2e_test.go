@@ -51,7 +51,7 @@ func buildGateway(t *testing.T) string {
 // startGateway runs the binary on a temp data dir until the test ends.
 func startGateway(t *testing.T, bin string) string {
 	t.Helper()
-	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"})
+	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestWebhookAgainstGateway(t *testing.T) {
 	if out, _ := exec.Command(bin, "serve", "--help").CombinedOutput(); !strings.Contains(string(out), "webhook-allow-loopback") {
 		t.Skip("gateway has no --webhook-allow-loopback yet")
 	}
-	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn", "--webhook-allow-loopback"})
+	gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn", "--webhook-allow-loopback"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,5 +142,72 @@ func TestWebhookAgainstGateway(t *testing.T) {
 	r := rep.Runs[0]
 	if r.Missing != 0 || r.Measured != 200 || r.EndToEnd.Count != 200 || r.BadSignatures != 0 || r.Errors != nil {
 		t.Fatalf("run = %+v, want 200 measured, none missing, all signatures valid (first error %q)", r, r.FirstError)
+	}
+}
+
+// TestStreamsStartsGateway is issue 22's benchmark in miniature: every
+// stream case beside its REST one, on a gateway streams starts, with the
+// server's CPU per message.
+func TestStreamsStartsGateway(t *testing.T) {
+	bin := buildGateway(t)
+	var rep StreamsReport
+	runMode(t, &rep, "streams", "--gateway-bin", bin, "--gateway-args", "--log-level warn", "--runs", "1",
+		"--count", "500", "--producers", "8", "--rate", "200", "--latency-duration", "1s", "--latency-warmup", "300ms")
+	if len(rep.Runs) != 1 || len(rep.Runs[0].Cases) != len(caseOrder) {
+		t.Fatalf("report = %+v", rep)
+	}
+	for _, c := range rep.Runs[0].Cases {
+		want := int64(500)
+		if strings.HasPrefix(c.Case, "latency") {
+			want = 260 // 200/s for 1.3 s, warm-up included
+		}
+		if c.Messages != want || c.Missing != 0 || c.Duplicates != 0 || c.Errors != 0 || c.MsgsPerSec <= 0 {
+			t.Errorf("%s: %+v, want %d messages, none missing, no errors", c.Case, c, want)
+		}
+		if c.ServerCPUPerMsgUs <= 0 && !strings.HasPrefix(c.Case, "consume") {
+			t.Errorf("%s: no server CPU per message", c.Case)
+		}
+	}
+	if rep.Ratios["publish msgs/s stream/rest"] <= 0 || rep.Ratios["consume msgs/s stream/rest-ack1"] <= 0 {
+		t.Fatalf("ratios = %v", rep.Ratios)
+	}
+}
+
+// TestGatewayTracesToSink: a gateway started with the sink's endpoint
+// (compare --trace, ab.sh TRACE=) exports its spans there; one started
+// from withoutOTEL's environment exports nothing whatever the caller's
+// OTEL_* say.
+func TestGatewayTracesToSink(t *testing.T) {
+	bin := buildGateway(t)
+	sink, err := startOTLPSink("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close(context.Background())
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", sink.Endpoint())
+	for _, traced := range []bool{false, true} {
+		env := withoutOTEL(os.Environ())
+		if traced {
+			env = append(env, "OTEL_EXPORTER_OTLP_ENDPOINT="+sink.Endpoint())
+		}
+		before := sink.requests.Load()
+		gw, err := startGatewayChild(context.Background(), bin, t.TempDir(), []string{"--log-level", "warn"}, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newClient(1, 5*time.Second)
+		if _, err := doJSON(context.Background(), c, http.MethodPut, gw.url+"/v1/topics/t", map[string]any{"queues": 1}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := doJSON(context.Background(), c, http.MethodPost, gw.url+"/v1/topics/t/messages", map[string]any{"body": "x"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		closeClient(c)
+		if err := gw.stop(); err != nil { // a graceful stop flushes the spans
+			t.Fatal(err)
+		}
+		if got := sink.requests.Load() - before; (got > 0) != traced {
+			t.Fatalf("traced %v: %d export requests", traced, got)
+		}
 	}
 }

@@ -28,7 +28,9 @@ modes:
   latency          publish at a fixed rate, measure publish->receive latency
   disk             the disk's own fdatasync latency at a fixed rate (latency's floor)
   webhook          publish at a fixed rate to a push group, measure publish->webhook
+  streams          WebSocket streams beside REST in one run: publish, consume, latency, server CPU/msg
   jetstream        in-process 3-node JetStream cluster: two gateways vs a direct client vs embedded
+  otlp-sink        an OTLP/HTTP trace sink that discards spans (tracing-on figures; ab.sh TRACE=)
 
 run 'mqbench <mode> -h' for the flags of a mode.
 `
@@ -47,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = compareMain(ctx, args, stdout, stderr)
 	case "baseline-server":
 		err = baselineMain(ctx, args, stdout, stderr)
+	case "otlp-sink":
+		err = otlpSinkMain(ctx, args, stdout, stderr) // otlpsink.go
 	case "consume":
 		err = consumeMain(ctx, args, stdout, stderr)
 	case "latency":
@@ -55,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = webhookMain(ctx, args, stdout, stderr)
 	case "disk":
 		err = diskMain(ctx, args, stdout, stderr) // disk.go
+	case "streams":
+		err = streamsMain(ctx, args, stdout, stderr) // streams.go
 	case "jetstream":
 		err = jetstreamMain(ctx, args, stdout, stderr) // jetstream.go
 	case "help", "-h", "--help":

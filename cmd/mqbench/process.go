@@ -70,7 +70,9 @@ func startBaselineChild(ctx context.Context, self string) (*child, error) {
 // address on a machine-readable line, so the port is picked here (bound
 // and released) and readiness is probed: the probe is a backoff bounded by
 // the start timeout, the one place mqbench retries on a timer.
-func startGatewayChild(ctx context.Context, bin, dataDir string, extra []string) (*child, error) {
+//
+// env is the child's environment (nil: this process's).
+func startGatewayChild(ctx context.Context, bin, dataDir string, extra, env []string) (*child, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -78,6 +80,7 @@ func startGatewayChild(ctx context.Context, bin, dataDir string, extra []string)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	args := append([]string{"serve", "--addr", addr, "--data", dataDir}, extra...)
 	cmd := exec.Command(bin, args...)
+	cmd.Env = env
 	c := &child{name: "gateway", cmd: cmd, url: "http://" + addr, exited: make(chan struct{}), logTail: &tailBuffer{max: 8 << 10}}
 	cmd.Stdout, cmd.Stderr = c.logTail, c.logTail
 	if err := cmd.Start(); err != nil {
@@ -201,4 +204,16 @@ func (f *firstLineWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return f.next.Write(p)
+}
+
+// withoutOTEL is env without the OTEL_* variables: a gateway started from
+// it has tracing off whatever the caller's environment says.
+func withoutOTEL(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "OTEL_") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

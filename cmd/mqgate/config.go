@@ -45,6 +45,16 @@ type Config struct {
 	// IdleTimeout closes a keep-alive connection with no request for this
 	// long.
 	IdleTimeout time.Duration
+	// StreamOrigins is the comma-separated allow-list of browser origins
+	// that may open WebSocket streams besides the server's own ("*": any).
+	StreamOrigins string
+	// MaxStreamsPerKey caps the concurrent streams of one API key;
+	// MaxStreams those of the server.
+	MaxStreamsPerKey int
+	MaxStreams       int
+	// StreamPing is how often a stream is pinged; no pong within it
+	// closes the stream 4008.
+	StreamPing time.Duration
 	// DelayLevels are the durations of delay levels 1..N, space or comma
 	// separated (RocketMQ messageDelayLevel).
 	DelayLevels string
@@ -194,6 +204,9 @@ func DefaultConfig() Config {
 		ShutdownTimeout:      30 * time.Second,
 		WriteTimeout:         30 * time.Second,
 		IdleTimeout:          120 * time.Second,
+		MaxStreamsPerKey:     64,
+		MaxStreams:           10000,
+		StreamPing:           30 * time.Second,
 		DelayLevels:          defaultDelayLevels,
 		MaxDelay:             40 * 24 * time.Hour,
 		DedupWindow:          engine.DefaultDedupWindow,
@@ -239,6 +252,10 @@ func serveFlags(c *Config, out io.Writer) *flag.FlagSet {
 	drainFlags(fs, c) // drain.go
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "time to write a response; a client not reading it is cut (a long-poll receive adds its wait)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "close keep-alive connections idle this long")
+	fs.StringVar(&c.StreamOrigins, "stream-origins", c.StreamOrigins, "comma-separated browser origins (https://app.example.com, *.example.com, or *) allowed to open WebSocket streams besides the server's own")
+	fs.IntVar(&c.MaxStreamsPerKey, "max-streams-per-key", c.MaxStreamsPerKey, "concurrent WebSocket streams one API key may hold (429 beyond)")
+	fs.IntVar(&c.MaxStreams, "max-streams", c.MaxStreams, "concurrent WebSocket streams the server holds (429 beyond)")
+	fs.DurationVar(&c.StreamPing, "stream-ping", c.StreamPing, "how often each stream is pinged; no pong within it closes the stream (4008)")
 	fs.StringVar(&c.DelayLevels, "delay-levels", c.DelayLevels, "durations of delay levels 1..N, e.g. \"100ms 200ms 1s\"")
 	fs.DurationVar(&c.MaxDelay, "max-delay", c.MaxDelay, "longest delaySeconds / deliverAt accepted")
 	fs.DurationVar(&c.DedupWindow, "dedup-window", c.DedupWindow, "how long an Idempotency-Key / deduplicationId is remembered per topic")
@@ -433,4 +450,15 @@ func validCIDR(s string) bool {
 	}
 	_, err := netip.ParseAddr(s)
 	return err == nil
+}
+
+// streamOptions are the WebSocket stream settings of api.Options.
+func (c *Config) streamOptions() api.StreamOptions {
+	var origins []string
+	for _, o := range strings.Split(c.StreamOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	return api.StreamOptions{Origins: origins, MaxPerKey: c.MaxStreamsPerKey, Max: c.MaxStreams, Ping: c.StreamPing}
 }

@@ -76,7 +76,7 @@ func (m *Main) runJetStream() error {
 	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
 		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring,
 		NoAccessLog: !m.Config.AccessLog, BodyReadTimeout: m.Config.BodyReadTimeout,
-		WriteTimeout: m.Config.WriteTimeout,
+		WriteTimeout: m.Config.WriteTimeout, Streams: m.Config.streamOptions(), Tracer: m.tracer,
 		// Each gateway in front of the stream counts the keys' limits on
 		// its own (docs/quotas.md).
 		LimitScope: api.LimitScopeInstance})

@@ -24,6 +24,7 @@ import (
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
+	"github.com/mqgate/mqgate/internal/tracing"
 	"github.com/mqgate/mqgate/openapi"
 )
 
@@ -44,11 +45,12 @@ type Main struct {
 	api     *api.Server
 	ln      net.Listener
 	http    *http.Server
-	served  chan error   // Serve's result; closed when the serve goroutine ends
-	pprof   *profiler    // --pprof-addr; nil when off
-	keys    *keyReloader // --api-keys' SIGHUP reloader; nil when off
-	logw    *logWriter   // the buffered log output ParseFlags set up; closed last
-	started bool         // Run succeeded: only then does Close log "stopped"
+	served  chan error      // Serve's result; closed when the serve goroutine ends
+	pprof   *profiler       // --pprof-addr; nil when off
+	keys    *keyReloader    // --api-keys' SIGHUP reloader; nil when off
+	logw    *logWriter      // the buffered log output ParseFlags set up; closed last
+	started bool            // Run succeeded: only then does Close log "stopped"
+	tracer  *tracing.Tracer // OTEL_* asked for traces (tracing.Enabled); nil: off
 }
 
 // NewMain returns a Main with the default config and a logger to stderr.
@@ -77,6 +79,9 @@ func (m *Main) ParseFlags(args []string, out io.Writer) error {
 // is reported here, synchronously.
 func (m *Main) Run() error {
 	if err := refuseOpenListener(m.Config); err != nil {
+		return err
+	}
+	if err := m.startTracing(); err != nil {
 		return err
 	}
 	run := m.runEmbedded
@@ -138,6 +143,7 @@ func (m *Main) runEmbedded() error {
 		SegmentSpan:  m.Config.SegmentSpan,
 		FullPreCheck: m.Config.FullCheck,
 		JobRedriven:  jobRedriven,
+		DeadLettered: m.deadLettered(),
 
 		RetentionCheckInterval: m.Config.RetentionCheckInterval,
 		RetentionUnit:          m.Config.RetentionUnit,
@@ -228,9 +234,11 @@ func (m *Main) runEmbedded() error {
 		},
 		// Long polls extend their write deadline by their wait.
 		WriteTimeout: m.Config.WriteTimeout,
+		Streams:      m.Config.streamOptions(),
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},
+		Tracer: m.tracer,
 	})
 
 	m.http = m.newHTTPServer(m.api, tlsConfig, httpLog)
@@ -318,6 +326,12 @@ func (m *Main) Close() error {
 		}
 		m.engine = nil
 	}
+	// Last: the spans of the shutdown itself (final pushes, settles) are
+	// flushed too.
+	if err := m.tracer.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("tracing shutdown: %w", err))
+	}
+	m.tracer = nil
 	if len(errs) == 0 && m.started {
 		m.Logger.Info().Msg("stopped")
 	}
@@ -424,5 +438,6 @@ func (m *Main) webhookOptions(reg prometheus.Registerer, levels []time.Duration)
 		AllowCIDRs:    m.Config.WebhookAllowCIDRs,
 		DenyCIDRs:     m.Config.WebhookDenyCIDRs,
 		DelayLevelFor: webhook.LevelAtLeast(levels),
+		Tracer:        m.tracer,
 	}
 }

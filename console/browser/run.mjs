@@ -312,6 +312,19 @@ async function main() {
     for (const p of ["/metrics", "/console"]) if (!docsText.includes(p)) fail("/docs does not describe " + p);
     await shot("08-docs");
 
+    // Live tail (tail.js): billing over its consume stream in the browser,
+    // the key in the mqgate.key subprotocol; what it shows is acked.
+    await page.goto(base + "/console#/tail/billing");
+    await page.getByRole("button", { name: "Start tail" }).click();
+    await page.getByText(/^live · /).waitFor();
+    for (const b of ["tail 1", "tail 2", "tail 3"]) await api("POST", "/topics/orders/messages", { body: b, tags: "tail" }, 201);
+    for (const b of ["tail 1", "tail 2", "tail 3"]) await page.getByRole("cell", { name: b, exact: true }).waitFor();
+    await shot("09-tail");
+    await until("the tailed messages acked", async () =>
+      (await api("GET", "/groups/billing/offsets", undefined, 200)).offsets.every((o) => o.lag === 0 && !o.inFlight));
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.getByText(/^closed \(1000/).waitFor();
+
     if (errors.length) fail("page errors: " + errors.join("; "));
     console.log(`console browser test: ok (screenshots in ${SHOTS})`);
   } catch (e) {

@@ -44,11 +44,20 @@ type Options struct {
 	// runs on the job's goroutine and must not block; a resumed job calls
 	// it from Open, so set it before.
 	JobRedriven func(j *core.Job, ids []string)
+	// DeadLettered, if set, is told each message copied to a group's
+	// dead-letter topic, after the copy committed (cmd/mqgate: the dlq
+	// span when tracing is on). It runs on the send-back path: it must
+	// not block.
+	DeadLettered func(group string, m *core.Message)
 	// RetentionUnit is the length of one hour of a topic's retentionHours
 	// (default 1h). Only tests and benchmarks shrink it: a store filled
 	// with 72 h retention can then be expired for real, by the cleaner,
 	// without waiting 72 hours (cmd/mqbench/growth.sh).
 	RetentionUnit time.Duration
+
+	// syncHook is the store's test hook (store.Options.SyncHook), for
+	// this package's tests of what answers wait for.
+	syncHook func(store.SyncKind)
 }
 
 // DefaultDelayLevels are RocketMQ's messageDelayLevel (policy's table,
@@ -124,7 +133,8 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.arrivals.init()
 	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance,
-		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan, FullPreCheck: opts.FullPreCheck})
+		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan, FullPreCheck: opts.FullPreCheck,
+		SyncHook: opts.syncHook})
 	if err != nil {
 		return nil, err
 	}

@@ -116,6 +116,9 @@ func (e *Engine) putNew(ctx context.Context, topic string, queues int, uid uint6
 			ShardingKey: pm.ShardingKey,
 			BornAt:      now.Truncate(time.Millisecond),
 		}
+		if pm.TraceParent != "" {
+			ms[i].SysProps = traceProps(pm)
+		}
 		ops[i] = putOp{topic: topic, queueID: q, expectUID: uid, msg: &ms[i]}
 	}
 	plan, err := e.planDelays(now, uid, msgs, ops) // delayed messages: schedule.go
@@ -191,11 +194,26 @@ func validatePut(msgs []core.PutMessage) error {
 				return core.FieldError(field("properties"), "property values must have at most %d characters", core.MaxPropertyValueLen)
 			}
 		}
+		if len(m.TraceParent) > core.MaxTraceParentLen {
+			return core.FieldError(field("traceparent"), "at most %d characters", core.MaxTraceParentLen)
+		}
+		if len(m.TraceState) > core.MaxTraceStateLen || (m.TraceState != "" && m.TraceParent == "") {
+			return core.FieldError(field("tracestate"), "at most %d characters, and only with a traceparent", core.MaxTraceStateLen)
+		}
 	}
 	if len(msgs) > 1 && total > core.MaxMessageSize {
 		return core.Errorf(core.ETooLarge, "a batch holds at most %d body bytes in all, got %d", core.MaxMessageSize, total)
 	}
 	return nil
+}
+
+// traceProps holds a message's trace context as system properties.
+func traceProps(pm *core.PutMessage) map[string]string {
+	sp := map[string]string{core.PropTraceParent: pm.TraceParent}
+	if pm.TraceState != "" {
+		sp[core.PropTraceState] = pm.TraceState
+	}
+	return sp
 }
 
 func fnv32a(s string) uint32 {

@@ -239,6 +239,9 @@ func (e *Engine) sendBackBatch(ctx context.Context, group string, guard store.Ho
 				e.sched.deadLettered.Add(1)
 				e.log.Info().Str("group", group).Str("msgId", it.op.msg.UserID()).Int("reconsumeTimes", it.times).
 					Msg("message dead-lettered")
+				if f := e.opts.DeadLettered; f != nil {
+					f(group, it.op.msg)
+				}
 				continue
 			}
 			e.sched.levels[it.level].offer(it.due)

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mqgate/mqgate/core"
 )
 
@@ -55,9 +57,20 @@ func webhookAttempt(msgs []*core.Message) int {
 	return n + 1
 }
 
-// post sends one request and classifies its answer. It never holds p.mu
-// during I/O.
+// post sends one request and classifies its answer, traced when tracing
+// is on. It never holds p.mu during I/O.
 func (p *Pusher) post(msgs []*core.Message) result {
+	if p.opts.Tracer == nil {
+		return p.send(msgs, nil)
+	}
+	span := p.startPush(msgs)
+	r := p.send(msgs, span)
+	endPush(span, r)
+	return r
+}
+
+// send is post's request; span is the push span (nil: tracing off).
+func (p *Pusher) send(msgs []*core.Message, span trace.Span) result {
 	body, err := encodeMessages(msgs)
 	if err != nil {
 		// Not the receiver's fault and not transient; still a retry rather
@@ -86,6 +99,7 @@ func (p *Pusher) post(msgs []*core.Message) result {
 	if len(cfg.secret) > 0 {
 		req.Header.Set(HeaderSignature, Sign(cfg.secret, id, ts, body))
 	}
+	setTraceHeaders(req.Header, msgs, span)
 
 	start := time.Now()
 	resp, err := client.Do(req)

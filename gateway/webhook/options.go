@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core/policy"
+	"github.com/mqgate/mqgate/internal/tracing"
 )
 
 // Options are the gateway-wide settings of webhook pushers (the per-group
@@ -54,6 +55,12 @@ type Options struct {
 
 	// UserAgent is sent on every request. Default "mqgate-webhook/1".
 	UserAgent string
+
+	// Tracer, when set, records a span per push request (trace.go) and
+	// sends its context as the traceparent header. Nil: tracing off; a
+	// request of one message still carries that message's stored
+	// traceparent.
+	Tracer *tracing.Tracer
 }
 
 func (o Options) withDefaults() Options {

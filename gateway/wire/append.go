@@ -188,6 +188,14 @@ func AppendMessageFields(b []byte, m *core.Message) []byte {
 			b = AppendTime(b, time.UnixMilli(ms))
 		}
 	}
+	if v := m.SysProps[core.PropTraceParent]; v != "" {
+		b = append(b, `,"traceparent":`...)
+		b = AppendString(b, v)
+		if st := m.SysProps[core.PropTraceState]; st != "" {
+			b = append(b, `,"tracestate":`...)
+			b = AppendString(b, st)
+		}
+	}
 	return b
 }
 

@@ -74,6 +74,8 @@ type Message struct {
 	StoredAt       string            `json:"storedAt"`
 	ReconsumeTimes int               `json:"reconsumeTimes"`
 	DeliverAt      string            `json:"deliverAt,omitempty"`
+	TraceParent    string            `json:"traceparent,omitempty"`
+	TraceState     string            `json:"tracestate,omitempty"`
 }
 
 // NewMessage renders a stored message. The id shown is the user-facing
@@ -114,5 +116,6 @@ func NewMessage(m *core.Message) Message {
 			out.DeliverAt = FormatTime(time.UnixMilli(ms))
 		}
 	}
+	out.TraceParent, out.TraceState = m.TraceParent(), m.TraceState()
 	return out
 }

@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"bufio"
-	"encoding/json"
-	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -11,10 +8,10 @@ import (
 	"github.com/mqgate/mqgate/apiclient"
 )
 
-const pubUsage = "pub TOPIC [BODY] [--tags T] [--keys K,...] [--sharding-key S] [--property k=v]... [--delay-level N | --delay-seconds N | --deliver-at T] [--idempotency-key K] [--binary] [--batch N]"
+const pubUsage = "pub TOPIC [BODY] [--tags T] [--keys K,...] [--sharding-key S] [--property k=v]... [--delay-level N | --delay-seconds N | --deliver-at T] [--idempotency-key K] [--binary] [--batch N] [--run-id R | --no-dedup] [--quiet]"
 
-// runPub publishes BODY, or each line of stdin (in batches), or all of
-// stdin as one binary message (--binary).
+// runPub publishes BODY, or each line of stdin over the topic's publish
+// stream (pubStream), or all of stdin as one binary message (--binary).
 func runPub(e *env, args []string) error {
 	fs := e.flags(pubUsage)
 	tags := fs.String("tags", "", "the message's tag")
@@ -27,7 +24,10 @@ func runPub(e *env, args []string) error {
 	at := fs.String("deliver-at", "", "deliver at this time (RFC 3339)")
 	idem := fs.String("idempotency-key", "", "Idempotency-Key of a single publish: a retry with the same key stores nothing new")
 	binary := fs.Bool("binary", false, "publish all of stdin as one message of bytes (bodyBase64)")
-	batch := fs.Int("batch", 100, "stdin lines per batch request (1..1000)")
+	batch := fs.Int("batch", 1, "stdin lines per publish frame (1..1000): an atomic batch, confirmed as a whole")
+	runID := fs.String("run-id", "", "stdin: the run id of the lines' deduplicationIds (<run id>-<line number>); give an earlier run's to re-run it safely (default: a new one, printed)")
+	noDedup := fs.Bool("no-dedup", false, "stdin: no deduplicationIds, a re-run stores every line again")
+	quiet := fs.Bool("quiet", false, "stdin: print only the summary, no row per message")
 	pos, err := e.parse(fs, args)
 	if err != nil {
 		return err
@@ -114,52 +114,10 @@ func runPub(e *env, args []string) error {
 		return usageError("--idempotency-key applies to a single BODY, not to stdin lines")
 	}
 
-	// Each line of stdin is a message, sent in batches.
-	var all []apiclient.PublishResult
-	sc := bufio.NewScanner(e.stdin)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	var pending []apiclient.PublishRequest
-	flush := func() error {
-		if len(pending) == 0 {
-			return nil
-		}
-		ctx, cancel := e.reqCtx(0)
-		defer cancel()
-		r, err := e.client.PublishBatchWithResponse(ctx, topic, apiclient.PublishBatchRequest{Messages: pending})
-		if err := check(r, err); err != nil {
-			return fmt.Errorf("after %d messages published: %w", len(all), err)
-		}
-		if r.JSON201 != nil && r.JSON201.Results != nil {
-			all = append(all, r.JSON201.Results...)
-		}
-		pending = pending[:0]
-		return nil
+	if *noDedup && *runID != "" {
+		return usageError("--run-id and --no-dedup exclude each other")
 	}
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" {
-			continue
-		}
-		m := tmpl
-		m.Body = ptr(line)
-		pending = append(pending, m)
-		if len(pending) == *batch {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading stdin: %w", err)
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	if e.output == "json" {
-		b, _ := json.Marshal(apiclient.PublishBatchResult{Results: all})
-		return e.printJSON(b)
-	}
-	return e.publishTable(all)
+	return e.pubStream(pubOptions{topic: topic, tmpl: tmpl, batch: *batch, runID: *runID, dedup: !*noDedup, quiet: *quiet})
 }
 
 func (e *env) publishTable(rs []apiclient.PublishResult) error {

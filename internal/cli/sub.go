@@ -11,23 +11,26 @@ import (
 	"github.com/mqgate/mqgate/apiclient"
 )
 
-const subUsage = "sub GROUP [--count N] [--once] [--batch N] [--wait S] [--invisible-seconds S] [--consumer-id C] [--no-ack]"
+const subUsage = "sub GROUP [--count N] [--once] [--batch N] [--wait S] [--invisible-seconds S] [--consumer-id C] [--no-ack] [--rest]"
 
 // runSub streams a group's messages to stdout (nsq_tail, gcloud pubsub
 // subscriptions pull --auto-ack): one line per message, its body (-o json:
 // the message as the API gives it, receipt handle included), acknowledged
-// once written and flushed. SIGINT (ctx) stops it between batches: the
+// once written and flushed. It consumes over the group's stream
+// (subStream) unless --once or --rest ask for receive calls. Over REST,
+// SIGINT (ctx) stops it between batches: the
 // batch in hand is written and acked, a receive in progress is abandoned
 // (anything it had leased comes back after its lease), and it exits 0.
 // Nothing is acked twice or acked after being nacked.
 func runSub(e *env, args []string) error {
 	fs := e.flags(subUsage)
 	count := fs.Int("count", 0, "exit after this many messages (0: until SIGINT)")
-	batch := fs.Int("batch", 10, "messages per receive (1..32)")
+	batch := fs.Int("batch", 10, "messages in hand at once (1..32): the stream's maxOutstandingMessages, or per receive with --once/--rest")
 	wait := fs.Int("wait", 20, "long-poll seconds per receive (0..30)")
 	invis := fs.Int("invisible-seconds", 0, "lease of each message (default: the group's)")
 	consumer := fs.String("consumer-id", "", "consumer id (required for BROADCASTING groups)")
 	once := fs.Bool("once", false, "one receive (waiting up to --wait), then exit: for scripts (gcloud pubsub pull)")
+	rest := fs.Bool("rest", false, "long-poll receive calls instead of the group's stream")
 	noAck := fs.Bool("no-ack", false, "do not acknowledge: messages come back after their lease (use -o json for their receipt handles)")
 	pos, err := e.parse(fs, args)
 	if err != nil {
@@ -43,6 +46,10 @@ func runSub(e *env, args []string) error {
 		return usageError("--wait must be between 0 and 30")
 	}
 	group := pos[0]
+	if !*once && !*rest {
+		return e.subStream(subOptions{group: group, count: *count, outstanding: *batch,
+			invisible: *invis, consumer: *consumer, noAck: *noAck})
+	}
 	out := bufio.NewWriter(e.stdout)
 	got := 0
 	for *count == 0 || got < *count {

@@ -56,7 +56,11 @@ func run(out, check string) error {
 	if err != nil {
 		return err
 	}
-	files := map[string][]byte{"swagger.json": v2pretty, "openapi.json": v3raw}
+	async, err := asyncAPI("api")
+	if err != nil {
+		return fmt.Errorf("asyncapi: %w", err)
+	}
+	files := map[string][]byte{"swagger.json": v2pretty, "openapi.json": v3raw, "asyncapi.json": async}
 	for name, b := range files {
 		if err := os.WriteFile(filepath.Join(out, name), b, 0o644); err != nil {
 			return err

@@ -45,6 +45,12 @@ class Message:
                 is delayed. Example: 42.
             sharding_key (str | Unset): Chose the message's queue (same key, same queue). Example: customer-9.
             tags (str | Unset): The message's tag, matched by subscription filters. Example: created.
+            traceparent (str | Unset): The W3C traceparent of the message's creation: the
+                one it was published with or, when the server traces, that of its
+                publish span. It stays the same across retries and dead-lettering;
+                a consumer links its processing span to it. Absent when the message
+                has none. Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.
+            tracestate (str | Unset): The W3C tracestate that came with traceparent. Example: vendor=value.
      """
 
     born_at: datetime.datetime
@@ -61,6 +67,8 @@ class Message:
     queue_offset: int | Unset = UNSET
     sharding_key: str | Unset = UNSET
     tags: str | Unset = UNSET
+    traceparent: str | Unset = UNSET
+    tracestate: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -105,6 +113,10 @@ class Message:
 
         tags = self.tags
 
+        traceparent = self.traceparent
+
+        tracestate = self.tracestate
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -133,6 +145,10 @@ class Message:
             field_dict["shardingKey"] = sharding_key
         if tags is not UNSET:
             field_dict["tags"] = tags
+        if traceparent is not UNSET:
+            field_dict["traceparent"] = traceparent
+        if tracestate is not UNSET:
+            field_dict["tracestate"] = tracestate
 
         return field_dict
 
@@ -193,6 +209,10 @@ class Message:
 
         tags = d.pop("tags", UNSET)
 
+        traceparent = d.pop("traceparent", UNSET)
+
+        tracestate = d.pop("tracestate", UNSET)
+
         message = cls(
             born_at=born_at,
             message_id=message_id,
@@ -208,6 +228,8 @@ class Message:
             queue_offset=queue_offset,
             sharding_key=sharding_key,
             tags=tags,
+            traceparent=traceparent,
+            tracestate=tracestate,
         )
 
 

@@ -50,6 +50,14 @@ class PublishRequest:
             sharding_key (str | Unset): Picks the queue by hash: messages with the same key go
                 to the same queue, in order. Example: customer-9.
             tags (str | Unset): One tag that subscription filters match (`TagA || TagB`). Example: created.
+            traceparent (str | Unset): The message's W3C traceparent (Trace Context level
+                1, version 00): stored with the message, returned on receive and
+                sent as the traceparent header of a webhook push. A single publish
+                may send the traceparent header instead (not both); a malformed
+                value here answers 400 (a malformed header is ignored, as W3C says). Example:
+                00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.
+            tracestate (str | Unset): The W3C tracestate that goes with traceparent (at
+                most 512 characters; only with traceparent). Example: vendor=value.
      """
 
     body: str | Unset = UNSET
@@ -62,6 +70,8 @@ class PublishRequest:
     properties: PublishRequestProperties | Unset = UNSET
     sharding_key: str | Unset = UNSET
     tags: str | Unset = UNSET
+    traceparent: str | Unset = UNSET
+    tracestate: str | Unset = UNSET
 
 
 
@@ -97,6 +107,10 @@ class PublishRequest:
 
         tags = self.tags
 
+        traceparent = self.traceparent
+
+        tracestate = self.tracestate
+
 
         field_dict: dict[str, Any] = {}
 
@@ -122,6 +136,10 @@ class PublishRequest:
             field_dict["shardingKey"] = sharding_key
         if tags is not UNSET:
             field_dict["tags"] = tags
+        if traceparent is not UNSET:
+            field_dict["traceparent"] = traceparent
+        if tracestate is not UNSET:
+            field_dict["tracestate"] = tracestate
 
         return field_dict
 
@@ -168,6 +186,10 @@ class PublishRequest:
 
         tags = d.pop("tags", UNSET)
 
+        traceparent = d.pop("traceparent", UNSET)
+
+        tracestate = d.pop("tracestate", UNSET)
+
         publish_request = cls(
             body=body,
             body_base_64=body_base_64,
@@ -179,6 +201,8 @@ class PublishRequest:
             properties=properties,
             sharding_key=sharding_key,
             tags=tags,
+            traceparent=traceparent,
+            tracestate=tracestate,
         )
 
         return publish_request

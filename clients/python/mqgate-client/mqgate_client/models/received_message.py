@@ -49,6 +49,12 @@ class ReceivedMessage:
                 is delayed. Example: 42.
             sharding_key (str | Unset): Chose the message's queue (same key, same queue). Example: customer-9.
             tags (str | Unset): The message's tag, matched by subscription filters. Example: created.
+            traceparent (str | Unset): The W3C traceparent of the message's creation: the
+                one it was published with or, when the server traces, that of its
+                publish span. It stays the same across retries and dead-lettering;
+                a consumer links its processing span to it. Absent when the message
+                has none. Example: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01.
+            tracestate (str | Unset): The W3C tracestate that came with traceparent. Example: vendor=value.
      """
 
     born_at: datetime.datetime
@@ -67,6 +73,8 @@ class ReceivedMessage:
     queue_offset: int | Unset = UNSET
     sharding_key: str | Unset = UNSET
     tags: str | Unset = UNSET
+    traceparent: str | Unset = UNSET
+    tracestate: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
 
@@ -115,6 +123,10 @@ class ReceivedMessage:
 
         tags = self.tags
 
+        traceparent = self.traceparent
+
+        tracestate = self.tracestate
+
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -145,6 +157,10 @@ class ReceivedMessage:
             field_dict["shardingKey"] = sharding_key
         if tags is not UNSET:
             field_dict["tags"] = tags
+        if traceparent is not UNSET:
+            field_dict["traceparent"] = traceparent
+        if tracestate is not UNSET:
+            field_dict["tracestate"] = tracestate
 
         return field_dict
 
@@ -212,6 +228,10 @@ class ReceivedMessage:
 
         tags = d.pop("tags", UNSET)
 
+        traceparent = d.pop("traceparent", UNSET)
+
+        tracestate = d.pop("tracestate", UNSET)
+
         received_message = cls(
             born_at=born_at,
             invisible_until=invisible_until,
@@ -229,6 +249,8 @@ class ReceivedMessage:
             queue_offset=queue_offset,
             sharding_key=sharding_key,
             tags=tags,
+            traceparent=traceparent,
+            tracestate=tracestate,
         )
 
 

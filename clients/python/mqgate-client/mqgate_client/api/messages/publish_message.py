@@ -21,11 +21,19 @@ def _get_kwargs(
     *,
     body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
     if not isinstance(idempotency_key, Unset):
         headers["Idempotency-Key"] = idempotency_key
+
+    if not isinstance(traceparent, Unset):
+        headers["traceparent"] = traceparent
+
+    if not isinstance(tracestate, Unset):
+        headers["tracestate"] = tracestate
 
 
 
@@ -153,6 +161,8 @@ def sync_detailed(
     client: AuthenticatedClient,
     body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> Response[Problem | PublishResult]:
     """ Publish a message
@@ -164,6 +174,8 @@ def sync_detailed(
     Args:
         topic (str):
         idempotency_key (str | Unset):
+        traceparent (str | Unset):
+        tracestate (str | Unset):
         body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
             most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
             Idempotency-Key header.
@@ -181,6 +193,8 @@ def sync_detailed(
         topic=topic,
 body=body,
 idempotency_key=idempotency_key,
+traceparent=traceparent,
+tracestate=tracestate,
 
     )
 
@@ -196,6 +210,8 @@ def sync(
     client: AuthenticatedClient,
     body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> Problem | PublishResult | None:
     """ Publish a message
@@ -207,6 +223,8 @@ def sync(
     Args:
         topic (str):
         idempotency_key (str | Unset):
+        traceparent (str | Unset):
+        tracestate (str | Unset):
         body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
             most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
             Idempotency-Key header.
@@ -225,6 +243,8 @@ def sync(
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+traceparent=traceparent,
+tracestate=tracestate,
 
     ).parsed
 
@@ -234,6 +254,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient,
     body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> Response[Problem | PublishResult]:
     """ Publish a message
@@ -245,6 +267,8 @@ async def asyncio_detailed(
     Args:
         topic (str):
         idempotency_key (str | Unset):
+        traceparent (str | Unset):
+        tracestate (str | Unset):
         body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
             most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
             Idempotency-Key header.
@@ -262,6 +286,8 @@ async def asyncio_detailed(
         topic=topic,
 body=body,
 idempotency_key=idempotency_key,
+traceparent=traceparent,
+tracestate=tracestate,
 
     )
 
@@ -277,6 +303,8 @@ async def asyncio(
     client: AuthenticatedClient,
     body: PublishMessageRequest,
     idempotency_key: str | Unset = UNSET,
+    traceparent: str | Unset = UNSET,
+    tracestate: str | Unset = UNSET,
 
 ) -> Problem | PublishResult | None:
     """ Publish a message
@@ -288,6 +316,8 @@ async def asyncio(
     Args:
         topic (str):
         idempotency_key (str | Unset):
+        traceparent (str | Unset):
+        tracestate (str | Unset):
         body (PublishMessageRequest): A message to publish. Exactly one of body, bodyBase64. At
             most one of delayLevel, delaySeconds, deliverAt. Repeats are made idempotent by the
             Idempotency-Key header.
@@ -306,5 +336,7 @@ async def asyncio(
 client=client,
 body=body,
 idempotency_key=idempotency_key,
+traceparent=traceparent,
+tracestate=tracestate,
 
     )).parsed

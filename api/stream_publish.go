@@ -1,0 +1,386 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/internal/auth"
+)
+
+// The publish stream, GET /v1/topics/{topic}/stream. Each publish frame
+// is checked as the REST publish checks its body and handed to the same
+// Engine.Put, in a goroutine of its own: the stream keeps many publishes
+// in flight, and the engine's group commit makes one disk sync for the
+// publishes of every stream and request that arrive together. A confirm
+// goes out only once Put has answered, that is once the messages are
+// durable.
+
+// Publish stream limits (docs/streaming.md).
+const (
+	defaultUnconfirmedMessages = 1000
+	maxUnconfirmedMessages     = 10000
+	defaultUnconfirmedBytes    = 16 << 20
+	minUnconfirmedBytes        = 64 << 10
+	maxUnconfirmedBytes        = 256 << 20
+)
+
+// handleTopicStream opens a publish stream.
+//
+//	@Summary		Publish over a WebSocket stream
+//	@Description	Upgrades to a WebSocket (RFC 6455) with subprotocol mqgate.v1 (Sec-WebSocket-Protocol; browsers may add mqgate.key.<base64url key>). The client sends publish frames (one message or an atomic batch, the REST fields and limits, deduplicationId included); the server answers each with a confirm once its messages are durable, or an error frame, and reads no further frame while maxUnconfirmedMessages or maxUnconfirmedBytes are unconfirmed. The frames are described in docs/streaming.md and the AsyncAPI document openapi/asyncapi.json. A refused upgrade answers problem+json.
+//	@Tags			messages
+//	@Produce		json
+//	@Param			topic					path		string	true	"Topic name"
+//	@Param			Sec-WebSocket-Protocol	header		string	true	"mqgate.v1 (and, for browsers, mqgate.key.<base64url of the API key>)"
+//	@Param			maxUnconfirmedMessages	query		int		false	"Most messages read and not yet confirmed (default 1000)"	minimum(1)	maximum(10000)
+//	@Param			maxUnconfirmedBytes		query		int		false	"Most frame bytes read and not yet confirmed (default 16 MiB)"	minimum(65536)	maximum(268435456)
+//	@Success		101						"Switching Protocols: the stream is open"
+//	@Failure		400						{object}	Problem	"Not a WebSocket upgrade, no mqgate.v1, or a bad parameter"
+//	@Failure		403						{object}	Problem	"System topic, an Origin not allowed, or the API key lacks the grant"
+//	@Failure		404						{object}	Problem	"Unknown topic"
+//	@Failure		429						{object}	Problem	"Too many streams for this API key or server"
+//	@Failure		503						{object}	Problem
+//	@ID				publishStream
+//	@Failure		401	{object}	Problem	"Missing or bad API key (when the server has --api-keys)"
+//	@Security		BearerAuth
+//	@Router			/v1/topics/{topic}/stream [get]
+func (s *Server) handleTopicStream(w http.ResponseWriter, r *http.Request) {
+	topic, err := userTopicParam(r)
+	if err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	maxMsgs, maxBytes := defaultUnconfirmedMessages, int64(defaultUnconfirmedBytes)
+	var fe fieldErrors
+	for k, vs := range r.URL.Query() {
+		switch {
+		case len(vs) != 1:
+			fe.add(k, "give it once")
+		case k == "maxUnconfirmedMessages":
+			maxMsgs = int(queryInt(&fe, k, vs[0], 1, maxUnconfirmedMessages))
+		case k == "maxUnconfirmedBytes":
+			maxBytes = queryInt(&fe, k, vs[0], minUnconfirmedBytes, maxUnconfirmedBytes)
+		default:
+			fe.add(k, "unknown query parameter")
+		}
+	}
+	if err := fe.err(); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	if _, err := s.engine.Topic(topic); err != nil {
+		s.writeProblem(w, r, err)
+		return
+	}
+	up, ok := s.checkUpgrade(w, r, kindPublish)
+	if !ok {
+		return
+	}
+	defer s.releaseStream(up)
+	st, err := s.accept(w, r, maxPublishFrame)
+	if err != nil {
+		return // Accept has answered
+	}
+	p := &publishStream{stream: st, topic: topic, maxMsgs: maxMsgs, maxBytes: maxBytes}
+	st.sent = p.sentLocked
+	st.allowed = s.keyCheck(st, up, auth.Pub, topic)
+	b := getFrameBuf()
+	*b = appendJSONValue(*b, PublishOpenFrame{Type: FrameOpen, Protocol: StreamProtocol, Stream: st.id, Topic: topic,
+		MaxUnconfirmedMessages: maxMsgs, MaxUnconfirmedBytes: maxBytes, PingSeconds: int(s.streamOpts.Ping / time.Second)})
+	st.send(outFrame{buf: b})
+	st.run(p.reader, p.finish)
+}
+
+// publishStream is one publish stream's state; the unconfirmed counts
+// are under stream.mu, where the writer's sent callback lowers them.
+type publishStream struct {
+	*stream
+	topic    string
+	maxMsgs  int
+	maxBytes int64
+
+	unconfMsgs  int
+	unconfBytes int64
+	inflight    sync.WaitGroup // publishes handed to the engine
+}
+
+// sentLocked: a confirm or error went out; what it answered is confirmed.
+func (p *publishStream) sentLocked(f *outFrame) {
+	p.unconfMsgs -= f.msgs
+	p.unconfBytes -= f.bytes
+}
+
+// reader reads publish frames while the stream is under its limits.
+func (p *publishStream) reader() {
+	buf := make([]byte, 0, streamReadBuf)
+	bad := 0
+	for {
+		p.mu.Lock()
+		for (p.unconfMsgs >= p.maxMsgs || p.unconfBytes >= p.maxBytes || p.queued > maxQueuedOutput) && p.ctx.Err() == nil {
+			p.drained.Wait()
+		}
+		p.mu.Unlock()
+		if p.ctx.Err() != nil {
+			return
+		}
+		ok, binary := p.readFrame(&buf)
+		if !ok {
+			return
+		}
+		if binary {
+			p.answerError("", 1, int64(len(buf)), core.Errorf(core.EInvalid, "binary frames are not part of %s: send each frame as one text frame of JSON", StreamProtocol))
+			bad++
+		} else if p.handle(buf) {
+			bad = 0
+		} else {
+			bad++
+		}
+		if bad >= maxBadInARow {
+			p.closeWith(closePolicy, "too many malformed frames in a row")
+			return
+		}
+	}
+}
+
+// answerError counts a refused frame as unconfirmed until its error
+// frame is sent, as a publish is until its confirm.
+func (p *publishStream) answerError(id string, msgs int, bytes int64, err error) {
+	p.mu.Lock()
+	p.unconfMsgs += msgs
+	p.unconfBytes += bytes
+	p.mu.Unlock()
+	pr := problemFor(err)
+	b := getFrameBuf()
+	*b = appendErrorFrame(*b, id, &pr)
+	p.send(outFrame{buf: b, msgs: msgs, bytes: bytes})
+}
+
+// handle checks one frame and hands it to the engine; false when it
+// was refused.
+func (p *publishStream) handle(b []byte) bool {
+	size := int64(len(b))
+	var f clientFrame
+	if !fastPublishFrame(b, &f) {
+		if err := decodeFrame(b, &f); err != nil {
+			p.answerError(f.ID, 1, size, err)
+			return false
+		}
+	}
+	if f.Type != FramePublish {
+		why := "must be publish on a publish stream"
+		if f.Type == FrameAck || f.Type == FrameNack || f.Type == FrameExtend || f.Type == FrameFlow {
+			why = f.Type + " frames go on a consume stream (GET /v1/groups/{group}/stream), not a publish stream"
+		}
+		p.answerError(f.ID, 1, size, core.FieldError("type", "%s", why))
+		return false
+	}
+	pms, err := p.check(&f)
+	if err != nil {
+		p.answerError(f.ID, max(len(pms), 1), size, err)
+		return false
+	}
+	n := len(pms)
+	if err := p.admit(n, pms); err != nil {
+		p.answerError(f.ID, n, size, err)
+		return false
+	}
+	p.mu.Lock()
+	if p.ctx.Err() != nil {
+		// Closing: finish may be waiting already. Not confirmed, not
+		// stored; the client resends it.
+		p.mu.Unlock()
+		return true
+	}
+	p.unconfMsgs += n
+	p.unconfBytes += size
+	p.inflight.Add(1)
+	p.mu.Unlock()
+	go p.publish(f.ID, pms, f.Message == nil, size)
+	return true
+}
+
+// admit charges a publish to the key's publish limits (docs/quotas.md).
+// Over a rate, the stream is paced: the reader waits until the tokens are
+// there (the client is slowed by TCP, as at the unconfirmed limits); a
+// publish no bucket can ever hold is refused (413).
+func (p *publishStream) admit(msgs int, pms []core.PutMessage) error {
+	bytes := 0
+	for i := range pms {
+		bytes += len(pms[i].Body)
+	}
+	for {
+		v := p.s.quotas.Publish(p.key.Load(), p.topic, msgs, bytes)
+		switch {
+		case v == nil:
+			return nil
+		case v.TooLarge != "":
+			return core.Errorf(core.ETooLarge, "%s", v.TooLarge)
+		}
+		wait := v.Wait
+		if v.RetryAfter > 0 {
+			wait = v.RetryAfter // nothing was taken: ask again then
+		}
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-p.ctx.Done():
+				t.Stop()
+				v.Cancel()
+				return core.Errorf(core.EUnavailable, "the stream closed while the publish waited for its key's limit")
+			}
+		}
+		if v.RetryAfter == 0 {
+			return nil
+		}
+	}
+}
+
+// check turns a publish frame into the engine's messages under the REST
+// publish rules: fields, bodies, delays, deduplicationId, 4 MiB of bodies.
+func (p *publishStream) check(f *clientFrame) ([]core.PutMessage, error) {
+	var fe fieldErrors
+	now := time.Now()
+	var pms []core.PutMessage
+	switch {
+	case (f.Message == nil) == (f.Messages == nil):
+		return nil, core.FieldError("message", "give exactly one of message and messages")
+	case f.Message != nil:
+		var one fieldErrors
+		p.s.checkStruct(f.Message, &one)
+		pm := toPutMessage(f.Message, -1, now, &one)
+		if id := f.Message.DeduplicationID; id != "" {
+			if !validDedupID(id) {
+				one.add("deduplicationId", dedupIDRule)
+			} else {
+				pm.DedupID, pm.DedupHash = id, requestHash(f.Message)
+			}
+		}
+		for _, e := range one {
+			fe.add("message."+e.Field, e.Message)
+		}
+		pms = []core.PutMessage{pm}
+	default:
+		batch := PublishBatchRequest{Messages: f.Messages}
+		p.s.checkStruct(&batch, &fe)
+		pms = make([]core.PutMessage, len(f.Messages))
+		for i := range f.Messages {
+			m := &f.Messages[i]
+			pms[i] = toPutMessage(m, i, now, &fe)
+			if m.DeduplicationID != "" {
+				if !validDedupID(m.DeduplicationID) {
+					fe.add(entryField(i, "deduplicationId"), dedupIDRule)
+					continue
+				}
+				pms[i].DedupID, pms[i].DedupHash = m.DeduplicationID, requestHash(m)
+			}
+		}
+	}
+	if err := fe.err(); err != nil {
+		return pms, err
+	}
+	total := 0
+	for i := range pms {
+		total += len(pms[i].Body)
+	}
+	if total > core.MaxMessageSize {
+		return pms, core.Errorf(core.ETooLarge, "the message bodies total %d bytes; the limit is %d", total, core.MaxMessageSize)
+	}
+	return pms, nil
+}
+
+// publish stores pms and answers the frame: a confirm once durable, or
+// an error frame.
+func (p *publishStream) publish(id string, pms []core.PutMessage, batch bool, size int64) {
+	defer p.inflight.Done()
+	kind := "single"
+	total := 0
+	for i := range pms {
+		total += len(pms[i].Body)
+	}
+	if batch {
+		kind = "batch"
+	}
+	// Not the stream's context: a publish handed to the engine is carried
+	// out and answered even while the stream closes.
+	res, err := p.s.engine.Put(context.WithoutCancel(p.ctx), p.topic, pms)
+	p.s.metrics.observePublish(kind, len(pms), total, err)
+	if err == nil && len(res) != len(pms) {
+		err = fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms))
+	}
+	if err != nil && core.ErrorCode(err) == core.ENotFound {
+		if _, terr := p.s.engine.Topic(p.topic); core.ErrorCode(terr) == core.ENotFound {
+			p.closeWith(closeGone, "the topic was deleted")
+		}
+	}
+	b := getFrameBuf()
+	if err != nil {
+		pr := problemFor(err)
+		if pr.Status >= 500 && pr.Status != http.StatusServiceUnavailable {
+			p.log.Error().Err(err).Str("stream", p.id).Msg("internal error on a publish stream")
+		}
+		*b = appendErrorFrame(*b, id, &pr)
+	} else {
+		*b = appendConfirmFrame(*b, id, res)
+	}
+	p.send(outFrame{buf: b, msgs: len(pms), bytes: size})
+}
+
+// finish waits for the publishes in flight, so their confirms are queued
+// before the writer stops.
+func (p *publishStream) finish() {
+	p.mu.Lock()
+	p.drained.Broadcast()
+	p.mu.Unlock()
+	p.inflight.Wait()
+}
+
+// fastPublishFrame decodes the plainest single-message publish frame,
+// {"type":"publish","id":…,"message":{…}} in any member order, as the
+// strict decoder would (decode_fast.go's subset); anything else reports
+// false.
+func fastPublishFrame(b []byte, f *clientFrame) bool {
+	s := fastScanner{b: b}
+	var seenType, seenID, seenMsg bool
+	var out clientFrame
+	ok := s.members(func(name []byte) bool {
+		var ok bool
+		switch string(name) {
+		case "type":
+			if seenType {
+				return false
+			}
+			seenType = true
+			var v []byte
+			v, ok = s.raw()
+			ok = ok && string(v) == FramePublish
+			out.Type = FramePublish
+		case "id":
+			if seenID {
+				return false
+			}
+			seenID = true
+			var v []byte
+			v, ok = s.raw()
+			out.ID = string(v)
+			ok = ok && validFrameID(out.ID)
+		case "message":
+			if seenMsg {
+				return false
+			}
+			seenMsg = true
+			out.Message = new(PublishRequest)
+			ok = s.publish(out.Message)
+		}
+		return ok
+	})
+	if !ok || !s.end() || !seenType || !seenID || !seenMsg {
+		return false
+	}
+	*f = out
+	return true
+}

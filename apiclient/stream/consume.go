@@ -1,0 +1,271 @@
+package stream
+
+import (
+	"context"
+	"net/url"
+	"strconv"
+	"sync"
+
+	json "github.com/segmentio/encoding/json"
+
+	"github.com/mqgate/mqgate/apiclient"
+)
+
+// ConsumeOptions are a consume stream's query parameters; zero values
+// leave the server's defaults.
+type ConsumeOptions struct {
+	// ConsumerID names the consumer (required for BROADCASTING groups).
+	ConsumerID string
+	// InvisibleSeconds is the lease of each delivery (default: the group's).
+	InvisibleSeconds int
+	// MaxOutstandingMessages and MaxOutstandingBytes bound the deliveries
+	// out and not yet settled on the stream (defaults 1000 and 10 MiB).
+	MaxOutstandingMessages int
+	MaxOutstandingBytes    int
+}
+
+// Limits are a consume stream's flow limits in force.
+type Limits struct {
+	MaxOutstandingMessages int
+	MaxOutstandingBytes    int
+}
+
+// Consumer is an open consume stream. Deliveries are queued as they
+// arrive (the server's flow limits bound the queue) and taken with
+// Receive; settlements may be sent from any goroutine.
+type Consumer struct {
+	*conn
+	group            string
+	invisibleSeconds int
+
+	mu     sync.Mutex
+	queue  []apiclient.ReceivedMessage
+	ready  chan struct{} // has a token while queue is not empty
+	empty  string
+	limits Limits
+}
+
+// Consume opens a consume stream on group.
+func (c *Client) Consume(ctx context.Context, group string, o ConsumeOptions) (*Consumer, error) {
+	q := url.Values{}
+	if o.ConsumerID != "" {
+		q.Set("consumerId", o.ConsumerID)
+	}
+	setInt(q, "invisibleSeconds", o.InvisibleSeconds)
+	setInt(q, "maxOutstandingMessages", o.MaxOutstandingMessages)
+	setInt(q, "maxOutstandingBytes", o.MaxOutstandingBytes)
+	s, err := c.dial(ctx, "/v1/groups/"+url.PathEscape(group)+"/stream", q)
+	if err != nil {
+		return nil, err
+	}
+	if s.open.Group == "" {
+		s.open.Group = group
+	}
+	cs := &Consumer{conn: s, group: s.open.Group, invisibleSeconds: s.open.InvisibleSeconds,
+		ready:  make(chan struct{}, 1),
+		limits: Limits{MaxOutstandingMessages: s.open.MaxOutstandingMessages, MaxOutstandingBytes: s.open.MaxOutstandingBytes}}
+	s.onFrame = cs.onFrame
+	s.onEnd = func(error) { cs.signal() }
+	s.start()
+	return cs, nil
+}
+
+func setInt(q url.Values, k string, v int) {
+	if v != 0 {
+		q.Set(k, strconv.Itoa(v))
+	}
+}
+
+func (c *Consumer) onFrame(f *frame) {
+	c.mu.Lock()
+	switch f.Type {
+	case "messages":
+		c.queue = append(c.queue, f.Messages...)
+		c.empty = ""
+	case "empty":
+		if f.Empty != nil {
+			c.empty = f.Empty.Reason
+		}
+	}
+	c.mu.Unlock()
+	c.signal()
+}
+
+func (c *Consumer) signal() {
+	select {
+	case c.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Receive returns the next delivery, waiting for one. Once the stream has
+// ended it still returns the deliveries already queued, then the stream's
+// error (ErrClosed after Close); their handles stay valid on REST until
+// their leases end.
+func (c *Consumer) Receive(ctx context.Context) (apiclient.ReceivedMessage, error) {
+	for {
+		c.mu.Lock()
+		if len(c.queue) > 0 {
+			m := c.queue[0]
+			c.queue[0] = apiclient.ReceivedMessage{}
+			c.queue = c.queue[1:]
+			more := len(c.queue) > 0
+			c.mu.Unlock()
+			if more {
+				c.signal()
+			}
+			return m, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.done:
+			c.mu.Lock()
+			n := len(c.queue)
+			c.mu.Unlock()
+			if n == 0 {
+				return apiclient.ReceivedMessage{}, c.err
+			}
+		case <-c.ready:
+		case <-ctx.Done():
+			return apiclient.ReceivedMessage{}, ctx.Err()
+		}
+	}
+}
+
+// TryReceive returns a delivery already queued, without waiting; ok is
+// false when none is.
+func (c *Consumer) TryReceive() (m apiclient.ReceivedMessage, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return m, false
+	}
+	m = c.queue[0]
+	c.queue[0] = apiclient.ReceivedMessage{}
+	c.queue = c.queue[1:]
+	return m, true
+}
+
+// Empty is the reason of the server's last empty frame (NO_MESSAGES,
+// PAUSED, ...) since the last delivery, "" when none.
+func (c *Consumer) Empty() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.empty
+}
+
+// Limits are the flow limits in force (the open frame's, then the last
+// flow answer's).
+func (c *Consumer) Limits() Limits {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.limits
+}
+
+// InvisibleSeconds is the lease the stream gives each delivery.
+func (c *Consumer) InvisibleSeconds() int { return c.invisibleSeconds }
+
+// Group is the group the stream consumes.
+func (c *Consumer) Group() string { return c.group }
+
+// NackOptions are a nack's optional fields.
+type NackOptions struct {
+	// DelayLevel: 0 lets the engine decide, -1 dead-letters now, 1..18.
+	DelayLevel int
+	// Reason is recorded on the message's timeline.
+	Reason string
+}
+
+type settleFrame struct {
+	Type             string   `json:"type"`
+	ID               string   `json:"id"`
+	ReceiptHandles   []string `json:"receiptHandles"`
+	DelayLevel       *int     `json:"delayLevel,omitempty"`
+	Reason           string   `json:"reason,omitempty"`
+	InvisibleSeconds int      `json:"invisibleSeconds,omitempty"`
+}
+
+// settle sends one settlement frame and returns its future.
+func (c *Consumer) settle(f settleFrame) *Future[[]apiclient.HandleResult] {
+	fut := newFuture[[]apiclient.HandleResult]()
+	err := c.send(func(id string) any { f.ID = id; return f }, func(a *frame, err error) {
+		var rs []apiclient.HandleResult
+		if err == nil {
+			err = json.Unmarshal(a.Results, &rs)
+		}
+		fut.complete(rs, err)
+	})
+	if err != nil {
+		fut.complete(nil, err)
+	}
+	return fut
+}
+
+// AckAsync sends an ack of 1..100 handles; the future gets one result per
+// handle, in order (ok, expired or invalid).
+func (c *Consumer) AckAsync(handles ...string) *Future[[]apiclient.HandleResult] {
+	return c.settle(settleFrame{Type: "ack", ReceiptHandles: handles})
+}
+
+// NackAsync sends a nack of 1..100 handles.
+func (c *Consumer) NackAsync(o NackOptions, handles ...string) *Future[[]apiclient.HandleResult] {
+	f := settleFrame{Type: "nack", ReceiptHandles: handles, Reason: o.Reason}
+	if o.DelayLevel != 0 {
+		f.DelayLevel = &o.DelayLevel
+	}
+	return c.settle(f)
+}
+
+// ExtendAsync sends an extend of 1..100 handles' leases to
+// invisibleSeconds from now.
+func (c *Consumer) ExtendAsync(invisibleSeconds int, handles ...string) *Future[[]apiclient.HandleResult] {
+	return c.settle(settleFrame{Type: "extend", ReceiptHandles: handles, InvisibleSeconds: invisibleSeconds})
+}
+
+// Ack acks handles and waits for their results.
+func (c *Consumer) Ack(ctx context.Context, handles ...string) ([]apiclient.HandleResult, error) {
+	return c.AckAsync(handles...).Wait(ctx)
+}
+
+// Nack nacks handles and waits for their results.
+func (c *Consumer) Nack(ctx context.Context, o NackOptions, handles ...string) ([]apiclient.HandleResult, error) {
+	return c.NackAsync(o, handles...).Wait(ctx)
+}
+
+// Extend extends handles' leases and waits for their results.
+func (c *Consumer) Extend(ctx context.Context, invisibleSeconds int, handles ...string) ([]apiclient.HandleResult, error) {
+	return c.ExtendAsync(invisibleSeconds, handles...).Wait(ctx)
+}
+
+// Flow changes the stream's flow limits (a zero field keeps its value)
+// and returns the limits now in force.
+func (c *Consumer) Flow(ctx context.Context, l Limits) (Limits, error) {
+	type flowFrame struct {
+		Type                   string `json:"type"`
+		ID                     string `json:"id"`
+		MaxOutstandingMessages int    `json:"maxOutstandingMessages,omitempty"`
+		MaxOutstandingBytes    int    `json:"maxOutstandingBytes,omitempty"`
+	}
+	fut := newFuture[Limits]()
+	err := c.send(func(id string) any {
+		return flowFrame{Type: "flow", ID: id, MaxOutstandingMessages: l.MaxOutstandingMessages, MaxOutstandingBytes: l.MaxOutstandingBytes}
+	}, func(a *frame, err error) {
+		var got Limits
+		if err == nil {
+			got = Limits{MaxOutstandingMessages: a.MaxOutstandingMessages, MaxOutstandingBytes: a.MaxOutstandingBytes}
+			c.mu.Lock()
+			c.limits = got
+			c.mu.Unlock()
+		}
+		fut.complete(got, err)
+	})
+	if err != nil {
+		return Limits{}, err
+	}
+	return fut.Wait(ctx)
+}
+
+// Close ends the stream with a normal close (1000). Deliveries not yet
+// settled keep their leases, which run out as REST leases do; pending
+// settlements fail with ErrClosed (they may or may not have been applied).
+func (c *Consumer) Close() error { return c.close() }

@@ -1,0 +1,430 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	// The frames are most of a stream client's work: a faster drop-in for
+	// encoding/json, so a benchmark's load generator is not what it measures.
+	json "github.com/segmentio/encoding/json"
+
+	"github.com/mqgate/mqgate/apiclient"
+)
+
+// Protocol is the subprotocol this package speaks.
+const Protocol = "mqgate.v1"
+
+// Client opens streams on one server.
+type Client struct {
+	// BaseURL is the server, e.g. http://127.0.0.1:8080 (https for TLS).
+	BaseURL string
+	// Key, when set, is sent as Authorization: Bearer on the upgrade.
+	Key string
+	// HTTPClient makes the upgrade request (default: http.DefaultClient).
+	HTTPClient *http.Client
+	// Header is added to the upgrade request (e.g. User-Agent).
+	Header http.Header
+}
+
+// HTTPError is a refused upgrade: the server's HTTP status and its
+// problem+json body (nil when the body was not one).
+type HTTPError struct {
+	StatusCode int
+	Problem    *apiclient.Problem
+	// RetryAfter is the 429 answer's Retry-After, 0 when absent.
+	RetryAfter time.Duration
+}
+
+func (e *HTTPError) Error() string {
+	msg := fmt.Sprintf("stream refused: HTTP %d", e.StatusCode)
+	if e.Problem != nil {
+		msg += " " + e.Problem.Title
+		if e.Problem.Detail != nil {
+			msg += ": " + *e.Problem.Detail
+		}
+	}
+	return msg
+}
+
+// ProblemError is the server's error frame for one frame the client sent:
+// an RFC 9457 problem, as a REST call would have got. The stream goes on.
+type ProblemError struct {
+	Problem apiclient.Problem
+}
+
+func (e *ProblemError) Error() string {
+	msg := fmt.Sprintf("%d %s", e.Problem.Status, e.Problem.Title)
+	if e.Problem.Detail != nil {
+		msg += ": " + *e.Problem.Detail
+	}
+	if e.Problem.Errors != nil {
+		for _, fe := range *e.Problem.Errors {
+			msg += fmt.Sprintf("; %s: %s", fe.Field, fe.Message)
+		}
+	}
+	return msg
+}
+
+// ClosedError is how a stream ended when the client did not end it: the
+// close frame's code and reason (docs/streaming.md lists them), or Code -1
+// when the connection dropped without one (Err says how).
+type ClosedError struct {
+	Code   int
+	Reason string
+	Err    error
+}
+
+func (e *ClosedError) Error() string {
+	if e.Code < 0 {
+		return fmt.Sprintf("stream ended: %v", e.Err)
+	}
+	return fmt.Sprintf("stream closed by the server: %d %s", e.Code, e.Reason)
+}
+
+func (e *ClosedError) Unwrap() error { return e.Err }
+
+// ErrClosed is the error of everything waiting on a stream the client
+// closed.
+var ErrClosed = errors.New("stream closed")
+
+// ErrNotConfirmed wraps the error of a publish whose stream ended before
+// its confirm: the message may or may not be stored; resend it with the
+// same deduplicationId to be sure.
+var ErrNotConfirmed = errors.New("publish not confirmed: it may or may not be stored; resend it with the same deduplicationId")
+
+// Future is the answer to one frame, matched by its id.
+type Future[T any] struct {
+	done chan struct{}
+	val  T
+	err  error
+}
+
+func newFuture[T any]() *Future[T] { return &Future[T]{done: make(chan struct{})} }
+
+func (f *Future[T]) complete(v T, err error) {
+	f.val, f.err = v, err
+	close(f.done)
+}
+
+// Done is closed once the answer (or the stream's end) is in.
+func (f *Future[T]) Done() <-chan struct{} { return f.done }
+
+// Result is the answer once Done is closed (the zero value and nil before).
+func (f *Future[T]) Result() (T, error) {
+	select {
+	case <-f.done:
+		return f.val, f.err
+	default:
+		var zero T
+		return zero, nil
+	}
+}
+
+// Wait waits for the answer or for ctx. A ctx that ends only stops the
+// wait: the frame was sent, and its answer still comes to the future.
+func (f *Future[T]) Wait(ctx context.Context) (T, error) {
+	select {
+	case <-f.done:
+		return f.val, f.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+// frame is every frame the server sends, both streams' fields together.
+type frame struct {
+	Type     string `json:"type"`
+	ID       string `json:"id"`
+	Protocol string `json:"protocol"`
+	Stream   string `json:"stream"`
+	Group    string `json:"group"`
+	Topic    string `json:"topic"`
+
+	MaxOutstandingMessages int `json:"maxOutstandingMessages"`
+	MaxOutstandingBytes    int `json:"maxOutstandingBytes"`
+	InvisibleSeconds       int `json:"invisibleSeconds"`
+	MaxUnconfirmedMessages int `json:"maxUnconfirmedMessages"`
+	MaxUnconfirmedBytes    int `json:"maxUnconfirmedBytes"`
+	PingSeconds            int `json:"pingSeconds"`
+
+	Messages []apiclient.ReceivedMessage `json:"messages"`
+	Empty    *struct {
+		Reason string `json:"reason"`
+	} `json:"empty"`
+	// Results are handle results (consume) or publish results (publish).
+	Results json.RawMessage    `json:"results"`
+	Problem *apiclient.Problem `json:"problem"`
+}
+
+// conn is what both streams share: the socket, the reader goroutine and
+// the answers awaited by id.
+type conn struct {
+	ws *websocket.Conn
+	// ctx lives as long as the stream: coder/websocket closes the
+	// connection when a Read's or Write's context ends, so user contexts
+	// never reach those calls.
+	ctx    context.Context
+	cancel context.CancelFunc
+	open   frame
+
+	nextID atomic.Uint64
+
+	mu      sync.Mutex
+	pending map[string]func(*frame, error)
+	closing bool
+	err     error         // why the stream ended, set before done is closed
+	done    chan struct{} // closed when the reader has ended
+	// lastErr is the last error frame that matched no id (a malformed
+	// frame's, say).
+	lastErr *ProblemError
+
+	// onFrame handles the frames that answer no id (messages, empty).
+	onFrame func(*frame)
+	// onEnd runs once, after every pending answer has been failed.
+	onEnd func(error)
+}
+
+// dial upgrades path?query on c's server and waits for the open frame.
+func (c *Client) dial(ctx context.Context, path string, q url.Values) (*conn, error) {
+	u := strings.TrimRight(c.BaseURL, "/") + path
+	if enc := q.Encode(); enc != "" {
+		u += "?" + enc
+	}
+	h := http.Header{}
+	for k, vs := range c.Header {
+		h[k] = append([]string(nil), vs...)
+	}
+	if c.Key != "" {
+		h.Set("Authorization", "Bearer "+c.Key)
+	}
+	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{
+		HTTPClient: c.HTTPClient, HTTPHeader: h, Subprotocols: []string{Protocol},
+	})
+	if err != nil {
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+			return nil, refused(resp)
+		}
+		return nil, err
+	}
+	if ws.Subprotocol() != Protocol {
+		ws.CloseNow()
+		return nil, fmt.Errorf("stream: the server chose subprotocol %q, not %s", ws.Subprotocol(), Protocol)
+	}
+	// Deliveries are bounded by the stream's byte limit, not by a frame
+	// size this side could guess.
+	ws.SetReadLimit(-1)
+	// The open frame comes first; reading it under ctx would close the
+	// socket when ctx ends, so the wait is on a stream-lived read.
+	lctx, cancel := context.WithCancel(context.Background())
+	s := &conn{ws: ws, ctx: lctx, cancel: cancel, pending: map[string]func(*frame, error){}, done: make(chan struct{})}
+	got := make(chan error, 1)
+	go func() {
+		_, b, err := ws.Read(lctx)
+		if err == nil {
+			err = json.Unmarshal(b, &s.open)
+			if err == nil && s.open.Type != "open" {
+				err = fmt.Errorf("stream: first frame is %q, not open", s.open.Type)
+			}
+		}
+		got <- err
+	}()
+	select {
+	case err = <-got:
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		ws.CloseNow()
+		return nil, err
+	}
+	return s, nil
+}
+
+// refused turns a non-101 upgrade answer into an *HTTPError.
+func refused(resp *http.Response) error {
+	e := &HTTPError{StatusCode: resp.StatusCode}
+	if resp.Body != nil {
+		var p apiclient.Problem
+		dec := json.NewDecoder(resp.Body)
+		if dec.Decode(&p) == nil && p.Status != 0 {
+			e.Problem = &p
+		}
+	}
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
+		e.RetryAfter = time.Duration(s) * time.Second
+	}
+	return e
+}
+
+// start runs the reader; onFrame and onEnd must be set.
+func (s *conn) start() { go s.read() }
+
+func (s *conn) read() {
+	var err error
+	for {
+		var typ websocket.MessageType
+		var b []byte
+		typ, b, err = s.ws.Read(s.ctx)
+		if err != nil {
+			break
+		}
+		if typ != websocket.MessageText {
+			continue
+		}
+		var f frame
+		if json.Unmarshal(b, &f) != nil {
+			continue // not the protocol; nothing to match it to
+		}
+		switch f.Type {
+		case "messages", "empty":
+			s.onFrame(&f)
+		case "results", "confirm", "flow", "error":
+			s.answer(&f)
+		}
+	}
+	s.end(err)
+}
+
+// answer completes the pending frame f answers.
+func (s *conn) answer(f *frame) {
+	s.mu.Lock()
+	cb, ok := s.pending[f.ID]
+	delete(s.pending, f.ID)
+	if !ok && f.Type == "error" && f.Problem != nil {
+		s.lastErr = &ProblemError{Problem: *f.Problem}
+	}
+	s.mu.Unlock()
+	if !ok {
+		return
+	}
+	if f.Type == "error" {
+		p := apiclient.Problem{Status: 0, Title: "error frame without a problem"}
+		if f.Problem != nil {
+			p = *f.Problem
+		}
+		cb(nil, &ProblemError{Problem: p})
+		return
+	}
+	cb(f, nil)
+}
+
+// end records why the stream ended and fails every pending answer.
+func (s *conn) end(readErr error) {
+	s.mu.Lock()
+	var err error
+	switch {
+	case s.closing:
+		err = ErrClosed
+	case websocket.CloseStatus(readErr) != -1:
+		var ce websocket.CloseError
+		errors.As(readErr, &ce)
+		err = &ClosedError{Code: int(ce.Code), Reason: ce.Reason, Err: readErr}
+	default:
+		err = &ClosedError{Code: -1, Err: readErr}
+	}
+	s.err = err
+	pend := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	for _, cb := range pend {
+		cb(nil, err)
+	}
+	s.onEnd(err)
+	s.cancel()
+	close(s.done)
+}
+
+// send registers cb under a new id, then writes the frame build(id)
+// makes. cb is called exactly once: with the answer, or with the error
+// that kept it from coming.
+func (s *conn) send(build func(id string) any, cb func(*frame, error)) error {
+	id := strconv.FormatUint(s.nextID.Add(1), 36)
+	b, err := json.Marshal(build(id))
+	if err != nil {
+		return err
+	}
+	return s.sendRaw(id, b, cb)
+}
+
+func (s *conn) sendRaw(id string, b []byte, cb func(*frame, error)) error {
+	s.mu.Lock()
+	if s.pending == nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	if s.closing {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	s.pending[id] = cb
+	s.mu.Unlock()
+	if err := s.ws.Write(s.ctx, websocket.MessageText, b); err != nil {
+		s.mu.Lock()
+		_, still := s.pending[id]
+		delete(s.pending, id)
+		s.mu.Unlock()
+		if still {
+			return fmt.Errorf("stream: write: %w", err)
+		}
+		// The reader's end has failed it already (and called cb).
+		return nil
+	}
+	return nil
+}
+
+// Done is closed when the stream has ended; Err then says why.
+func (s *conn) Done() <-chan struct{} { return s.done }
+
+// Err is why the stream ended (ErrClosed after Close), nil while it runs.
+func (s *conn) Err() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}
+
+// close sends a normal close frame (1000), waits for the server's, and
+// for the reader to end. Everything still pending fails with ErrClosed.
+func (s *conn) close() error {
+	s.mu.Lock()
+	ended := s.pending == nil
+	s.closing = true
+	s.mu.Unlock()
+	if ended {
+		<-s.done
+		return nil
+	}
+	err := s.ws.Close(websocket.StatusNormalClosure, "")
+	s.cancel()
+	<-s.done
+	if errors.Is(err, net.ErrClosed) {
+		err = nil
+	}
+	return err
+}
+
+// LastError is the last error frame that answered no frame of this
+// client's (one with no id, e.g. for a frame the server could not parse).
+func (s *conn) LastError() *ProblemError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+// StreamID is the server's name of the stream (the open frame's stream).
+func (s *conn) StreamID() string { return s.open.Stream }

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+)
+
+// streams measures the WebSocket streams (docs/streaming.md, issue 22)
+// beside the REST calls they replace, in one run so the ratios are from
+// the same machine state, in the shape of ../shared/peers: 32 producers
+// publish --count × 1 KiB with one confirm per message, 4 consumers drain
+// them with one ack per message (at most --max-outstanding unsettled on
+// each stream, peers' prefetch 64), then publish→delivery at --rate
+// msgs/s. Every case also reports the server's CPU per message
+// (/proc/<pid>/stat of --server-pid, or of the gateway it started).
+//
+// Cases, each on its own group (the consume cases read the topic the
+// stream publish filled):
+//
+//	publish stream     --producers publish streams, PublishWait per message
+//	publish rest       --producers clients, POST .../messages per message
+//	consume stream     --consumers consume streams, an ack frame per message
+//	consume rest-ack1  --consumers receive 32 + POST ack per message
+//	consume rest-batch --consumers receive 32 + one ack of the 32
+//	latency stream     paced stream publishes, stream consumers
+//	latency rest       the latency mode (REST publish, long-poll receive)
+//
+// Rounds alternate which side goes first, as compare does.
+
+type streamsConfig struct {
+	URL            string
+	GatewayBin     string
+	GatewayArgs    string
+	KeepData       bool
+	ServerPID      int
+	Key            string
+	Queues         int
+	Producers      int
+	Count          int
+	Size           int
+	Consumers      int
+	MaxOutstanding int
+	Rate           int
+	LatencyD       time.Duration
+	Warmup         time.Duration
+	Drain          time.Duration
+	Timeout        time.Duration
+	RunTimeout     time.Duration
+	Runs           int
+	Cases          string
+	Peers          string
+	JSON           bool
+}
+
+func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("streams", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c streamsConfig
+	fs.StringVar(&c.URL, "url", "", "base URL of a running gateway (or --gateway-bin to start one)")
+	fs.StringVar(&c.GatewayBin, "gateway-bin", "", "mqgate binary to start on a free port with a temp --data dir (go build ./cmd/mqgate)")
+	fs.StringVar(&c.GatewayArgs, "gateway-args", "", "extra flags for the started gateway, space separated")
+	fs.BoolVar(&c.KeepData, "keep-data", false, "keep the started gateway's data dir")
+	fs.IntVar(&c.ServerPID, "server-pid", 0, "pid of the --url gateway on this machine, for its CPU per message")
+	fs.StringVar(&c.Key, "key", os.Getenv("MQGATE_KEY"), "API key of a --url gateway with keys (env MQGATE_KEY); streams only")
+	fs.IntVar(&c.Queues, "queues", 8, "queues of each topic")
+	fs.IntVar(&c.Producers, "producers", 32, "concurrent producers, one message in flight each")
+	fs.IntVar(&c.Count, "count", 30000, "messages each publish case stores (the consume cases drain the stream publish's)")
+	fs.IntVar(&c.Size, "size", 1024, "message body bytes")
+	fs.IntVar(&c.Consumers, "consumers", 4, "concurrent consumers")
+	fs.IntVar(&c.MaxOutstanding, "max-outstanding", 64, "maxOutstandingMessages of each consume stream (peers' prefetch)")
+	fs.IntVar(&c.Rate, "rate", 1000, "publishes per second of the latency cases")
+	fs.DurationVar(&c.LatencyD, "latency-duration", 10*time.Second, "measured time of each latency case")
+	fs.DurationVar(&c.Warmup, "latency-warmup", 2*time.Second, "warm-up of each latency case (not counted)")
+	fs.DurationVar(&c.Drain, "drain", 10*time.Second, "latency: how long to wait after the last publish for the last deliveries")
+	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "per-request timeout")
+	fs.DurationVar(&c.RunTimeout, "run-timeout", 2*time.Minute, "give up on a case that has not finished by then")
+	fs.IntVar(&c.Runs, "runs", 3, "rounds; the report gives each and their medians")
+	fs.StringVar(&c.Cases, "cases", "publish,consume,latency", "which kinds of case to run (publish is needed for consume)")
+	fs.StringVar(&c.Peers, "peers", "", "../shared/peers results (JSON lines) of the same session: report the issue's ratios to them")
+	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	switch {
+	case c.Producers < 1 || c.Consumers < 1:
+		return usagef("--producers and --consumers must be at least 1")
+	case c.Count < 1 || c.Runs < 1 || c.Rate < 1:
+		return usagef("--count, --runs and --rate must be at least 1")
+	case c.MaxOutstanding < 1 || c.MaxOutstanding > 10000:
+		return usagef("--max-outstanding must be 1..10000")
+	case c.GatewayBin != "" && c.URL != "":
+		return usagef("give --url of a running gateway or --gateway-bin to start one, not both")
+	case c.GatewayBin == "" && c.URL == "":
+		return usagef("need --url of a running gateway or --gateway-bin to start one")
+	case c.has("consume") && !c.has("publish"):
+		return usagef("--cases consume needs publish (it drains what the stream publish stored)")
+	}
+	var peers map[string]PeerMedian
+	if c.Peers != "" {
+		var err error
+		if peers, err = readPeers(c.Peers); err != nil {
+			return usagef("--peers: %v", err)
+		}
+	}
+	rep, err := runStreams(ctx, c, stderr)
+	if err != nil && len(rep.Runs) == 0 {
+		return err
+	}
+	if peers != nil {
+		rep.Peers, rep.Targets = peers, peerTargets(rep.Median, peers)
+	}
+	if werr := rep.write(stdout, c.JSON); werr != nil {
+		return werr
+	}
+	return err
+}
+
+func (c streamsConfig) has(kind string) bool {
+	return strings.Contains(","+c.Cases+",", ","+kind+",")
+}
+
+// StreamCase is one case of one round.
+type StreamCase struct {
+	Case       string  `json:"case"`
+	Messages   int64   `json:"messages"` // stored, acked or received, as the case counts
+	MsgsPerSec float64 `json:"msgsPerSec"`
+	// Latency is per publish (its confirm or 201), per ack, or
+	// publish→delivery for the latency cases.
+	Latency LatencySummary `json:"latency"`
+	// Missing and Duplicates: consume and latency cases.
+	Missing    int64 `json:"missing"`
+	Duplicates int64 `json:"duplicates"`
+	Errors     int64 `json:"errors"`
+	// ServerCPU is the cores the server used during the case;
+	// ServerCPUPerMsgUs its CPU per message in microseconds.
+	ServerCPU         float64 `json:"serverCpuCores,omitempty"`
+	ServerCPUPerMsgUs float64 `json:"serverCpuPerMsgUs,omitempty"`
+	ClientCPU         float64 `json:"clientCpuCores"`
+	ElapsedSec        float64 `json:"elapsedSec"`
+	FirstError        string  `json:"firstError,omitempty"`
+}
+
+// StreamsRun is one round: every case once.
+type StreamsRun struct {
+	Topic string       `json:"topic"`
+	Cases []StreamCase `json:"cases"`
+}
+
+// StreamsReport is the output of streams.
+type StreamsReport struct {
+	Mode   string         `json:"mode"`
+	Config map[string]any `json:"config"`
+	Runs   []StreamsRun   `json:"runs"`
+	Median []StreamCase   `json:"median"`
+	// Ratios are stream over REST medians (msgs/s; for latency, p99 REST
+	// over p99 stream, so above 1 is the stream being better everywhere;
+	// for CPU, µs/msg REST over stream).
+	Ratios map[string]float64 `json:"ratios"`
+	// Peers and Targets: with --peers, the other systems' medians and
+	// the issue's ratios to them.
+	Peers   map[string]PeerMedian `json:"peers,omitempty"`
+	Targets []PeerTarget          `json:"targets,omitempty"`
+}
+
+// caseOrder is the report's row order.
+var caseOrder = []string{"publish stream", "publish rest", "consume stream", "consume rest-ack1", "consume rest-batch", "latency stream", "latency rest"}
+
+func runStreams(ctx context.Context, c streamsConfig, logw io.Writer) (rep StreamsReport, err error) {
+	rep.Config = map[string]any{"producers": c.Producers, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
+		"maxOutstanding": c.MaxOutstanding, "rate": c.Rate, "latencySec": c.LatencyD.Seconds(), "runs": c.Runs, "queues": c.Queues}
+	if c.URL == "" {
+		dir, err := os.MkdirTemp("", "mqbench-gateway-")
+		if err != nil {
+			return rep, err
+		}
+		if !c.KeepData {
+			defer os.RemoveAll(dir)
+		} else {
+			fmt.Fprintf(logw, "gateway data dir: %s\n", dir)
+		}
+		gw, err := startGatewayChild(ctx, c.GatewayBin, dir, strings.Fields(c.GatewayArgs), withoutOTEL(os.Environ())) // untraced, as compare without --trace
+		if err != nil {
+			return rep, err
+		}
+		defer func() { err = errors.Join(err, gw.stop()) }()
+		c.URL, c.ServerPID = gw.url, gw.cmd.Process.Pid
+	}
+	rep.Config["url"] = c.URL
+	for round := range c.Runs {
+		r, err := streamsRound(ctx, c, round, logw)
+		rep.Runs = append(rep.Runs, r)
+		if err != nil {
+			return rep, fmt.Errorf("round %d: %w", round+1, err)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	rep.Median = medianCases(rep.Runs)
+	rep.Ratios = streamRatios(rep.Median)
+	return rep, nil
+}
+
+// streamsRound runs every case once; odd rounds put REST first.
+func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Writer) (StreamsRun, error) {
+	id := runID()
+	run := StreamsRun{Topic: "mqbench-streams-" + id}
+	restFirst := round%2 == 1
+	step := func(name string, f func(context.Context) (StreamCase, error)) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		fmt.Fprintf(logw, "round %d/%d: %s ...\n", round+1, c.Runs, name)
+		cctx, cancel := context.WithTimeout(ctx, c.RunTimeout)
+		defer cancel()
+		cpu0 := processCPU()
+		srv0, ok0 := pidCPU(c.ServerPID)
+		start := time.Now()
+		sc, err := f(cctx)
+		wall := time.Since(start)
+		srv1, ok1 := pidCPU(c.ServerPID)
+		sc.Case = name
+		sc.ClientCPU = (processCPU() - cpu0).Seconds() / wall.Seconds()
+		if c.ServerPID > 0 && ok0 && ok1 {
+			used := srv1 - srv0
+			sc.ServerCPU = used.Seconds() / wall.Seconds()
+			if sc.Messages > 0 {
+				sc.ServerCPUPerMsgUs = float64(used.Microseconds()) / float64(sc.Messages)
+			}
+		}
+		run.Cases = append(run.Cases, sc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+	pair := func(streamName string, s func(context.Context) (StreamCase, error), restCases ...func() error) error {
+		if !restFirst {
+			if err := step(streamName, s); err != nil {
+				return err
+			}
+		}
+		for _, rc := range restCases {
+			if err := rc(); err != nil {
+				return err
+			}
+		}
+		if restFirst {
+			return step(streamName, s)
+		}
+		return nil
+	}
+	if c.has("publish") {
+		restTopic := run.Topic + "-rest"
+		err := pair("publish stream", func(ctx context.Context) (StreamCase, error) { return streamPublishCase(ctx, c, run.Topic) },
+			func() error {
+				return step("publish rest", func(ctx context.Context) (StreamCase, error) { return restPublishCase(ctx, c, restTopic) })
+			})
+		if err != nil {
+			return run, err
+		}
+	}
+	if c.has("consume") {
+		err := pair("consume stream", func(ctx context.Context) (StreamCase, error) {
+			return streamConsumeCase(ctx, c, run.Topic, "mqbench-stream-"+id)
+		}, func() error {
+			return step("consume rest-ack1", func(ctx context.Context) (StreamCase, error) {
+				return restConsumeCase(ctx, c, run.Topic, "mqbench-ack1-"+id, 1)
+			})
+		}, func() error {
+			return step("consume rest-batch", func(ctx context.Context) (StreamCase, error) {
+				return restConsumeCase(ctx, c, run.Topic, "mqbench-batch-"+id, 0)
+			})
+		})
+		if err != nil {
+			return run, err
+		}
+	}
+	if c.has("latency") {
+		err := pair("latency stream", func(ctx context.Context) (StreamCase, error) {
+			return streamLatencyCase(ctx, c, "mqbench-slat-"+id)
+		}, func() error {
+			return step("latency rest", func(ctx context.Context) (StreamCase, error) { return restLatencyCase(ctx, c, "mqbench-rlat-"+id) })
+		})
+		if err != nil {
+			return run, err
+		}
+	}
+	return run, nil
+}
+
+// restPublishCase is the publish mode's load with the peers' shape.
+func restPublishCase(ctx context.Context, c streamsConfig, topic string) (StreamCase, error) {
+	r, err := runPublish(ctx, publishConfig{URL: c.URL, Topic: topic, Queues: c.Queues, Concurrency: c.Producers,
+		Size: c.Size, Batch: 1, Count: c.Count, Timeout: c.Timeout, Client: "raw"}, "gateway")
+	sc := StreamCase{Messages: r.Messages, MsgsPerSec: r.MsgsPerSec, Latency: r.Latency, Errors: r.Failed,
+		ElapsedSec: r.ElapsedSec, FirstError: r.FirstError}
+	return sc, err
+}
+
+// restConsumeCase is the consume mode's receive+ack loop on a new group
+// of topic: ackBatch 1 acks each message on its own, 0 each receive's.
+func restConsumeCase(ctx context.Context, c streamsConfig, topic, group string, ackBatch int) (StreamCase, error) {
+	r, err := consumeGroup(ctx, consumeConfig{URL: c.URL, Count: c.Count, Consumers: c.Consumers, MaxMessages: 32,
+		WaitSeconds: 1, Timeout: c.Timeout, RunTimeout: c.RunTimeout, AckBatch: ackBatch, Client: "raw"},
+		ConsumeRun{Topic: topic, Group: group})
+	var errs int64
+	for _, n := range r.Errors {
+		errs += n
+	}
+	sc := StreamCase{Messages: r.Acked, MsgsPerSec: r.AckedPerSec, Latency: r.AckLatency, Missing: r.Missing,
+		Duplicates: r.Duplicates, Errors: errs, ElapsedSec: r.ElapsedSec, FirstError: r.FirstError}
+	if err == nil && r.TimedOut {
+		err = fmt.Errorf("timed out with %d of %d unacked", r.Missing, c.Count)
+	}
+	return sc, err
+}
+
+// restLatencyCase is the latency mode with its defaults.
+func restLatencyCase(ctx context.Context, c streamsConfig, topic string) (StreamCase, error) {
+	r, err := runLatency(ctx, latencyConfig{URL: c.URL, Topic: topic, Group: topic, Queues: c.Queues, Rate: c.Rate,
+		Duration: c.LatencyD, Warmup: c.Warmup, Drain: c.Drain, Size: c.Size, Consumers: c.Consumers, MaxMessages: 32,
+		WaitSeconds: 5, PubConc: 128, Client: "raw", Timeout: c.Timeout})
+	var errs int64
+	for _, n := range r.Errors {
+		errs += n
+	}
+	return StreamCase{Messages: r.Received, MsgsPerSec: r.PublishRate, Latency: r.EndToEnd, Missing: r.Missing,
+		Duplicates: r.Duplicates, Errors: errs, FirstError: r.FirstError}, err
+}
+
+// medianCases is, per case, the field-by-field median over the rounds.
+func medianCases(runs []StreamsRun) []StreamCase {
+	var out []StreamCase
+	for _, name := range caseOrder {
+		var cs []StreamCase
+		for _, r := range runs {
+			for _, c := range r.Cases {
+				if c.Case == name {
+					cs = append(cs, c)
+				}
+			}
+		}
+		if len(cs) == 0 {
+			continue
+		}
+		f := func(get func(StreamCase) float64) float64 { return medianOf(cs, get) }
+		n := func(get func(StreamCase) int64) int64 { return medianCount(cs, get) }
+		out = append(out, StreamCase{
+			Case:              name,
+			Messages:          n(func(c StreamCase) int64 { return c.Messages }),
+			MsgsPerSec:        f(func(c StreamCase) float64 { return c.MsgsPerSec }),
+			Latency:           medianLatencyOf(cs, func(c StreamCase) LatencySummary { return c.Latency }),
+			Missing:           n(func(c StreamCase) int64 { return c.Missing }),
+			Duplicates:        n(func(c StreamCase) int64 { return c.Duplicates }),
+			Errors:            n(func(c StreamCase) int64 { return c.Errors }),
+			ServerCPU:         f(func(c StreamCase) float64 { return c.ServerCPU }),
+			ServerCPUPerMsgUs: f(func(c StreamCase) float64 { return c.ServerCPUPerMsgUs }),
+			ClientCPU:         f(func(c StreamCase) float64 { return c.ClientCPU }),
+			ElapsedSec:        f(func(c StreamCase) float64 { return c.ElapsedSec }),
+		})
+	}
+	return out
+}
+
+func streamRatios(med []StreamCase) map[string]float64 {
+	by := map[string]StreamCase{}
+	for _, c := range med {
+		by[c.Case] = c
+	}
+	out := map[string]float64{}
+	div := func(key string, a, b float64) {
+		if a > 0 && b > 0 {
+			out[key] = a / b
+		}
+	}
+	div("publish msgs/s stream/rest", by["publish stream"].MsgsPerSec, by["publish rest"].MsgsPerSec)
+	div("consume msgs/s stream/rest-ack1", by["consume stream"].MsgsPerSec, by["consume rest-ack1"].MsgsPerSec)
+	div("consume msgs/s stream/rest-batch", by["consume stream"].MsgsPerSec, by["consume rest-batch"].MsgsPerSec)
+	div("latency p99 rest/stream", by["latency rest"].Latency.P99Ms, by["latency stream"].Latency.P99Ms)
+	div("publish cpu/msg rest/stream", by["publish rest"].ServerCPUPerMsgUs, by["publish stream"].ServerCPUPerMsgUs)
+	div("consume cpu/msg rest-ack1/stream", by["consume rest-ack1"].ServerCPUPerMsgUs, by["consume stream"].ServerCPUPerMsgUs)
+	div("consume cpu/msg rest-batch/stream", by["consume rest-batch"].ServerCPUPerMsgUs, by["consume stream"].ServerCPUPerMsgUs)
+	return out
+}
+
+func (r StreamsReport) write(w io.Writer, asJSON bool) error {
+	r.Mode = "streams"
+	if asJSON {
+		return writeJSON(w, r)
+	}
+	writeConfig(w, r.Config)
+	tw := newTable(w)
+	fmt.Fprintln(tw, "\tcase\tmsgs\tmsgs/s\tp50 ms\tp99 ms\tmissing\tdup\terrors\tserver cpu\tcpu/msg µs\tmqbench cpu\t")
+	row := func(name string, c StreamCase) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%d\t%d\t%s\t%s\t%.2f\t\n", name, c.Case, c.Messages, c.MsgsPerSec,
+			c.Latency.P50Ms, c.Latency.P99Ms, c.Missing, c.Duplicates, c.Errors, cores(c.ServerCPU), perMsg(c.ServerCPUPerMsgUs), c.ClientCPU)
+	}
+	for i, run := range r.Runs {
+		for _, c := range run.Cases {
+			row(fmt.Sprintf("run %d", i+1), c)
+		}
+	}
+	if len(r.Runs) > 1 {
+		for _, c := range r.Median {
+			row("median", c)
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for i, run := range r.Runs {
+		for _, c := range run.Cases {
+			if c.FirstError != "" {
+				fmt.Fprintf(w, "run %d %s first error: %s\n", i+1, c.Case, c.FirstError)
+			}
+		}
+	}
+	keys := []string{"publish msgs/s stream/rest", "consume msgs/s stream/rest-ack1", "consume msgs/s stream/rest-batch",
+		"latency p99 rest/stream", "publish cpu/msg rest/stream", "consume cpu/msg rest-ack1/stream", "consume cpu/msg rest-batch/stream"}
+	for _, k := range keys {
+		if v, ok := r.Ratios[k]; ok {
+			fmt.Fprintf(w, "%-36s %.2f×\n", k, v)
+		}
+	}
+	fmt.Fprintln(w, "(latency: publish per confirm/201, consume per ack answer, latency cases publish→delivery; medians per field)")
+	writePeers(w, r.Peers, r.Targets)
+	return nil
+}

@@ -1,0 +1,183 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/mqgate/mqgate/apiclient"
+	"github.com/mqgate/mqgate/apiclient/stream"
+)
+
+// The Go stream client (apiclient/stream) against the real binary:
+// publish with confirms, a bad message's error frame, consume under a
+// flow limit, ack, nack, extend, flow, a stream handle on REST, and keys.
+
+func sptr[T any](v T) *T { return &v }
+
+func TestStreamClientPublishConsume(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	createTopic(t, s, "sc", 2)
+	want(t, s.do(t, "PUT", "/v1/groups/scg", map[string]any{
+		"subscriptions": []map[string]any{{"topic": "sc"}},
+		"consumeFrom":   map[string]any{"position": "FIRST_OFFSET"},
+	}), 201)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := &stream.Client{BaseURL: s.base}
+
+	pub, err := cl.PublishStream(ctx, "sc", stream.PublishOptions{MaxUnconfirmedMessages: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := pub.Limits(); n != 4 {
+		t.Fatalf("maxUnconfirmedMessages in force %d, want 4", n)
+	}
+	// 20 publishes in flight through a window of 4, confirms matched by id.
+	const n = 20
+	confirms := make([]*stream.Confirm, n)
+	for i := range confirms {
+		c, err := pub.Publish(ctx, apiclient.PublishRequest{Body: sptr(fmt.Sprint("m-", i)), DeduplicationId: sptr(fmt.Sprint("run1-", i))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		confirms[i] = c
+	}
+	ids := map[string]int{}
+	for i, c := range confirms {
+		rs, err := c.Wait(ctx)
+		if err != nil || len(rs) != 1 || rs[0].MessageId == "" || rs[0].Topic != "sc" {
+			t.Fatalf("confirm %d: %+v %v", i, rs, err)
+		}
+		if j, dup := ids[rs[0].MessageId]; dup {
+			t.Fatalf("publishes %d and %d confirmed as one message %s", j, i, rs[0].MessageId)
+		}
+		ids[rs[0].MessageId] = i
+	}
+	// The same deduplicationId again stores nothing and answers the original.
+	again, err := pub.PublishWait(ctx, apiclient.PublishRequest{Body: sptr("m-3"), DeduplicationId: sptr("run1-3")})
+	if err != nil || again.Replayed == nil || !*again.Replayed || ids[again.MessageId] != 3 {
+		t.Fatalf("replay: %+v %v", again, err)
+	}
+	// A bad message gets an error frame; the stream goes on.
+	_, err = pub.PublishWait(ctx, apiclient.PublishRequest{Body: sptr("")})
+	var pe *stream.ProblemError
+	if !errors.As(err, &pe) || pe.Problem.Status != 400 {
+		t.Fatalf("bad message: %v", err)
+	}
+	batch, err := pub.PublishBatch(ctx, []apiclient.PublishRequest{{Body: sptr("b-1")}, {Body: sptr("b-2")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs, err := batch.Wait(ctx); err != nil || len(rs) != 2 {
+		t.Fatalf("batch after an error frame: %+v %v", rs, err)
+	}
+	if err := pub.Close(); err != nil {
+		t.Fatalf("publisher close: %v", err)
+	}
+
+	// Consume under maxOutstandingMessages 5: five come, no sixth until one
+	// is settled.
+	c, err := cl.Consume(ctx, "scg", stream.ConsumeOptions{MaxOutstandingMessages: 5, InvisibleSeconds: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if l := c.Limits(); l.MaxOutstandingMessages != 5 || c.InvisibleSeconds() != 30 {
+		t.Fatalf("open: %+v lease %d", l, c.InvisibleSeconds())
+	}
+	var got []apiclient.ReceivedMessage
+	for range 5 {
+		m, err := c.Receive(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, m)
+	}
+	wctx, wcancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	if m, err := c.Receive(wctx); err == nil {
+		t.Fatalf("a sixth delivery %s past maxOutstandingMessages 5", m.MessageId)
+	}
+	wcancel()
+	rs, err := c.Ack(ctx, got[0].ReceiptHandle, got[1].ReceiptHandle)
+	if err != nil || len(rs) != 2 || rs[0].Status != "ok" || rs[1].Status != "ok" {
+		t.Fatalf("ack: %+v %v", rs, err)
+	}
+	rs, err = c.Nack(ctx, stream.NackOptions{DelayLevel: 1, Reason: "e2e says later"}, got[2].ReceiptHandle)
+	if err != nil || rs[0].Status != "ok" {
+		t.Fatalf("nack: %+v %v", rs, err)
+	}
+	rs, err = c.Extend(ctx, 120, got[3].ReceiptHandle)
+	if err != nil || rs[0].Status != "ok" || rs[0].InvisibleUntil == nil || time.Until(*rs[0].InvisibleUntil) < 100*time.Second {
+		t.Fatalf("extend: %+v %v", rs, err)
+	}
+	rs, err = c.Ack(ctx, "forged-handle")
+	if err != nil || rs[0].Status != "invalid" {
+		t.Fatalf("forged handle: %+v %v", rs, err)
+	}
+	// A stream's handle is an ordinary receipt handle on REST.
+	r := s.do(t, "POST", "/v1/groups/scg/ack", map[string]any{"receiptHandles": []string{got[4].ReceiptHandle}})
+	want(t, r, 200)
+	var hr apiclient.HandleResults
+	r.JSON(t, &hr)
+	if len(hr.Results) != 1 || hr.Results[0].Status != "ok" {
+		t.Fatalf("REST ack of a stream handle: %s", r.Body)
+	}
+	l, err := c.Flow(ctx, stream.Limits{MaxOutstandingMessages: 50})
+	if err != nil || l.MaxOutstandingMessages != 50 || l.MaxOutstandingBytes == 0 {
+		t.Fatalf("flow: %+v %v", l, err)
+	}
+	// The rest arrive: 22 stored, 2 acked, 1 extended, 1 nacked (back
+	// after its delay level 1 = 1 s), so 18 more in all.
+	seen := map[string]bool{}
+	for len(seen) < n+2-4 {
+		m, err := c.Receive(ctx)
+		if err != nil {
+			t.Fatalf("after %d: %v", len(seen), err)
+		}
+		seen[m.MessageId] = true
+		if _, err := c.Ack(ctx, m.ReceiptHandle); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seen[got[3].MessageId] {
+		t.Fatalf("the extended message %s came back during its lease", got[3].MessageId)
+	}
+	if !seen[got[2].MessageId] {
+		t.Fatalf("the nacked message %s did not come back", got[2].MessageId)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("consumer close: %v", err)
+	}
+	if _, err := c.Receive(ctx); !errors.Is(err, stream.ErrClosed) {
+		t.Fatalf("receive after close: %v", err)
+	}
+}
+
+func TestStreamClientKeys(t *testing.T) {
+	s, _ := startAuthServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	createTopic := s.do(t, "PUT", "/v1/topics/orders", map[string]int{"queues": 1}, bearer(e2eAdminKey)...)
+	want(t, createTopic, 201)
+
+	_, err := (&stream.Client{BaseURL: s.base}).PublishStream(ctx, "orders", stream.PublishOptions{})
+	var he *stream.HTTPError
+	if !errors.As(err, &he) || he.StatusCode != 401 || he.Problem == nil {
+		t.Fatalf("no key: %v", err)
+	}
+	_, err = (&stream.Client{BaseURL: s.base, Key: e2eSubKey}).PublishStream(ctx, "orders", stream.PublishOptions{})
+	if !errors.As(err, &he) || he.StatusCode != 403 {
+		t.Fatalf("a sub key on a publish stream: %v", err)
+	}
+	p, err := (&stream.Client{BaseURL: s.base, Key: e2ePubKey}).PublishStream(ctx, "orders", stream.PublishOptions{})
+	if err != nil {
+		t.Fatalf("the pub key: %v", err)
+	}
+	if _, err := p.PublishWait(ctx, apiclient.PublishRequest{Body: sptr("with a key")}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+}
