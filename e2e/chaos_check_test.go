@@ -201,6 +201,8 @@ type chHistory struct {
 	Pubs       []chPublish
 	Restarts   []chRestart
 	Deliveries []chDelivery
+	// KillAckAge, when set, replaces chaosKill9AckAge (rule 5).
+	KillAckAge time.Duration
 }
 
 // chReport is the checker's answer.
@@ -392,6 +394,10 @@ func how(stream bool, msgID string) string {
 // checkChaos applies the rules to h.
 func checkChaos(h *chHistory) *chReport {
 	r := &chReport{Violations: map[string][]string{}}
+	ackAge := chaosKill9AckAge
+	if h.KillAckAge > 0 {
+		ackAge = h.KillAckAge
+	}
 	pubs := map[int64]*chPublish{}
 	for i := range h.Pubs {
 		p := &h.Pubs[i]
@@ -597,9 +603,9 @@ func checkChaos(h *chHistory) *chReport {
 				}
 				age := rs.Time.Sub(a.time)
 				r.MaxKillAckAge = max(r.MaxKillAckAge, age)
-				if age > chaosKill9AckAge {
+				if age > ackAge {
 					r.add("5-acked-long-before-kill", "%s: %s acked ok %v before the kill -9 ending run %d, delivered again in run %d (window %v)",
-						sc, p, age.Round(time.Millisecond), a.gen, d.Gen, chaosKill9AckAge)
+						sc, p, age.Round(time.Millisecond), a.gen, d.Gen, ackAge)
 				}
 			}
 		}

@@ -167,6 +167,11 @@ type chaosRun struct {
 	streamPublishers int
 	streamStats      chaosStreamStats
 
+	// powerCut, when set, replaces each kill -9: it cuts the power under
+	// the old process and kills it (powercut_test.go); the restart then
+	// starts the next process as usual.
+	powerCut func(old *server)
+
 	all []*server // every process of the run, by generation - 1
 }
 
@@ -201,8 +206,13 @@ func (r *chaosRun) unexpected(format string, args ...any) {
 // newChaosRun starts the first process; topics are every topic of the run
 // with its first queue count, initial those created before the groups.
 func newChaosRun(t *testing.T, topics map[string]int, initial []string, groups []chaosGroupSpec) *chaosRun {
+	return newChaosRunIn(t, t.TempDir(), topics, initial, groups)
+}
+
+// newChaosRunIn is newChaosRun on the data dir dir.
+func newChaosRunIn(t *testing.T, dir string, topics map[string]int, initial []string, groups []chaosGroupSpec) *chaosRun {
 	t.Setenv("MQGATE_DELAY_LEVELS", chaosLevels)
-	r := &chaosRun{t: t, dir: t.TempDir(), stop: make(chan struct{}), done: make(chan struct{}),
+	r := &chaosRun{t: t, dir: dir, stop: make(chan struct{}), done: make(chan struct{}),
 		topics: map[string]*chaosTopicState{}, groups: map[string]*chaosGroupState{}, initial: initial}
 	r.srvs.up = make(chan struct{})
 	r.all = append(r.all, startServer(t, r.dir))
@@ -449,7 +459,11 @@ func (r *chaosRun) restart(kill bool) {
 	r.hist.Restarts = append(r.hist.Restarts, chRestart{Gen: gen, Kill: kill, At: r.next(), Time: time.Now()})
 	r.hmu.Unlock()
 	if kill {
-		old.kill()
+		if r.powerCut != nil {
+			r.powerCut(old)
+		} else {
+			old.kill()
+		}
 		r.kills++
 		r.ops = append(r.ops, fmt.Sprintf("kill -9 run %d", gen))
 	} else {
@@ -618,6 +632,10 @@ func (r *chaosRun) publisher(p int, every time.Duration, seed uint64) {
 		case err != nil && strings.Contains(err.Error(), "connection refused"):
 			status = chPubRejected // never reached a server
 		case err != nil:
+			status = chPubUnknown
+		case resp.Status >= 500 && r.powerCut != nil && !r.srvs.current(gen):
+			// Answered after the power went (a failed fsync): a real
+			// power cut lets no answer out, so the outcome is unknown.
 			status = chPubUnknown
 		case resp.Status != http.StatusCreated:
 			status = chPubRejected
@@ -840,6 +858,7 @@ func (r *chaosRun) check() *chReport {
 		Pubs:       append([]chPublish(nil), r.hist.Pubs...),
 		Restarts:   append([]chRestart(nil), r.hist.Restarts...),
 		Deliveries: append([]chDelivery(nil), r.hist.Deliveries...),
+		KillAckAge: r.hist.KillAckAge,
 	}
 	for _, g := range r.hist.Groups {
 		c := *g

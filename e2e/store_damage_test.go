@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,14 +182,18 @@ func TestStoreDamageMatrix(t *testing.T) {
 			return b
 		}
 	}
-	full := []string{"--full-check"} // a cleanly closed file is read page by page only on request
-	cases := []struct {
+	// Page damage runs at the default start and with --full-check (the
+	// expansion below): a cleanly closed file small enough for bbolt's
+	// own page check is read page by page at any start (issue 23).
+	full := []string{"--full-check"}
+	type damageCase = struct {
 		name   string
 		damage func([]byte) []byte
 		noKey  bool
 		want   []string
 		args   []string
-	}{
+	}
+	cases := []damageCase{
 		{"both meta pages", flip(meta0, meta1), false, []string{"both meta pages are invalid", "checksum mismatch"}, nil},
 		{"branch page", flip(branch*ps + 8), false, []string{fmt.Sprintf("page %d (in bucket", branch), "invalid flag"}, full},
 		{"leaf page", flip(leaf*ps + 8), false, []string{fmt.Sprintf("page %d (in bucket", leaf), "invalid flag"}, full},
@@ -211,6 +216,16 @@ func TestStoreDamageMatrix(t *testing.T) {
 		}, false, []string{"not a bbolt file"}, nil},
 		{"0-byte file beside gateway.key", cut(0), false, []string{"is empty (0 bytes)", keyFile, "--init"}, nil},
 		{"missing file beside gateway.key", nil, false, []string{"is missing", keyFile, "--init"}, nil},
+		{"leaf element count", func(b []byte) []byte {
+			b[f.pages["leaf"][0]*ps+11] ^= 0x04 // the count's high byte: 1024 elements more
+			return b
+		}, false, []string{fmt.Sprintf("page %d (leaf, in bucket", f.pages["leaf"][0]), "elements"}, full},
+	}
+	for _, c := range slices.Clone(cases) {
+		if c.args != nil {
+			c.name, c.args = c.name+" at the default start", nil
+			cases = append(cases, c)
+		}
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

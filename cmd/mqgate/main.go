@@ -27,6 +27,7 @@ Server:
   mqgate healthcheck [flags]  exit 0 when the local server answers /healthz
   mqgate backup [flags]       write a verified copy of the store (--url of a running server, or --data)
   mqgate compact [flags]      shrink a stopped server's store file to its data (--data)
+  mqgate check DATA_DIR       read a stopped server's store and report damage (-o json; exit 0 healthy, 1 damaged)
   mqgate version              print the version
 
 Client (over the HTTP API; --url / MQGATE_URL, --key / MQGATE_KEY, -o table|json;
@@ -56,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return backup(args[1:], stdout, stderr)
 	case "compact":
 		return compact(args[1:], stdout, stderr)
+	case "check":
+		return checkCmd(args[1:], stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "mqgate", Version())
 		return 0

@@ -122,7 +122,11 @@ func dedupKey(topic, id string) []byte {
 // lookupDedup reads the live record of (topic, id) for incarnation uid:
 // absent, expired or of another incarnation count as none.
 func lookupDedup(tx store.ReadTx, topic string, uid uint64, id string, nowMs int64) (dedupRecord, bool) {
-	r, ok := decodeDedup(tx.Bucket(bucketDedup).Get(dedupKey(topic, id)))
+	return lookupDedupIn(tx.Bucket(bucketDedup), topic, uid, id, nowMs)
+}
+
+func lookupDedupIn(b *store.Bucket, topic string, uid uint64, id string, nowMs int64) (dedupRecord, bool) {
+	r, ok := decodeDedup(b.Get(dedupKey(topic, id)))
 	if !ok || r.uid != uid || r.expires <= nowMs {
 		return dedupRecord{}, false
 	}
@@ -161,6 +165,13 @@ func (e *Engine) planDedup(topic string, uid uint64, msgs []core.PutMessage, now
 	first := map[string]int{}
 	nowMs := now.UnixMilli()
 	err := e.view(func(tx store.ReadTx) error {
+		// A record found answers the publish (a replay, or a mismatch),
+		// so it must be durable first: a retry racing its original is
+		// not told "stored" before the original is (the read barrier,
+		// core/store/durable.go). A record not found answers nothing:
+		// the group commit looks the key up again (dedupHook). So only
+		// a find waits, and a fresh key never waits for others' syncs.
+		b := tx.BucketUnsynced(bucketDedup)
 		for i := range msgs {
 			m := &msgs[i]
 			if m.DedupID == "" {
@@ -175,7 +186,8 @@ func (e *Engine) planDedup(topic string, uid uint64, msgs []core.PutMessage, now
 				continue
 			}
 			first[m.DedupID] = i
-			if r, ok := lookupDedup(tx, topic, uid, m.DedupID, nowMs); ok {
+			if r, ok := lookupDedupIn(b, topic, uid, m.DedupID, nowMs); ok {
+				tx.AwaitDurable(bucketDedup)
 				if r.hash != m.DedupHash {
 					return mismatch(topic, m.DedupID)
 				}

@@ -54,6 +54,10 @@ type Options struct {
 	// with 72 h retention can then be expired for real, by the cleaner,
 	// without waiting 72 hours (cmd/mqbench/growth.sh).
 	RetentionUnit time.Duration
+
+	// syncHook is the store's test hook (store.Options.SyncHook), for
+	// this package's tests of what answers wait for.
+	syncHook func(store.SyncKind)
 }
 
 // DefaultDelayLevels are RocketMQ's messageDelayLevel (policy's table,
@@ -129,7 +133,8 @@ func Open(opts Options) (*Engine, error) {
 	}
 	e.arrivals.init()
 	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance,
-		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan, FullPreCheck: opts.FullPreCheck})
+		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan, FullPreCheck: opts.FullPreCheck,
+		SyncHook: opts.syncHook})
 	if err != nil {
 		return nil, err
 	}

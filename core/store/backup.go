@@ -88,12 +88,24 @@ func (s *Store) DiskStats() (DiskStats, error) {
 // openChecked pre-checks the store file at path (plain reads) and opens it
 // read-only under a shared lock: ErrLocked while a server holds it.
 func openChecked(path string) (*bolt.DB, error) {
+	db, _, err := openCheckedResult(path)
+	return db, err
+}
+
+// openCheckedResult is openChecked with what the pre-check found.
+func openCheckedResult(path string) (*bolt.DB, PreCheckResult, error) {
 	if err := checkSettled(path); err != nil {
-		return nil, err
+		return nil, PreCheckResult{}, err
 	}
-	if _, err := PreCheck(path); err != nil {
-		return nil, err
+	pre, err := PreCheck(path)
+	if err != nil {
+		return nil, pre, err
 	}
+	db, err := openReadOnly(path)
+	return db, pre, err
+}
+
+func openReadOnly(path string) (*bolt.DB, error) {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: lockTimeout})
 	if errors.Is(err, berrors.ErrTimeout) {
 		return nil, fmt.Errorf("%s: %w", path, ErrLocked)
@@ -109,17 +121,49 @@ func openChecked(path string) (*bolt.DB, error) {
 // structures). It is what a backup or a compacted file passes before it
 // is trusted; records failing their checksum are reported, not set aside.
 func Verify(path string) (corrupt int, err error) {
-	db, err := openChecked(path)
+	r, err := VerifyReport(path)
+	return r.Corrupt, err
+}
+
+// FileReport is what VerifyReport found in a file that passed.
+type FileReport struct {
+	PreCheckResult
+	// Corrupt counts the records failing their checksum that are not set
+	// aside yet (a server's next start sets them aside); SetAside those
+	// already set aside (GET /v1/topics/{topic}/corrupt lists them).
+	Corrupt, SetAside int
+}
+
+// VerifyReport is Verify with the figures of what it read: the offline
+// self check of `mqgate check`. It never writes the file.
+func VerifyReport(path string) (FileReport, error) {
+	var r FileReport
+	db, pre, err := openCheckedResult(path)
 	if err != nil {
-		return 0, err
+		return r, err
 	}
 	defer db.Close()
-	s := &Store{db: db, path: path, opts: Options{FullCheckLimit: 64 << 20}}
+	r.PreCheckResult = pre
+	s := &Store{db: db, path: path, opts: Options{FullCheckLimit: 64 << 20}, pageChecked: true} // the pre-check read every page
 	var setAside []CorruptRecord
-	if err := guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
-		return 0, fmt.Errorf("%s: %w", path, err)
+	err = s.guard(func() (err error) {
+		if setAside, err = s.check(); err != nil {
+			return err
+		}
+		return db.View(func(tx *bolt.Tx) error {
+			if tx.Bucket(bucketCorrupt) == nil {
+				return nil // a version 1 file, or one never initialised
+			}
+			known, err := listCorrupt(tx)
+			r.SetAside = len(known)
+			return err
+		})
+	})
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", path, err)
 	}
-	return len(setAside), nil
+	r.Corrupt = len(setAside)
+	return r, nil
 }
 
 // BackupFile writes a consistent copy of the store file at path to w

@@ -60,8 +60,22 @@ func Registered() []string {
 
 // Bucket returns the registered bucket n, or nil when it does not exist.
 func (tx ReadTx) Bucket(n BucketName) *Bucket {
+	tx.awaitBucket(n.name) // in View: what the view holds of it is durable (durable.go)
 	return wrapBucket(tx.tx.Bucket(n.name), tx.rec, nil, n.name)
 }
+
+// BucketUnsynced is Bucket without the read barrier: in View it may show
+// writes a power cut could still take back. It is for a look-up whose
+// "not found" is a safe answer (an idempotency record not found is looked
+// up again inside the group commit); call AwaitDurable before an answer
+// depends on what it found.
+func (tx ReadTx) BucketUnsynced(n BucketName) *Bucket {
+	return wrapBucket(tx.tx.Bucket(n.name), tx.rec, nil, n.name)
+}
+
+// AwaitDurable waits, in View, until what the view holds of bucket n is
+// durable (elsewhere it returns at once).
+func (tx ReadTx) AwaitDurable(n BucketName) { tx.awaitBucket(n.name) }
 
 // CreateBucket creates the registered bucket n; it fails when n exists.
 func (tx Tx) CreateBucket(n BucketName) (*Bucket, error) {

@@ -37,7 +37,7 @@ const tailCheck = 256
 // corruption too.
 func (s *Store) check() (setAside []CorruptRecord, err error) {
 	err = s.db.View(func(tx *bolt.Tx) error {
-		if s.opts.FullCheckLimit > 0 && tx.Size() <= s.opts.FullCheckLimit {
+		if s.pageChecked && s.opts.FullCheckLimit > 0 && tx.Size() <= s.opts.FullCheckLimit {
 			var errs []error
 			for e := range tx.Check() {
 				errs = append(errs, e)

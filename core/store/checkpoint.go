@@ -244,6 +244,9 @@ func (s *Store) rewind(forceFreelist bool) error {
 	if err := s.writeFreelist(forceFreelist); err != nil {
 		return err
 	}
+	if h := s.opts.SyncHook; h != nil {
+		h(SyncCheckpoint)
+	}
 	if err := s.db.Sync(); err != nil {
 		return w.fail(fmt.Errorf("sync the store file at a checkpoint: %w", err))
 	}
@@ -263,6 +266,11 @@ func (s *Store) rewind(forceFreelist bool) error {
 		return w.fail(err)
 	}
 	w.installed(pin, w.slot)
+	// The file holds every commit up to the pin's, and the header names
+	// it: a Store.Update's writes, which no record holds, are durable now.
+	if w.dur != nil {
+		w.dur.mark(uint64(pin.ID()))
+	}
 	w.off, w.records, w.pages = walRecords, false, 0
 	w.dbSize = pin.Size()
 	s.stats.checkpoints.Add(1)
@@ -419,6 +427,9 @@ func (s *Store) writeFreelist(force bool) error {
 			return nil
 		}
 		return w.err()
+	}
+	if w != nil && w.dur != nil {
+		w.dur.wroteNothing(txid)
 	}
 	s.stats.freelists.Add(1)
 	return nil

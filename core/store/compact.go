@@ -114,7 +114,7 @@ func Compact(dir string) (CompactResult, error) {
 // settle redoes the log-ahead of an uncleanly closed store by opening and
 // closing it, so that the file holds every commit.
 func settle(dir string) error {
-	if err := checkSettled(filepath.Join(dir, FileName)); !errors.Is(err, errUnsettled) {
+	if err := checkSettled(filepath.Join(dir, FileName)); !errors.Is(err, ErrUnsettled) {
 		return err
 	}
 	s, err := Open(dir, Options{})

@@ -72,6 +72,15 @@
 //     commits and synced by the syncer while the writer commits the next
 //     group; until then the queue gates keep readers from seeing the
 //     group's appends (wal.go, gate.go).
+//   - A View answers only from durable state: its reads of anything but
+//     the gated queues and commit log (topics, queue minima, the set
+//     aside, every registered bucket) wait until the commits its view
+//     holds that wrote that state are synced (durable.go), so neither
+//     an idempotent replay nor a GET reports what a power cut could
+//     take back.
+//   - A fault on the file's mapping, or a panic of bbolt on a mangled
+//     page, in Open or in a View is an error naming the file (and the
+//     page), never a crash (fault.go).
 //   - Every write transaction is either a logged group commit or a
 //     Store.Update followed by a checkpoint; nothing else writes the file
 //     while the store is open.

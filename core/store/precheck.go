@@ -155,6 +155,13 @@ func PreCheck(path string) (PreCheckResult, error) { return preCheck(path, false
 func PreCheckQuick(path string) (PreCheckResult, error) { return preCheck(path, true) }
 
 func preCheck(path string, quick bool) (PreCheckResult, error) {
+	return preCheckLocked(path, quick, true)
+}
+
+// preCheckLocked is preCheck; lock false reads without the shared lock,
+// for a store that holds the file itself (naming the page a panic met,
+// store.go: this process's own lock would refuse it).
+func preCheckLocked(path string, quick, lock bool) (PreCheckResult, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return PreCheckResult{Empty: true}, nil
@@ -163,11 +170,13 @@ func preCheck(path string, quick bool) (PreCheckResult, error) {
 		return PreCheckResult{}, fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
-	if err := sharedLock(f, lockTimeout); err != nil {
-		if errors.Is(err, ErrLocked) {
-			return PreCheckResult{}, fmt.Errorf("%s: %w (file lock not acquired within %v)", path, ErrLocked, lockTimeout)
+	if lock {
+		if err := sharedLock(f, lockTimeout); err != nil {
+			if errors.Is(err, ErrLocked) {
+				return PreCheckResult{}, fmt.Errorf("%s: %w (file lock not acquired within %v)", path, ErrLocked, lockTimeout)
+			}
+			return PreCheckResult{}, fmt.Errorf("lock %s: %w", path, err)
 		}
-		return PreCheckResult{}, fmt.Errorf("lock %s: %w", path, err)
 	}
 	fi, err := f.Stat()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,7 +66,22 @@ type Options struct {
 	CheckpointBytes    int64
 	CheckpointInterval time.Duration
 	CheckpointIdle     time.Duration
+	// SyncHook is for tests: it runs before each sync that makes commits
+	// durable, the syncer's fdatasync of the log-ahead (SyncLog) and a
+	// rewind checkpoint's sync of the store file (SyncCheckpoint, after a
+	// Store.Update among others). It may block, to hold commits between
+	// bbolt and their durability; a held SyncCheckpoint holds the writer.
+	SyncHook func(SyncKind)
 }
+
+// SyncKind says which sync Options.SyncHook runs before.
+type SyncKind int
+
+// The syncs Options.SyncHook sees.
+const (
+	SyncLog SyncKind = iota + 1
+	SyncCheckpoint
+)
 
 // DefaultLinger bounds how long a position write waits for company. It is
 // also how much longer than one group commit a position may stay
@@ -104,6 +120,10 @@ type Store struct {
 	syncq    chan *syncBatch
 	syncDone chan struct{}
 	gates    gateTable
+	dur      *durability // the read barrier (durable.go)
+	// pageChecked: the pre-check read every page, so bbolt's tx.Check,
+	// which reads the mapping where no guard reaches, may run (check.go).
+	pageChecked bool
 	// beforeSync, set by tests before the first commit, runs in the
 	// syncer before each fdatasync; beforeRollingSync, set by tests
 	// before a rolling checkpoint begins, in its goroutine before its
@@ -180,6 +200,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		check = PreCheck
 	}
 	pre, err := check(path)
+	if err == nil && pre.Quick && opts.FullCheckLimit > 0 && int64(pre.Pages)*int64(pre.PageSize) <= opts.FullCheckLimit {
+		// A file small enough for bbolt's own page check (check.go) is
+		// read page by page first: tx.Check reads the mapping on a
+		// goroutine of its own, where a fault on a damaged page could not
+		// be caught (fault.go). Reading 64 MiB costs tens of milliseconds.
+		pre, err = PreCheck(path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -192,14 +219,17 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	t2 := time.Now()
-	s := &Store{db: db, path: path, log: log, opts: opts,
+	s := &Store{db: db, path: path, log: log, opts: opts, pageChecked: !pre.Quick,
 		reqs: make(chan *Request, 4096), done: make(chan struct{}),
-		syncq: make(chan *syncBatch), syncDone: make(chan struct{})}
+		syncq: make(chan *syncBatch), syncDone: make(chan struct{}), dur: newDurability()}
+	if h := opts.SyncHook; h != nil {
+		s.beforeSync = func() { h(SyncLog) }
+	}
 	if recovered != nil {
 		if recovered.tail != "" {
 			log.Info().Str("file", path).Str("where", recovered.tail).Msg("log-ahead: reading stopped at the end of what was synced")
 		}
-		if err := guard(func() error { return s.redoWAL(recovered) }); err != nil {
+		if err := s.guard(func() error { return s.redoWAL(recovered) }); err != nil {
 			s.abandon()
 			return nil, fmt.Errorf("refusing to open %s: %w. The file was not modified beyond its last checkpoint", path, err)
 		}
@@ -213,7 +243,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	// the same first write.
 	var setAside []CorruptRecord
 	if !pre.Empty {
-		if err := guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
+		if err := s.guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
 			s.abandon()
 			return nil, fmt.Errorf("refusing to open %s: %w. The file was not modified. "+
 				"Restore it from a backup, or salvage what is still readable (docs/operations.md, \"Salvaging a damaged store\")", path, err)
@@ -245,13 +275,13 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, err
 		}
 		s.db = db
-		if err := guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
+		if err := s.guard(func() (err error) { setAside, err = s.check(); return err }); err != nil {
 			s.abandon()
 			return nil, fmt.Errorf("refusing to open %s after its migration: %w", path, err)
 		}
 	}
 	t3 := time.Now()
-	if err := guard(func() error { return s.init(setAside) }); err != nil {
+	if err := s.guard(func() error { return s.init(setAside) }); err != nil {
 		s.abandon()
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
@@ -289,12 +319,14 @@ func (s *Store) startWAL() error {
 		return err
 	}
 	w.pin, s.recoveryPin = s.recoveryPin, nil
+	w.dur = s.dur
 	s.wal = w
 	if err := s.checkpoint(); err != nil {
 		s.wal = nil
 		w.close()
 		return err
 	}
+	s.dur.on = true // before the writer starts: commits are durable only once synced
 	s.db.NoSync = true
 	// bbolt grows the file by truncate and fsync inside the commit that
 	// needs the room: a sync of every dirty page of the file, on the
@@ -310,7 +342,9 @@ func (s *Store) startWAL() error {
 // always-synced log, turning bbolt's errors into ones an operator can act
 // on. bbolt may panic on a mangled file; that becomes an error too.
 func openBolt(path string) (db *bolt.DB, err error) {
+	old := debug.SetPanicOnFault(true) // bbolt reads the meta pages and the freelist through its mapping
 	defer func() {
+		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
 			db, err = nil, fmt.Errorf("refusing to open %s: the file is corrupt: %v", path, r)
 		}
@@ -370,14 +404,23 @@ func (s *Store) releaseRecoveryPin() {
 // did before; tests set it to produce files in the old way.
 var syncFreelist = false
 
-// guard turns a panic of bbolt walking a damaged page into an error.
-func guard(fn func() error) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the file is corrupt: %v", r)
+// guard turns a fault on the mapping or a panic of bbolt walking a
+// damaged page into an error (fault.go). The page a panic or the self
+// check's refusal met is not known; the pre-check that reads every page
+// with plain reads is then run to name it (the cost falls on a start
+// that is refused anyway).
+func (s *Store) guard(fn func() error) error {
+	err := guardRead(s.db, s.path, fn)
+	var rf *ReadFault
+	if errors.As(err, &rf) || errors.Is(err, ErrCorrupt) {
+		if _, perr := preCheckLocked(s.path, false, false); perr != nil {
+			var de *DamageError
+			if errors.As(perr, &de) {
+				return fmt.Errorf("%s (%v)", de.Problem, err)
+			}
 		}
-	}()
-	return fn()
+	}
+	return err
 }
 
 // init creates missing buckets, checks the format version and records the

@@ -3,6 +3,8 @@ package store
 import (
 	"errors"
 	"math"
+	"runtime"
+	"runtime/debug"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
@@ -22,8 +24,11 @@ type ReadTx struct {
 	// rec records the writes of a Hook for the log-ahead (wal.go); nil
 	// in View, in Update and in the store's own code.
 	rec *recorder
-	// gates, in View only, hides appends not yet durable (gate.go).
+	// gates, in View only, hides appends not yet durable (gate.go);
+	// dur, in View only, makes reads of other state wait until it is
+	// durable (durable.go).
 	gates *gateTable
+	dur   *durability
 }
 
 // Tx is a write view: a ReadTx that may also change the store. The
@@ -33,8 +38,37 @@ type Tx struct{ ReadTx }
 
 // View runs fn in a read transaction. Once the store is closed it
 // answers core.ErrClosed.
-func (s *Store) View(fn func(ReadTx) error) error {
-	return closedErr(s.db.View(func(tx *bolt.Tx) error { return fn(ReadTx{tx: tx, gates: &s.gates}) }))
+// What fn reads has been made durable, or it waits until it is (the read
+// barrier, durable.go); if the log-ahead breaks meanwhile, View answers
+// the log's error, whatever fn returned.
+//
+// A fault on the file's mapping (a damaged page pointing past the file's
+// end) or a runtime error of bbolt walking a mangled page is answered as
+// an error naming the file (and, for a fault, the page), logged with its
+// stack, not a crash (fault.go); other panics go on.
+func (s *Store) View(fn func(ReadTx) error) (err error) {
+	old := debug.SetPanicOnFault(true)
+	defer func() {
+		debug.SetPanicOnFault(old)
+		if r := recover(); r != nil {
+			if _, ok := r.(runtime.Error); !ok {
+				panic(r)
+			}
+			err = guardRead(s.db, s.path, func() error { panic(r) })
+			s.log.Error().Err(err).Str("stack", string(debug.Stack())).
+				Msg("a read of the store file failed: the file may be damaged (mqgate check DATA_DIR reads every page)")
+			err = core.Errorf(core.EInternal, "%v", err)
+		}
+	}()
+	return closedErr(s.db.View(func(tx *bolt.Tx) error {
+		err := fn(ReadTx{tx: tx, gates: &s.gates, dur: s.dur})
+		if s.dur.lost(uint64(tx.ID())) {
+			if werr := s.wal.err(); werr != nil {
+				return werr
+			}
+		}
+		return err
+	}))
 }
 
 // Update runs fn in a read-write transaction outside group commit (topic
@@ -52,7 +86,16 @@ func (s *Store) Update(fn func(Tx) error) error {
 			return err
 		}
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error { return fn(Tx{ReadTx{tx: tx}}) })
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		// The recorder only notes what fn writes: readers of that wait
+		// for the checkpoint below (durable.go).
+		rec := &recorder{areasOnly: true}
+		if err := fn(Tx{ReadTx{tx: tx, rec: rec}}); err != nil {
+			return err
+		}
+		s.dur.wroteUpdate(uint64(tx.ID()), rec)
+		return nil
+	})
 	if err != nil || s.wal == nil {
 		return closedErr(err)
 	}
@@ -70,19 +113,27 @@ func closedErr(err error) error {
 
 // GetTopic reads a topic record. The returned Layouts are shared: read
 // them, never write (decoded records are memoised, topic.go).
-func (tx ReadTx) GetTopic(name string) (TopicRecord, bool, error) { return getTopic(tx.tx, name) }
+func (tx ReadTx) GetTopic(name string) (TopicRecord, bool, error) {
+	tx.awaitOwn()
+	return getTopic(tx.tx, name)
+}
 
 // ListTopics returns every topic record (system topics included), by name.
-func (tx ReadTx) ListTopics() ([]TopicRecord, error) { return listTopics(tx.tx) }
+func (tx ReadTx) ListTopics() ([]TopicRecord, error) {
+	tx.awaitOwn()
+	return listTopics(tx.tx)
+}
 
 // QueueRange returns a queue's [min, max) offsets.
 func (tx ReadTx) QueueRange(uid uint64, qid int) (min, max int64, err error) {
+	tx.awaitOwn() // min: retention's moves
 	min, max, err = queueRange(tx.tx, uid, qid)
 	return min, tx.gates.clamp(qref{uid, qid}, max), err
 }
 
 // QueueRanges returns the [min, max) of every queue of every topic.
 func (tx ReadTx) QueueRanges() (map[core.MessageQueue][2]int64, error) {
+	tx.awaitOwn()
 	return queueRanges(tx.tx, tx.gates)
 }
 
@@ -90,12 +141,14 @@ func (tx ReadTx) QueueRanges() (map[core.MessageQueue][2]int64, error) {
 // ok is false for an empty queue; math.MinInt64 for a head whose record
 // is unreadable (retention removes it like an expired one).
 func (tx ReadTx) QueueHead(uid uint64, qid int) (storedAt int64, ok bool, err error) {
+	tx.awaitOwn()
 	return queueHead(tx.tx, uid, qid)
 }
 
 // QueueBytes estimates the stored bytes of a queue's messages from at
 // most sample units (no record is read).
 func (tx ReadTx) QueueBytes(uid uint64, qid int, sample int) (int64, error) {
+	tx.awaitOwn()
 	return queueBytes(tx.tx, uid, qid, sample)
 }
 
@@ -229,7 +282,10 @@ func (tx Tx) PatchRecord(cl int64, fn func(rec []byte)) error {
 
 // DroppableSegments returns the starts of the segments no visible unit
 // keeps alive, oldest first.
-func (tx ReadTx) DroppableSegments() ([]int64, error) { return droppableSegments(tx.tx) }
+func (tx ReadTx) DroppableSegments() ([]int64, error) {
+	tx.awaitOwn()
+	return droppableSegments(tx.tx)
+}
 
 // DropSegment deletes the segment at start whole if it is still
 // droppable; ok is false when it is gone or holds visible units now.
@@ -242,7 +298,10 @@ func (tx Tx) DropSegment(start int64) (info SegmentInfo, ok bool, err error) {
 }
 
 // HasTrash reports whether deleted topics still hold messages.
-func (tx ReadTx) HasTrash() bool { return hasTrash(tx.tx) }
+func (tx ReadTx) HasTrash() bool {
+	tx.awaitOwn()
+	return hasTrash(tx.tx)
+}
 
 // EmptyTrash clears the trash entries no segment needs any more and drops
 // at most one droppable segment; more reports whether it dropped one.
@@ -257,10 +316,16 @@ func (tx Tx) EmptyTrash() (more bool, err error) {
 // Records set aside as corrupt (corrupt.go).
 
 // IsSetAside reports whether the record at clOffset is set aside.
-func (tx ReadTx) IsSetAside(clOffset int64) bool { return isSetAside(tx.tx, clOffset) }
+func (tx ReadTx) IsSetAside(clOffset int64) bool {
+	tx.awaitOwn()
+	return isSetAside(tx.tx, clOffset)
+}
 
 // ListCorrupt returns every set-aside record in commit log order.
-func (tx ReadTx) ListCorrupt() ([]CorruptRecord, error) { return listCorrupt(tx.tx) }
+func (tx ReadTx) ListCorrupt() ([]CorruptRecord, error) {
+	tx.awaitOwn()
+	return listCorrupt(tx.tx)
+}
 
 // InspectCorrupt describes the unreadable record at clOffset for setting
 // it aside (RecordCorrupt). uid, qid and qoff place it when the caller

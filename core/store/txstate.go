@@ -31,6 +31,9 @@ type txState struct {
 	names    map[qref]string
 	origMax  map[qref]int64 // each queue's max before this transaction
 	dirty    map[qref]bool
+	// ownState: an op created or grew a topic (the read barrier's area
+	// of the store's own state, durable.go).
+	ownState bool
 
 	// The segment appended to (segment.go), opened by the first append.
 	seg                *bolt.Bucket
@@ -158,6 +161,7 @@ func (st *txState) topic(op *Op) (*TopicRecord, error) {
 		if err != nil {
 			return nil, err
 		}
+		st.ownState = true
 		t = &created
 		st.topics[op.Topic] = t
 	}

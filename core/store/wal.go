@@ -143,6 +143,9 @@ type walLog struct {
 	// unsynced counts the pages committed since the syncer last started
 	// the store file's writeback (the writer adds, the syncer resets).
 	unsynced atomic.Int64
+	// dur is the store's read barrier: told what is logged, voided and
+	// made durable, and that the log broke (durable.go).
+	dur *durability
 }
 
 // openWAL opens (creating) the log of the store at path. The writer's
@@ -194,6 +197,9 @@ func (w *walLog) close() error {
 func (w *walLog) fail(err error) error {
 	err = core.Errorf(core.EUnavailable, "the store's log-ahead failed; restart the gateway: %v", err)
 	w.broken.CompareAndSwap(nil, &err)
+	if w.dur != nil {
+		w.dur.fail()
+	}
 	return w.err()
 }
 
@@ -208,12 +214,25 @@ func (w *walLog) err() error {
 // sync makes every record written so far durable: the syncer's one
 // fdatasync for the groups it answers. After a failed fdatasync the
 // kernel may have dropped the pages, so what is on disk is unknown (the
-// "fsyncgate" lesson): the log is broken.
+// "fsyncgate" lesson): the log is broken. On success the read barrier
+// learns the last txid logged before it began, unless a record was
+// voided meanwhile (its txid is used again; the next sync covers it).
 func (w *walLog) sync() error {
+	d := w.dur
+	var logged, voids uint64
+	if d != nil {
+		logged, voids = d.logged.Load(), d.voids.Load()
+	}
 	if err := fdatasync(w.f); err != nil {
 		return w.fail(fmt.Errorf("sync the log-ahead: %w", err))
 	}
-	return w.err()
+	if err := w.err(); err != nil {
+		return err
+	}
+	if d != nil && d.voids.Load() == voids {
+		d.mark(logged)
+	}
+	return nil
 }
 
 // checkpointKind is what a checkpoint due now is.
@@ -266,11 +285,21 @@ func (w *walLog) logGroup(txid uint64, storedAt int64, reqs []*Request) error {
 		b = appendString(b, r.rec.buf)
 	}
 	w.buf = b
-	return w.append(b)
+	if err := w.append(b); err != nil {
+		return err
+	}
+	if w.dur != nil {
+		w.dur.logged.Store(txid)
+	}
+	return nil
 }
 
 // logVoid records that txid, logged, did not commit.
 func (w *walLog) logVoid(txid uint64) {
+	if w.dur != nil {
+		w.dur.voids.Add(1)
+		w.dur.logged.Store(txid - 1)
+	}
 	if err := w.append(w.record(walVoid, txid)); err != nil {
 		// The group's record stands: after a crash it would be redone,
 		// though its publishers were told it failed. Stop here instead.
@@ -380,12 +409,12 @@ func recoverWAL(path string) (*walRecovery, error) {
 	return rec, nil
 }
 
-// errUnsettled refuses to read a store file offline while its log-ahead
+// ErrUnsettled refuses to read a store file offline while its log-ahead
 // holds commits the file may lack.
-var errUnsettled = errors.New("the store was not closed cleanly and its log-ahead holds commits the file may lack: " +
+var ErrUnsettled = errors.New("the store was not closed cleanly and its log-ahead holds commits the file may lack: " +
 	"start the gateway once (it redoes them) and stop it, or back up through the running gateway")
 
-// checkSettled fails with errUnsettled when the log-ahead next to the
+// checkSettled fails with ErrUnsettled when the log-ahead next to the
 // store file at path holds records (a crash, or a server running).
 func checkSettled(path string) error {
 	rec, err := readWAL(path)
@@ -404,7 +433,7 @@ func checkSettled(path string) error {
 	if err := sharedLock(f, lockTimeout); err != nil {
 		return fmt.Errorf("%s: %w (file lock not acquired within %v)", path, err, lockTimeout)
 	}
-	return fmt.Errorf("%s: %w", path, errUnsettled)
+	return fmt.Errorf("%s: %w", path, ErrUnsettled)
 }
 
 // readWAL parses the log next to the store file at path; nil when there

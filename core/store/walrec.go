@@ -37,7 +37,35 @@ const (
 	walRecordCorrupt
 )
 
-type recorder struct{ buf []byte }
+type recorder struct {
+	buf []byte
+	// tops are the top-level buckets the recording writes and typedWrites
+	// whether it holds a typed write: the areas the read barrier waits on
+	// (durable.go).
+	tops        [][]byte
+	typedWrites bool
+	// areasOnly: note the areas, record nothing (Store.Update, whose
+	// writes its checkpoint makes durable without the log).
+	areasOnly bool
+}
+
+// skip notes path's area and reports whether there is nothing more to
+// record: r is nil, or it only notes areas.
+func (r *recorder) skip(path []byte) bool {
+	if r == nil {
+		return true
+	}
+	if r.areasOnly {
+		r.noteTop(path)
+		return true
+	}
+	return false
+}
+
+// reset starts a fresh recording.
+func (r *recorder) reset() {
+	r.buf, r.tops, r.typedWrites = r.buf[:0], r.tops[:0], false
+}
 
 // entry starts an entry naming its bucket by path: each name with its
 // length first (appendString), ended by a zero length (bbolt refuses empty
@@ -46,24 +74,25 @@ func (r *recorder) entry(kind byte, path []byte) {
 	r.buf = append(r.buf, kind)
 	r.buf = append(r.buf, path...)
 	r.buf = append(r.buf, 0)
+	r.noteTop(path)
 }
 
 func (r *recorder) put(path, key, value []byte) {
-	if r != nil {
+	if !r.skip(path) {
 		r.entry(walPut, path)
 		r.buf = appendString(appendString(r.buf, key), value)
 	}
 }
 
 func (r *recorder) del(path, key []byte) {
-	if r != nil {
+	if !r.skip(path) {
 		r.entry(walDelete, path)
 		r.buf = appendString(r.buf, key)
 	}
 }
 
 func (r *recorder) setSequence(path []byte, seq uint64) {
-	if r != nil {
+	if !r.skip(path) {
 		r.entry(walSetSequence, path)
 		r.buf = binary.AppendUvarint(r.buf, seq)
 	}
@@ -73,7 +102,9 @@ func (r *recorder) setSequence(path []byte, seq uint64) {
 // a top-level bucket).
 func (r *recorder) bucketOp(kind byte, parent, name []byte) {
 	if r != nil {
-		r.entry(kind, childPath(parent, name))
+		if path := childPath(parent, name); !r.skip(path) {
+			r.entry(kind, path)
+		}
 	}
 }
 
@@ -85,8 +116,11 @@ func childPath(parent, name []byte) []byte {
 // typed records a call of one of the store's typed writes.
 func (r *recorder) typed(kind byte, args []byte) {
 	if r != nil {
-		r.buf = append(r.buf, kind)
-		r.buf = appendString(r.buf, args)
+		r.typedWrites = true
+		if !r.areasOnly {
+			r.buf = append(r.buf, kind)
+			r.buf = appendString(r.buf, args)
+		}
 	}
 }
 

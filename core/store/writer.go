@@ -443,7 +443,7 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		if err == nil && r.hook != nil {
 			var rec *recorder
 			if s.wal != nil {
-				r.rec.buf = r.rec.buf[:0]
+				r.rec.reset()
 				rec = &r.rec
 			}
 			err = r.hook(Tx{ReadTx{tx: tx, rec: rec}})
@@ -473,6 +473,9 @@ func (s *Store) tryGroup(reqs []*Request, storedAt int64) (bad int, adv []Advanc
 		}
 		marks = st.marks()
 		s.gates.hold(marks)
+		// Before readers can see the commit: what else it wrote waits for
+		// the sync too (durable.go).
+		s.dur.wroteGroup(txid, st.ownState, reqs)
 		s.wal.dbSize = tx.Size() // before the spill: roomFor keeps a margin
 	}
 	if err := tx.Commit(); err != nil {
