@@ -75,11 +75,19 @@ func (c *PushConsumer) processConsumeResult(st *deliveryState) {
 	delete(c.inflight, st)
 	running := c.state == stateRunning
 	cfg := c.cfg
+	// Checked under c.mu, where drops happen: a send-back counted here is
+	// seen by any rebalance that would take the queue on again.
+	dropped := pr.pq.Dropped()
+	if running && !dropped && cfg.MessageModel != core.Broadcasting {
+		if n := st.toSendBack(); n > 0 {
+			c.backsOut[pr] += n
+		}
+	}
 	c.mu.Unlock()
 	if !running {
 		return // delivered again from the committed position
 	}
-	if pr.pq.Dropped() {
+	if dropped {
 		c.settleLate(pr, st)
 		return // the new owner consumes from the committed position
 	}

@@ -70,6 +70,9 @@ type PushConsumer struct {
 	inflight   map[*deliveryState]struct{}        // concurrently, for cleanExpireMsg
 	expiry     bool                               // a cleanExpireMsg task is scheduled
 	revoked    []*pullRequest                     // dropped, listener not told yet (dropped.go)
+	// backsOut counts, per request, the failed messages (concurrently)
+	// queued for send-back and not yet finished (sendback.go).
+	backsOut map[*pullRequest]int
 
 	rb rebalanceCount // rebalances started and finished (RebalanceWait, dropped.go)
 	// unfinished: the last rebalance left a wanted queue untaken (a topic
@@ -125,6 +128,7 @@ func New(opts Options, deps Deps) (*PushConsumer, error) {
 		table:       map[core.MessageQueue]*pullRequest{},
 		draining:    map[core.MessageQueue]*pullRequest{},
 		inflight:    map[*deliveryState]struct{}{},
+		backsOut:    map[*pullRequest]int{},
 		kick:        make(chan struct{}, 1),
 		persistKick: make(chan struct{}, 1),
 		persistDone: make(chan struct{}, 1),

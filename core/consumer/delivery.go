@@ -79,6 +79,18 @@ func (st *deliveryState) reason(i int) string {
 	return st.reasons[i]
 }
 
+// toSendBack is how many messages a finished concurrent delivery sends
+// back (CLUSTERING): those neither acknowledged nor given back.
+func (st *deliveryState) toSendBack() int {
+	n := 0
+	for i, ok := range st.ok {
+		if !ok && !st.revoked[i] {
+			n++
+		}
+	}
+	return n
+}
+
 // revoke takes message i back unconsumed (Delivery.Revoke): it leaves
 // the ProcessQueue as a trimmed offset, pulled again later (trim.go).
 func (st *deliveryState) revoke(i int) {

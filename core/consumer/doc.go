@@ -78,8 +78,11 @@
 // Listener that also implements DropListener (the gateway) is told after
 // each drop, with no lock held, and voids what it holds of it; its orderly
 // batch still out is released at once instead of holding the queue's lock
-// until answered. ConsumeTimeout < 0 turns cleanExpireMsg off: the listener
-// owns timing (the gateway's leases).
+// until answered. A queue dropped with send-backs of its failed messages
+// still out (concurrently) is not taken on again by this client until they
+// are stored: their settlement is what tells the new request that the
+// originals are finished. ConsumeTimeout < 0 turns cleanExpireMsg off: the
+// listener owns timing (the gateway's leases).
 //
 // It must not import HTTP, the gateway or core/store; the engine and the
 // group registry are reached through the small interfaces in deps.go

@@ -197,6 +197,10 @@ func (c *PushConsumer) doRebalance() {
 			c.unfinished = true
 			continue // our own previous batch is still out; it kicks us when done
 		}
+		if c.sendingBackLocked(mq) {
+			c.unfinished = true
+			continue // a dropped request's send-backs are out; the last one kicks us
+		}
 		now := time.Now()
 		lockFree := orderly && !needsBrokerLock(cfg)
 		if orderly && !lockFree && !c.deps.Coordinator.LockQueue(c.group, c.opts.ClientID, mq, now) {

@@ -126,6 +126,12 @@ func (c *PushConsumer) sendBackLoop() {
 	}
 }
 
+// queueResult is one request's share of a send-back batch: the messages
+// stored (done) and those to consume again locally (again).
+type queueResult struct {
+	done, again []*core.Message
+}
+
 // sendBackBatch stores jobs with one SendMessagesBack and finishes each:
 // concurrently, the stored ones are removed (removeMessage, offset
 // forward) and the others are consumed again locally later, their
@@ -154,9 +160,6 @@ func (c *PushConsumer) sendBackBatch(jobs []sendBackJob) {
 	}
 
 	// Concurrently: per queue, one removeMessage and one local re-consume.
-	type queueResult struct {
-		done, again []*core.Message
-	}
 	var order []*pullRequest
 	byQueue := map[*pullRequest]*queueResult{}
 	for _, j := range jobs {
@@ -178,13 +181,21 @@ func (c *PushConsumer) sendBackBatch(jobs []sendBackJob) {
 		cp.ReconsumeTimes++
 		r.again = append(r.again, &cp)
 	}
-	if len(order) == 0 || !c.running() {
+	if len(order) == 0 {
+		return
+	}
+	defer c.sentBack(order, byQueue)
+	if !c.running() {
 		return
 	}
 	for _, pr := range order {
 		r := byQueue[pr]
 		if pr.pq.Dropped() {
-			continue // the new owner consumes from the committed offset
+			// The send-back settled the offsets in the stored position; a
+			// new request for the queue in this client skips them too
+			// (settleLate). On failure the new owner consumes them again.
+			c.settleSentBack(pr, r.done)
+			continue
 		}
 		if len(r.again) > 0 {
 			for _, m := range r.again {
@@ -199,4 +210,67 @@ func (c *PushConsumer) sendBackBatch(jobs []sendBackJob) {
 			}
 		}
 	}
+}
+
+// sentBack ends the count of send-backs out (processConsumeResult counted
+// them): once none is left for a dropped request, the rebalance that
+// waits for it (sendingBackLocked) is kicked.
+func (c *PushConsumer) sentBack(order []*pullRequest, byQueue map[*pullRequest]*queueResult) {
+	kick := false
+	c.mu.Lock()
+	for _, pr := range order {
+		r := byQueue[pr]
+		n := c.backsOut[pr] - len(r.done) - len(r.again)
+		if n > 0 {
+			c.backsOut[pr] = n
+			continue
+		}
+		delete(c.backsOut, pr)
+		kick = kick || pr.pq.Dropped()
+	}
+	c.mu.Unlock()
+	if kick {
+		signal(c.kick)
+	}
+}
+
+// sendingBackLocked reports whether a dropped request for mq still has
+// send-backs out (c.mu held). Their settlement is what tells a new request
+// that those messages are finished: taken on before, the queue would
+// deliver the originals again besides their retry copies. A drop for an
+// offset reset (or a deleted topic) keeps nothing: the queue is taken on
+// again at once.
+func (c *PushConsumer) sendingBackLocked(mq core.MessageQueue) bool {
+	for pr := range c.backsOut {
+		if pr.mq != mq || !pr.pq.Dropped() {
+			continue
+		}
+		pr.mu.Lock()
+		noCommit := pr.noCommit
+		pr.mu.Unlock()
+		if !noCommit {
+			return true
+		}
+	}
+	return false
+}
+
+// settleSentBack adds the offsets of msgs, sent back from pr after it was
+// dropped, to the finished offsets of a new request for the queue in this
+// client (settleLate's addFinished; the store has them already).
+func (c *PushConsumer) settleSentBack(pr *pullRequest, msgs []*core.Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	pr.mu.Lock()
+	noCommit := pr.noCommit
+	pr.mu.Unlock()
+	if noCommit {
+		return
+	}
+	done := make([]core.OffsetRange, len(msgs))
+	for i, m := range msgs {
+		done[i] = core.OffsetRange{From: m.QueueOffset, To: m.QueueOffset + 1}
+	}
+	c.offsets.addFinished(pr.mq, pr.epoch.Load(), pr.uid.Load(), mergeRanges(done))
 }
