@@ -409,10 +409,12 @@ func recoverWAL(path string) (*walRecovery, error) {
 	return rec, nil
 }
 
-// ErrUnsettled refuses to read a store file offline while its log-ahead
-// holds commits the file may lack.
-var ErrUnsettled = errors.New("the store was not closed cleanly and its log-ahead holds commits the file may lack: " +
-	"start the gateway once (it redoes them) and stop it, or back up through the running gateway")
+// ErrUnsettled refuses to read a store file offline while a crash left it
+// unsettled: its log-ahead holds commits the file may lack, or the file is
+// past the log's checkpoint (checkSettled).
+var ErrUnsettled = errors.New("the store was not closed cleanly: its log-ahead holds commits the file may lack, " +
+	"or the file holds page writes of commits never answered, which a start undoes: " +
+	"start the gateway once (it recovers the file) and stop it, or back up through the running gateway")
 
 // checkSettled fails with ErrUnsettled when the log-ahead next to the
 // store file at path holds records (a crash, or a server running), or
