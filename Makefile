@@ -53,7 +53,7 @@ vet: ## go vet and a gofmt check
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
 unit: ## unit and end-to-end tests (e2e builds the real binary once)
-	$(GO) test $(RACE) -timeout 15m ./...
+	$(GO) test $(RACE) -timeout 30m ./...
 
 openapi: ## regenerate openapi/swagger.json and openapi/openapi.json from the annotations in api/
 	$(GO) run ./openapi/gen -out openapi

@@ -73,7 +73,7 @@ func (b *Backend) retryRead(ctx context.Context, fn func(ctx context.Context) er
 
 // mapErr turns JetStream errors into core errors: not found → 404,
 // anything transient (no leader, timeouts, a 503 from the JetStream API,
-// the connection down) → 503 with Retry-After.
+// a publish no stream answered, the connection down) → 503 with Retry-After.
 func mapErr(err error) error {
 	if err == nil {
 		return nil
@@ -90,6 +90,9 @@ func mapErr(err error) error {
 	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, nats.ErrNoResponders),
 		errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, jsapi.ErrNoHeartbeat), errors.Is(err, nats.ErrConnectionReconnecting),
+		// A publish (a KV put: a nack's lease override) that no stream
+		// leader answered, as during an election: the fault run's one 500.
+		errors.Is(err, jsapi.ErrNoStreamResponse),
 		errors.As(err, &ae) && ae.Code == 503:
 		return core.Errorf(core.EUnavailable, "JetStream unavailable: %v", err)
 	}

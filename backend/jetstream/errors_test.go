@@ -13,12 +13,16 @@ import (
 )
 
 // 10008 ("JetStream system temporarily unavailable", answered by a node
-// that rejoined and does not know the leader yet) and other 503s from the
-// JetStream API are unavailable (503 with Retry-After), never a 500.
+// that rejoined and does not know the leader yet), other 503s from the
+// JetStream API and a publish no stream answered are unavailable (503 with Retry-After), never a 500.
 func TestMapErrUnavailable(t *testing.T) {
 	for _, err := range []error{
 		&jsapi.APIError{Code: 503, ErrorCode: errCodeUnavailable, Description: "JetStream system temporarily unavailable"},
 		fmt.Errorf("group config: %w", &jsapi.APIError{Code: 503, ErrorCode: 10023, Description: "insufficient resources"}),
+		// What a KV put (a nack's lease override) returns when no stream
+		// leader answers, during an election; e2e/TestJetStreamFaults got
+		// it as a 500 on a nack after a SIGSTOP of the stream leader.
+		jsapi.ErrNoStreamResponse,
 	} {
 		var ce *core.Error
 		if !errors.As(mapErr(err), &ce) || ce.Code != core.EUnavailable {

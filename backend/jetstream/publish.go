@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -184,7 +185,42 @@ type batchAck struct {
 
 // publishBatch publishes msgs as one atomic batch and returns the stream
 // sequence of the last one (the batch is contiguous).
+//
+// A commit that no stream answered at all ("no responders": no leader is
+// subscribed, as while a stream elects one, e.g. after a partition heals)
+// reached no stream, so the batch was not stored and cannot be: it is
+// sent again, as a new batch, with the reads' backoff (at most
+// readRetryFor). Any other failure (a timeout, an error answer) may
+// follow a stored batch and is never retried here.
 func (b *Backend) publishBatch(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
+	deadline := time.Now().Add(readRetryFor)
+	wait := readRetryFirst
+	for {
+		seq, err := b.publishBatchOnce(ctx, msgs)
+		if !errors.Is(err, errNoStream) {
+			return seq, err
+		}
+		if time.Now().Add(wait).After(deadline) {
+			return 0, publishErr(nats.ErrNoResponders)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, publishErr(nats.ErrNoResponders)
+		case <-b.stop:
+			t.Stop()
+			return 0, publishErr(nats.ErrNoResponders)
+		case <-t.C:
+		}
+		wait = min(2*wait, readRetryMax)
+	}
+}
+
+// errNoStream: a batch commit no stream received (publishBatch retries it).
+var errNoStream = errors.New("no stream answered the batch commit")
+
+func (b *Backend) publishBatchOnce(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
 	id := nats.NewInbox()[len(nats.InboxPrefix):]
 	for i, m := range msgs {
 		m.Header.Set("Nats-Batch-Id", id)
@@ -200,7 +236,9 @@ func (b *Backend) publishBatch(ctx context.Context, msgs []*nats.Msg) (uint64, e
 	rctx, cancel := b.ctx(ctx)
 	defer cancel()
 	resp, err := b.nc.RequestMsgWithContext(rctx, msgs[len(msgs)-1])
-	if err != nil {
+	if errors.Is(err, nats.ErrNoResponders) {
+		return 0, errNoStream
+	} else if err != nil {
 		return 0, publishErr(err)
 	}
 	var a batchAck

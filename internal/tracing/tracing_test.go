@@ -84,3 +84,39 @@ func TestFormatIsInject(t *testing.T) {
 		}
 	}
 }
+
+// parse00 (Parse's fast path) reads every traceparent as the propagator's
+// Extract does: valid ones, and variants that break each rule.
+func TestParse00IsExtract(t *testing.T) {
+	const good = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	ins := []string{good, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00",
+		"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-03", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-ff",
+		"00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01", "00-0af7651916cd43dd8448eb211c80319c-B7AD6B7169203331-01",
+		"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0A", "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+		"00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", good + "-", good[:54], "00_" + good[3:],
+		"00-0af7651916cd43dd8448eb211c80319c_b7ad6b7169203331-01", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331_01",
+		"00-0af7651916cd43dd8448eb211c80319g-b7ad6b7169203331-01", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b716920333x-01",
+		"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0x", "0"}
+	for i := range len(good) { // every character replaced by one that breaks it
+		b := []byte(good)
+		b[i] = 'z'
+		ins = append(ins, string(b))
+	}
+	for _, parent := range ins {
+		for _, state := range []string{"", "a=1,b=2", "bad state"} {
+			got, done := parse00(parent, state)
+			if !done {
+				continue // the propagator's to read
+			}
+			want := trace.SpanContextFromContext(propagator.Extract(context.Background(), &carrier{parent: parent, state: state}))
+			if !got.Equal(want) || got.IsValid() != want.IsValid() {
+				t.Errorf("parse00(%q, %q) = %v, Extract %v", parent, state, got, want)
+			}
+		}
+	}
+	for _, p := range []string{good, good[:54] + "0"} {
+		if _, done := parse00(p, "a=1"); !done {
+			t.Errorf("parse00(%q): not the fast path", p)
+		}
+	}
+}
