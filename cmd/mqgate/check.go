@@ -36,7 +36,7 @@ type checkReport struct {
 // pre-check of `serve --full-check`), then mqgate's own structures and
 // the newest records through a read-only bbolt (store.VerifyReport).
 // Exit 0 healthy, 1 damaged or not checkable (a server holds the dir,
-// the log-ahead holds commits after a crash, no store), 2 usage.
+// a crash left the file unsettled, no store), 2 usage.
 func checkCmd(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("mqgate check", flag.ContinueOnError)
 	fs.SetOutput(stderr)

@@ -409,20 +409,34 @@ func recoverWAL(path string) (*walRecovery, error) {
 	return rec, nil
 }
 
-// ErrUnsettled refuses to read a store file offline while its log-ahead
-// holds commits the file may lack.
-var ErrUnsettled = errors.New("the store was not closed cleanly and its log-ahead holds commits the file may lack: " +
-	"start the gateway once (it redoes them) and stop it, or back up through the running gateway")
+// ErrUnsettled refuses to read a store file offline while a crash left it
+// unsettled: its log-ahead holds commits the file may lack, or the file is
+// past the log's checkpoint (checkSettled).
+var ErrUnsettled = errors.New("the store was not closed cleanly: its log-ahead holds commits the file may lack, " +
+	"or the file holds page writes of commits never answered, which a start undoes: " +
+	"start the gateway once (it recovers the file) and stop it, or back up through the running gateway")
 
 // checkSettled fails with ErrUnsettled when the log-ahead next to the
-// store file at path holds records (a crash, or a server running).
+// store file at path holds records (a crash, or a server running), or
+// when the file is not at the log's checkpoint: after a power cut that
+// lost the log's unsynced records, the file may still hold some of the
+// page writes of those commits, a meta page naming pages never written
+// among them. Open puts the checkpoint's meta page back (restoreMeta);
+// read as it is, the file may look damaged, or hold a state no start
+// would open.
 func checkSettled(path string) error {
 	rec, err := readWAL(path)
 	if err != nil {
 		return err
 	}
-	if rec == nil || len(rec.records) == 0 {
+	if rec == nil {
 		return nil
+	}
+	if len(rec.records) == 0 {
+		ahead, err := aheadOfCheckpoint(path, rec.header)
+		if err != nil || !ahead {
+			return err
+		}
 	}
 	// A running server's log holds records too: say that instead.
 	f, err := os.Open(path)
@@ -434,6 +448,30 @@ func checkSettled(path string) error {
 		return fmt.Errorf("%s: %w (file lock not acquired within %v)", path, err, lockTimeout)
 	}
 	return fmt.Errorf("%s: %w", path, ErrUnsettled)
+}
+
+// aheadOfCheckpoint reports whether the file at path, which the log with
+// header h belongs to, is not exactly at h's checkpoint: whether Open's
+// restoreMeta would write its meta pages. A log without a checkpoint,
+// or one written for another file (Open refuses that pair, and the file
+// is read as it is), is not ahead.
+func aheadOfCheckpoint(path string, h walHeader) (bool, error) {
+	if h.meta == nil {
+		return false, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	pages, err := readMetaPages(f, len(h.meta))
+	if err != nil {
+		return false, err
+	}
+	if ok, err := logBelongs(f, h, pages); err != nil || !ok {
+		return false, err
+	}
+	return len(slotsToRestore(h, pages)) > 0, nil
 }
 
 // readWAL parses the log next to the store file at path; nil when there
@@ -502,49 +540,86 @@ func restoreMeta(path string, h walHeader) error {
 		}
 		return fmt.Errorf("lock %s: %w", path, err)
 	}
-	ps := int64(len(h.meta))
-	var pages [2][]byte
-	var newest uint64
-	var valid bool
-	for slot := range pages {
-		pages[slot] = make([]byte, ps)
-		if _, err := f.ReadAt(pages[slot], int64(slot)*ps); err != nil && !errors.Is(err, io.EOF) {
-			return fmt.Errorf("recover from the log-ahead: %w", err)
-		}
-		if txid, ok := metaTxid(pages[slot]); ok {
-			valid = true
-			newest = max(newest, txid)
-		}
-	}
-	rootSum, err := pageSum(f, h.meta)
+	pages, err := readMetaPages(f, len(h.meta))
 	if err != nil {
 		return fmt.Errorf("recover from the log-ahead: %w", err)
 	}
-	// The checkpoint's own meta slot may be torn, leaving the one before.
-	if valid && newest+1 < h.base || rootSum != h.rootSum {
+	if ok, err := logBelongs(f, h, pages); err != nil {
+		return fmt.Errorf("recover from the log-ahead: %w", err)
+	} else if !ok {
+		newest, _ := newestMeta(pages)
 		return fmt.Errorf("the log-ahead %s was not written for %s: it starts at transaction %d, whose root page the file "+
 			"does not hold (the file is at transaction %d). Was the file replaced, e.g. by a backup, without the log? "+
 			"The file was not modified; move %s away to open it as it is",
 			WALName, filepath.Base(path), h.base, newest, WALName)
 	}
-	wrote := false
+	slots := slotsToRestore(h, pages)
+	for _, slot := range slots {
+		page := bytes.Clone(h.meta)
+		binary.LittleEndian.PutUint64(page, uint64(slot)) // the page header's id
+		if _, err := f.WriteAt(page, int64(slot)*int64(len(h.meta))); err != nil {
+			return fmt.Errorf("recover from the log-ahead: %w", err)
+		}
+	}
+	if len(slots) == 0 {
+		return nil
+	}
+	return fdatasync(f)
+}
+
+// readMetaPages reads the file's two meta pages of ps bytes each.
+func readMetaPages(f *os.File, ps int) ([2][]byte, error) {
+	var pages [2][]byte
+	for slot := range pages {
+		pages[slot] = make([]byte, ps)
+		if _, err := f.ReadAt(pages[slot], int64(slot*ps)); err != nil && !errors.Is(err, io.EOF) {
+			return pages, err
+		}
+	}
+	return pages, nil
+}
+
+// newestMeta is the highest txid of the valid meta pages among pages,
+// and whether there is one.
+func newestMeta(pages [2][]byte) (newest uint64, valid bool) {
+	for _, p := range pages {
+		if txid, ok := metaTxid(p); ok {
+			valid = true
+			newest = max(newest, txid)
+		}
+	}
+	return newest, valid
+}
+
+// logBelongs reports whether the log with header h was written for the
+// file f, whose meta pages are pages: the file holds the checkpoint's
+// root page and is not older than the checkpoint.
+func logBelongs(f *os.File, h walHeader, pages [2][]byte) (bool, error) {
+	rootSum, err := pageSum(f, h.meta)
+	if err != nil {
+		return false, err
+	}
+	newest, valid := newestMeta(pages)
+	// The checkpoint's own meta slot may be torn, leaving the one before.
+	return !(valid && newest+1 < h.base || rootSum != h.rootSum), nil
+}
+
+// slotsToRestore lists the meta slots restoreMeta writes the checkpoint's
+// meta page into: its own slot unless it holds that page already, and the
+// other unless it holds a valid meta older than the checkpoint (a newer
+// one is a commit since, a torn one may have been). None for a file at
+// the checkpoint exactly (closed cleanly).
+func slotsToRestore(h walHeader, pages [2][]byte) []int {
+	var slots []int
 	for slot := range pages {
 		txid, ok := metaTxid(pages[slot])
 		own := uint64(slot) == h.base%2
 		if own && bytes.Equal(pages[slot], h.meta) || !own && ok && txid < h.base {
 			continue
 		}
-		page := bytes.Clone(h.meta)
-		binary.LittleEndian.PutUint64(page, uint64(slot)) // the page header's id
-		if _, err := f.WriteAt(page, int64(slot)*ps); err != nil {
-			return fmt.Errorf("recover from the log-ahead: %w", err)
-		}
-		wrote = true
+		slots = append(slots, slot)
 	}
-	if !wrote {
-		return nil
-	}
-	return fdatasync(f)
+	return slots
 }
 
 // redoWAL redoes the recovered records on the freshly opened file, each in
