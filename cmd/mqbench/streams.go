@@ -42,6 +42,7 @@ type streamsConfig struct {
 	Key            string
 	Queues         int
 	Producers      int
+	Window         int
 	Count          int
 	Size           int
 	Consumers      int
@@ -69,7 +70,8 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&c.ServerPID, "server-pid", 0, "pid of the --url gateway on this machine, for its CPU per message")
 	fs.StringVar(&c.Key, "key", os.Getenv("MQGATE_KEY"), "API key of a --url gateway with keys (env MQGATE_KEY); streams only")
 	fs.IntVar(&c.Queues, "queues", 8, "queues of each topic")
-	fs.IntVar(&c.Producers, "producers", 32, "concurrent producers, one message in flight each")
+	fs.IntVar(&c.Producers, "producers", 32, "concurrent producers, each on its own publish stream (REST: its own client)")
+	fs.IntVar(&c.Window, "window", 16, "publish stream: messages each producer has in flight, each with its own confirm (as AMQP publisher confirms); REST has one")
 	fs.IntVar(&c.Count, "count", 30000, "messages each publish case stores (the consume cases drain the stream publish's)")
 	fs.IntVar(&c.Size, "size", 1024, "message body bytes")
 	fs.IntVar(&c.Consumers, "consumers", 4, "concurrent consumers")
@@ -92,6 +94,8 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usagef("--producers and --consumers must be at least 1")
 	case c.Count < 1 || c.Runs < 1 || c.Rate < 1:
 		return usagef("--count, --runs and --rate must be at least 1")
+	case c.Window < 1 || c.Window > 10000:
+		return usagef("--window must be 1..10000")
 	case c.MaxOutstanding < 1 || c.MaxOutstanding > 10000:
 		return usagef("--max-outstanding must be 1..10000")
 	case c.GatewayBin != "" && c.URL != "":
@@ -172,7 +176,7 @@ type StreamsReport struct {
 var caseOrder = []string{"publish stream", "publish rest", "consume stream", "consume rest-ack1", "consume rest-batch", "latency stream", "latency rest"}
 
 func runStreams(ctx context.Context, c streamsConfig, logw io.Writer) (rep StreamsReport, err error) {
-	rep.Config = map[string]any{"producers": c.Producers, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
+	rep.Config = map[string]any{"producers": c.Producers, "window": c.Window, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
 		"maxOutstanding": c.MaxOutstanding, "rate": c.Rate, "latencySec": c.LatencyD.Seconds(), "runs": c.Runs, "queues": c.Queues}
 	if c.URL == "" {
 		dir, err := os.MkdirTemp("", "mqbench-gateway-")

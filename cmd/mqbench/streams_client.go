@@ -45,8 +45,9 @@ func (f *firstErr) add(err error) {
 	}
 }
 
-// streamPublishCase: --producers publish streams, each publishing one
-// message and waiting for its confirm, until --count are stored.
+// streamPublishCase: --producers publish streams, each with --window
+// messages in flight and a confirm per message, until --count are stored
+// (a publish that failed is not retried, so a failing run stores fewer).
 func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (StreamCase, error) {
 	hc := newClient(1, c.Timeout)
 	defer closeClient(hc)
@@ -77,11 +78,25 @@ func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (Stre
 	ends := make([]time.Time, len(pubs))
 	start := time.Now()
 	var wg sync.WaitGroup
+	var mu sync.Mutex // guards lats and ends: each producer's confirms are collected by several goroutines
 	for i, p := range pubs {
 		wg.Go(func() {
+			// --window publishes in flight on this stream, each with its
+			// own confirm: a slot is taken per publish and given back
+			// when its confirm (or error) is in.
+			slots := make(chan struct{}, c.Window)
+			var inflight sync.WaitGroup
+			defer inflight.Wait()
 			for ctx.Err() == nil && next.Add(1) <= int64(c.Count) {
+				select {
+				case slots <- struct{}{}:
+				case <-ctx.Done():
+					return
+				}
 				t0 := time.Now()
-				if _, err := p.PublishWait(ctx, apiclient.PublishRequest{Body: &body}); err != nil {
+				conf, err := p.Publish(ctx, apiclient.PublishRequest{Body: &body})
+				if err != nil {
+					<-slots
 					if ctx.Err() == nil {
 						fe.add(err)
 					}
@@ -90,9 +105,21 @@ func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (Stre
 					}
 					continue
 				}
-				ends[i] = time.Now()
-				lats[i] = append(lats[i], ends[i].Sub(t0))
-				done.Add(1)
+				inflight.Go(func() {
+					defer func() { <-slots }()
+					if _, err := conf.Wait(ctx); err != nil {
+						if ctx.Err() == nil {
+							fe.add(err)
+						}
+						return
+					}
+					now := time.Now()
+					mu.Lock()
+					ends[i] = now
+					lats[i] = append(lats[i], now.Sub(t0))
+					mu.Unlock()
+					done.Add(1)
+				})
 			}
 		})
 	}
