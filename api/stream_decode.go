@@ -96,29 +96,14 @@ func validFrameID(id string) bool {
 // strict decoder.
 func fastAckFrame(b []byte, f *clientFrame) bool {
 	s := fastScanner{b: b}
-	var seenType, seenID, seenHandles bool
+	var head frameHead
+	var seenHandles bool
 	var out clientFrame
 	ok := s.members(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
-		case "type":
-			if seenType {
-				return false
-			}
-			seenType = true
-			var v []byte
-			v, ok = s.raw()
-			ok = ok && string(v) == FrameAck
-			out.Type = FrameAck
-		case "id":
-			if seenID {
-				return false
-			}
-			seenID = true
-			var v []byte
-			v, ok = s.raw()
-			out.ID = string(v)
-			ok = ok && validFrameID(out.ID)
+		case "type", "id":
+			ok = s.frameHead(name, FrameAck, &head, &out)
 		case "receiptHandles":
 			if seenHandles {
 				return false
@@ -128,9 +113,36 @@ func fastAckFrame(b []byte, f *clientFrame) bool {
 		}
 		return ok
 	})
-	if !ok || !s.end() || !seenType || !seenID || !seenHandles {
+	if !ok || !s.end() || !head.complete() || !seenHandles {
 		return false
 	}
 	*f = out
 	return true
+}
+
+// frameHead is which of a frame's "type" and "id" members the fast
+// decoders have read.
+type frameHead struct{ seenType, seenID bool }
+
+func (h frameHead) complete() bool { return h.seenType && h.seenID }
+
+// frameHead reads the value of a frame's "type" (which must be want) or
+// "id" member into out, refusing a member seen before: the part every
+// fast frame decoder shares.
+func (s *fastScanner) frameHead(name []byte, want string, h *frameHead, out *clientFrame) bool {
+	v, ok := s.raw()
+	if string(name) == "type" {
+		if h.seenType {
+			return false
+		}
+		h.seenType = true
+		out.Type = want
+		return ok && string(v) == want
+	}
+	if h.seenID {
+		return false
+	}
+	h.seenID = true
+	out.ID = string(v)
+	return ok && validFrameID(out.ID)
 }

@@ -345,29 +345,14 @@ func (p *publishStream) finish() {
 // false.
 func fastPublishFrame(b []byte, f *clientFrame) bool {
 	s := fastScanner{b: b}
-	var seenType, seenID, seenMsg bool
+	var head frameHead
+	var seenMsg bool
 	var out clientFrame
 	ok := s.members(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
-		case "type":
-			if seenType {
-				return false
-			}
-			seenType = true
-			var v []byte
-			v, ok = s.raw()
-			ok = ok && string(v) == FramePublish
-			out.Type = FramePublish
-		case "id":
-			if seenID {
-				return false
-			}
-			seenID = true
-			var v []byte
-			v, ok = s.raw()
-			out.ID = string(v)
-			ok = ok && validFrameID(out.ID)
+		case "type", "id":
+			ok = s.frameHead(name, FramePublish, &head, &out)
 		case "message":
 			if seenMsg {
 				return false
@@ -378,7 +363,7 @@ func fastPublishFrame(b []byte, f *clientFrame) bool {
 		}
 		return ok
 	})
-	if !ok || !s.end() || !seenType || !seenID || !seenMsg {
+	if !ok || !s.end() || !head.complete() || !seenMsg {
 		return false
 	}
 	*f = out
