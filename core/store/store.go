@@ -200,6 +200,11 @@ func Open(dir string, opts Options) (*Store, error) {
 		check = PreCheck
 	}
 	pre, err := check(path)
+	// freelistNamed: the meta page names the freelist a clean close or a
+	// checkpoint wrote, so the quick pre-check applied (and bbolt loads
+	// that freelist instead of walking the tree), even when the page read
+	// below then runs because the file is small.
+	freelistNamed := err == nil && pre.Quick
 	if err == nil && pre.Quick && opts.FullCheckLimit > 0 && int64(pre.Pages)*int64(pre.PageSize) <= opts.FullCheckLimit {
 		// A file small enough for bbolt's own page check (check.go) is
 		// read page by page first: tx.Check reads the mapping on a
@@ -286,10 +291,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("refusing to open %s: %w", path, err)
 	}
 	msg := "store opened (pre-check of every page, bbolt open with its freelist rebuilt, self check)"
+	if freelistNamed && !pre.Quick {
+		msg = "store opened (every page read, the file being small enough; bbolt open with the freelist a clean close or checkpoint wrote; self check)"
+	}
 	if pre.Quick {
 		msg = "store opened (pre-check of the meta pages, size and the freelist a clean close or checkpoint wrote; bbolt open; self check; --full-check reads every page)"
 	}
-	log.Info().Str("file", path).Int64("bytes", pre.Size).Bool("quickPrecheck", pre.Quick).Dur("precheck", t1.Sub(t0)).
+	log.Info().Str("file", path).Int64("bytes", pre.Size).Bool("quickPrecheck", pre.Quick).Bool("freelistNamed", freelistNamed).Dur("precheck", t1.Sub(t0)).
 		Dur("open", t2.Sub(t1)).Dur("check", t3.Sub(t2)).Dur("total", time.Since(t0)).Int("freePages", db.Stats().FreePageN).
 		Msg(msg)
 	for _, r := range setAside {
