@@ -3,13 +3,9 @@ package main
 import (
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mqgate/mqgate/backend/jetstream/jstest"
 )
 
 // checkShutdownDelay runs m's shutdown delay and checks that meanwhile
@@ -69,25 +65,7 @@ func TestShutdownDelayEmbedded(t *testing.T) {
 }
 
 func TestShutdownDelayJetStream(t *testing.T) {
-	dir := t.TempDir()
-	cl, err := jstest.Start(filepath.Join(dir, "nats"), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Shutdown()
-	keyFile := filepath.Join(dir, "handle.key")
-	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m := NewMain()
-	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "1",
-		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error", "--shutdown-delay", "2s"}, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Run(); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, _ := startJetStreamMain(t, "--shutdown-delay", "2s")
 	checkShutdownDelay(t, m, 2*time.Second)
 }
 

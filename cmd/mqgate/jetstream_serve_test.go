@@ -15,25 +15,7 @@ import (
 // serve --backend jetstream runs the API over a JetStream server, and
 // /readyz turns 503 when the server goes away.
 func TestServeJetStream(t *testing.T) {
-	dir := t.TempDir()
-	cl, err := jstest.Start(filepath.Join(dir, "nats"), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Shutdown()
-	keyFile := filepath.Join(dir, "handle.key")
-	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m := NewMain()
-	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "1",
-		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error", "--pprof-addr", "127.0.0.1:0"}, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Run(); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, cl := startJetStreamMain(t, "--pprof-addr", "127.0.0.1:0")
 	base := "http://" + m.Addr()
 	get := func(path string) int {
 		resp, err := http.Get(base + path)
@@ -112,4 +94,33 @@ func TestServeJetStreamSingleServerSaysReplicas(t *testing.T) {
 		t.Fatalf("the refusal took %s", d)
 	}
 	t.Log(err)
+}
+
+// startJetStreamMain runs serve --backend jetstream on 127.0.0.1 over a
+// one-node in-process JetStream server (returned too, for tests that
+// stop it), with extra flags after the common ones; both stop when the
+// test ends.
+func startJetStreamMain(t *testing.T, extra ...string) (*Main, *jstest.Cluster) {
+	t.Helper()
+	dir := t.TempDir()
+	cl, err := jstest.Start(filepath.Join(dir, "nats"), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Shutdown)
+	keyFile := filepath.Join(dir, "handle.key")
+	if err := os.WriteFile(keyFile, []byte(strings.Repeat("ab", 32)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := NewMain()
+	args := append([]string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "1",
+		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error"}, extra...)
+	if err := m.ParseFlags(args, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Run(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m, cl
 }

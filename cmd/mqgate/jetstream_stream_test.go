@@ -6,15 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
-
-	"github.com/mqgate/mqgate/backend/jetstream/jstest"
 )
 
 // The WebSocket streams (issue 22) on --backend jetstream: the same
@@ -22,25 +18,7 @@ import (
 // A publish stream's confirms, a consume stream's deliveries, its acks
 // answered per handle, and one of its handles acked on REST.
 func TestServeJetStreamStreams(t *testing.T) {
-	dir := t.TempDir()
-	cl, err := jstest.Start(filepath.Join(dir, "nats"), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Shutdown()
-	keyFile := filepath.Join(dir, "handle.key")
-	if err := os.WriteFile(keyFile, []byte(strings.Repeat("cd", 32)+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m := NewMain()
-	if err := m.ParseFlags([]string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "1",
-		"--handle-key-file", keyFile, "--addr", "127.0.0.1:0", "--log-level", "error"}, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Run(); err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, _ := startJetStreamMain(t)
 	base := "http://" + m.Addr()
 	do := func(method, path, body string) (int, []byte) {
 		t.Helper()
