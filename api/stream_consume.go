@@ -85,7 +85,7 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	g, err := s.groups.Group(r.Context(), name)
+	g, err := s.backend.Group(r.Context(), name)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -195,9 +195,9 @@ type consumeStream struct {
 	out      map[string]*outEntry // outstanding deliveries by handle
 	leases   outHeap              // the same, by lease end
 	outBytes int64
-	held     []gateway.Received // received but over the byte limit: sent when it allows
-	avg      int64              // running mean body size, to size receives
-	credit   chan struct{}      // wakes the pump when a limit may allow more
+	held     []core.Received // received but over the byte limit: sent when it allows
+	avg      int64           // running mean body size, to size receives
+	credit   chan struct{}   // wakes the pump when a limit may allow more
 
 	// Settlements waiting for the settler, under fmu.
 	pend     []settleItem
@@ -286,7 +286,7 @@ func (c *consumeStream) fitsLocked(size int64) bool {
 }
 
 // addLocked makes m outstanding.
-func (c *consumeStream) addLocked(m *gateway.Received) {
+func (c *consumeStream) addLocked(m *core.Received) {
 	size := int64(len(m.Message.Body))
 	e := outEntries.Get().(*outEntry)
 	*e = outEntry{handle: m.ReceiptHandle, bytes: size, until: m.InvisibleUntil}
@@ -324,7 +324,7 @@ func (c *consumeStream) pump() {
 		if rc != nil {
 			n = rc.Max
 		}
-		got, err := c.s.consume.Receive(c.ctx, c.group, gateway.ReceiveRequest{
+		got, err := c.s.backend.Receive(c.ctx, c.group, core.ReceiveRequest{
 			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
 		rc.Delivered(len(got))
@@ -399,7 +399,7 @@ func (c *consumeStream) waitCredit(timer *time.Timer) (int, bool) {
 // lease has run out: they will be delivered again); true when it sent.
 func (c *consumeStream) sendHeldLocked() bool {
 	now := time.Now()
-	var batch []gateway.Received
+	var batch []core.Received
 	i := 0
 	for ; i < len(c.held); i++ {
 		m := &c.held[i]
@@ -421,7 +421,7 @@ func (c *consumeStream) sendHeldLocked() bool {
 }
 
 // deliver makes what fits outstanding and sends it; the rest is held.
-func (c *consumeStream) deliver(got []gateway.Received) {
+func (c *consumeStream) deliver(got []core.Received) {
 	c.fmu.Lock()
 	i := 0
 	for ; i < len(got); i++ {
@@ -440,7 +440,7 @@ func (c *consumeStream) deliver(got []gateway.Received) {
 	}
 }
 
-func (c *consumeStream) sendMessages(got []gateway.Received) {
+func (c *consumeStream) sendMessages(got []core.Received) {
 	b := getFrameBuf()
 	// One allocation of about the frame's size, not a doubling per 2x.
 	size := 64
@@ -459,7 +459,7 @@ func (c *consumeStream) sendMessages(got []gateway.Received) {
 func (c *consumeStream) sayEmpty() {
 	e := c.s.emptyReceive(c.ctx, c.group, c.consumerID)
 	if e == nil {
-		e = &EmptyReceive{Reason: string(gateway.EmptyNoMessages)}
+		e = &EmptyReceive{Reason: string(core.EmptyNoMessages)}
 	}
 	c.fmu.Lock()
 	same := e.Reason == c.lastEmpty
@@ -675,7 +675,7 @@ func (c *consumeStream) settler() {
 				handles = append(handles, items[j].handles...)
 				j++
 			}
-			res, err := c.s.consume.Ack(ctx, c.group, handles)
+			res, err := c.s.backend.Ack(ctx, c.group, handles)
 			if err != nil {
 				for k := i; k < j; k++ {
 					c.sendError(items[k].id, err)
@@ -703,21 +703,17 @@ func clearItems(items []settleItem) []settleItem {
 }
 
 func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {
-	var res []gateway.HandleResult
+	var res []core.HandleResult
 	var err error
 	switch it.kind {
 	case FrameNack:
-		if rn, ok := c.s.consume.(gateway.ReasonNacker); ok && it.reason != "" {
-			res, err = rn.NackReason(ctx, c.group, it.handles, it.level, it.reason)
-		} else {
-			res, err = c.s.consume.Nack(ctx, c.group, it.handles, it.level)
-		}
+		res, err = c.s.backend.Nack(ctx, c.group, it.handles, it.level, it.reason)
 	case FrameExtend:
-		res, err = c.s.consume.Extend(ctx, c.group, it.handles, it.invisible)
+		res, err = c.s.backend.Extend(ctx, c.group, it.handles, it.invisible)
 		if err == nil {
 			c.fmu.Lock()
 			for _, r := range res {
-				if e, ok := c.out[r.ReceiptHandle]; ok && r.Status == gateway.HandleOK && !r.InvisibleUntil.IsZero() {
+				if e, ok := c.out[r.ReceiptHandle]; ok && r.Status == core.HandleOK && !r.InvisibleUntil.IsZero() {
 					e.until = r.InvisibleUntil
 					heap.Fix(&c.leases, e.idx)
 				}
@@ -732,7 +728,7 @@ func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {
 	c.sendResults(it.id, res)
 }
 
-func (c *consumeStream) sendResults(id string, res []gateway.HandleResult) {
+func (c *consumeStream) sendResults(id string, res []core.HandleResult) {
 	b := getFrameBuf()
 	*b = appendResultsFrame(*b, id, res)
 	c.send(outFrame{buf: b})

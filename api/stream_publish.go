@@ -72,7 +72,7 @@ func (s *Server) handleTopicStream(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	if _, err := s.engine.Topic(topic); err != nil {
+	if _, err := s.backend.Topic(topic); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -307,13 +307,13 @@ func (p *publishStream) publish(id string, pms []core.PutMessage, batch bool, si
 	}
 	// Not the stream's context: a publish handed to the engine is carried
 	// out and answered even while the stream closes.
-	res, err := p.s.engine.Put(context.WithoutCancel(p.ctx), p.topic, pms)
+	res, err := p.s.backend.Put(context.WithoutCancel(p.ctx), p.topic, pms)
 	p.s.metrics.observePublish(kind, len(pms), total, err)
 	if err == nil && len(res) != len(pms) {
 		err = fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms))
 	}
 	if err != nil && core.ErrorCode(err) == core.ENotFound {
-		if _, terr := p.s.engine.Topic(p.topic); core.ErrorCode(terr) == core.ENotFound {
+		if _, terr := p.s.backend.Topic(p.topic); core.ErrorCode(terr) == core.ENotFound {
 			p.closeWith(closeGone, "the topic was deleted")
 		}
 	}

@@ -13,7 +13,6 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
-	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/tracing"
 )
 
@@ -131,11 +130,11 @@ func (s *Server) startPublish(ctx context.Context, start time.Time, topic string
 // durable commit (the wait for the synced transaction).
 func (s *Server) put(ctx context.Context, topic string, pms []core.PutMessage) ([]core.PutResult, error) {
 	if s.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
-		return s.engine.Put(ctx, topic, pms)
+		return s.backend.Put(ctx, topic, pms)
 	}
 	cctx, span := s.tracer.Start(ctx, "commit "+topic, tracing.KindInternal,
 		trace.WithAttributes(tracing.System, tracing.Destination(topic), tracing.BatchCount(len(pms))))
-	res, err := s.engine.Put(cctx, topic, pms)
+	res, err := s.backend.Put(cctx, topic, pms)
 	endSpan(span, err)
 	return res, err
 }
@@ -162,7 +161,7 @@ func endSpan(span trace.Span, err error) {
 // headers, linked to each message's creation context (the delivery spans
 // of the messaging conventions). A receive that got nothing records no
 // span: an idle long poll is not a delivery.
-func (s *Server) traceReceive(r *http.Request, start time.Time, group string, got []gateway.Received) {
+func (s *Server) traceReceive(r *http.Request, start time.Time, group string, got []core.Received) {
 	ctx := requestContext(r)
 	links := make([]trace.Link, 0, min(len(got), tracing.MaxLinks))
 	topic := got[0].Message.UserTopic()
@@ -199,7 +198,7 @@ func (s *Server) traceReceive(r *http.Request, start time.Time, group string, go
 // without a trace context records nothing: it names receipt handles, not
 // messages, so its span would be a trace of its own that nothing links
 // to (the settle metrics count it), at the cost of a span per ack.
-func (s *Server) traceSettle(r *http.Request, start time.Time, group, op, outcome string, res []gateway.HandleResult, err error) {
+func (s *Server) traceSettle(r *http.Request, start time.Time, group, op, outcome string, res []core.HandleResult, err error) {
 	ctx := requestContext(r)
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return

@@ -57,7 +57,7 @@ func benchTracer(b *testing.B, opts ...sdktrace.TracerProviderOption) *tracing.T
 //	go test -run XXX -bench 'PublishHandler(Traced)?$' -benchmem ./api
 func BenchmarkPublishHandlerTraced(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Logger: &log, Tracer: benchTracer(b)})
+	s := New(Options{Backend: putOnlyEngine{}, Logger: &log, Tracer: benchTracer(b)})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
 }
@@ -67,7 +67,7 @@ func BenchmarkPublishHandlerTraced(b *testing.B) {
 // OTEL_TRACES_SAMPLER_ARG=0.1): the others cost a non-recording span.
 func BenchmarkPublishHandlerSampled(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Logger: &log,
+	s := New(Options{Backend: putOnlyEngine{}, Logger: &log,
 		Tracer: benchTracer(b, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1))))})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
@@ -77,7 +77,7 @@ func BenchmarkPublishHandlerSampled(b *testing.B) {
 // a traceparent header (an ack without one records no span).
 func BenchmarkAckHandlerTraced(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Consume: ackOnlyService{}, Groups: groupsAny{}, Logger: &log, Tracer: benchTracer(b)})
+	s := New(Options{Backend: ackOnlyService{}, Logger: &log, Tracer: benchTracer(b)})
 	body := []byte(`{"receiptHandles":["AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYgAZemsOuwrq34JQIA"]}`)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -8,34 +8,12 @@ import (
 	"github.com/mqgate/mqgate/core/groups"
 )
 
-// Groups is the group half of consumption that the HTTP layer calls:
-// configs and offsets. It sits beside Service for the same reason: a
-// distributed engine implements it too.
-type Groups interface {
-	PutGroup(ctx context.Context, cfg core.GroupConfig) (g core.Group, created bool, err error)
-	Group(ctx context.Context, name string) (core.Group, error)
-	GroupList(ctx context.Context) ([]core.Group, error)
-	DeleteGroup(ctx context.Context, name string) error
-	// Offsets lists, per queue of every subscribed topic and of the group's
-	// retry topic, the committed and max offsets, the lag and what is in
-	// flight. consumerID names a BROADCASTING consumer ("" otherwise).
-	Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error)
-	// ResetOffsets moves every queue of topic to position and returns the
-	// new offsets; a running client restarts those queues from them. It
-	// answers after this gateway's client dropped the queues' old
-	// ProcessQueues: nothing they buffered is handed out afterwards.
-	ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]QueueOffset, error)
-}
+// Groups is the group part of the seam (core.GroupService): configs,
+// offsets and pause. Admin implements it over the embedded registry.
+type Groups = core.GroupService
 
 // QueueOffset is one queue of a group's offsets.
-type QueueOffset struct {
-	Queue     core.MessageQueue
-	Committed int64 // committed offset (the queue's min offset when none yet)
-	Max       int64
-	Lag       int64 // messages from Committed to Max not yet finished
-	InFlight  int   // leased to receivers and unanswered
-	Buffered  int   // dispatched to the gateway, not yet received
-}
+type QueueOffset = core.QueueOffset
 
 // Registry is what Admin needs of *groups.Registry.
 type Registry interface {

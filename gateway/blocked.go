@@ -65,29 +65,20 @@ type ParkStore interface {
 const parkWriteTimeout = 30 * time.Second
 
 // BlockedState is the state of a blocked-keys entry.
-type BlockedState string
+type BlockedState = core.BlockedState
 
 const (
-	StateBlocked BlockedState = "BLOCKED" // the head failed; the queue waits behind it
-	StateParked  BlockedState = "PARKED"  // the key is set aside
-	StateSkipped BlockedState = "SKIPPED" // answer of skip: the head goes to the DLQ
-	StateResumed BlockedState = "RESUMED" // answer of resume: the key's messages are released
+	StateBlocked = core.StateBlocked
+	StateParked  = core.StateParked
+	StateSkipped = core.StateSkipped
+	StateResumed = core.StateResumed
 )
 
 // maxParkedIDs bounds the ids one park records.
 const maxParkedIDs = 100_000
 
 // BlockedEntry is one blocked queue or parked key.
-type BlockedEntry struct {
-	Queue       core.MessageQueue
-	ShardingKey string
-	MessageID   string    // the head (BLOCKED) or the first parked message
-	Since       time.Time // first failure of the head, or when the key was parked
-	Attempts    int       // failed deliveries of the head; parked: messages parked
-	LastReason  string    // the last nack reason (none recorded yet)
-	State       BlockedState
-	ParkedIDs   []string // resume: the ids to redrive
-}
+type BlockedEntry = core.BlockedEntry
 
 // keyRef names an ordering key of a queue.
 type keyRef struct {

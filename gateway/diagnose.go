@@ -12,55 +12,22 @@ import (
 // after the receive, from what the gateway and its client hold at that
 // moment; a message arriving in between can make the answer stale, never
 // wrong about the past.
-type EmptyReason string
+type EmptyReason = core.EmptyReason
 
 const (
-	// EmptyNoMessages: nothing is buffered, leased or suspended.
-	EmptyNoMessages EmptyReason = "NO_MESSAGES"
-	// EmptyNotVisibleYet: every message the client holds is leased to
-	// another receive; NextVisibleAt is the earliest lease deadline.
-	EmptyNotVisibleYet EmptyReason = "NOT_VISIBLE_YET"
-	// EmptyKeysBlocked: ORDERLY queues hold their messages back behind a
-	// message in flight or a failed head waiting out its suspension.
-	EmptyKeysBlocked EmptyReason = "KEYS_BLOCKED"
-	// EmptyPaused: the group is paused (pause.go).
-	EmptyPaused EmptyReason = "PAUSED"
-	// EmptyNoSubscriptionMatch: none of the group's subscribed topics
-	// exists (decided by the API layer, which knows topics).
-	EmptyNoSubscriptionMatch EmptyReason = "NO_SUBSCRIPTION_MATCH"
+	EmptyNoMessages          = core.EmptyNoMessages
+	EmptyNotVisibleYet       = core.EmptyNotVisibleYet
+	EmptyKeysBlocked         = core.EmptyKeysBlocked
+	EmptyPaused              = core.EmptyPaused
+	EmptyNoSubscriptionMatch = core.EmptyNoSubscriptionMatch
 )
 
 // Diagnosis explains an empty receive.
-type Diagnosis struct {
-	Reason EmptyReason
-	// NextVisibleAt is when a message may become takeable: the earliest
-	// lease deadline or suspension end of what holds messages back (zero:
-	// unknown).
-	NextVisibleAt time.Time
-	// Blocked are the ORDERLY queues held back (KEYS_BLOCKED).
-	Blocked []HeldQueue
-}
+type Diagnosis = core.Diagnosis
 
-// HeldQueue is an ORDERLY queue whose head holds back the rest: it is in
-// flight (leased, unanswered) or it failed and waits out the consume
-// service's suspension.
-type HeldQueue struct {
-	Queue core.MessageQueue
-	// Head is the message holding the queue (a copy).
-	Head core.Message
-	// Since: the head's first failure in a row (suspended or failed
-	// before), else when it was leased (zero if unknown).
-	Since time.Time
-	// Until: its lease deadline or the end of its suspension.
-	Until time.Time
-	// InFlight: the head is leased to a receive; Buffered: it failed
-	// before and waits for a receive (takeable); neither: suspended.
-	InFlight, Buffered bool
-}
-
-// Failed reports whether the head has failed before: nacked or expired
-// at least once (reconsumeTimes > 0) or suspended.
-func (h HeldQueue) Failed() bool { return !h.InFlight || h.Head.ReconsumeTimes > 0 }
+// HeldQueue is an ORDERLY queue whose head holds back the rest
+// (core.HeldQueue).
+type HeldQueue = core.HeldQueue
 
 // suspender is the optional part of PushClient that reports failing
 // ORDERLY heads (*consumer.PushConsumer implements it).

@@ -42,7 +42,7 @@ func TestDroppedQueueHandsOutNothing(t *testing.T) {
 					[]HandleStatus{HandleExpired, HandleOK, HandleExpired}},
 				{"ack", func(h []string) ([]HandleResult, error) { return r.gw.Ack(ctx, "g", h) },
 					[]HandleStatus{HandleExpired, HandleOK, HandleExpired}},
-				{"nack", func(h []string) ([]HandleResult, error) { return r.gw.Nack(ctx, "g", h, 0) },
+				{"nack", func(h []string) ([]HandleResult, error) { return r.gw.Nack(ctx, "g", h, 0, "") },
 					[]HandleStatus{HandleExpired, HandleExpired, HandleExpired}},
 			}
 			for _, rd := range rounds {
@@ -141,7 +141,7 @@ func TestReAckAfterDeadline(t *testing.T) {
 		if s := ack(0); s != HandleOK {
 			t.Fatalf("ack: %s", s)
 		}
-		if res, _ := r.gw.Nack(ctx, "g", handles(got[1:2]), 0); res[0].Status != HandleOK {
+		if res, _ := r.gw.Nack(ctx, "g", handles(got[1:2]), 0, ""); res[0].Status != HandleOK {
 			t.Fatalf("nack: %s", res[0].Status)
 		}
 		if n := r.gw.leases.live(); n != 1 {
@@ -161,7 +161,7 @@ func TestReAckAfterDeadline(t *testing.T) {
 			t.Fatalf("ack of an expired handle: %s", s)
 		}
 		for _, o := range []func() ([]HandleResult, error){
-			func() ([]HandleResult, error) { return r.gw.Nack(ctx, "g", handles(got[:1]), 0) },
+			func() ([]HandleResult, error) { return r.gw.Nack(ctx, "g", handles(got[:1]), 0, "") },
 			func() ([]HandleResult, error) { return r.gw.Extend(ctx, "g", handles(got[:1]), time.Minute) },
 		} {
 			if res, _ := o(); res[0].Status != HandleExpired {

@@ -22,7 +22,7 @@ func (e *realEnv) cachedPerQueue(t *testing.T, group string) map[int]int {
 	out := map[int]int{}
 	for _, c := range st.Clients {
 		for _, q := range c.Queues {
-			out[q.Queue.QueueID] = q.Cached
+			out[q.Queue.QueueID] = q.Held
 		}
 	}
 	return out

@@ -204,7 +204,7 @@ func TestRealOrderlyPerKey(t *testing.T) {
 			body, _ := strconv.Atoi(string(r.Message.Body))
 			switch p := rng.IntN(20); {
 			case p < 2:
-				e.gw.Nack(context.Background(), "g", []string{r.ReceiptHandle}, 0)
+				e.gw.Nack(context.Background(), "g", []string{r.ReceiptHandle}, 0, "")
 			case p == 2:
 				// let it expire
 			default:

@@ -191,7 +191,7 @@ func (e *Embedded) pushStatus(group string, st *GroupStatus) bool {
 		cst := ClientStatus{ClientID: e.opts.InstanceID}
 		for _, q := range pc.Status() {
 			cst.Queues = append(cst.Queues, QueueStatus{
-				Queue: q.Queue, ConsumedOffset: q.ConsumedOffset, Cached: q.Cached, Locked: q.Locked,
+				Queue: q.Queue, Position: q.ConsumedOffset, Held: q.Cached, Exclusive: q.Locked,
 			})
 		}
 		st.Clients = append(st.Clients, cst)

@@ -105,11 +105,6 @@ func (e *Embedded) Ack(ctx context.Context, group string, handles []string) ([]H
 	return e.apply(group, handles, opAck, 0, "", 0)
 }
 
-// Nack implements Service.
-func (e *Embedded) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]HandleResult, error) {
-	return e.NackReason(ctx, group, handles, delayLevel, "")
-}
-
 // Extend implements Service.
 func (e *Embedded) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]HandleResult, error) {
 	if invisible < MinInvisible || invisible > MaxInvisible {
@@ -176,8 +171,8 @@ func (e *Embedded) GroupStatus(ctx context.Context, group string) (GroupStatus, 
 		for _, q := range n.c.pc.Status() {
 			k := counts[q.Queue]
 			cst.Queues = append(cst.Queues, QueueStatus{
-				Queue: q.Queue, ConsumedOffset: q.ConsumedOffset, Cached: q.Cached,
-				Buffered: k[0], InFlight: k[1], Locked: q.Locked,
+				Queue: q.Queue, Position: q.ConsumedOffset, Held: q.Cached,
+				Buffered: k[0], InFlight: k[1], Exclusive: q.Locked,
 			})
 		}
 		st.Clients = append(st.Clients, cst)

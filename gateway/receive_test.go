@@ -263,15 +263,15 @@ func TestAckIdempotentNackLevelsAndForeignHandles(t *testing.T) {
 			t.Fatalf("ack: %+v %v", res, err)
 		}
 	}
-	res, _ := r.gw.Nack(ctx, "g", handles(got[:1]), 0)
+	res, _ := r.gw.Nack(ctx, "g", handles(got[:1]), 0, "")
 	if res[0].Status != HandleExpired {
 		t.Fatalf("nack of an acked handle: %s", res[0].Status)
 	}
-	res, _ = r.gw.Nack(ctx, "g", handles(got[1:2]), -1)
+	res, _ = r.gw.Nack(ctx, "g", handles(got[1:2]), -1, "")
 	if res[0].Status != HandleOK {
 		t.Fatal(res)
 	}
-	res, _ = r.gw.Nack(ctx, "g", handles(got[2:3]), 5)
+	res, _ = r.gw.Nack(ctx, "g", handles(got[2:3]), 5, "")
 	if res[0].Status != HandleOK {
 		t.Fatal(res)
 	}
@@ -322,7 +322,7 @@ func TestOrderlyHandOutAndNackCascade(t *testing.T) {
 	}
 	// Nack 0:2: it and every later unanswered message of the batch (0:3 in
 	// flight, 0:4 still buffered) go round again; 0:1 stays unanswered.
-	res, _ := r.gw.Nack(ctx, "g", []string{b[1].ReceiptHandle}, 0)
+	res, _ := r.gw.Nack(ctx, "g", []string{b[1].ReceiptHandle}, 0, "")
 	if res[0].Status != HandleOK {
 		t.Fatal(res)
 	}

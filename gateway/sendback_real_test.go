@@ -125,8 +125,8 @@ func TestRealMassExpiryGoesToRetryFast(t *testing.T) {
 		}
 		for _, c := range st.Clients {
 			for _, q := range c.Queues {
-				if q.Cached != 0 || q.InFlight != 0 {
-					return fmt.Errorf("queue %d: %d cached, %d in flight", q.Queue.QueueID, q.Cached, q.InFlight)
+				if q.Held != 0 || q.InFlight != 0 {
+					return fmt.Errorf("queue %d: %d cached, %d in flight", q.Queue.QueueID, q.Held, q.InFlight)
 				}
 			}
 		}
@@ -157,7 +157,7 @@ func TestRealNack100Latency(t *testing.T) {
 			handles[i] = m.ReceiptHandle
 		}
 		start := time.Now()
-		res, err := e.gw.Nack(context.Background(), "g", handles, 0)
+		res, err := e.gw.Nack(context.Background(), "g", handles, 0, "")
 		took := time.Since(start)
 		if err != nil {
 			t.Fatal(err)

@@ -25,34 +25,25 @@ import (
 // message it moves, so a large job pushes older history out.
 
 // EventType is what happened.
-type EventType string
+type EventType = core.EventType
 
 const (
-	EventPublished      EventType = "PUBLISHED"
-	EventDelivered      EventType = "DELIVERED"
-	EventAcked          EventType = "ACKED"
-	EventNacked         EventType = "NACKED"
-	EventLeaseExpired   EventType = "LEASE_EXPIRED"
-	EventRetryScheduled EventType = "RETRY_SCHEDULED"
-	EventDeadLettered   EventType = "DEAD_LETTERED"
-	EventRedriven       EventType = "REDRIVEN"
-	EventSkipped        EventType = "SKIPPED"
+	EventPublished      = core.EventPublished
+	EventDelivered      = core.EventDelivered
+	EventAcked          = core.EventAcked
+	EventNacked         = core.EventNacked
+	EventLeaseExpired   = core.EventLeaseExpired
+	EventRetryScheduled = core.EventRetryScheduled
+	EventDeadLettered   = core.EventDeadLettered
+	EventRedriven       = core.EventRedriven
+	EventSkipped        = core.EventSkipped
 )
 
 // TimelineRingSize is how many events each group's ring keeps.
 const TimelineRingSize = 4096
 
 // Event is one step of a message's life in a group.
-type Event struct {
-	At         time.Time
-	Type       EventType
-	MessageID  string // the user id (stable across retries and redrives)
-	ConsumerID string // DELIVERED: the BROADCASTING consumer or the gateway client
-	Attempt    int    // DELIVERED: reconsumeTimes + 1
-	DelayLevel int    // NACKED, RETRY_SCHEDULED
-	Reason     string // NACKED: the nack reason, when given
-	Job        string // REDRIVEN by a redrive job: its id
-}
+type Event = core.Event
 
 // Timeline holds every group's ring. The zero value is not usable: use
 // NewTimeline. A nil *Timeline records nothing.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // Long polls beyond MaxWaitingPerGroup answer ETooMany (429).
@@ -36,7 +35,7 @@ func TestWaitingLimit(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.Receive(rctx, "lim-g", gateway.ReceiveRequest{MaxMessages: 1, Wait: 20 * time.Second})
+		b.Receive(rctx, "lim-g", core.ReceiveRequest{MaxMessages: 1, Wait: 20 * time.Second})
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -51,11 +50,11 @@ func TestWaitingLimit(t *testing.T) {
 		}
 		<-tick.C
 	}
-	_, err = b.Receive(ctx, "lim-g", gateway.ReceiveRequest{MaxMessages: 1, Wait: time.Second})
+	_, err = b.Receive(ctx, "lim-g", core.ReceiveRequest{MaxMessages: 1, Wait: time.Second})
 	if core.ErrorCode(err) != core.ETooMany {
 		t.Fatalf("second long poll: %v, want too_many", err)
 	}
-	if _, err := b.Receive(ctx, "lim-g", gateway.ReceiveRequest{MaxMessages: 1}); err != nil {
+	if _, err := b.Receive(ctx, "lim-g", core.ReceiveRequest{MaxMessages: 1}); err != nil {
 		t.Fatalf("a receive that does not wait is not limited: %v", err)
 	}
 	cancel()

@@ -1,24 +1,13 @@
 package consumer
 
 import (
-	"time"
-
 	"github.com/mqgate/mqgate/core"
 )
 
 // KeyLag is the unfinished work of one ordering key as this client sees it:
 // the messages of the key it has pulled and not yet finished (cached in
 // its ProcessQueues, consuming ones included).
-type KeyLag struct {
-	Queue       core.MessageQueue
-	ShardingKey string
-	// Depth counts the key's unfinished cached messages.
-	Depth int
-	// Oldest is the bornAt of the key's oldest unfinished message;
-	// OldestID its user id.
-	Oldest   time.Time
-	OldestID string
-}
+type KeyLag = core.KeyLag
 
 // KeyLags aggregates the ProcessQueues of the client's ORDERLY queues per
 // (queue, shardingKey). It sees what was pulled (up to the pull
