@@ -12,7 +12,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/internal/tracing"
 )
 
@@ -205,7 +204,7 @@ func (s *Server) traceSettle(r *http.Request, start time.Time, group, op, outcom
 	}
 	ok := 0
 	for _, h := range res {
-		if h.Status == policy.HandleOK {
+		if h.Status == core.HandleOK {
 			ok++
 		}
 	}

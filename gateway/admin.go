@@ -119,7 +119,7 @@ func (a *Admin) groupConsumer(group, consumerID string) (core.Group, string, err
 }
 
 // Offsets implements Groups.
-func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error) {
+func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]core.QueueOffset, error) {
 	g, consumerID, err := a.groupConsumer(group, consumerID)
 	if err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueO
 	if g.MessageModel != core.Broadcasting {
 		topics = append(topics, core.RetryTopic(group))
 	}
-	var out []QueueOffset
+	var out []core.QueueOffset
 	for _, name := range topics {
 		t, err := a.Engine.Topic(name)
 		if core.ErrorCode(err) == core.ENotFound {
@@ -164,10 +164,10 @@ func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueO
 // one is consumed from its first offset), the lag — messages at or above
 // it not yet finished, so acknowledgements above the committed offset
 // count — and what the live client holds.
-func (a *Admin) queueOffset(mq core.MessageQueue, p core.Progress, ok bool, live map[core.MessageQueue]QueueStatus) (QueueOffset, error) {
+func (a *Admin) queueOffset(mq core.MessageQueue, p core.Progress, ok bool, live map[core.MessageQueue]core.QueueStatus) (core.QueueOffset, error) {
 	lo, hi, err := a.Engine.QueueOffsets(mq)
 	if err != nil {
-		return QueueOffset{}, err
+		return core.QueueOffset{}, err
 	}
 	c := p.Offset
 	if !ok || c < lo {
@@ -182,12 +182,12 @@ func (a *Admin) queueOffset(mq core.MessageQueue, p core.Progress, ok bool, live
 		}
 	}
 	st := live[mq]
-	return QueueOffset{Queue: mq, Committed: c, Max: hi, Lag: lag, InFlight: st.InFlight, Buffered: st.Buffered}, nil
+	return core.QueueOffset{Queue: mq, Committed: c, Max: hi, Lag: lag, InFlight: st.InFlight, Buffered: st.Buffered}, nil
 }
 
 // live is what the client of (group, consumerID) holds, by queue.
-func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.MessageQueue]QueueStatus {
-	out := map[core.MessageQueue]QueueStatus{}
+func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.MessageQueue]core.QueueStatus {
+	out := map[core.MessageQueue]core.QueueStatus{}
 	if a.Service == nil {
 		return out
 	}
@@ -207,7 +207,7 @@ func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.Mes
 }
 
 // ResetOffsets implements Groups.
-func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]QueueOffset, error) {
+func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]core.QueueOffset, error) {
 	g, consumerID, err := a.groupConsumer(group, consumerID)
 	if err != nil {
 		return nil, err
@@ -228,7 +228,7 @@ func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic strin
 		// a receive after the answer gets none of their messages.
 		e.awaitRebalance(ctx, group, consumerID)
 	}
-	out := make([]QueueOffset, 0, len(set))
+	out := make([]core.QueueOffset, 0, len(set))
 	for id := 0; id < len(set); id++ {
 		mq := core.MessageQueue{Topic: topic, QueueID: id}
 		qo, err := a.queueOffset(mq, core.Progress{Offset: set[mq]}, true, nil)

@@ -39,17 +39,17 @@ type suspender interface {
 // would come back empty now. Unknown group: ENotFound. It never starts a
 // client. Cost: one pass over the service's live leases and the client's
 // orderly queues — only empty receives pay it.
-func (e *Embedded) Diagnose(group, consumerID string) (Diagnosis, error) {
+func (e *Embedded) Diagnose(group, consumerID string) (core.Diagnosis, error) {
 	held, earliest, err := e.held(group, consumerID)
 	if err != nil {
-		return Diagnosis{}, err
+		return core.Diagnosis{}, err
 	}
 	if e.paused(group) {
-		return Diagnosis{Reason: EmptyPaused}, nil
+		return core.Diagnosis{Reason: core.EmptyPaused}, nil
 	}
-	held = slices.DeleteFunc(held, func(h HeldQueue) bool { return h.Buffered })
+	held = slices.DeleteFunc(held, func(h core.HeldQueue) bool { return h.Buffered })
 	if len(held) > 0 {
-		d := Diagnosis{Reason: EmptyKeysBlocked, Blocked: held}
+		d := core.Diagnosis{Reason: core.EmptyKeysBlocked, Blocked: held}
 		for _, h := range held {
 			if !h.Until.IsZero() && (d.NextVisibleAt.IsZero() || h.Until.Before(d.NextVisibleAt)) {
 				d.NextVisibleAt = h.Until
@@ -58,21 +58,21 @@ func (e *Embedded) Diagnose(group, consumerID string) (Diagnosis, error) {
 		return d, nil
 	}
 	if !earliest.IsZero() {
-		return Diagnosis{Reason: EmptyNotVisibleYet, NextVisibleAt: earliest}, nil
+		return core.Diagnosis{Reason: core.EmptyNotVisibleYet, NextVisibleAt: earliest}, nil
 	}
-	return Diagnosis{Reason: EmptyNoMessages}, nil
+	return core.Diagnosis{Reason: core.EmptyNoMessages}, nil
 }
 
 // HeldQueues lists group's ORDERLY queues held back by their head, by
 // topic and queue id (consumerID for BROADCASTING).
-func (e *Embedded) HeldQueues(group, consumerID string) ([]HeldQueue, error) {
+func (e *Embedded) HeldQueues(group, consumerID string) ([]core.HeldQueue, error) {
 	held, _, err := e.held(group, consumerID)
 	return held, err
 }
 
 // held returns the held ORDERLY queues of the client and the earliest
 // deadline of any of its leases (zero: none).
-func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error) {
+func (e *Embedded) held(group, consumerID string) ([]core.HeldQueue, time.Time, error) {
 	if err := e.exists(group); err != nil {
 		return nil, time.Time{}, err
 	}
@@ -92,7 +92,7 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 		return nil, time.Time{}, nil
 	}
 
-	byQueue := map[core.MessageQueue]*HeldQueue{}
+	byQueue := map[core.MessageQueue]*core.HeldQueue{}
 	var earliest time.Time
 	t := e.leases
 	t.mu.Lock()
@@ -110,7 +110,7 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 		m := l.dl.msgs[l.i]
 		h := byQueue[l.dl.mq]
 		if h == nil || m.QueueOffset < h.Head.QueueOffset {
-			byQueue[l.dl.mq] = &HeldQueue{Queue: l.dl.mq, Head: *m, Until: l.deadline, InFlight: true}
+			byQueue[l.dl.mq] = &core.HeldQueue{Queue: l.dl.mq, Head: *m, Until: l.deadline, InFlight: true}
 		}
 	}
 	if orderly {
@@ -119,7 +119,7 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 		for _, q := range c.box.order {
 			if byQueue[q.mq] == nil && len(q.items) > 0 && q.items[0].dl.orderly {
 				if m := q.items[0].msg(); m.ReconsumeTimes > 0 {
-					byQueue[q.mq] = &HeldQueue{Queue: q.mq, Head: *m, Buffered: true}
+					byQueue[q.mq] = &core.HeldQueue{Queue: q.mq, Head: *m, Buffered: true}
 				}
 			}
 		}
@@ -136,18 +136,18 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 				// received (then its suspension is over and it is
 				// takeable: leave it out).
 				if sp.Until.After(time.Now()) {
-					byQueue[sp.Queue] = &HeldQueue{Queue: sp.Queue, Head: sp.Head, Since: sp.Since, Until: sp.Until}
+					byQueue[sp.Queue] = &core.HeldQueue{Queue: sp.Queue, Head: sp.Head, Since: sp.Since, Until: sp.Until}
 				}
 			case h.Head.QueueOffset == sp.Head.QueueOffset:
 				h.Since = sp.Since // out again after failing
 			}
 		}
 	}
-	out := make([]HeldQueue, 0, len(byQueue))
+	out := make([]core.HeldQueue, 0, len(byQueue))
 	for _, h := range byQueue {
 		out = append(out, *h)
 	}
-	slices.SortFunc(out, func(a, b HeldQueue) int {
+	slices.SortFunc(out, func(a, b core.HeldQueue) int {
 		if a.Queue.Less(b.Queue) {
 			return -1
 		}

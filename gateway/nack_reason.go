@@ -10,7 +10,7 @@ import (
 // Nack implements Service: the reason (at most core.MaxReasonLength
 // characters, "" for none) is stored with the retry and dead-letter copies
 // as core.PropLastReason (API.md "Nack reason").
-func (e *Embedded) Nack(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]HandleResult, error) {
+func (e *Embedded) Nack(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]core.HandleResult, error) {
 	if delayLevel < -1 {
 		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level")
 	}

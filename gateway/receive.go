@@ -12,7 +12,7 @@ import (
 // inboxes, ack / nack / extend through the lease table, and group status.
 
 // Receive implements Service.
-func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest) ([]Received, error) {
+func (e *Embedded) Receive(ctx context.Context, group string, req core.ReceiveRequest) ([]core.Received, error) {
 	if req.MaxMessages < 1 || req.MaxMessages > MaxReceiveMessages {
 		return nil, core.FieldError("maxMessages", "must be between 1 and %d", MaxReceiveMessages)
 	}
@@ -101,19 +101,19 @@ func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest
 }
 
 // Ack implements Service.
-func (e *Embedded) Ack(ctx context.Context, group string, handles []string) ([]HandleResult, error) {
+func (e *Embedded) Ack(ctx context.Context, group string, handles []string) ([]core.HandleResult, error) {
 	return e.apply(group, handles, opAck, 0, "", 0)
 }
 
 // Extend implements Service.
-func (e *Embedded) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]HandleResult, error) {
+func (e *Embedded) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]core.HandleResult, error) {
 	if invisible < MinInvisible || invisible > MaxInvisible {
 		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(MaxInvisible/time.Second))
 	}
 	return e.apply(group, handles, opExtend, 0, "", invisible)
 }
 
-func (e *Embedded) apply(group string, handles []string, o op, level int, reason string, invisible time.Duration) ([]HandleResult, error) {
+func (e *Embedded) apply(group string, handles []string, o op, level int, reason string, invisible time.Duration) ([]core.HandleResult, error) {
 	if len(handles) < 1 || len(handles) > MaxHandles {
 		return nil, core.FieldError("receiptHandles", "must hold 1 to %d handles", MaxHandles)
 	}
@@ -141,11 +141,11 @@ func (e *Embedded) exists(group string) error {
 }
 
 // GroupStatus implements Service.
-func (e *Embedded) GroupStatus(ctx context.Context, group string) (GroupStatus, error) {
+func (e *Embedded) GroupStatus(ctx context.Context, group string) (core.GroupStatus, error) {
 	if err := e.exists(group); err != nil {
-		return GroupStatus{}, err
+		return core.GroupStatus{}, err
 	}
-	st := GroupStatus{Group: group}
+	st := core.GroupStatus{Group: group}
 	if e.pushStatus(group, &st) {
 		return st, nil
 	}
@@ -167,10 +167,10 @@ func (e *Embedded) GroupStatus(ctx context.Context, group string) (GroupStatus, 
 	e.mu.Unlock()
 	for _, n := range cs {
 		counts := n.c.box.counts()
-		cst := ClientStatus{ClientID: n.id}
+		cst := core.ClientStatus{ClientID: n.id}
 		for _, q := range n.c.pc.Status() {
 			k := counts[q.Queue]
-			cst.Queues = append(cst.Queues, QueueStatus{
+			cst.Queues = append(cst.Queues, core.QueueStatus{
 				Queue: q.Queue, Position: q.ConsumedOffset, Held: q.Cached,
 				Buffered: k[0], InFlight: k[1], Exclusive: q.Locked,
 			})

@@ -13,7 +13,7 @@ type KeyLag = core.KeyLag
 // (queue, shardingKey). It sees what was pulled (up to the pull
 // thresholds), not what is still only in the store. Cost: one pass over
 // the cached messages, each queue under its own lock.
-func (c *PushConsumer) KeyLags() []KeyLag {
+func (c *PushConsumer) KeyLags() []core.KeyLag {
 	c.mu.Lock()
 	prs := make([]*pullRequest, 0, len(c.table))
 	for _, pr := range c.table {
@@ -22,7 +22,7 @@ func (c *PushConsumer) KeyLags() []KeyLag {
 		}
 	}
 	c.mu.Unlock()
-	var out []KeyLag
+	var out []core.KeyLag
 	for _, pr := range prs {
 		byKey := map[string]int{}
 		add := func(m *core.Message) {
@@ -30,7 +30,7 @@ func (c *PushConsumer) KeyLags() []KeyLag {
 			if !ok {
 				i = len(out)
 				byKey[m.ShardingKey] = i
-				out = append(out, KeyLag{Queue: pr.mq, ShardingKey: m.ShardingKey, Oldest: m.BornAt, OldestID: m.UserID()})
+				out = append(out, core.KeyLag{Queue: pr.mq, ShardingKey: m.ShardingKey, Oldest: m.BornAt, OldestID: m.UserID()})
 			}
 			k := &out[i]
 			k.Depth++
