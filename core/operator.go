@@ -68,7 +68,10 @@ type Event struct {
 	Job        string // REDRIVEN by a redrive job: its id
 }
 
-// EmptyReason says why a receive came back empty.
+// EmptyReason says why a receive came back empty (API.md "Receive
+// diagnostics"). Decided after the receive, from what the backend holds at
+// that moment; a message arriving in between can make the answer stale,
+// never wrong about the past.
 type EmptyReason string
 
 const (

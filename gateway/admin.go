@@ -8,13 +8,6 @@ import (
 	"github.com/mqgate/mqgate/core/groups"
 )
 
-// Groups is the group part of the seam (core.GroupService): configs,
-// offsets and pause. Admin implements it over the embedded registry.
-type Groups = core.GroupService
-
-// QueueOffset is one queue of a group's offsets.
-type QueueOffset = core.QueueOffset
-
 // Registry is what Admin needs of *groups.Registry.
 type Registry interface {
 	GroupSource
@@ -34,21 +27,21 @@ type Queues interface {
 	DeleteSystemTopic(name string) error
 }
 
-// Admin implements Groups over the embedded registry and engine; Service
+// Admin implements core.GroupService over the embedded registry and engine; Service
 // supplies what is in flight.
 type Admin struct {
 	Registry Registry
 	Engine   Queues
-	Service  Service
+	Service  core.ConsumeService
 	// CheckPushURL, when set, refuses a push.url that webhook delivery
 	// could never reach (webhook.URLChecker: the network guard), so the
 	// PUT answers 400 instead of the group failing at every delivery.
 	CheckPushURL func(ctx context.Context, url string) error
 }
 
-var _ Groups = (*Admin)(nil)
+var _ core.GroupService = (*Admin)(nil)
 
-// PutGroup implements Groups. The gateway follows the change through the
+// PutGroup implements core.GroupService. The gateway follows the change through the
 // registry's watch (no restart).
 func (a *Admin) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Group, bool, error) {
 	if cfg.Push != nil && a.CheckPushURL != nil {
@@ -77,15 +70,15 @@ func (a *Admin) PauseGroup(ctx context.Context, name string, paused bool) (core.
 	return g, nil
 }
 
-// Group implements Groups.
+// Group implements core.GroupService.
 func (a *Admin) Group(ctx context.Context, name string) (core.Group, error) {
 	return a.Registry.Get(name)
 }
 
-// GroupList implements Groups.
+// GroupList implements core.GroupService.
 func (a *Admin) GroupList(ctx context.Context) ([]core.Group, error) { return a.Registry.List() }
 
-// DeleteGroup implements Groups: the group, its offsets, and its retry and
+// DeleteGroup implements core.GroupService: the group, its offsets, and its retry and
 // dead-letter topics.
 func (a *Admin) DeleteGroup(ctx context.Context, name string) error {
 	if err := a.Registry.Delete(name); err != nil {
@@ -118,7 +111,7 @@ func (a *Admin) groupConsumer(group, consumerID string) (core.Group, string, err
 	return g, consumerID, nil
 }
 
-// Offsets implements Groups.
+// Offsets implements core.GroupService.
 func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]core.QueueOffset, error) {
 	g, consumerID, err := a.groupConsumer(group, consumerID)
 	if err != nil {
@@ -206,7 +199,7 @@ func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.Mes
 	return out
 }
 
-// ResetOffsets implements Groups.
+// ResetOffsets implements core.GroupService.
 func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]core.QueueOffset, error) {
 	g, consumerID, err := a.groupConsumer(group, consumerID)
 	if err != nil {

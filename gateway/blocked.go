@@ -64,21 +64,8 @@ type ParkStore interface {
 // parkWriteTimeout bounds one park write.
 const parkWriteTimeout = 30 * time.Second
 
-// BlockedState is the state of a blocked-keys entry.
-type BlockedState = core.BlockedState
-
-const (
-	StateBlocked = core.StateBlocked
-	StateParked  = core.StateParked
-	StateSkipped = core.StateSkipped
-	StateResumed = core.StateResumed
-)
-
 // maxParkedIDs bounds the ids one park records.
 const maxParkedIDs = 100_000
-
-// BlockedEntry is one blocked queue or parked key.
-type BlockedEntry = core.BlockedEntry
 
 // keyRef names an ordering key of a queue.
 type keyRef struct {

@@ -8,27 +8,6 @@ import (
 	"github.com/mqgate/mqgate/core/consumer"
 )
 
-// Why a receive came back empty (API.md "Receive diagnostics"). Decided
-// after the receive, from what the gateway and its client hold at that
-// moment; a message arriving in between can make the answer stale, never
-// wrong about the past.
-type EmptyReason = core.EmptyReason
-
-const (
-	EmptyNoMessages          = core.EmptyNoMessages
-	EmptyNotVisibleYet       = core.EmptyNotVisibleYet
-	EmptyKeysBlocked         = core.EmptyKeysBlocked
-	EmptyPaused              = core.EmptyPaused
-	EmptyNoSubscriptionMatch = core.EmptyNoSubscriptionMatch
-)
-
-// Diagnosis explains an empty receive.
-type Diagnosis = core.Diagnosis
-
-// HeldQueue is an ORDERLY queue whose head holds back the rest
-// (core.HeldQueue).
-type HeldQueue = core.HeldQueue
-
 // suspender is the optional part of PushClient that reports failing
 // ORDERLY heads (*consumer.PushConsumer implements it).
 type suspender interface {

@@ -7,7 +7,7 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
-// Nack implements Service: the reason (at most core.MaxReasonLength
+// Nack implements core.ConsumeService: the reason (at most core.MaxReasonLength
 // characters, "" for none) is stored with the retry and dead-letter copies
 // as core.PropLastReason (API.md "Nack reason").
 func (e *Embedded) Nack(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]core.HandleResult, error) {

@@ -11,7 +11,7 @@ import (
 // The Service side of Embedded: long-poll receives over the clients'
 // inboxes, ack / nack / extend through the lease table, and group status.
 
-// Receive implements Service.
+// Receive implements core.ConsumeService.
 func (e *Embedded) Receive(ctx context.Context, group string, req core.ReceiveRequest) ([]core.Received, error) {
 	if req.MaxMessages < 1 || req.MaxMessages > MaxReceiveMessages {
 		return nil, core.FieldError("maxMessages", "must be between 1 and %d", MaxReceiveMessages)
@@ -100,12 +100,12 @@ func (e *Embedded) Receive(ctx context.Context, group string, req core.ReceiveRe
 	return e.leases.grant(c.box, consumerID, items, time.Now().Add(invisible)), nil
 }
 
-// Ack implements Service.
+// Ack implements core.ConsumeService.
 func (e *Embedded) Ack(ctx context.Context, group string, handles []string) ([]core.HandleResult, error) {
 	return e.apply(group, handles, opAck, 0, "", 0)
 }
 
-// Extend implements Service.
+// Extend implements core.ConsumeService.
 func (e *Embedded) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]core.HandleResult, error) {
 	if invisible < MinInvisible || invisible > MaxInvisible {
 		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(MaxInvisible/time.Second))
@@ -140,7 +140,7 @@ func (e *Embedded) exists(group string) error {
 	return err
 }
 
-// GroupStatus implements Service.
+// GroupStatus implements core.ConsumeService.
 func (e *Embedded) GroupStatus(ctx context.Context, group string) (core.GroupStatus, error) {
 	if err := e.exists(group); err != nil {
 		return core.GroupStatus{}, err

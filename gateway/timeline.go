@@ -24,26 +24,8 @@ import (
 // lookup scans the group's ring. A redrive job records one REDRIVEN a
 // message it moves, so a large job pushes older history out.
 
-// EventType is what happened.
-type EventType = core.EventType
-
-const (
-	EventPublished      = core.EventPublished
-	EventDelivered      = core.EventDelivered
-	EventAcked          = core.EventAcked
-	EventNacked         = core.EventNacked
-	EventLeaseExpired   = core.EventLeaseExpired
-	EventRetryScheduled = core.EventRetryScheduled
-	EventDeadLettered   = core.EventDeadLettered
-	EventRedriven       = core.EventRedriven
-	EventSkipped        = core.EventSkipped
-)
-
 // TimelineRingSize is how many events each group's ring keeps.
 const TimelineRingSize = 4096
-
-// Event is one step of a message's life in a group.
-type Event = core.Event
 
 // Timeline holds every group's ring. The zero value is not usable: use
 // NewTimeline. A nil *Timeline records nothing.
