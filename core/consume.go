@@ -1,6 +1,10 @@
 package core
 
-import "time"
+import (
+	"time"
+
+	"github.com/mqgate/mqgate/core/policy"
+)
 
 // The consume side of the seam (Backend): a long-poll receive leases
 // messages, each under a signed receipt handle that ack, nack and extend
@@ -23,14 +27,15 @@ type Received struct {
 }
 
 // HandleStatus is the outcome of one receipt handle in ack / nack /
-// extend. Its rules are the same on every backend (core/policy states
-// them and implements the sealing).
-type HandleStatus string
+// extend. Its rules are the same on every backend: core/policy states and
+// implements them (it stays standard-library only, below every backend),
+// and this is its name in the seam.
+type HandleStatus = policy.HandleStatus
 
 const (
-	HandleOK      HandleStatus = "ok"      // done (or, for ack, done before)
-	HandleExpired HandleStatus = "expired" // the lease ended or the handle names an earlier delivery
-	HandleInvalid HandleStatus = "invalid" // malformed, forged or of another group
+	HandleOK      = policy.HandleOK      // done (or, for ack, done before)
+	HandleExpired = policy.HandleExpired // the lease ended or the handle names an earlier delivery
+	HandleInvalid = policy.HandleInvalid // malformed, forged or of another group
 )
 
 // HandleResult is the answer for one handle, in request order.

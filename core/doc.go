@@ -5,8 +5,10 @@
 // (backend.go), composed of TopicService, DeadLetterService,
 // ConsumeService, GroupService and OperatorService.
 //
-// It imports nothing of the project but its leaf core/sqlfilter (the SQL92
-// filter grammar, standard library only), and nothing of HTTP or storage.
+// It imports nothing of the project but its leaves core/sqlfilter (the
+// SQL92 filter grammar) and core/policy (the rules both backends share,
+// whose HandleStatus the seam names), both standard library only, and
+// nothing of HTTP or storage.
 //
 // # Package layout
 //

@@ -9,13 +9,10 @@ import (
 	"hash"
 	"sync"
 	"unsafe"
-
-	"github.com/mqgate/mqgate/core"
 )
 
-// HandleStatus is the answer for one receipt handle in ack / nack / extend
-// (core.HandleStatus, where the seam's types live). The rules are the same
-// on every backend:
+// HandleStatus is the answer for one receipt handle in ack / nack / extend. The
+// rules are the same on every backend:
 //
 //   - HandleInvalid: the handle does not verify (malformed, forged, signed
 //     with another key) or names another group. Nothing happens.
@@ -24,12 +21,12 @@ import (
 //     delivery never finishes a later one. Nothing happens.
 //   - HandleOK: the lease was live and the operation applied. A repeated ack of
 //     the same delivery answers HandleOK again and has no second effect.
-type HandleStatus = core.HandleStatus
+type HandleStatus string
 
 const (
-	HandleOK      = core.HandleOK
-	HandleExpired = core.HandleExpired
-	HandleInvalid = core.HandleInvalid
+	HandleOK      HandleStatus = "ok"
+	HandleExpired HandleStatus = "expired"
+	HandleInvalid HandleStatus = "invalid"
 )
 
 const (
