@@ -106,6 +106,14 @@ func TestRequestLimitsAreCores(t *testing.T) {
 			}
 		}
 	}
+	// The group's default lease is a lease too.
+	f, _ := reflect.TypeFor[GroupRequest]().FieldByName("InvisibleSeconds")
+	if got, want := f.Tag.Get("validate"), fmt.Sprintf("omitempty,min=%d,max=%d", minInvisibleSeconds, maxInvisibleSeconds); got != want {
+		t.Errorf("GroupRequest.InvisibleSeconds: validate %q, want %q (core/limits.go)", got, want)
+	}
+	if got, want := f.Tag.Get("maximum"), fmt.Sprint(maxInvisibleSeconds); got != want {
+		t.Errorf("GroupRequest.InvisibleSeconds: maximum %q, want %q (core/limits.go)", got, want)
+	}
 	for name := range want {
 		if !seen[name] {
 			t.Errorf("wantTags names %s, which is no field of the request types", name)
