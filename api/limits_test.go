@@ -175,4 +175,29 @@ func TestOpenAPILimitsAreCores(t *testing.T) {
 			}
 		}
 	}
+	// Query parameters with a limit of core's (the consume stream's lease).
+	bounds := map[string][2]int64{"invisibleSeconds": {minInvisibleSeconds, maxInvisibleSeconds}}
+	found := 0
+	for path, ops := range doc["paths"].(map[string]any) {
+		for method, op := range ops.(map[string]any) {
+			params, _ := op.(map[string]any)["parameters"].([]any)
+			for _, p := range params {
+				p := p.(map[string]any)
+				b, ok := bounds[p["name"].(string)]
+				if !ok {
+					continue
+				}
+				found++
+				s := p["schema"].(map[string]any)
+				lo, _ := num(s["minimum"])
+				hi, _ := num(s["maximum"])
+				if int64(lo) != b[0] || int64(hi) != b[1] {
+					t.Errorf("openapi.json %s %s parameter %s: %v..%v, want %d..%d (core/limits.go)", method, path, p["name"], s["minimum"], s["maximum"], b[0], b[1])
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Error("openapi.json has no invisibleSeconds query parameter to check (the consume stream's)")
+	}
 }
