@@ -72,15 +72,15 @@ func ValidatePut(msgs []PutMessage, now time.Time, maxDelay time.Duration) error
 	total := 0
 	for i := range msgs {
 		m := &msgs[i]
-		prefix := ""
-		if len(msgs) > 1 {
-			prefix = "messages[" + strconv.Itoa(i) + "]."
+		entry := i
+		if len(msgs) == 1 {
+			entry = -1
 		}
-		if err := m.validate(prefix); err != nil {
+		if err := m.validate(entry); err != nil {
 			return err
 		}
 		if !m.DeliverAt.IsZero() && m.DeliverAt.Sub(now) > maxDelay {
-			return FieldError(prefix+"deliverAt", "must be at most %s ahead", maxDelay)
+			return FieldError(entryField(entry, "deliverAt"), "must be at most %s ahead", maxDelay)
 		}
 		total += len(m.Body)
 	}
@@ -93,49 +93,59 @@ func ValidatePut(msgs []PutMessage, now time.Time, maxDelay time.Duration) error
 
 // Validate checks one message against the publish limits that need no
 // context (ValidatePut adds the batch's and the clock's).
-func (m *PutMessage) Validate() error { return m.validate("") }
+func (m *PutMessage) Validate() error { return m.validate(-1) }
 
-// validate is Validate with prefix before each field name.
-func (m *PutMessage) validate(prefix string) error {
+// entryField is the name of a field of batch entry i (messages[i].name),
+// or name itself for i < 0. It is only built for a failing field, so a
+// valid batch pays nothing for it.
+func entryField(i int, name string) string {
+	if i < 0 {
+		return name
+	}
+	return "messages[" + strconv.Itoa(i) + "]." + name
+}
+
+// validate is Validate of batch entry i (-1: a single message).
+func (m *PutMessage) validate(i int) error {
 	bodyField := "body"
 	if !m.BodyIsText {
 		bodyField = "bodyBase64"
 	}
 	switch {
 	case len(m.Body) > MaxMessageSize:
-		return &Error{Code: ETooLarge, Field: prefix + bodyField,
+		return &Error{Code: ETooLarge, Field: entryField(i, bodyField),
 			Message: "the body has " + strconv.Itoa(len(m.Body)) + " bytes; the limit is " + strconv.Itoa(MaxMessageSize)}
 	case len(m.Body) == 0:
-		return FieldError(prefix+bodyField, msgNotEmpty)
+		return FieldError(entryField(i, bodyField), msgNotEmpty)
 	case charsOver(m.Tags, MaxTagsLen):
-		return FieldError(prefix+"tags", "%s", mustBeAtMostChars(MaxTagsLen))
+		return FieldError(entryField(i, "tags"), "%s", mustBeAtMostChars(MaxTagsLen))
 	case strings.Contains(m.Tags, "||"):
-		return FieldError(prefix+"tags", msgNoDoublePipe)
+		return FieldError(entryField(i, "tags"), msgNoDoublePipe)
 	case len(m.Keys) > MaxKeys:
-		return FieldError(prefix+"keys", "%s", mustHaveAtMost(MaxKeys))
+		return FieldError(entryField(i, "keys"), "%s", mustHaveAtMost(MaxKeys))
 	case len(m.Properties) > MaxProperties:
-		return FieldError(prefix+"properties", "%s", mustHaveAtMost(MaxProperties))
+		return FieldError(entryField(i, "properties"), "%s", mustHaveAtMost(MaxProperties))
 	case charsOver(m.ShardingKey, MaxKeyLen):
-		return FieldError(prefix+"shardingKey", "%s", mustBeAtMostChars(MaxKeyLen))
+		return FieldError(entryField(i, "shardingKey"), "%s", mustBeAtMostChars(MaxKeyLen))
 	case m.DelayLevel < 0:
-		return FieldError(prefix+"delayLevel", "%s (0: no delay)", mustBeAtLeast(0))
+		return FieldError(entryField(i, "delayLevel"), "%s (0: no delay)", mustBeAtLeast(0))
 	case m.DelayLevel != 0 && !m.DeliverAt.IsZero():
-		return FieldError(prefix+"delayLevel", msgOneDelay)
+		return FieldError(entryField(i, "delayLevel"), msgOneDelay)
 	case m.DedupID != "" && !ValidDedupID(m.DedupID):
-		return FieldError(prefix+"deduplicationId", DedupIDRule)
+		return FieldError(entryField(i, "deduplicationId"), DedupIDRule)
 	case len(m.TraceParent) > MaxTraceParentLen:
-		return FieldError(prefix+"traceparent", "%s", mustBeAtMostChars(MaxTraceParentLen))
+		return FieldError(entryField(i, "traceparent"), "%s", mustBeAtMostChars(MaxTraceParentLen))
 	case len(m.TraceState) > MaxTraceStateLen:
-		return FieldError(prefix+"tracestate", "%s", mustBeAtMostChars(MaxTraceStateLen))
+		return FieldError(entryField(i, "tracestate"), "%s", mustBeAtMostChars(MaxTraceStateLen))
 	case m.TraceState != "" && m.TraceParent == "":
-		return FieldError(prefix+"tracestate", msgStateNoParent)
+		return FieldError(entryField(i, "tracestate"), msgStateNoParent)
 	}
 	for j, k := range m.Keys {
 		switch {
 		case k == "":
-			return FieldError(prefix+"keys["+strconv.Itoa(j)+"]", msgRequired)
+			return FieldError(entryField(i, "keys["+strconv.Itoa(j)+"]"), msgRequired)
 		case charsOver(k, MaxKeyLen):
-			return FieldError(prefix+"keys["+strconv.Itoa(j)+"]", "%s", mustBeAtMostChars(MaxKeyLen))
+			return FieldError(entryField(i, "keys["+strconv.Itoa(j)+"]"), "%s", mustBeAtMostChars(MaxKeyLen))
 		}
 	}
 	// Map order is random: of several bad properties the one with the
@@ -145,11 +155,11 @@ func (m *PutMessage) validate(prefix string) error {
 		var e *Error
 		switch {
 		case k == "":
-			e = FieldError(prefix+"properties[]", msgRequired)
+			e = FieldError(entryField(i, "properties[]"), msgRequired)
 		case charsOver(k, MaxPropertyNameLen):
-			e = FieldError(prefix+"properties["+k+"]", "%s", mustBeAtMostChars(MaxPropertyNameLen))
+			e = FieldError(entryField(i, "properties["+k+"]"), "%s", mustBeAtMostChars(MaxPropertyNameLen))
 		case charsOver(v, MaxPropertyValueLen):
-			e = FieldError(prefix+"properties["+k+"]", "%s", mustBeAtMostChars(MaxPropertyValueLen))
+			e = FieldError(entryField(i, "properties["+k+"]"), "%s", mustBeAtMostChars(MaxPropertyValueLen))
 		}
 		if e != nil && (bad == nil || e.Field < bad.Field) {
 			bad = e
