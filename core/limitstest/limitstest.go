@@ -2,7 +2,8 @@
 // (core/limits.go): the same bad publishes, receives and settles run
 // against every backend, which must refuse each of them with exactly the
 // Error core's checks give, and accept the requests just within each
-// limit. It imports only core and testing; only tests import it.
+// limit. It imports only core and the standard library; only tests
+// import it.
 package limitstest
 
 import (
