@@ -10,14 +10,6 @@ import (
 // messages, each under a signed receipt handle that ack, nack and extend
 // settle.
 
-// ReceiveRequest is one long poll.
-type ReceiveRequest struct {
-	MaxMessages int           // 1..32
-	Wait        time.Duration // 0: answer at once
-	Invisible   time.Duration // 0: the group's invisibleSeconds
-	ConsumerID  string        // BROADCASTING only (required there)
-}
-
 // Received is one leased message. Message.UserID and Message.UserTopic are
 // what users see as messageId and topic.
 type Received struct {

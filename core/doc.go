@@ -5,6 +5,13 @@
 // (backend.go), composed of TopicService, DeadLetterService,
 // ConsumeService, GroupService and OperatorService.
 //
+// The limits of a request (body size, batch size, tags, keys, properties,
+// deduplicationId, delay; maxMessages, wait, lease, handles, reason) are
+// defined once, in limits.go, and checked once per backend by
+// ValidatePut, ReceiveRequest.Validate, ValidateHandles, ValidateNack and
+// ValidateLease (validate.go); core/limitstest is the suite every backend
+// runs against them.
+//
 // It imports nothing of the project but its leaves core/sqlfilter (the
 // SQL92 filter grammar) and core/policy (the rules both backends share,
 // whose HandleStatus the seam names), both standard library only, and

@@ -8,8 +8,8 @@ import (
 
 // Limits on a group config (SPEC §4, API.md).
 const (
-	MaxMaxReconsumeTimes = 1000  // RocketMQ has no bound; past 16 every retry waits 2 h anyway
-	MaxInvisibleSeconds  = 43200 // 12 h, the longest HTTP lease
+	MaxMaxReconsumeTimes = 1000                            // RocketMQ has no bound; past 16 every retry waits 2 h anyway
+	MaxInvisibleSeconds  = int(MaxInvisible / time.Second) // the longest lease (limits.go)
 	MaxSubscriptions     = 64
 
 	DefaultPushMaxInFlight    = 16

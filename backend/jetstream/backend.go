@@ -121,7 +121,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		opts.DelayLevels = policy.DefaultDelayLevels
 	}
 	if opts.MaxDelay <= 0 {
-		opts.MaxDelay = 40 * 24 * time.Hour
+		opts.MaxDelay = core.MaxDelay
 	}
 	if opts.DedupWindow <= 0 {
 		opts.DedupWindow = 5 * time.Minute
