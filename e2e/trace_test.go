@@ -97,6 +97,75 @@ func (k *otlpSink) wait(t *testing.T, name string, n int) []*tracepb.Span {
 	}
 }
 
+// waitMatch returns the first span named name for which ok holds (or
+// fails after 15 s, saying what it waited for as what).
+func (k *otlpSink) waitMatch(t *testing.T, name, what string, ok func(*tracepb.Span) bool) *tracepb.Span {
+	t.Helper()
+	timer := time.AfterFunc(15*time.Second, func() {
+		k.mu.Lock()
+		k.cond.Broadcast()
+		k.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(15 * time.Second)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for {
+		if k.bad != "" {
+			t.Fatalf("OTLP receiver got a bad request: %s", k.bad)
+		}
+		for _, s := range k.spans {
+			if s.Name == name && ok(s) {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no span %q %s within 15 s", name, what)
+		}
+		k.cond.Wait()
+	}
+}
+
+// linksTo reports whether s links to the span named by traceparent tp.
+func linksTo(s *tracepb.Span, tp string) bool {
+	tr, sp := ids(tp)
+	for _, l := range s.Links {
+		if hex.EncodeToString(l.TraceId) == tr && hex.EncodeToString(l.SpanId) == sp {
+			return true
+		}
+	}
+	return false
+}
+
+// childOf reports whether s is a child of the span named by tp.
+func childOf(s *tracepb.Span, tp string) bool {
+	tr, sp := ids(tp)
+	return hex.EncodeToString(s.TraceId) == tr && hex.EncodeToString(s.ParentSpanId) == sp
+}
+
+// wantCommit checks the durable commit of the publish span pub: on the
+// embedded store one "commit" span per group commit, linked to the
+// publishes it made durable; on JetStream a "commit <topic>" child of
+// the publish (the wait for its publish acks).
+func wantCommit(t *testing.T, sink *otlpSink, js bool, topic string, pub *tracepb.Span) {
+	t.Helper()
+	tp := spanTraceparent(pub)
+	if js {
+		c := sink.waitMatch(t, "commit "+topic, "child of "+tp, func(s *tracepb.Span) bool { return childOf(s, tp) })
+		wantKind(t, c, tracepb.Span_SPAN_KIND_INTERNAL)
+		return
+	}
+	c := sink.waitMatch(t, "commit", "linked to "+tp, func(s *tracepb.Span) bool { return linksTo(s, tp) })
+	wantKind(t, c, tracepb.Span_SPAN_KIND_INTERNAL)
+	if len(c.ParentSpanId) != 0 {
+		t.Errorf("group commit span has parent %x; want none (it links to its publishes)", c.ParentSpanId)
+	}
+	wantAttrs(t, c, map[string]any{"messaging.system": "mqgate", "messaging.operation.name": "commit"})
+	if spanAttr(c, "messaging.batch.message_count").GetIntValue() < 1 {
+		t.Errorf("commit span: messaging.batch.message_count %v", spanAttr(c, "messaging.batch.message_count"))
+	}
+}
+
 func spanAttr(s *tracepb.Span, key string) *commonpb.AnyValue {
 	for _, a := range s.Attributes {
 		if a.Key == key {
@@ -263,7 +332,7 @@ func traceScenario(t *testing.T, js bool) {
 	wantKind(t, publish, tracepb.Span_SPAN_KIND_SERVER)
 	wantParent(t, publish, producerTP)
 	wantAttrs(t, publish, map[string]any{"messaging.system": "mqgate", "messaging.destination.name": "orders",
-		"messaging.operation.type": "send", "messaging.message.id": pub.MessageID})
+		"messaging.operation.type": "send", "messaging.operation.name": "publish"})
 	if publish.TraceState != "vendor=v1" {
 		t.Errorf("publish span tracestate %q, want the producer's vendor=v1", publish.TraceState)
 	}
@@ -271,9 +340,7 @@ func traceScenario(t *testing.T, js bool) {
 	if m.TraceParent != spanTraceparent(publish) || m.TraceState != "vendor=v1" {
 		t.Errorf("received traceparent %q tracestate %q; want the publish span's %q, vendor=v1", m.TraceParent, m.TraceState, spanTraceparent(publish))
 	}
-	commit := sink.wait(t, "commit orders", 1)[0]
-	wantKind(t, commit, tracepb.Span_SPAN_KIND_INTERNAL)
-	wantParent(t, commit, spanTraceparent(publish))
+	wantCommit(t, sink, js, "orders", publish)
 
 	recv := sink.wait(t, "receive billing", 1)[0]
 	wantKind(t, recv, tracepb.Span_SPAN_KIND_CONSUMER)

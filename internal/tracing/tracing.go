@@ -71,6 +71,7 @@ func Enabled(getenv func(string) string) (bool, error) {
 type Tracer struct {
 	tp     *sdktrace.TracerProvider
 	tracer trace.Tracer
+	shapes shapes
 }
 
 // Start builds the tracer provider when Enabled says so, and returns nil
