@@ -406,6 +406,7 @@ func traceScenario(t *testing.T, js bool) {
 		}
 		return nil
 	})
+	traceStreams(t, s, sink, js)
 	if js {
 		return
 	}
@@ -472,4 +473,80 @@ func passThrough(t *testing.T, js bool) {
 	if hd := hook.next(t); hd.Get("traceparent") != pushTP || hd.Get("webhook-signature") == "" {
 		t.Errorf("webhook headers traceparent %q signature %q, want %q and a signature", hd.Get("traceparent"), hd.Get("webhook-signature"), pushTP)
 	}
+}
+
+const (
+	streamTP  = "00-6e0c63257de34c926f9efcd03899c7f1-2e41a6b71b2c4d02-01" // the publish stream's upgrade
+	streamMsg = "00-7a085853722dc6d2c1e6f5b1dc8e6a3f-3f5bd0e1a2c4d6e8-01" // a message's own context
+	streamCon = "00-8b196964833ed7e3d2f7a6c2ed9f7b40-4a6ce1f2b3d5e7f9-01" // the consume stream's upgrade
+)
+
+// traceStreams: a publish stream's frames are publish spans as REST
+// publishes are (a single message's a child of its context, a batch's a
+// child of the stream's upgrade context, linked to its entries), durably
+// committed; a consume stream's deliveries are receive spans and its ack
+// and nack frames settle spans, in the consumer's trace (the upgrade's
+// traceparent), linked to each message's creation context.
+func traceStreams(t *testing.T, s *server, sink *otlpSink, js bool) {
+	want(t, s.do(t, "PUT", "/v1/topics/streamed", map[string]any{"queues": 1}), http.StatusCreated)
+	want(t, s.do(t, "PUT", "/v1/groups/streamers", map[string]any{
+		"subscriptions": []map[string]any{{"topic": "streamed"}}, "consumeFrom": map[string]any{"position": "FIRST_OFFSET"}}), http.StatusCreated)
+
+	pw := dialStream(t, s, "/v1/topics/streamed/stream", "traceparent", streamTP)
+	pw.send(map[string]any{"type": "publish", "id": "one", "message": map[string]any{"body": "s1", "traceparent": streamMsg}})
+	if f, _ := pw.readType("confirm", "one", 10*time.Second); len(f.results()) != 1 {
+		t.Fatalf("confirm %v", f)
+	}
+	pw.send(map[string]any{"type": "publish", "id": "two", "messages": []map[string]any{
+		{"body": "s2", "traceparent": streamMsg}, {"body": "s3"}}})
+	if f, _ := pw.readType("confirm", "two", 10*time.Second); len(f.results()) != 2 {
+		t.Fatalf("confirm %v", f)
+	}
+	single := sink.waitMatch(t, "publish streamed", "child of the frame's "+streamMsg,
+		func(s *tracepb.Span) bool { return childOf(s, streamMsg) })
+	wantKind(t, single, tracepb.Span_SPAN_KIND_SERVER)
+	wantAttrs(t, single, map[string]any{"messaging.system": "mqgate", "messaging.destination.name": "streamed",
+		"messaging.operation.type": "send", "messaging.operation.name": "publish"})
+	batch := sink.waitMatch(t, "publish streamed", "child of the stream's "+streamTP,
+		func(s *tracepb.Span) bool { return childOf(s, streamTP) })
+	wantKind(t, batch, tracepb.Span_SPAN_KIND_SERVER)
+	wantLink(t, batch, streamMsg)
+	wantAttrs(t, batch, map[string]any{"messaging.batch.message_count": 2, "messaging.operation.type": "send"})
+	wantCommit(t, sink, js, "streamed", single)
+	wantCommit(t, sink, js, "streamed", batch)
+
+	// Each delivered message carries its creation context: the single
+	// frame's publish span, the entry's own, the batch's publish span.
+	cw := dialStream(t, s, "/v1/groups/streamers/stream", "traceparent", streamCon)
+	got, _ := cw.collect(3, 20*time.Second)
+	ctxOf := map[string]string{}
+	for _, m := range got {
+		ctxOf[m["body"].(string)], _ = m["traceparent"].(string)
+	}
+	wantCtx := map[string]string{"s1": spanTraceparent(single), "s2": streamMsg, "s3": spanTraceparent(batch)}
+	for body, tp := range wantCtx {
+		if ctxOf[body] != tp {
+			t.Errorf("delivered %s with traceparent %q, want %q", body, ctxOf[body], tp)
+		}
+		sink.waitMatch(t, "receive streamers", "linked to "+tp+" in the consumer's trace", func(s *tracepb.Span) bool {
+			return linksTo(s, tp) && childOf(s, streamCon)
+		})
+	}
+	recv := sink.waitMatch(t, "receive streamers", "of the consume stream", func(s *tracepb.Span) bool { return childOf(s, streamCon) })
+	wantKind(t, recv, tracepb.Span_SPAN_KIND_CONSUMER)
+	wantAttrs(t, recv, map[string]any{"messaging.system": "mqgate", "messaging.consumer.group.name": "streamers",
+		"messaging.operation.type": "receive", "messaging.destination.name": "streamed"})
+
+	hs := streamHandles(got)
+	cw.send(map[string]any{"type": "ack", "id": "a", "receiptHandles": hs[:2]})
+	cw.readType("results", "a", 10*time.Second)
+	cw.send(map[string]any{"type": "nack", "id": "n", "receiptHandles": hs[2:], "delayLevel": 1})
+	cw.readType("results", "n", 10*time.Second)
+	ack := sink.waitMatch(t, "ack streamers", "child of "+streamCon, func(s *tracepb.Span) bool { return childOf(s, streamCon) })
+	wantKind(t, ack, tracepb.Span_SPAN_KIND_SERVER)
+	wantAttrs(t, ack, map[string]any{"messaging.operation.type": "settle", "messaging.consumer.group.name": "streamers",
+		"mqgate.outcome": "ack", "mqgate.settled": 2, "messaging.batch.message_count": 2})
+	nack := sink.waitMatch(t, "nack streamers", "child of "+streamCon, func(s *tracepb.Span) bool { return childOf(s, streamCon) })
+	wantKind(t, nack, tracepb.Span_SPAN_KIND_SERVER)
+	wantAttrs(t, nack, map[string]any{"messaging.operation.type": "settle", "mqgate.outcome": "nack", "mqgate.settled": 1})
 }
