@@ -72,7 +72,7 @@ func BenchmarkPublishHandlerTraced(b *testing.B) {
 func BenchmarkPublishHandlerSampled(b *testing.B) {
 	log := zerolog.New(io.Discard)
 	s := New(Options{Engine: putOnlyEngine{}, Logger: &log,
-		Tracer: benchTracer(b, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1))))})
+		Tracer: benchTracer(b, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1)))), GroupCommitSpans: true})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
 }
