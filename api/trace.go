@@ -26,11 +26,13 @@ import (
 // Out: every message shown (receive, stream, browse, webhook body)
 // carries its traceparent; a webhook push sends it as a header.
 //
-// Spans, only when s.tracer is set (tracing on): publish (SERVER) with
-// its durable commit (INTERNAL) as a child; receive (CONSUMER), linked to
-// each received message's creation context; ack and nack (SERVER,
-// messaging.operation.type settle). Off, none of this runs: every entry
-// point tests s.tracer first.
+// Spans, only when s.tracer is set (tracing on): publish (SERVER), REST
+// or a stream's publish frame, whose durable commit is the engine's
+// commit span per group commit (linked to it) or, on JetStream, a child
+// commit span (INTERNAL); receive (CONSUMER), REST or a consume stream's,
+// linked to each received message's creation context; ack and nack
+// (SERVER, messaging.operation.type settle), REST or stream frames. Off,
+// none of this runs: every entry point tests s.tracer first.
 
 // Header names as net/http keys them (canonical), read straight from
 // the map so that a request without them costs no allocation.
