@@ -49,7 +49,7 @@ func benchTracer(b *testing.B, opts ...sdktrace.TracerProviderOption) *tracing.T
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := tracing.New(sdktrace.NewTracerProvider(append(opts, sdktrace.WithBatcher(exp))...))
+	t := tracing.New(sdktrace.NewTracerProvider(append(opts, tracing.Batcher(exp))...)) // as the binary batches
 	b.Cleanup(func() { _ = t.Shutdown(context.Background()) })
 	return t
 }

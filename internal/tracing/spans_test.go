@@ -127,3 +127,22 @@ func TestShape(t *testing.T) {
 		t.Errorf("a shape past the bound: %q", sh.Name)
 	}
 }
+
+// TestBatchDefaults: mqgate's batch sizes apply only where the OTEL_BSP_*
+// variables are unset (an option would override the variable).
+func TestBatchDefaults(t *testing.T) {
+	apply := func(env map[string]string) sdktrace.BatchSpanProcessorOptions {
+		var o sdktrace.BatchSpanProcessorOptions
+		for _, f := range batchDefaults(func(k string) string { return env[k] }) {
+			f(&o)
+		}
+		return o
+	}
+	if o := apply(nil); o.MaxExportBatchSize != 2048 || o.MaxQueueSize != 8192 {
+		t.Errorf("unset: batch %d queue %d, want 2048 and 8192", o.MaxExportBatchSize, o.MaxQueueSize)
+	}
+	o := apply(map[string]string{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "100", "OTEL_BSP_MAX_QUEUE_SIZE": "400"})
+	if o.MaxExportBatchSize != 0 || o.MaxQueueSize != 0 {
+		t.Errorf("set: options batch %d queue %d applied; the variables must win", o.MaxExportBatchSize, o.MaxQueueSize)
+	}
+}
