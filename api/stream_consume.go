@@ -324,6 +324,10 @@ func (c *consumeStream) pump() {
 		if rc != nil {
 			n = rc.Max
 		}
+		var start time.Time
+		if c.s.tracer != nil {
+			start = time.Now()
+		}
 		got, err := c.s.backend.Receive(c.ctx, c.group, core.ReceiveRequest{
 			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
@@ -341,6 +345,9 @@ func (c *consumeStream) pump() {
 		if len(got) == 0 {
 			c.sayEmpty()
 			continue
+		}
+		if c.s.tracer != nil {
+			c.s.traceReceive(c.ctx, start, c.group, got)
 		}
 		c.deliver(got)
 	}
@@ -675,7 +682,14 @@ func (c *consumeStream) settler() {
 				handles = append(handles, items[j].handles...)
 				j++
 			}
+			var start time.Time
+			if c.s.tracer != nil {
+				start = time.Now()
+			}
 			res, err := c.s.backend.Ack(ctx, c.group, handles)
+			if c.s.tracer != nil {
+				c.s.traceSettle(ctx, start, c.group, "ack", "ack", res, err)
+			}
 			if err != nil {
 				for k := i; k < j; k++ {
 					c.sendError(items[k].id, err)
@@ -707,7 +721,14 @@ func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {
 	var err error
 	switch it.kind {
 	case FrameNack:
+		var start time.Time
+		if c.s.tracer != nil {
+			start = time.Now()
+		}
 		res, err = c.s.backend.Nack(ctx, c.group, it.handles, it.level, it.reason)
+		if c.s.tracer != nil {
+			c.s.traceSettle(ctx, start, c.group, "nack", nackOutcome(it.level), res, err)
+		}
 	case FrameExtend:
 		res, err = c.s.backend.Extend(ctx, c.group, it.handles, it.invisible)
 		if err == nil {
