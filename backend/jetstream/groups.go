@@ -186,6 +186,7 @@ func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
 		return mapErr(err)
 	}
 	b.forgetTimeline(ctx, name)
+	b.forgetOrderly(ctx, name)
 	return nil
 }
 
@@ -297,7 +298,13 @@ func (b *Backend) ensureConsumer(ctx context.Context, g core.Group, ref consumer
 	// Create-or-update is idempotent: retried like a read (a rejoining
 	// node answers 10008 until it knows the leader).
 	err := b.retryRead(ctx, func(ctx context.Context) error {
-		_, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, b.consumerConfig(g, ref))
+		cc := b.consumerConfig(g, ref)
+		if grownQueue(g, b.topicFences(ref.topic), ref) {
+			// A queue added after the group subscribed: from its first
+			// message (SPEC §8.7; fence.go).
+			cc.DeliverPolicy, cc.OptStartTime = jsapi.DeliverAllPolicy, nil
+		}
+		_, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, cc)
 		return err
 	})
 	if err != nil {
