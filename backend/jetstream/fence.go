@@ -113,39 +113,52 @@ func keyQueue(key string, queues int) int {
 }
 
 // fenced reports whether an ORDERLY delivery of m (on its queue's own
-// subject) must wait for an old queue of its key.
+// subject) must wait for another queue of its key. Past a fence a key's
+// messages are in its queue after the growth, or (published by an
+// instance that had the old layout cached) in its queue before it: each
+// waits until the other of the two has nothing left below it. Only
+// lower sequences are waited for, so the lowest held message always
+// passes: no two queues wait on each other.
 func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, p pulled, m *core.Message) bool {
-	fences := b.topicFences(p.ref.topic)
-	if p.ref.queue < 0 || m.ShardingKey == "" || len(fences) == 0 {
+	if p.ref.queue < 0 || m.ShardingKey == "" {
+		return false
+	}
+	c, err := b.cachedTopicInfo(p.ref.topic)
+	if err != nil || len(c.fences) == 0 {
 		return false
 	}
 	if _, q := subjectQueue(p.msg.Subject); q != p.ref.queue {
 		return false // a redriven copy
 	}
 	seq := uint64(m.QueueOffset)
-	for i, f := range fences {
+	for i, f := range c.fences {
 		if seq <= f.Seq {
 			break
 		}
-		old := keyQueue(m.ShardingKey, f.Queues)
-		if old == p.ref.queue {
-			continue
+		after := c.t.Queues
+		if i+1 < len(c.fences) {
+			after = c.fences[i+1].Queues
 		}
-		ck := fmt.Sprintf("%s/%s/%s/%d/%d", g.Name, consumerID, p.ref.topic, i, old)
-		if b.fences.ok(ck) {
-			continue
-		}
-		ref := consumerRef{p.ref.topic, p.ref.stream, consumerName(g.Name, consumerID, old), old}
-		done, err := b.oldQueueDone(ctx, ref, seq)
-		if err != nil {
-			b.log.Warn().Err(err).Str("group", g.Name).Str("topic", p.ref.topic).Msg("growth fence check failed; the message waits")
-			return true
-		}
-		if !done {
-			return true
-		}
-		if m.StoredAt.After(time.UnixMilli(f.At).Add(fenceSettle)) {
-			b.fences.pass(ck)
+		for _, other := range []int{keyQueue(m.ShardingKey, f.Queues), keyQueue(m.ShardingKey, after)} {
+			if other == p.ref.queue {
+				continue
+			}
+			ck := fmt.Sprintf("%s/%s/%s/%d/%d/%d", g.Name, consumerID, p.ref.topic, i, p.ref.queue, other)
+			if b.fences.ok(ck) {
+				continue
+			}
+			ref := consumerRef{p.ref.topic, p.ref.stream, consumerName(g.Name, consumerID, other), other}
+			done, err := b.oldQueueDone(ctx, ref, seq)
+			if err != nil {
+				b.log.Warn().Err(err).Str("group", g.Name).Str("topic", p.ref.topic).Msg("growth fence check failed; the message waits")
+				return true
+			}
+			if !done {
+				return true
+			}
+			if m.StoredAt.After(time.UnixMilli(f.At).Add(fenceSettle)) {
+				b.fences.pass(ck)
+			}
 		}
 	}
 	return false
