@@ -34,8 +34,8 @@ func TestMain(m *testing.M) {
 
 // embeddedOnly names the rules that hold on the embedded backend only, and why.
 var embeddedOnly = map[string]string{
-	"AckAfterLeaseEnds":   "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
-	"OffsetsRetryRow":     "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
+	"AckAfterLeaseEnds": "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
+	"OffsetsRetryRow":   "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
 }
 
 type rule struct {
