@@ -191,7 +191,7 @@ func fenceKey(stream, consumer string, seq uint64) string {
 // fenceReturns is how many of a delivery's earlier deliveries were fence
 // returns (0 unless it was delivered again on a grown topic).
 func (b *Backend) fenceReturns(ctx context.Context, meta ackMeta) int {
-	if meta.delivered <= 1 {
+	if meta.delivered <= 1 || !strings.Contains(meta.consumer, "~q") { // ORDERLY consumers only
 		return 0
 	}
 	if len(b.topicFences(strings.TrimPrefix(meta.stream, "MQ_"))) == 0 {
