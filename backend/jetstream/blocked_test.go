@@ -193,3 +193,32 @@ func TestBlockedKeysBroadcast(t *testing.T) {
 		t.Fatalf("broadcast skip made a DLQ copy: %+v", dl.Messages)
 	}
 }
+
+// A head whose lease ran out is listed as blocked from its next
+// delivery, with the lease's reason, on both instances.
+func TestBlockedAfterLeaseExpiry(t *testing.T) {
+	e := newEnv(t)
+	e.topic("blke", 1)
+	e.group("blke-g", groupCfg("blke", map[string]any{"consumeMode": "ORDERLY", "invisibleSeconds": 1}))
+	x := e.publish(e.lb.URL, "blke", map[string]any{"body": "x", "shardingKey": "x"})
+	if got := e.receive(e.gws[0].URL(), "blke-g", 1, 5, 1); len(got) != 1 || got[0].MessageID != x || got[0].ReconsumeTimes != 0 {
+		t.Fatalf("first delivery: %+v", got)
+	}
+	// After the lease ran out. A redelivery that reached a waiting pull
+	// after its receive answered, and waited in the stash longer than
+	// half the ack wait, is sent round once more: at least 1.
+	m := e.receiveOne("blke-g", 10*time.Second)
+	if m.MessageID != x || m.ReconsumeTimes < 1 {
+		t.Fatalf("redelivery: %+v", m)
+	}
+	for _, g := range e.gws {
+		got := e.blocked(g.URL(), "blke-g")
+		if len(got) != 1 || got[0].MessageID != x || got[0].Attempts != m.ReconsumeTimes || got[0].LastReason != "lease expired without ack or nack" {
+			t.Fatalf("%s: blocked = %+v", g.URL(), got)
+		}
+	}
+	e.settle(e.lb.URL, "blke-g", "ack", []string{m.ReceiptHandle}, nil)
+	if got := e.blocked(e.lb.URL, "blke-g"); len(got) != 0 {
+		t.Fatalf("blocked after the ack: %+v", got)
+	}
+}
