@@ -368,6 +368,9 @@ func (b *Backend) SkipBlocked(group, consumerID string, mq core.MessageQueue, ke
 		return gateway.BlockedEntry{}, err
 	}
 	b.recordID(group, h.rec.ID, tlEvent{Type: gateway.EventSkipped})
+	if consumerID == "" {
+		b.recordID(group, h.rec.ID, tlEvent{Type: gateway.EventDeadLettered})
+	}
 	return gateway.BlockedEntry{Queue: mq, ShardingKey: key, MessageID: h.rec.ID, Since: h.rec.Since,
 		Attempts: h.rec.Attempts, LastReason: h.rec.Reason, State: gateway.StateSkipped}, nil
 }
@@ -490,7 +493,11 @@ func (b *Backend) parkHead(ctx context.Context, g core.Group, mq core.MessageQue
 	if rec.Seq == m.Sequence {
 		times = rec.Attempts
 	}
-	return b.endHead(ctx, g.Name, "", ref, m.Sequence, times, "")
+	if err := b.endHead(ctx, g.Name, "", ref, m.Sequence, times, ""); err != nil {
+		return err
+	}
+	b.recordID(g.Name, m.Header.Get(hID), tlEvent{Type: gateway.EventDeadLettered})
+	return nil
 }
 
 // recordParked appends id to the park of (mq, key) and reports whether
