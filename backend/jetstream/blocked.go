@@ -232,13 +232,46 @@ func (b *Backend) failedHeads(ctx context.Context, g core.Group, consumerID stri
 				return nil, err
 			}
 			h.rec = rec
-			h.ok = h.out && rec.Seq > h.floor
-			if h.ok {
-				out = append(out, h)
+			if !h.out || rec.Seq <= h.floor {
+				continue // settled since
 			}
+			// The record names the consumer's head now (not a message of
+			// a topic deleted and made again, or of a consumer reset).
+			if seq, id, err := b.headMsg(ctx, g.Name, h); err != nil {
+				return nil, err
+			} else if seq != rec.Seq || id != rec.ID {
+				continue
+			}
+			h.ok = true
+			out = append(out, h)
 		}
 	}
 	return out, nil
+}
+
+// headMsg is the sequence and id of the first message of h's consumer
+// past its ack floor: on the queue's subject, and for queue 0 also on the
+// group's redrive subject (0, "": none).
+func (b *Backend) headMsg(ctx context.Context, group string, h queueHead) (uint64, string, error) {
+	subjects := []string{queueSubject(h.ref.topic, h.ref.queue)}
+	if h.ref.queue == 0 {
+		subjects = append(subjects, redriveSubject(h.ref.topic, group))
+	}
+	var seq uint64
+	var id string
+	for _, subj := range subjects {
+		m, err := b.leaderMsg(ctx, h.ref.stream, msgGet{Seq: h.floor + 1, NextBySubj: subj})
+		if errors.Is(err, jsapi.ErrMsgNotFound) {
+			continue
+		} else if err != nil {
+			return 0, "", mapErr(err)
+		}
+		if seq == 0 || m.Sequence < seq {
+			seq = m.Sequence
+			id = decodeMessage(m.Subject, m.Header, m.Data, m.Sequence, m.Time).UserID()
+		}
+	}
+	return seq, id, nil
 }
 
 // head reads ref's consumer state.

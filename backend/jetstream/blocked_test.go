@@ -222,3 +222,27 @@ func TestBlockedAfterLeaseExpiry(t *testing.T) {
 		t.Fatalf("blocked after the ack: %+v", got)
 	}
 }
+
+// A failing head's record names its message: after the topic is deleted
+// and made again, the new head at the same sequence is not listed as
+// the old one.
+func TestBlockedNotStaleAfterTopicRecreated(t *testing.T) {
+	e := newEnv(t)
+	e.topic("blkr", 1)
+	e.group("blkr-g", groupCfg("blkr", map[string]any{"consumeMode": "ORDERLY"}))
+	e.publish(e.lb.URL, "blkr", map[string]any{"body": "x", "shardingKey": "x"})
+	m := e.receiveOne("blkr-g", 10*time.Second)
+	e.settle(e.lb.URL, "blkr-g", "nack", []string{m.ReceiptHandle}, map[string]any{"delayLevel": 4})
+	if got := e.blocked(e.lb.URL, "blkr-g"); len(got) != 1 {
+		t.Fatalf("blocked = %+v, want x", got)
+	}
+	mustDo(t, "DELETE", e.lb.URL+"/v1/topics/blkr", nil, nil, 204, 200)
+	e.topic("blkr", 1)
+	y := e.publish(e.lb.URL, "blkr", map[string]any{"body": "y", "shardingKey": "y"})
+	if m := e.receiveOne("blkr-g", 10*time.Second); m.MessageID != y {
+		t.Fatalf("after the topic was made again: %+v, want %s", m, y)
+	}
+	if got := e.blocked(e.lb.URL, "blkr-g"); len(got) != 0 {
+		t.Fatalf("blocked after the topic was made again = %+v, want none", got)
+	}
+}

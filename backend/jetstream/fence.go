@@ -143,7 +143,9 @@ func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, p
 			if other == p.ref.queue {
 				continue
 			}
-			ck := fmt.Sprintf("%s/%s/%s/%d/%d/%d", g.Name, consumerID, p.ref.topic, i, p.ref.queue, other)
+			// Named by incarnations too: a topic or group deleted and made
+			// again starts with no passed fences.
+			ck := fmt.Sprintf("%s/%d/%s/%s/%d/%d/%d/%d", g.Name, g.Incarnation, consumerID, p.ref.topic, c.t.UID, i, p.ref.queue, other)
 			if b.fences.ok(ck) {
 				continue
 			}
