@@ -333,13 +333,29 @@ func (b *Backend) Offsets(ctx context.Context, group, consumerID string) ([]gate
 		} else if err != nil {
 			return nil, err
 		}
-		for _, ref := range b.consumersOf(g, consumerID, t) {
-			qo, err := b.consumerOffset(ctx, g, ref)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, qo)
+		rows, err := b.offsetRows(ctx, g, consumerID, t)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// offsetRows are the rows of (g, consumerID) on t: one per queue, from
+// the queue's consumer (ORDERLY) or the topic's one consumer
+// (CONCURRENTLY: offsets.go).
+func (b *Backend) offsetRows(ctx context.Context, g core.Group, consumerID string, t core.Topic) ([]gateway.QueueOffset, error) {
+	var out []gateway.QueueOffset
+	for _, ref := range b.consumersOf(g, consumerID, t) {
+		if ref.queue < 0 {
+			return b.queueRows(ctx, g, ref, t)
+		}
+		qo, err := b.consumerOffset(ctx, g, ref)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, qo)
 	}
 	return out, nil
 }
@@ -411,7 +427,6 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 	case core.ConsumeFromTimestamp:
 		seq = b.seqAt(ctx, st, ts, si.State.LastSeq+1)
 	}
-	var out []gateway.QueueOffset
 	for _, ref := range b.consumersOf(g, consumerID, t) {
 		cc := b.consumerConfig(g, ref)
 		// Recreate from the sequence: a consumer's deliver policy must
@@ -422,13 +437,8 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 			return nil, mapErr(err)
 		}
 		b.ensured.Store(ref.stream+"/"+ref.name, g.UpdatedAt)
-		qo, err := b.consumerOffset(ctx, g, ref)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, qo)
 	}
-	return out, nil
+	return b.offsetRows(ctx, g, consumerID, t)
 }
 
 // seqAt is the first sequence stored at or after ts (end when none).
