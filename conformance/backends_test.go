@@ -19,6 +19,7 @@ import (
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/backend/jetstream/jstest"
 	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/gateway"
 )
 
 // target is one running backend as the suite sees it: a URL for
@@ -43,7 +44,10 @@ func startEmbedded(t *testing.T) target {
 	dir := t.TempDir()
 	// The same core.Backend seam as JetStream's, through its one
 	// constructor.
-	be, err := embedded.Open(embedded.Options{Engine: engine.Options{Dir: dir, DelayLevels: levels, MaxDelay: 24 * time.Hour}})
+	be, err := embedded.Open(embedded.Options{Engine: engine.Options{Dir: dir, DelayLevels: levels, MaxDelay: 24 * time.Hour},
+		// A timeline as mqgate serve has by default: the blocked list's
+		// lastReason of a nacked head comes from it.
+		TimelineEvents: gateway.TimelineRingSize})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,31 +13,6 @@ import (
 
 const backendName = "jetstream"
 
-// Blocked implements core.OperatorService: not on JetStream yet.
-func (b *Backend) Blocked(group, consumerID string) ([]core.BlockedEntry, error) {
-	return nil, core.Unsupported("blocked keys", backendName)
-}
-
-// SkipBlocked implements core.OperatorService: not on JetStream yet.
-func (b *Backend) SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error) {
-	return core.BlockedEntry{}, core.Unsupported("blocked keys", backendName)
-}
-
-// ParkKey implements core.OperatorService: not on JetStream yet.
-func (b *Backend) ParkKey(group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error) {
-	return core.BlockedEntry{}, core.Unsupported("blocked keys", backendName)
-}
-
-// ResumeKey implements core.OperatorService: not on JetStream yet.
-func (b *Backend) ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (core.BlockedEntry, error) {
-	return core.BlockedEntry{}, core.Unsupported("blocked keys", backendName)
-}
-
-// KeyLags implements core.OperatorService: not on JetStream yet.
-func (b *Backend) KeyLags(group string, limit int) ([]core.KeyLag, error) {
-	return nil, core.Unsupported("per-key lag", backendName)
-}
-
 // Diagnose implements core.OperatorService: not on JetStream (an empty
 // receive then carries no reason).
 func (b *Backend) Diagnose(group, consumerID string) (core.Diagnosis, error) {

@@ -18,17 +18,11 @@ func TestUnsupportedAnswers503(t *testing.T) {
 	e := newEnv(t)
 	e.topic("uns", 1)
 	e.group("uns-g", groupCfg("uns", map[string]any{"consumeMode": "ORDERLY"}))
-	key := map[string]any{"topic": "uns", "queueId": 0, "shardingKey": "k"}
 	for _, tc := range []struct {
 		method, path string
 		body         any
 		capability   string
 	}{
-		{"GET", "/v1/groups/uns-g/blocked", nil, "blocked keys"},
-		{"POST", "/v1/groups/uns-g/blocked/skip", key, "blocked keys"},
-		{"POST", "/v1/groups/uns-g/blocked/park", key, "blocked keys"},
-		{"POST", "/v1/groups/uns-g/blocked/resume", key, "blocked keys"},
-		{"GET", "/v1/groups/uns-g/keys", nil, "per-key lag"},
 		{"POST", "/v1/groups/uns-g/pause", nil, "pausing groups"},
 		{"POST", "/v1/groups/uns-g/dlq/purge", map[string]any{"filter": map[string]any{"tags": "*"}, "dryRun": true}, "redrive and purge by filter"},
 		{"GET", "/v1/jobs/06h2lg7v1kf9hhtg0rkbf6cn4o", nil, "redrive and purge by filter"},
