@@ -1,0 +1,178 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	jsapi "github.com/nats-io/nats.go/jetstream"
+
+	"github.com/mqgate/mqgate/core"
+)
+
+// The ORDERLY fence. An ORDERLY queue's consumer has MaxAckPending 1, so
+// the leader it elected delivers the queue's messages one after the
+// other, each only once the one before was settled. A consumer leader
+// that does not yet know it was replaced does not keep that promise: one
+// SIGSTOPped past the election timeout and continued, or one cut off from
+// its peers, still holds the subscriptions of the consumer's pull and ack
+// subjects until it steps down, and serves a pull that reaches it from
+// its stale state: it redelivers a message its successor has seen
+// acknowledged and moved past (fault runs saw an ORDERLY key's message
+// again after later ones, about one round in twenty). So does a gateway
+// that gets, late, a message held up in a frozen node while the consumer
+// redelivered it elsewhere.
+//
+// The fence makes per-key order a matter of one replicated write: before
+// an ORDERLY message is handed out, its stream sequence is written as the
+// queue consumer's claim (key fence.<stream>.<consumer hex> in the leases
+// bucket) with a compare-and-set on the claim read from the bucket's
+// leader. Claims of one queue never go backwards:
+//
+//   - sequence ≥ the claim: in order (equal: a redelivery of the message
+//     out now), claimed and handed out;
+//   - sequence < the claim: a later message of the queue was handed out
+//     already, which its consumer does only after this one was settled;
+//     the delivery is stale, so it is acknowledged (to whichever leader
+//     sent it) and not handed out;
+//   - the write fails (no quorum: a stale bucket leader cannot commit it;
+//     or the claim moved meanwhile, three times): not handed out now,
+//     JetStream delivers it again after its ack wait.
+//
+// A claim is only written by a quorum, so a stale leader can neither hand
+// out a message behind the claim nor move the claim. A claim made for an
+// earlier incarnation of the consumer (a reset of offsets, a group deleted
+// and made again) records when its message was delivered: older than the
+// consumer's creation, it no longer fences. Cost: one leader read and one
+// replicated write per ORDERLY message handed out (none for CONCURRENTLY
+// or BROADCASTING-CONCURRENTLY groups).
+
+// fenceKey is the leases-bucket key of an ORDERLY queue consumer's claim.
+func fenceKey(m ackMeta) string {
+	return fmt.Sprintf("fence.%s.%x", m.stream, m.consumer)
+}
+
+// claim is a fence value: "<stream sequence> <delivered at, unix ns>".
+type claim struct {
+	sseq uint64
+	at   time.Time
+}
+
+func parseClaim(v []byte) (claim, bool) {
+	f := strings.Fields(string(v))
+	if len(f) != 2 {
+		return claim{}, false // absent, or a delete or purge marker
+	}
+	s, err1 := strconv.ParseUint(f[0], 10, 64)
+	ns, err2 := strconv.ParseInt(f[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return claim{}, false
+	}
+	return claim{s, time.Unix(0, ns)}, true
+}
+
+func (c claim) encode() []byte {
+	return []byte(strconv.FormatUint(c.sseq, 10) + " " + strconv.FormatInt(c.at.UnixNano(), 10))
+}
+
+// fenceTries bounds the compare-and-set attempts of one claim (another
+// instance's claim of the same queue, or a read a stale leader answered).
+const fenceTries = 3
+
+type fenceVerdict int
+
+const (
+	fenceIn    fenceVerdict = iota // claimed: hand it out
+	fenceStale                     // behind the claim: acknowledge, do not hand out
+)
+
+// fenceOrderly keeps, of items, those not from an ORDERLY queue consumer
+// and those in order by their queue's claim (claims run concurrently:
+// one per queue at most, MaxAckPending 1). Stale deliveries are
+// acknowledged without waiting for an answer (the leader that sent one
+// may be gone; if the ack is lost it comes again and is fenced again).
+// err is set when some claim could not be decided.
+func (b *Backend) fenceOrderly(ctx context.Context, group string, items []pulled) ([]pulled, error) {
+	verdicts := make([]fenceVerdict, len(items))
+	errs := make([]error, len(items))
+	var wg sync.WaitGroup
+	for i, p := range items {
+		meta, ok := parseAck(p.msg.Reply)
+		if p.ref.queue < 0 || !ok {
+			continue // lease() skips what has no ack subject
+		}
+		wg.Go(func() { verdicts[i], errs[i] = b.claim(ctx, meta) })
+	}
+	wg.Wait()
+	out := items[:0:0]
+	for i, p := range items {
+		switch {
+		case errs[i] != nil:
+			b.log.Warn().Err(errs[i]).Str("group", group).Str("subject", p.msg.Subject).
+				Msg("ORDERLY fence undecided; the message comes again after its ack wait")
+		case verdicts[i] == fenceStale:
+			b.log.Info().Str("group", group).Str("subject", p.msg.Subject).Str("ack", p.msg.Reply).
+				Msg("ORDERLY fence: a stale delivery (behind its queue's claim) acknowledged, not handed out")
+			_ = b.nc.Publish(p.msg.Reply, []byte("+ACK"))
+		default:
+			out = append(out, p)
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// claim decides one ORDERLY delivery against its queue's claim and, when
+// it is in order, moves the claim to it.
+func (b *Backend) claim(ctx context.Context, meta ackMeta) (fenceVerdict, error) {
+	key := fenceKey(meta)
+	var err error
+	for range fenceTries {
+		var cur *jsapi.RawStreamMsg
+		cur, err = b.leaderMsg(ctx, "KV_"+leasesBucket, msgGet{LastBySubj: "$KV." + leasesBucket + "." + key})
+		rev := uint64(0)
+		if errors.Is(err, jsapi.ErrMsgNotFound) {
+			err = nil
+		} else if err != nil {
+			return 0, mapErr(err)
+		} else {
+			rev = cur.Sequence
+			if c, ok := parseClaim(cur.Data); ok && meta.sseq < c.sseq {
+				older, err := b.claimBeforeConsumer(ctx, meta, c)
+				if err != nil {
+					return 0, err
+				}
+				if !older {
+					return fenceStale, nil
+				}
+			}
+		}
+		// Always written, also when the claim is this message already:
+		// the compare-and-set is what proves the read was not a stale
+		// leader's.
+		wctx, cancel := b.ctx(ctx)
+		_, err = b.leases.Update(wctx, key, claim{meta.sseq, meta.ts}.encode(), rev)
+		cancel()
+		if err == nil {
+			return fenceIn, nil
+		}
+		if !errors.Is(err, jsapi.ErrKeyRevisionMismatch) {
+			return 0, mapErr(err)
+		}
+	}
+	return 0, core.Errorf(core.EUnavailable, "JetStream: the ORDERLY claim of %s moved %d times: %v", key, fenceTries, err)
+}
+
+// claimBeforeConsumer reports whether c was claimed for an earlier
+// incarnation of meta's consumer (its message was delivered before the
+// consumer was created): offsets reset, or the group made again.
+func (b *Backend) claimBeforeConsumer(ctx context.Context, meta ackMeta, c claim) (bool, error) {
+	con, err := b.consumer(ctx, meta.stream, meta.consumer)
+	if err != nil {
+		return false, mapErr(err)
+	}
+	return c.at.Before(con.CachedInfo().Created), nil
+}

@@ -1,0 +1,114 @@
+package jetstream
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mqgate/mqgate/backend/jetstream/jstest"
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// A stale consumer leader (one SIGSTOPped and continued, or cut off from
+// its peers, that does not know yet it was replaced) answers the pulls
+// that reach it from its stale state: it delivers again an ORDERLY
+// message its successor saw acknowledged and moved past. So does a frozen
+// node that flushes, late, a delivery the consumer meanwhile redelivered
+// elsewhere. Neither can be forged by a client (the server refuses a
+// publish with a $JS.ACK reply), so this test keeps a real delivery of
+// the queue's first message, lets the queue move past it, and hands that
+// delivery to the backend as such a leader would (through the stash a
+// pull fills). The fence must keep it from being handed out after the
+// later message; the queue goes on in order; and after a reset of
+// offsets (a new incarnation of the queue's consumer) the first message
+// is in order again. One in-process server: the fence is the backend's,
+// not the cluster's.
+func TestOrderlyFenceStaleLeader(t *testing.T) {
+	cl, err := jstest.Start(t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Shutdown()
+	nc, err := nats.Connect(cl.URLs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx := context.Background()
+	b, err := Open(ctx, Options{Conn: nc, Key: []byte(strings.Repeat("k", 32)), Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(ctx)
+
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: "fence", Queues: 1}); err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := b.PutGroup(ctx, core.GroupConfig{Name: "fence-g", Subscriptions: []core.Subscription{{Topic: "fence", Filter: "*"}},
+		MessageModel: core.Clustering, ConsumeMode: core.Orderly, ConsumeFrom: core.ConsumeFromFirstOffset, InvisibleSeconds: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"k-1", "k-2", "k-3"} {
+		if _, err := b.Put(ctx, "fence", []core.PutMessage{{Body: []byte(body), BodyIsText: true, ShardingKey: "k"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tp, err := b.Topic("fence")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := b.consumersOf(g, "", tp)[0]
+
+	// k-1's delivery, kept, and acknowledged: the queue moves on to k-2.
+	var first *nats.Msg
+	if _, err := b.pull(ctx, ref, 1, time.Second, func(m *nats.Msg) { first = m }); err != nil || first == nil {
+		t.Fatalf("pull: %v, %v", first, err)
+	}
+	if string(first.Data) != "k-1" {
+		t.Fatalf("first delivery %q, want k-1", first.Data)
+	}
+	if _, err := nc.Request(first.Reply, []byte("+ACK"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	receive := func(wait time.Duration) []string {
+		t.Helper()
+		got, err := b.Receive(ctx, "fence-g", gateway.ReceiveRequest{MaxMessages: 16, Wait: wait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range got {
+			out = append(out, string(r.Message.Body))
+			if res, err := b.Ack(ctx, "fence-g", []string{r.ReceiptHandle}); err != nil || res[0].Status != gateway.HandleOK {
+				t.Fatalf("ack %s: %v %v", r.Message.Body, res, err)
+			}
+		}
+		return out
+	}
+	if got := receive(2 * time.Second); len(got) != 1 || got[0] != "k-2" {
+		t.Fatalf("receive = %v, want [k-2]", got)
+	}
+
+	// The stale delivery of k-1 comes in after k-2 was handed out.
+	b.mu.Lock()
+	st := b.stash["fence-g/"]
+	b.mu.Unlock()
+	b.stashOne(st, pulled{msg: first, ref: ref, at: time.Now()})
+	if got := receive(2 * time.Second); len(got) != 1 || got[0] != "k-3" {
+		t.Fatalf("receive after a stale delivery of k-1 = %v, want [k-3] (k-1 again is an ORDERLY inversion)", got)
+	}
+
+	// A reset to the first offset: k-1 is behind the claim (k-3), which
+	// was made for the consumer's earlier incarnation.
+	if _, err := b.ResetOffsets(ctx, "fence-g", "", "fence", core.ConsumeFromFirstOffset, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(5 * time.Second); len(got) != 1 || got[0] != "k-1" {
+		t.Fatalf("receive after a reset = %v, want [k-1]", got)
+	}
+}
