@@ -28,23 +28,8 @@ import (
 // is in order again. One in-process server: the fence is the backend's,
 // not the cluster's.
 func TestOrderlyFenceStaleLeader(t *testing.T) {
-	cl, err := jstest.Start(t.TempDir(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Shutdown()
-	nc, err := nats.Connect(cl.URLs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	b, nc := singleNode(t)
 	ctx := context.Background()
-	b, err := Open(ctx, Options{Conn: nc, Key: []byte(strings.Repeat("k", 32)), Replicas: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close(ctx)
-
 	if _, _, err := b.PutTopic(core.TopicConfig{Name: "fence", Queues: 1}); err != nil {
 		t.Fatal(err)
 	}
@@ -110,5 +95,50 @@ func TestOrderlyFenceStaleLeader(t *testing.T) {
 	}
 	if got := receive(5 * time.Second); len(got) != 1 || got[0] != "k-1" {
 		t.Fatalf("receive after a reset = %v, want [k-1]", got)
+	}
+}
+
+// singleNode is a backend on its own one-server in-process cluster.
+func singleNode(t *testing.T) (*Backend, *nats.Conn) {
+	t.Helper()
+	cl, err := jstest.Start(t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Shutdown)
+	nc, err := nats.Connect(cl.URLs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	b, err := Open(context.Background(), Options{Conn: nc, Key: []byte(strings.Repeat("k", 32)), Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	return b, nc
+}
+
+// A group's DLQ stream is made with the group (not by its first dead
+// letter, which then waited for it), and again when the group is deleted
+// and made again through the same instance.
+func TestDLQStreamWithGroup(t *testing.T) {
+	b, _ := singleNode(t)
+	ctx := context.Background()
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: "dlqg", Queues: 1}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := core.GroupConfig{Name: "dlqg-g", Subscriptions: []core.Subscription{{Topic: "dlqg", Filter: "*"}},
+		MessageModel: core.Clustering, ConsumeMode: core.Concurrently, ConsumeFrom: core.ConsumeFromFirstOffset}
+	for round := range 2 {
+		if _, _, err := b.PutGroup(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.js.Stream(ctx, dlqStream("dlqg-g")); err != nil {
+			t.Fatalf("round %d: the DLQ stream after PUT group: %v", round, err)
+		}
+		if err := b.DeleteGroup(ctx, "dlqg-g"); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
