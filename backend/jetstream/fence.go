@@ -29,9 +29,9 @@ import (
 //
 // The fence makes per-key order a matter of one replicated write: before
 // an ORDERLY message is handed out, its stream sequence is written as the
-// queue consumer's claim (key fence.<stream>.<consumer hex> in the leases
-// bucket) with a compare-and-set on the claim read from the bucket's
-// leader. Claims of one queue never go backwards:
+// queue consumer's claim (key fence.<stream>.<consumer hex> in the bucket
+// MQGATE_FENCES, R3 in memory) with a compare-and-set on the claim read
+// from the bucket's leader. Claims of one queue never go backwards:
 //
 //   - sequence ≥ the claim: in order (equal: a redelivery of the message
 //     out now), claimed and handed out;
@@ -40,23 +40,29 @@ import (
 //     the delivery is stale, so it is acknowledged (to whichever leader
 //     sent it) and not handed out;
 //   - the write fails (no quorum: a stale bucket leader cannot commit it;
-//     or the claim moved meanwhile, three times): not handed out now,
-//     JetStream delivers it again after its ack wait.
+//     or the claim moved meanwhile, three times): not handed out now, and
+//     NAKed with a short delay (fenceRetry) so the queue is not held for
+//     a whole ack wait.
 //
 // A claim is only written by a quorum, so a stale leader can neither hand
-// out a message behind the claim nor move the claim. A claim made for an
-// earlier incarnation of the consumer (a reset of offsets, a group deleted
-// and made again) records when its message was delivered: older than the
-// consumer's creation, it no longer fences. Cost: one leader read and one
-// replicated write per ORDERLY message handed out (none for CONCURRENTLY
-// or BROADCASTING-CONCURRENTLY groups).
+// out a message behind the claim nor move the claim. A claim records when
+// its message was stored (the ack subject's timestamp); one whose message
+// is older than the consumer fences nothing, as it may be an earlier
+// incarnation's (offsets reset, the group deleted and made again), whose
+// sequences the new one may deliver again. The limit that follows: the
+// messages of a backlog stored before the consumer was made (a group
+// made FIRST_OFFSET on a topic with messages) are not fenced from each
+// other.
+//
+// Cost: one leader read and one replicated (in-memory) write per ORDERLY
+// message handed out; none for CONCURRENTLY groups.
 
 // fenceKey is the leases-bucket key of an ORDERLY queue consumer's claim.
 func fenceKey(m ackMeta) string {
 	return fmt.Sprintf("fence.%s.%x", m.stream, m.consumer)
 }
 
-// claim is a fence value: "<stream sequence> <delivered at, unix ns>".
+// claim is a fence value: "<stream sequence> <message stored at, unix ns>".
 type claim struct {
 	sseq uint64
 	at   time.Time
@@ -78,6 +84,9 @@ func parseClaim(v []byte) (claim, bool) {
 func (c claim) encode() []byte {
 	return []byte(strconv.FormatUint(c.sseq, 10) + " " + strconv.FormatInt(c.at.UnixNano(), 10))
 }
+
+// fenceRetry is the NAK delay of a message whose claim was not decided.
+const fenceRetry = time.Second
 
 // fenceTries bounds the compare-and-set attempts of one claim (another
 // instance's claim of the same queue, or a read a stale leader answered).
@@ -113,7 +122,8 @@ func (b *Backend) fenceOrderly(ctx context.Context, group string, items []pulled
 		switch {
 		case errs[i] != nil:
 			b.log.Warn().Err(errs[i]).Str("group", group).Str("subject", p.msg.Subject).
-				Msg("ORDERLY fence undecided; the message comes again after its ack wait")
+				Msg("ORDERLY fence undecided; the message comes again")
+			_ = b.nc.Publish(p.msg.Reply, nakDelay(fenceRetry))
 		case verdicts[i] == fenceStale:
 			b.log.Info().Str("group", group).Str("subject", p.msg.Subject).Str("ack", p.msg.Reply).
 				Msg("ORDERLY fence: a stale delivery (behind its queue's claim) acknowledged, not handed out")
@@ -132,7 +142,7 @@ func (b *Backend) claim(ctx context.Context, meta ackMeta) (fenceVerdict, error)
 	var err error
 	for range fenceTries {
 		var cur *jsapi.RawStreamMsg
-		cur, err = b.leaderMsg(ctx, "KV_"+leasesBucket, msgGet{LastBySubj: "$KV." + leasesBucket + "." + key})
+		cur, err = b.leaderMsg(ctx, "KV_"+fencesBucket, msgGet{LastBySubj: "$KV." + fencesBucket + "." + key})
 		rev := uint64(0)
 		if errors.Is(err, jsapi.ErrMsgNotFound) {
 			err = nil
@@ -154,7 +164,7 @@ func (b *Backend) claim(ctx context.Context, meta ackMeta) (fenceVerdict, error)
 		// the compare-and-set is what proves the read was not a stale
 		// leader's.
 		wctx, cancel := b.ctx(ctx)
-		_, err = b.leases.Update(wctx, key, claim{meta.sseq, meta.ts}.encode(), rev)
+		_, err = b.fences.Update(wctx, key, claim{meta.sseq, meta.ts}.encode(), rev)
 		cancel()
 		if err == nil {
 			return fenceIn, nil
@@ -166,9 +176,9 @@ func (b *Backend) claim(ctx context.Context, meta ackMeta) (fenceVerdict, error)
 	return 0, core.Errorf(core.EUnavailable, "JetStream: the ORDERLY claim of %s moved %d times: %v", key, fenceTries, err)
 }
 
-// claimBeforeConsumer reports whether c was claimed for an earlier
-// incarnation of meta's consumer (its message was delivered before the
-// consumer was created): offsets reset, or the group made again.
+// claimBeforeConsumer reports whether c's message was stored before
+// meta's consumer was created: the claim may be an earlier incarnation's
+// (offsets reset, the group made again), so it fences nothing.
 func (b *Backend) claimBeforeConsumer(ctx context.Context, meta ackMeta, c claim) (bool, error) {
 	con, err := b.consumer(ctx, meta.stream, meta.consumer)
 	if err != nil {
