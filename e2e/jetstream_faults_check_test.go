@@ -137,7 +137,7 @@ func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 		}
 	}
 	// The windows the nemesis names: faults, and what is none.
-	for w, fault := range map[string]bool{"steady": false, "drain": false, "r0 after partition": false, "r0 healed n1": false,
+	for w, fault := range map[string]bool{"steady": false, "drain": false, "r0 after partition": false, "r0 catching up n1": true,
 		"r0 partition n1": true, "r0 SIGSTOP leader n2": true, "r0 kill -9 leader n1": true, "r0 restart n1": true,
 		"r0 kill -9 gw1": true, "r0 rolling restart": true} {
 		if jfFaultWindow(w) != fault {

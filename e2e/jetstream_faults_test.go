@@ -179,8 +179,9 @@ func newJFRun(t *testing.T, cl *natsProcCluster, seed uint64) *jfRun {
 }
 
 // jfWindow is a stretch of the run the nemesis names: a fault lasting
-// (a node killed or restarting, SIGSTOPped, cut off; a gateway killed or
-// restarting) or none ("steady", "rN after …", "rN healed …", "drain").
+// (a node killed or restarting, SIGSTOPped, cut off, or back and not yet
+// caught up; a gateway killed or restarting) or none ("steady", "rN
+// after …", "drain").
 type jfWindow struct {
 	name  string
 	fault bool
@@ -197,7 +198,7 @@ const jfGrace = 6 * time.Second
 
 // jfFaultWindow: the window's name says a fault is under way.
 func jfFaultWindow(name string) bool {
-	return name != "steady" && name != "drain" && !strings.Contains(name, " after ") && !strings.Contains(name, " healed ")
+	return name != "steady" && name != "drain" && !strings.Contains(name, " after ")
 }
 
 func (r *jfRun) setWindow(w string) {
@@ -667,6 +668,7 @@ func (r *jfRun) killLeader(round int) {
 	r.setWindow(fmt.Sprintf("r%d restart %s", round, l.name))
 	l.start()
 	r.fault("%s started again", l.name)
+	r.caughtUp(l.name)
 }
 
 func (r *jfRun) stopLeader(round int) {
@@ -679,6 +681,8 @@ func (r *jfRun) stopLeader(round int) {
 	r.sleep(nil, time.Second)
 	l.signal(syscall.SIGCONT)
 	r.fault("SIGSTOP stream leader %s for %v (%s elected), SIGCONT", l.name, time.Since(t0).Round(100*time.Millisecond), next.name)
+	r.setWindow(fmt.Sprintf("r%d catching up %s", round, l.name))
+	r.caughtUp(l.name)
 }
 
 func (r *jfRun) partitionOne(round int) {
@@ -691,9 +695,36 @@ func (r *jfRun) partitionOne(round int) {
 	r.fault("partition: %s cut off its peers (leader was %s)", victim.name, l.name)
 	r.cl.partition(r.cl.index(victim.name), true)
 	r.sleep(nil, 8*time.Second)
-	r.setWindow(fmt.Sprintf("r%d healed %s", round, victim.name))
+	r.setWindow(fmt.Sprintf("r%d catching up %s", round, victim.name))
 	r.cl.partition(r.cl.index(victim.name), false)
 	r.fault("partition of %s healed", victim.name)
+	r.caughtUp(victim.name)
+}
+
+// jfStreams are the streams every request of the run needs: the topic's,
+// the backend's buckets and the groups' DLQs.
+var jfStreams = []string{jfStream, "KV_MQGATE_GROUPS", "KV_MQGATE_LEASES", "KV_MQGATE_FENCES", "MQD_" + jfConc, "MQD_" + jfOrd}
+
+// caughtUp waits (bounded) until each of jfStreams has a leader and both
+// other replicas current: a node back from a kill, a SIGSTOP or a
+// partition is part of the fault until then.
+func (r *jfRun) caughtUp(node string) {
+	t0 := time.Now()
+	deadline := t0.Add(30 * time.Second)
+	for _, st := range jfStreams {
+		for {
+			err := r.cl.streamCurrent(st)
+			if err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				r.fault("%s: %s not caught up after %v: %v", node, st, time.Since(t0).Round(100*time.Millisecond), err)
+				return
+			}
+			r.sleep(nil, 100*time.Millisecond)
+		}
+	}
+	r.fault("%s caught up after %v", node, time.Since(t0).Round(100*time.Millisecond))
 }
 
 func (r *jfRun) killGateway(round int) {
@@ -1053,7 +1084,7 @@ func jfPathShape(p string) string {
 // they fail the run. An ORDERLY one after a later message of its key
 // fails everywhere: the gateway fences it off (backend/jetstream/fence.go).
 func jfStaleLeaderWindow(w string) bool {
-	for _, s := range []string{"SIGSTOP", "after stop-leader", "partition", "healed"} {
+	for _, s := range []string{"SIGSTOP", "after stop-leader", "partition", "catching up"} {
 		if strings.Contains(w, s) {
 			return true
 		}
