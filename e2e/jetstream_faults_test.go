@@ -754,9 +754,13 @@ func (r *jfRun) finish() *jfReport {
 	// Drained: every published id settled ok in every group, or at least
 	// delivered there with both groups idle (nothing pending, nothing
 	// leased: an ack or nack whose answer was lost took effect).
-	deadline := time.Now().Add(40 * time.Second)
+	// Bounded: 40 s, and up to 120 s while deliveries still progress (an
+	// ORDERLY backlog built up during the faults drains one message per
+	// queue at a time; several rounds on a loaded machine outgrew 40 s).
+	start := time.Now()
 	idle := false
-	for time.Now().Before(deadline) {
+	last, lastAt := -1, start
+	for now := start; now.Sub(start) < 40*time.Second || now.Sub(lastAt) < 10*time.Second && now.Sub(start) < 120*time.Second; now = time.Now() {
 		strict, undelivered := r.unsettled()
 		if strict == 0 {
 			break
@@ -765,8 +769,12 @@ func (r *jfRun) finish() *jfReport {
 			idle = true
 			break
 		}
+		if undelivered != last {
+			last, lastAt = undelivered, now
+		}
 		r.sleep(nil, 250*time.Millisecond)
 	}
+	r.t.Logf("drain took %v", time.Since(start).Round(100*time.Millisecond))
 	close(r.stopC)
 	r.cons.Wait()
 	if !idle {
