@@ -557,7 +557,7 @@ func (r *jfRun) recordKeyed(group, id string, b jfBody, reconsume int) {
 	if group == jfOrd && b.Seq > 0 {
 		if b.Seq < r.maxSeq[b.Key] {
 			// Also in a fault window: a stale consumer leader's
-			// redelivery is fenced off (backend/jetstream/fence.go).
+			// redelivery is fenced off (backend/jetstream/orderclaim.go).
 			r.inversions = append(r.inversions, fmt.Sprintf("key %s: seq %d (id %s, delivery %d, reconsumeTimes %d, earlier settle %q sent in %q) delivered after seq %d, in %q",
 				b.Key, b.Seq, id, r.delivered[group][id], reconsume, r.settled[group][id], r.settledIn[group+" "+id], r.maxSeq[b.Key], r.curWindow()))
 		} else {
@@ -703,7 +703,7 @@ func (r *jfRun) partitionOne(round int) {
 
 // jfStreams are the streams every request of the run needs: the topic's,
 // the backend's buckets and the groups' DLQs.
-var jfStreams = []string{jfStream, "KV_MQGATE_GROUPS", "KV_MQGATE_LEASES", "KV_MQGATE_FENCES", "MQD_" + jfConc, "MQD_" + jfOrd}
+var jfStreams = []string{jfStream, "KV_MQGATE_GROUPS", "KV_MQGATE_LEASES", "KV_MQGATE_CLAIMS", "MQD_" + jfConc, "MQD_" + jfOrd}
 
 // caughtUp waits (bounded) until each of jfStreams has a leader and both
 // other replicas current: a node back from a kill, a SIGSTOP or a
@@ -1090,7 +1090,7 @@ func jfPathShape(p string) string {
 // successor has seen acknowledged — at-least-once allows it. Such
 // duplicates are counted and printed there, not failed; anywhere else
 // they fail the run. An ORDERLY one after a later message of its key
-// fails everywhere: the gateway fences it off (backend/jetstream/fence.go).
+// fails everywhere: the gateway fences it off (backend/jetstream/orderclaim.go).
 func jfStaleLeaderWindow(w string) bool {
 	for _, s := range []string{"SIGSTOP", "after stop-leader", "partition", "catching up"} {
 		if strings.Contains(w, s) {

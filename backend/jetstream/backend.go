@@ -13,6 +13,7 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
@@ -79,9 +80,13 @@ type Backend struct {
 	sealer *policy.Sealer // receipt handles (version byte sealedVersion)
 	groups jsapi.KeyValue // group configs
 	leases jsapi.KeyValue // lease overrides written by nack / extend
-	fences jsapi.KeyValue // ORDERLY queue claims (fence.go)
+	claims jsapi.KeyValue // ORDERLY queue claims (orderclaim.go)
+	// orderly holds ORDERLY groups' failing heads, parks and skips
+	// (blocked.go).
+	orderly jsapi.KeyValue
 
 	topics  topicCache
+	fences  fenceState // growth-fence checks passed for good (fence.go)
 	gc      groupCache
 	ensured sync.Map          // stream/consumer → group UpdatedAt it was made for
 	windows sync.Map          // topic/uid → its stream's duplicate window (dedup.go)
@@ -110,7 +115,7 @@ var _ gateway.Groups = (*Backend)(nil)
 const (
 	groupsBucket = "MQGATE_GROUPS"
 	leasesBucket = "MQGATE_LEASES"
-	fencesBucket = "MQGATE_FENCES"
+	claimsBucket = "MQGATE_CLAIMS"
 )
 
 // Open connects (unless Options.Conn is set), checks the server version,
@@ -124,7 +129,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		opts.DelayLevels = policy.DefaultDelayLevels
 	}
 	if opts.MaxDelay <= 0 {
-		opts.MaxDelay = 40 * 24 * time.Hour
+		opts.MaxDelay = core.MaxDelay
 	}
 	if opts.DedupWindow <= 0 {
 		opts.DedupWindow = 5 * time.Minute
@@ -230,13 +235,16 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 	}
 	// Memory storage, replicated: a claim must commit through a quorum,
 	// but it matters only while a replaced leader may still act, so it
-	// need not reach a disk (an fsync per ORDERLY message halved their
-	// rate in the fault run); after a restart of every node there is no
-	// claim, and no stale leader either.
-	if b.fences, err = b.js.CreateOrUpdateKeyValue(ctx, jsapi.KeyValueConfig{
-		Bucket: fencesBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.MemoryStorage,
+	// need not reach a disk (an fsync per ORDERLY message let a fault
+	// run's ORDERLY backlog outgrow its drain); after a restart of every
+	// node there is no claim, and no stale leader either.
+	if b.claims, err = b.js.CreateOrUpdateKeyValue(ctx, jsapi.KeyValueConfig{
+		Bucket: claimsBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.MemoryStorage,
 	}); err != nil {
-		return fmt.Errorf("jetstream: fences bucket: %w", err)
+		return fmt.Errorf("jetstream: claims bucket: %w", err)
+	}
+	if err := b.createOrderlyBucket(ctx); err != nil {
+		return err
 	}
 	return b.createTimeline(ctx)
 }

@@ -25,14 +25,8 @@ import (
 // the lease ends unless an ack comes first, from any connection. The
 // handle carries the ack subject, so any instance settles it.
 func (b *Backend) Receive(ctx context.Context, group string, req gateway.ReceiveRequest) ([]gateway.Received, error) {
-	if req.MaxMessages < 1 || req.MaxMessages > gateway.MaxReceiveMessages {
-		return nil, core.FieldError("maxMessages", "must be between 1 and %d", gateway.MaxReceiveMessages)
-	}
-	if req.Wait < 0 || req.Wait > gateway.MaxWait {
-		return nil, core.FieldError("waitSeconds", "must be between 0 and %d", int(gateway.MaxWait/time.Second))
-	}
-	if req.Invisible != 0 && (req.Invisible < gateway.MinInvisible || req.Invisible > gateway.MaxInvisible) {
-		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(gateway.MaxInvisible/time.Second))
+	if err := req.Validate(); err != nil { // the receive limits, core/limits.go
+		return nil, err
 	}
 	g, err := b.cachedGroup(ctx, group)
 	if err != nil {
@@ -50,11 +44,8 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req gateway.Receive
 	group := g.Name
 	consumerID := ""
 	if g.MessageModel == core.Broadcasting {
-		if req.ConsumerID == "" {
+		if req.ConsumerID == "" { // its syntax: ReceiveRequest.Validate
 			return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
-		}
-		if !core.ValidName(req.ConsumerID) {
-			return nil, core.FieldError("consumerId", "must match ^[A-Za-z0-9_-]{1,127}$")
 		}
 		consumerID = req.ConsumerID
 	}
@@ -272,9 +263,10 @@ func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, batch int
 	}
 }
 
-// lease turns pulled messages into leased ones: fences off stale ORDERLY
-// deliveries (fence.go), dead-letters those past maxReconsumeTimes, acks those the subscription's tag filter rejects,
-// and NAKs the rest with a delay of invisible (the lease).
+// lease turns pulled messages into leased ones: drops stale ORDERLY
+// deliveries (orderclaim.go), dead-letters those past maxReconsumeTimes,
+// acks those the subscription's tag filter rejects, and NAKs the rest
+// with a delay of invisible (the lease).
 func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, items []pulled, invisible time.Duration) ([]gateway.Received, error) {
 	filters := map[string]core.Filter{}
 	for _, s := range g.Subscriptions {
@@ -286,21 +278,26 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		meta ackMeta
 		m    *core.Message
 	}
-	// First the ORDERLY fence (fence.go): a stale delivery is neither
+	// First the ORDERLY claim (orderclaim.go): a stale delivery is neither
 	// dead-lettered nor handed out.
-	items, ferr := b.fenceOrderly(ctx, g.Name, items)
+	items, ferr := b.claimOrderly(ctx, g.Name, items)
 	if len(items) == 0 && ferr != nil {
 		return nil, ferr
 	}
 	var keep []cand
 	var skip []string
+	var og orderlyGateState
 	for _, p := range items {
 		meta, ok := parseAck(p.msg.Reply)
 		if !ok {
 			continue
 		}
 		m := decodeMessage(p.msg.Subject, p.msg.Header, p.msg.Data, meta.sseq, meta.ts)
-		m.ReconsumeTimes = int(meta.delivered) - 1
+		returns := 0
+		if p.ref.queue >= 0 {
+			returns = b.fenceReturns(ctx, meta) // not failures (fence.go)
+		}
+		m.ReconsumeTimes = int(meta.delivered) - 1 - returns
 		if policy.Exhausted(m.ReconsumeTimes, g.MaxReconsumeTimes) {
 			// Failed by lease expiry more often than allowed.
 			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1, expiredReason); err != nil {
@@ -310,6 +307,9 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventDeadLettered})
 			}
 			continue
+		}
+		if p.ref.queue >= 0 && b.orderlyGate(ctx, g, consumerID, &og, p, meta, m, returns) {
+			continue // parked, skipped or held at a growth fence (blocked.go, fence.go)
 		}
 		if f, ok := filters[p.ref.topic]; ok && !f.All() && !f.MatchTags(m.Tags) {
 			skip = append(skip, p.msg.Reply)
@@ -389,6 +389,9 @@ type lease struct {
 	consumerID      string
 	reply           string // the JetStream ack subject
 	meta            ackMeta
+	// ended: an operator ended the message (skip, park: blocked.go); a
+	// late ack is expired even though the ack floor passed it.
+	ended bool
 }
 
 // sealedVersion is the first byte of this backend's handle payloads (the
@@ -520,6 +523,7 @@ func (b *Backend) check(ctx context.Context, group, h string, now time.Time) (le
 	}
 	deadline := l.deadline
 	if found {
+		l.ended = o.delivered == endedDelivery
 		switch {
 		case o.delivered > l.delivered:
 			return l, gateway.HandleExpired, nil // delivered again since
@@ -560,18 +564,11 @@ func (b *Backend) checkAll(ctx context.Context, group string, handles []string, 
 	return out, errors.Join(errs...)
 }
 
-func checkHandles(handles []string) error {
-	if len(handles) < 1 || len(handles) > gateway.MaxHandles {
-		return core.FieldError("receiptHandles", "must hold 1 to %d handles", gateway.MaxHandles)
-	}
-	return nil
-}
-
 // Ack implements gateway.Service: a synchronous JetStream ack of each live
 // lease. A repeated ack answers ok while the lease lasts, and after it when
 // the consumer's ack floor has passed the message.
 func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]gateway.HandleResult, error) {
-	if err := checkHandles(handles); err != nil {
+	if err := core.ValidateHandles(handles); err != nil {
 		return nil, err
 	}
 	if _, err := b.cachedGroup(ctx, group); err != nil {
@@ -588,7 +585,7 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 	for i, h := range handles {
 		res[i].ReceiptHandle = h
 		l, st := checked[i].l, checked[i].st
-		if st == gateway.HandleExpired && b.ackedBefore(ctx, l) {
+		if st == gateway.HandleExpired && !l.ended && b.ackedBefore(ctx, l) {
 			st = gateway.HandleOK
 		} else if st == gateway.HandleOK {
 			subs, idx = append(subs, l.reply), append(idx, i)
@@ -633,16 +630,13 @@ var _ gateway.ReasonNacker = (*Backend)(nil)
 // copied on JetStream) and on the dead-letter copy (Mq-Last-Reason,
 // shown as lastReason).
 func (b *Backend) NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]gateway.HandleResult, error) {
-	if len([]rune(reason)) > core.MaxReasonLength {
-		return nil, core.FieldError("reason", "must be at most %d characters", core.MaxReasonLength)
-	}
-	reason = core.ClipReason(reason)
-	if err := checkHandles(handles); err != nil {
+	if err := core.ValidateNack(delayLevel, reason); err != nil {
 		return nil, err
 	}
-	if delayLevel < -1 {
-		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level (1..%d; a level above the last is the last)", len(b.opts.DelayLevels))
+	if err := core.ValidateHandles(handles); err != nil {
+		return nil, err
 	}
+	reason = core.ClipReason(reason)
 	g, err := b.cachedGroup(ctx, group)
 	if err != nil {
 		return nil, err
@@ -660,7 +654,7 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 		if st != gateway.HandleOK {
 			continue
 		}
-		times := int(l.delivered) - 1
+		times := int(l.delivered) - 1 - b.fenceReturns(ctx, l.meta)
 		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now, reason: reason}); err != nil {
 			return nil, err
 		}
@@ -677,6 +671,7 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 			return nil, errs[0]
 		}
 		b.recordSettle(l, tlEvent{Type: gateway.EventRetryScheduled, DelayLevel: out.Level})
+		b.noteNack(ctx, l, times, reason) // ORDERLY: the queue is blocked (blocked.go)
 	}
 	return res, nil
 }
@@ -684,11 +679,11 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 // Extend implements gateway.Service: NAK with a delay of invisible (the
 // server's timer restarts) and an override with the new deadline.
 func (b *Backend) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]gateway.HandleResult, error) {
-	if err := checkHandles(handles); err != nil {
+	if err := core.ValidateLease(invisible); err != nil {
 		return nil, err
 	}
-	if invisible < gateway.MinInvisible || invisible > gateway.MaxInvisible {
-		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(gateway.MaxInvisible/time.Second))
+	if err := core.ValidateHandles(handles); err != nil {
+		return nil, err
 	}
 	if _, err := b.cachedGroup(ctx, group); err != nil {
 		return nil, err

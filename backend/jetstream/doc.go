@@ -33,16 +33,24 @@
 //   - ORDERLY order through a stale consumer leader → before an ORDERLY
 //     message is handed out, its sequence is written, compare-and-set
 //     and so through a quorum, as its queue consumer's claim in
-//     MQGATE_FENCES; a delivery behind the claim is stale, acked and
-//     not handed out (fence.go).
+//     MQGATE_CLAIMS; a delivery behind the claim is stale, acked and
+//     not handed out (orderclaim.go).
 //   - retry → NAK with the level's delay (3 + reconsumeTimes for level
 //     0) on the same consumer; reconsumeTimes = delivery count - 1. The
 //     (maxReconsumeTimes+1)-th failure, or level -1 → a copy in stream
 //     MQD_<group> (deduplicated by delivery), then +TERM. Redrive →
 //     publish to mq.T.r.<group> (only that group's consumers match it),
 //     delete from the DLQ.
-//   - offsets → consumer info (ack floor, pending); reset → the consumer
-//     recreated from the sequence of the position.
+//   - offsets → consumer info (ack floor, pending), one row per queue
+//     (CONCURRENTLY: each queue's lag counted by a batched direct get,
+//     offsets.go); reset → the consumer recreated from the sequence of
+//     the position.
+//   - blocked keys (ORDERLY) → a queue's head is the one message its
+//     consumer has out; failing heads, parks and skips are keys of the KV
+//     bucket MQGATE_ORDERLY (blocked.go), read by ORDERLY leases. Per-key
+//     lag → a batched direct get per queue past its ack floor (keylag.go).
+//   - topic growth → a fence in the stream's metadata; ORDERLY leases of
+//     a moved key wait for its other queue (fence.go).
 //
 // # Goroutines
 //

@@ -2,8 +2,10 @@ package jetstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,175 +16,218 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
-// The ORDERLY fence. An ORDERLY queue's consumer has MaxAckPending 1, so
-// the leader it elected delivers the queue's messages one after the
-// other, each only once the one before was settled. A consumer leader
-// that does not yet know it was replaced does not keep that promise: one
-// SIGSTOPped past the election timeout and continued, or one cut off from
-// its peers, still holds the subscriptions of the consumer's pull and ack
-// subjects until it steps down, and serves a pull that reaches it from
-// its stale state: it redelivers a message its successor has seen
-// acknowledged and moved past (fault runs saw an ORDERLY key's message
-// again after later ones, about one round in twenty). So does a gateway
-// that gets, late, a message held up in a frozen node while the consumer
-// redelivered it elsewhere.
+// Growth fences (SPEC §8.8): growing a topic from N to M queues moves a
+// sharding key whose FNV-1a hash mod M differs from mod N to another
+// subject, and each queue of an ORDERLY group is its own consumer, so
+// nothing in JetStream orders the key's new queue after its old one.
 //
-// The fence makes per-key order a matter of one replicated write: before
-// an ORDERLY message is handed out, its stream sequence is written as the
-// queue consumer's claim (key fence.<stream>.<consumer hex> in the bucket
-// MQGATE_FENCES, R3 in memory) with a compare-and-set on the claim read
-// from the bucket's leader. Claims of one queue never go backwards:
+// At growth the topic stream's metadata gains a fence (mqgate.fences):
+// the old queue count, the stream's last sequence before the new layout
+// and when. An ORDERLY lease of a message past a fence whose key lived
+// in another queue before it (its old queue: hash mod the fence's
+// count) hands it out only once the group's consumer of that old queue
+// has nothing of its own left below the message: the first message on
+// the old queue's subject past that consumer's ack floor is at or after
+// the message (or there is none). Until then the message goes back with
+// a NAK of fenceWait (the queue's consumer, MaxAckPending 1, keeps the
+// queue behind it; the server's timer brings it back, no instance polls),
+// and the return is counted in the leases bucket (f.<stream>.<consumer
+// hex>.<seq>) so it is not taken for a failure: reconsumeTimes is the
+// delivery count minus 1 minus the fence returns.
 //
-//   - sequence ≥ the claim: in order (equal: a redelivery of the message
-//     out now), claimed and handed out;
-//   - sequence < the claim: a later message of the queue was handed out
-//     already, which its consumer does only after this one was settled;
-//     the delivery is stale, so it is acknowledged (to whichever leader
-//     sent it) and not handed out;
-//   - the write fails (no quorum: a stale bucket leader cannot commit it;
-//     or the claim moved meanwhile, three times): not handed out now, and
-//     NAKed with a short delay (fenceRetry) so the queue is not held for
-//     a whole ack wait.
+// The check is dynamic (the old queue's floor against this message's
+// sequence), so it also covers publishes an instance made with the old
+// layout just after the growth (topics are cached for topicTTL). Once a
+// check passes for a message stored well after the growth (fenceSettle),
+// every later one of that old queue passes without a read: the old
+// layout can no longer be written to.
 //
-// A claim is only written by a quorum, so a stale leader can neither hand
-// out a message behind the claim nor move the claim. A claim records when
-// its message was stored (the ack subject's timestamp); one whose message
-// is older than the consumer fences nothing, as it may be an earlier
-// incarnation's (offsets reset, the group deleted and made again), whose
-// sequences the new one may deliver again. The limit that follows: the
-// messages of a backlog stored before the consumer was made (a group
-// made FIRST_OFFSET on a topic with messages) are not fenced from each
-// other.
-//
-// Cost: one leader read and one replicated (in-memory) write per ORDERLY
-// message handed out; none for CONCURRENTLY groups.
-
-// fenceKey is the leases-bucket key of an ORDERLY queue consumer's claim.
-func fenceKey(m ackMeta) string {
-	return fmt.Sprintf("fence.%s.%x", m.stream, m.consumer)
-}
-
-// claim is a fence value: "<stream sequence> <message stored at, unix ns>".
-type claim struct {
-	sseq uint64
-	at   time.Time
-}
-
-func parseClaim(v []byte) (claim, bool) {
-	f := strings.Fields(string(v))
-	if len(f) != 2 {
-		return claim{}, false // absent, or a delete or purge marker
-	}
-	s, err1 := strconv.ParseUint(f[0], 10, 64)
-	ns, err2 := strconv.ParseInt(f[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return claim{}, false
-	}
-	return claim{s, time.Unix(0, ns)}, true
-}
-
-func (c claim) encode() []byte {
-	return []byte(strconv.FormatUint(c.sseq, 10) + " " + strconv.FormatInt(c.at.UnixNano(), 10))
-}
-
-// fenceRetry is the NAK delay of a message whose claim was not decided.
-const fenceRetry = time.Second
-
-// fenceTries bounds the compare-and-set attempts of one claim (another
-// instance's claim of the same queue, or a read a stale leader answered).
-const fenceTries = 3
-
-type fenceVerdict int
+// A queue added by growth is consumed by groups that subscribed before
+// it from its first message (SPEC §8.7): its consumer delivers all.
 
 const (
-	fenceIn    fenceVerdict = iota // claimed: hand it out
-	fenceStale                     // behind the claim: acknowledge, do not hand out
+	metaFences = "mqgate.fences"
+	// fenceWait is how long a fenced message waits before the server
+	// brings it back for another check.
+	fenceWait = 250 * time.Millisecond
+	// fenceSettle: messages stored this long after a growth can no longer
+	// be behind an old-layout publish of a stale instance (topicTTL, plus
+	// clock skew between gateways and servers).
+	fenceSettle = 5 * time.Second
 )
 
-// fenceOrderly keeps, of items, those not from an ORDERLY queue consumer
-// and those in order by their queue's claim (claims run concurrently:
-// one per queue at most, MaxAckPending 1). Stale deliveries are
-// acknowledged without waiting for an answer (the leader that sent one
-// may be gone; if the ack is lost it comes again and is fenced again).
-// err is set when some claim could not be decided.
-func (b *Backend) fenceOrderly(ctx context.Context, group string, items []pulled) ([]pulled, error) {
-	verdicts := make([]fenceVerdict, len(items))
-	errs := make([]error, len(items))
-	var wg sync.WaitGroup
-	for i, p := range items {
-		meta, ok := parseAck(p.msg.Reply)
-		if p.ref.queue < 0 || !ok {
-			continue // lease() skips what has no ack subject
-		}
-		wg.Go(func() { verdicts[i], errs[i] = b.claim(ctx, meta) })
-	}
-	wg.Wait()
-	out := items[:0:0]
-	for i, p := range items {
-		switch {
-		case errs[i] != nil:
-			b.log.Warn().Err(errs[i]).Str("group", group).Str("subject", p.msg.Subject).
-				Msg("ORDERLY fence undecided; the message comes again")
-			_ = b.nc.Publish(p.msg.Reply, nakDelay(fenceRetry))
-		case verdicts[i] == fenceStale:
-			b.log.Info().Str("group", group).Str("subject", p.msg.Subject).Str("ack", p.msg.Reply).
-				Msg("ORDERLY fence: a stale delivery (behind its queue's claim) acknowledged, not handed out")
-			_ = b.nc.Publish(p.msg.Reply, []byte("+ACK"))
-		default:
-			out = append(out, p)
-		}
-	}
-	return out, errors.Join(errs...)
+// fence is one growth of a topic.
+type fence struct {
+	Queues int    `json:"queues"` // the queue count before it
+	Seq    uint64 `json:"seq"`    // the stream's last sequence before it
+	At     int64  `json:"at"`     // unix ms
 }
 
-// claim decides one ORDERLY delivery against its queue's claim and, when
-// it is in order, moves the claim to it.
-func (b *Backend) claim(ctx context.Context, meta ackMeta) (fenceVerdict, error) {
-	key := fenceKey(meta)
-	var err error
-	for range fenceTries {
-		var cur *jsapi.RawStreamMsg
-		cur, err = b.leaderMsg(ctx, "KV_"+fencesBucket, msgGet{LastBySubj: "$KV." + fencesBucket + "." + key})
-		rev := uint64(0)
-		if errors.Is(err, jsapi.ErrMsgNotFound) {
-			err = nil
-		} else if err != nil {
-			return 0, mapErr(err)
-		} else {
-			rev = cur.Sequence
-			if c, ok := parseClaim(cur.Data); ok && meta.sseq < c.sseq {
-				older, err := b.claimBeforeConsumer(ctx, meta, c)
-				if err != nil {
-					return 0, err
-				}
-				if !older {
-					return fenceStale, nil
-				}
+func parseFences(meta map[string]string) []fence {
+	var fs []fence
+	if v := meta[metaFences]; v != "" {
+		_ = json.Unmarshal([]byte(v), &fs)
+	}
+	return fs
+}
+
+// withFences carries the current stream's fences into cfg and, when cfg
+// grows the topic from old queues, adds one at last (PutTopic).
+func withFences(cfg *jsapi.StreamConfig, cur *jsapi.StreamInfo, old, queues int) {
+	fs := parseFences(cur.Config.Metadata)
+	if queues > old {
+		fs = append(fs, fence{Queues: old, Seq: cur.State.LastSeq, At: time.Now().UnixMilli()})
+	}
+	if len(fs) > 0 {
+		raw, _ := json.Marshal(fs)
+		cfg.Metadata[metaFences] = string(raw)
+	}
+}
+
+// fenceState caches fence checks that passed for good, by group,
+// consumer, topic, fence and old queue.
+type fenceState struct {
+	mu     sync.Mutex
+	passed map[string]bool
+}
+
+func (f *fenceState) ok(k string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.passed[k]
+}
+
+func (f *fenceState) pass(k string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.passed == nil {
+		f.passed = map[string]bool{}
+	}
+	f.passed[k] = true
+}
+
+func keyQueue(key string, queues int) int {
+	h := fnv.New32a()
+	h.Write([]byte(key))
+	return int(h.Sum32() % uint32(queues))
+}
+
+// fenced reports whether an ORDERLY delivery of m (on its queue's own
+// subject) must wait for another queue of its key. Past a fence a key's
+// messages are in its queue after the growth, or (published by an
+// instance that had the old layout cached) in its queue before it: each
+// waits until the other of the two has nothing left below it. Only
+// lower sequences are waited for, so the lowest held message always
+// passes: no two queues wait on each other.
+func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, p pulled, m *core.Message) bool {
+	if p.ref.queue < 0 || m.ShardingKey == "" {
+		return false
+	}
+	c, err := b.cachedTopicInfo(p.ref.topic)
+	if err != nil || len(c.fences) == 0 {
+		return false
+	}
+	if _, q := subjectQueue(p.msg.Subject); q != p.ref.queue {
+		return false // a redriven copy
+	}
+	seq := uint64(m.QueueOffset)
+	for i, f := range c.fences {
+		if seq <= f.Seq {
+			break
+		}
+		after := c.t.Queues
+		if i+1 < len(c.fences) {
+			after = c.fences[i+1].Queues
+		}
+		for _, other := range []int{keyQueue(m.ShardingKey, f.Queues), keyQueue(m.ShardingKey, after)} {
+			if other == p.ref.queue {
+				continue
+			}
+			// Named by incarnations too: a topic or group deleted and made
+			// again starts with no passed fences.
+			ck := fmt.Sprintf("%s/%d/%s/%s/%d/%d/%d/%d", g.Name, g.Incarnation, consumerID, p.ref.topic, c.t.UID, i, p.ref.queue, other)
+			if b.fences.ok(ck) {
+				continue
+			}
+			ref := consumerRef{p.ref.topic, p.ref.stream, consumerName(g.Name, consumerID, other), other}
+			done, err := b.oldQueueDone(ctx, ref, seq)
+			if err != nil {
+				b.log.Warn().Err(err).Str("group", g.Name).Str("topic", p.ref.topic).Msg("growth fence check failed; the message waits")
+				return true
+			}
+			if !done {
+				return true
+			}
+			if m.StoredAt.After(time.UnixMilli(f.At).Add(fenceSettle)) {
+				b.fences.pass(ck)
 			}
 		}
-		// Always written, also when the claim is this message already:
-		// the compare-and-set is what proves the read was not a stale
-		// leader's.
-		wctx, cancel := b.ctx(ctx)
-		_, err = b.fences.Update(wctx, key, claim{meta.sseq, meta.ts}.encode(), rev)
-		cancel()
-		if err == nil {
-			return fenceIn, nil
-		}
-		if !errors.Is(err, jsapi.ErrKeyRevisionMismatch) {
-			return 0, mapErr(err)
-		}
 	}
-	return 0, core.Errorf(core.EUnavailable, "JetStream: the ORDERLY claim of %s moved %d times: %v", key, fenceTries, err)
+	return false
 }
 
-// claimBeforeConsumer reports whether c's message was stored before
-// meta's consumer was created: the claim may be an earlier incarnation's
-// (offsets reset, the group made again), so it fences nothing.
-func (b *Backend) claimBeforeConsumer(ctx context.Context, meta ackMeta, c claim) (bool, error) {
-	con, err := b.consumer(ctx, meta.stream, meta.consumer)
+// oldQueueDone reports whether ref's consumer has settled every message
+// of its queue below seq.
+func (b *Backend) oldQueueDone(ctx context.Context, ref consumerRef, seq uint64) (bool, error) {
+	h, err := b.head(ctx, ref)
 	if err != nil {
+		return false, err
+	}
+	if h.floor+1 >= seq {
+		return true, nil
+	}
+	m, err := b.leaderMsg(ctx, ref.stream, msgGet{Seq: h.floor + 1, NextBySubj: queueSubject(ref.topic, ref.queue)})
+	if errors.Is(err, jsapi.ErrMsgNotFound) {
+		return true, nil
+	} else if err != nil {
 		return false, mapErr(err)
 	}
-	return c.at.Before(con.CachedInfo().Created), nil
+	return m.Sequence >= seq, nil
+}
+
+// fenceKey counts the fence returns of one message on one consumer.
+func fenceKey(stream, consumer string, seq uint64) string {
+	return fmt.Sprintf("f.%s.%x.%d", stream, consumer, seq)
+}
+
+// fenceReturns is how many of a delivery's earlier deliveries were fence
+// returns (0 unless it was delivered again on a grown topic).
+func (b *Backend) fenceReturns(ctx context.Context, meta ackMeta) int {
+	if meta.delivered <= 1 || !strings.Contains(meta.consumer, "~q") { // ORDERLY consumers only
+		return 0
+	}
+	if len(b.topicFences(strings.TrimPrefix(meta.stream, "MQ_"))) == 0 {
+		return 0
+	}
+	v, found, err := b.leaderGet(ctx, "KV_"+leasesBucket, "$KV."+leasesBucket+"."+fenceKey(meta.stream, meta.consumer, meta.sseq))
+	if err != nil || !found {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(v))
+	return min(n, int(meta.delivered)-1)
+}
+
+// holdAtFence sends a fenced delivery back for fenceWait, counting the
+// return (n returns before this one).
+func (b *Backend) holdAtFence(ctx context.Context, p pulled, meta ackMeta, n int) {
+	if _, err := b.leases.Put(ctx, fenceKey(meta.stream, meta.consumer, meta.sseq), []byte(strconv.Itoa(n+1))); err != nil {
+		b.log.Warn().Err(err).Msg("counting a growth-fence return")
+	}
+	b.requestAll(ctx, []string{p.msg.Reply}, nakDelay(fenceWait))
+}
+
+// grownQueue reports whether ref's queue was added to t by a growth
+// after g was created: its consumer then starts at the queue's first
+// message, not at consumeFrom (SPEC §8.7).
+func grownQueue(g core.Group, fences []fence, ref consumerRef) bool {
+	if ref.queue < 0 {
+		return false
+	}
+	grown := false
+	for _, f := range fences { // the last growth past the queue's id made it
+		if ref.queue >= f.Queues {
+			grown = g.CreatedAt.Before(time.UnixMilli(f.At))
+		}
+	}
+	return grown
 }

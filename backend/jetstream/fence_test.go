@@ -1,144 +1,117 @@
-package jetstream
+package jetstream_test
 
 import (
-	"context"
+	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
-
-	"github.com/mqgate/mqgate/backend/jetstream/jstest"
-	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
-// A stale consumer leader (one SIGSTOPped and continued, or cut off from
-// its peers, that does not know yet it was replaced) answers the pulls
-// that reach it from its stale state: it delivers again an ORDERLY
-// message its successor saw acknowledged and moved past. So does a frozen
-// node that flushes, late, a delivery the consumer meanwhile redelivered
-// elsewhere. Neither can be forged by a client (the server refuses a
-// publish with a $JS.ACK reply), so this test keeps a real delivery of
-// the queue's first message, lets the queue move past it, and hands that
-// delivery to the backend as such a leader would (through the stash a
-// pull fills). The fence must keep it from being handed out after the
-// later message; the queue goes on in order; and after a reset of
-// offsets (a new incarnation of the queue's consumer) the first message
-// is in order again. One in-process server: the fence is the backend's,
-// not the cluster's.
-func TestOrderlyFenceStaleLeader(t *testing.T) {
-	b, nc := singleNode(t)
-	ctx := context.Background()
-	if _, _, err := b.PutTopic(core.TopicConfig{Name: "fence", Queues: 1}); err != nil {
-		t.Fatal(err)
+// Growth fences: an ORDERLY topic grows from 1 to 4 queues with messages
+// in flight and a backlog on the old queue; publishes continue through
+// both instances (one of which still has the old layout cached for up to
+// a second). Four consumers on both instances receive and ack: every
+// key's messages arrive in publish order (0 inversions), each once, and
+// none with reconsumeTimes > 0 (a fence return is not a failure).
+func TestOrderlyAcrossGrowth(t *testing.T) {
+	e := newEnv(t)
+	e.topic("grow", 1)
+	e.group("grow-g", groupCfg("grow", map[string]any{"consumeMode": "ORDERLY", "maxReconsumeTimes": 2}))
+	const keys, per = 12, 4
+	var mu sync.Mutex
+	next := map[string]int{} // key → next index to publish
+	publish := func(base string, k int) {
+		key := "k" + strconv.Itoa(k)
+		mu.Lock()
+		i := next[key]
+		next[key]++
+		mu.Unlock()
+		e.publish(base, "grow", map[string]any{"body": fmt.Sprintf("%s/%d", key, i), "shardingKey": key})
 	}
-	g, _, err := b.PutGroup(ctx, core.GroupConfig{Name: "fence-g", Subscriptions: []core.Subscription{{Topic: "fence", Filter: "*"}},
-		MessageModel: core.Clustering, ConsumeMode: core.Orderly, ConsumeFrom: core.ConsumeFromFirstOffset, InvisibleSeconds: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range []string{"k-1", "k-2", "k-3"} {
-		if _, err := b.Put(ctx, "fence", []core.PutMessage{{Body: []byte(body), BodyIsText: true, ShardingKey: "k"}}); err != nil {
-			t.Fatal(err)
+	for i := 0; i < per; i++ {
+		for k := 0; k < keys; k++ {
+			publish(e.lb.URL, k)
 		}
 	}
-	tp, err := b.Topic("fence")
-	if err != nil {
-		t.Fatal(err)
+	var order []string // bodies in the order they were received
+	take := func(m msg) {
+		mu.Lock()
+		order = append(order, m.Body+"#"+strconv.Itoa(m.ReconsumeTimes))
+		mu.Unlock()
 	}
-	ref := b.consumersOf(g, "", tp)[0]
+	// A message in flight across the growth.
+	inflight := e.receiveOne("grow-g", 10*time.Second)
+	take(inflight)
+	mustDo(t, "PUT", e.gws[0].URL()+"/v1/topics/grow", map[string]any{"queues": 4}, nil, 200)
+	for i := 0; i < per; i++ {
+		for k := 0; k < keys; k++ {
+			publish(e.gws[(i+k)%2].URL(), k)
+		}
+	}
+	e.settle(e.lb.URL, "grow-g", "ack", []string{inflight.ReceiptHandle}, nil)
 
-	// k-1's delivery, kept, and acknowledged: the queue moves on to k-2.
-	var first *nats.Msg
-	if _, err := b.pull(ctx, ref, 1, time.Second, func(m *nats.Msg) { first = m }); err != nil || first == nil {
-		t.Fatalf("pull: %v, %v", first, err)
-	}
-	if string(first.Data) != "k-1" {
-		t.Fatalf("first delivery %q, want k-1", first.Data)
-	}
-	if _, err := nc.Request(first.Reply, []byte("+ACK"), 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	receive := func(wait time.Duration) []string {
-		t.Helper()
-		got, err := b.Receive(ctx, "fence-g", gateway.ReceiveRequest{MaxMessages: 16, Wait: wait})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, r := range got {
-			out = append(out, string(r.Message.Body))
-			if res, err := b.Ack(ctx, "fence-g", []string{r.ReceiptHandle}); err != nil || res[0].Status != gateway.HandleOK {
-				t.Fatalf("ack %s: %v %v", r.Message.Body, res, err)
+	total := 2 * keys * per
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for c := 0; c < 4; c++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				var r struct {
+					Messages []msg `json:"messages"`
+				}
+				if do(t, "POST", e.gws[c%2].URL()+"/v1/groups/grow-g/receive",
+					map[string]any{"maxMessages": 4, "waitSeconds": 1, "invisibleSeconds": 30}, &r) != 200 {
+					continue
+				}
+				var hs []string
+				for _, m := range r.Messages {
+					take(m)
+					hs = append(hs, m.ReceiptHandle)
+				}
+				if len(hs) > 0 {
+					do(t, "POST", e.gws[(c+1)%2].URL()+"/v1/groups/grow-g/ack", map[string]any{"receiptHandles": hs}, nil)
+				}
 			}
+		}()
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := len(order)
+		mu.Unlock()
+		if n >= total || time.Now().After(deadline) {
+			break
 		}
-		return out
+		time.Sleep(100 * time.Millisecond)
 	}
-	if got := receive(2 * time.Second); len(got) != 1 || got[0] != "k-2" {
-		t.Fatalf("receive = %v, want [k-2]", got)
-	}
+	close(stop)
+	wg.Wait()
 
-	// The stale delivery of k-1 comes in after k-2 was handed out.
-	b.mu.Lock()
-	st := b.stash["fence-g/"]
-	b.mu.Unlock()
-	b.stashOne(st, pulled{msg: first, ref: ref, at: time.Now()})
-	if got := receive(2 * time.Second); len(got) != 1 || got[0] != "k-3" {
-		t.Fatalf("receive after a stale delivery of k-1 = %v, want [k-3] (k-1 again is an ORDERLY inversion)", got)
-	}
-
-	// A reset to the first offset: k-1 is behind the claim (k-3), which
-	// was made for the consumer's earlier incarnation.
-	if _, err := b.ResetOffsets(ctx, "fence-g", "", "fence", core.ConsumeFromFirstOffset, time.Time{}); err != nil {
-		t.Fatal(err)
-	}
-	if got := receive(5 * time.Second); len(got) != 1 || got[0] != "k-1" {
-		t.Fatalf("receive after a reset = %v, want [k-1]", got)
-	}
-}
-
-// singleNode is a backend on its own one-server in-process cluster.
-func singleNode(t *testing.T) (*Backend, *nats.Conn) {
-	t.Helper()
-	cl, err := jstest.Start(t.TempDir(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Shutdown)
-	nc, err := nats.Connect(cl.URLs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	b, err := Open(context.Background(), Options{Conn: nc, Key: []byte(strings.Repeat("k", 32)), Replicas: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close(context.Background()) })
-	return b, nc
-}
-
-// A group's DLQ stream is made with the group (not by its first dead
-// letter, which then waited for it), and again when the group is deleted
-// and made again through the same instance.
-func TestDLQStreamWithGroup(t *testing.T) {
-	b, _ := singleNode(t)
-	ctx := context.Background()
-	if _, _, err := b.PutTopic(core.TopicConfig{Name: "dlqg", Queues: 1}); err != nil {
-		t.Fatal(err)
-	}
-	cfg := core.GroupConfig{Name: "dlqg-g", Subscriptions: []core.Subscription{{Topic: "dlqg", Filter: "*"}},
-		MessageModel: core.Clustering, ConsumeMode: core.Concurrently, ConsumeFrom: core.ConsumeFromFirstOffset}
-	for round := range 2 {
-		if _, _, err := b.PutGroup(ctx, cfg); err != nil {
-			t.Fatal(err)
+	seen := map[string]int{} // key → next index expected
+	inversions, redelivered := 0, 0
+	for _, o := range order {
+		body, times, _ := strings.Cut(o, "#")
+		key, idx, _ := strings.Cut(body, "/")
+		i, _ := strconv.Atoi(idx)
+		if times != "0" {
+			redelivered++
 		}
-		if _, err := b.js.Stream(ctx, dlqStream("dlqg-g")); err != nil {
-			t.Fatalf("round %d: the DLQ stream after PUT group: %v", round, err)
+		if i != seen[key] {
+			inversions++
+			t.Errorf("%s received when %s/%d was next", body, key, seen[key])
 		}
-		if err := b.DeleteGroup(ctx, "dlqg-g"); err != nil {
-			t.Fatal(err)
-		}
+		seen[key] = max(seen[key], i+1)
+	}
+	if len(order) != total || inversions != 0 || redelivered != 0 {
+		t.Fatalf("received %d of %d, %d inversions, %d with reconsumeTimes > 0: %v", len(order), total, inversions, redelivered, order)
 	}
 }
