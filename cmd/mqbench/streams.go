@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -57,6 +58,7 @@ type streamsConfig struct {
 	Cases          string
 	Peers          string
 	JSON           bool
+	CPUProfile     string
 }
 
 func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -86,6 +88,7 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&c.Cases, "cases", "publish,consume,latency", "which kinds of case to run (publish is needed for consume)")
 	fs.StringVar(&c.Peers, "peers", "", "../shared/peers results (JSON lines) of the same session: report the issue's ratios to them")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this client process (the load generator) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,6 +114,17 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if peers, err = readPeers(c.Peers); err != nil {
 			return usagef("--peers: %v", err)
 		}
+	}
+	if c.CPUProfile != "" {
+		f, err := os.Create(c.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep, err := runStreams(ctx, c, stderr)
 	if err != nil && len(rep.Runs) == 0 {
