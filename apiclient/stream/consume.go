@@ -188,9 +188,15 @@ type settleFrame struct {
 // settle sends one settlement frame and returns its future.
 func (c *Consumer) settle(f settleFrame) *Future[[]apiclient.HandleResult] {
 	fut := newFuture[[]apiclient.HandleResult]()
-	err := c.send(func(id string) any { f.ID = id; return f }, func(a *frame, err error) {
+	id := c.newID()
+	f.ID = id
+	err := c.sendRaw(id, encodeSettleFrame(&f), func(a *frame, err error) {
 		var rs []apiclient.HandleResult
-		if err == nil {
+		switch {
+		case err != nil:
+		case a.fastResults:
+			rs = a.handles
+		default:
 			err = json.Unmarshal(a.Results, &rs)
 		}
 		fut.complete(rs, err)

@@ -169,6 +169,12 @@ type frame struct {
 	// Results are handle results (consume) or publish results (publish).
 	Results json.RawMessage    `json:"results"`
 	Problem *apiclient.Problem `json:"problem"`
+
+	// fastResults: the fast path (fastframe.go) decoded the results
+	// already, into handles (a results frame) or confirms (a confirm).
+	fastResults bool
+	handles     []apiclient.HandleResult
+	confirms    []apiclient.PublishResult
 }
 
 // conn is what both streams share: the socket, the reader goroutine and
@@ -384,7 +390,7 @@ func (s *conn) read() {
 			continue
 		}
 		var f frame
-		if json.Unmarshal(b, &f) != nil {
+		if !fastFrame(b, &f) && json.Unmarshal(b, &f) != nil {
 			continue // not the protocol; nothing to match it to
 		}
 		switch f.Type {
@@ -453,11 +459,14 @@ func (s *conn) end(readErr error) {
 	close(s.done)
 }
 
+// newID is the id of the next frame sent.
+func (s *conn) newID() string { return strconv.FormatUint(s.nextID.Add(1), 36) }
+
 // send registers cb under a new id, then writes the frame build(id)
 // makes. cb is called exactly once: with the answer, or with the error
 // that kept it from coming.
 func (s *conn) send(build func(id string) any, cb func(*frame, error)) error {
-	id := strconv.FormatUint(s.nextID.Add(1), 36)
+	id := s.newID()
 	b, err := json.Marshal(build(id))
 	if err != nil {
 		return err
