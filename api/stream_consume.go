@@ -527,8 +527,12 @@ func (c *consumeStream) reader() {
 	bad := 0
 	for {
 		c.fmu.Lock()
-		for len(c.pend) >= maxPendingSettles && c.ctx.Err() == nil {
-			c.pendCond.Wait()
+		if len(c.pend) >= maxPendingSettles && c.ctx.Err() == nil {
+			release := c.hold()
+			for len(c.pend) >= maxPendingSettles && c.ctx.Err() == nil {
+				c.pendCond.Wait()
+			}
+			release()
 		}
 		c.fmu.Unlock()
 		if !c.waitOutput(maxQueuedOutput) {
