@@ -160,7 +160,7 @@ func parseConsumeParams(r *http.Request) (consumeParams, error) {
 			}
 			p.consumerID = v
 		case "invisibleSeconds":
-			p.invisible = int(queryInt(&fe, k, v, 1, int64(gateway.MaxInvisible/time.Second)))
+			p.invisible = int(queryInt(&fe, k, v, minInvisibleSeconds, maxInvisibleSeconds))
 		case "maxOutstandingMessages":
 			p.maxMsgs = int(queryInt(&fe, k, v, 1, maxOutstandingMessages))
 		case "maxOutstandingBytes":

@@ -69,7 +69,7 @@ func (o *Options) setDefaults() {
 		o.DelayLevels = DefaultDelayLevels
 	}
 	if o.MaxDelay <= 0 {
-		o.MaxDelay = 40 * 24 * time.Hour
+		o.MaxDelay = core.MaxDelay
 	}
 	if o.RetentionCheckInterval <= 0 {
 		o.RetentionCheckInterval = time.Minute
