@@ -279,13 +279,18 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	}
 	var keep []cand
 	var skip []string
+	var og orderlyGateState
 	for _, p := range items {
 		meta, ok := parseAck(p.msg.Reply)
 		if !ok {
 			continue
 		}
 		m := decodeMessage(p.msg.Subject, p.msg.Header, p.msg.Data, meta.sseq, meta.ts)
-		m.ReconsumeTimes = int(meta.delivered) - 1
+		returns := 0
+		if p.ref.queue >= 0 {
+			returns = b.fenceReturns(ctx, meta) // not failures (fence.go)
+		}
+		m.ReconsumeTimes = int(meta.delivered) - 1 - returns
 		if policy.Exhausted(m.ReconsumeTimes, g.MaxReconsumeTimes) {
 			// Failed by lease expiry more often than allowed.
 			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1, expiredReason); err != nil {
@@ -295,6 +300,9 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventDeadLettered})
 			}
 			continue
+		}
+		if p.ref.queue >= 0 && b.orderlyGate(ctx, g, consumerID, &og, p, meta, m, returns) {
+			continue // parked, skipped or held at a growth fence (blocked.go, fence.go)
 		}
 		if f, ok := filters[p.ref.topic]; ok && !f.All() && !f.MatchTags(m.Tags) {
 			skip = append(skip, p.msg.Reply)
@@ -374,6 +382,9 @@ type lease struct {
 	consumerID      string
 	reply           string // the JetStream ack subject
 	meta            ackMeta
+	// ended: an operator ended the message (skip, park: blocked.go); a
+	// late ack is expired even though the ack floor passed it.
+	ended bool
 }
 
 // sealedVersion is the first byte of this backend's handle payloads (the
@@ -505,6 +516,7 @@ func (b *Backend) check(ctx context.Context, group, h string, now time.Time) (le
 	}
 	deadline := l.deadline
 	if found {
+		l.ended = o.delivered == endedDelivery
 		switch {
 		case o.delivered > l.delivered:
 			return l, gateway.HandleExpired, nil // delivered again since
@@ -566,7 +578,7 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 	for i, h := range handles {
 		res[i].ReceiptHandle = h
 		l, st := checked[i].l, checked[i].st
-		if st == gateway.HandleExpired && b.ackedBefore(ctx, l) {
+		if st == gateway.HandleExpired && !l.ended && b.ackedBefore(ctx, l) {
 			st = gateway.HandleOK
 		} else if st == gateway.HandleOK {
 			subs, idx = append(subs, l.reply), append(idx, i)
@@ -635,7 +647,7 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 		if st != gateway.HandleOK {
 			continue
 		}
-		times := int(l.delivered) - 1
+		times := int(l.delivered) - 1 - b.fenceReturns(ctx, l.meta)
 		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now, reason: reason}); err != nil {
 			return nil, err
 		}
@@ -652,6 +664,7 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 			return nil, errs[0]
 		}
 		b.recordSettle(l, tlEvent{Type: gateway.EventRetryScheduled, DelayLevel: out.Level})
+		b.noteNack(ctx, l, times, reason) // ORDERLY: the queue is blocked (blocked.go)
 	}
 	return res, nil
 }
