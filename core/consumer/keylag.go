@@ -4,11 +4,6 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
-// KeyLag is the unfinished work of one ordering key as this client sees it:
-// the messages of the key it has pulled and not yet finished (cached in
-// its ProcessQueues, consuming ones included).
-type KeyLag = core.KeyLag
-
 // KeyLags aggregates the ProcessQueues of the client's ORDERLY queues per
 // (queue, shardingKey). It sees what was pulled (up to the pull
 // thresholds), not what is still only in the store. Cost: one pass over

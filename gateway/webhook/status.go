@@ -2,15 +2,9 @@ package webhook
 
 import (
 	"time"
-
-	"github.com/mqgate/mqgate/core"
 )
 
-// Status is a snapshot of one group's push delivery (core.PushStatus,
-// the seam's type).
-type Status = core.PushStatus
-
-// stats is the mutable part of Status, guarded by Pusher.mu.
+// stats is the mutable part of core.PushStatus, guarded by Pusher.mu.
 type stats struct {
 	delivered, failed   uint64
 	consecutiveFailures int
