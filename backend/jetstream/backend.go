@@ -90,9 +90,11 @@ type Backend struct {
 	// under mu.
 	pushers      map[string]*webhook.Pusher
 	checkPushURL func(ctx context.Context, url string) error
-	pulls        map[string]bool // consumers with a waiting pull from this instance
-	stop         chan struct{}
-	wg           sync.WaitGroup
+	pulls        map[string]bool     // consumers with a waiting pull from this instance
+	lanes        map[string]*pubLane // coalesced publishes by stream (coalesce.go), under mu
+	laneCounters
+	stop chan struct{}
+	wg   sync.WaitGroup
 
 	mu         sync.Mutex
 	rr         map[string]uint32 // round-robin queue choice per topic
@@ -148,7 +150,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b := &Backend{opts: opts, log: opts.Logger, sealer: sealer, rr: map[string]uint32{},
 		drain: make(chan struct{}), waiting: map[string]int{}, stash: map[string]*stash{},
-		pulls: map[string]bool{}, stop: make(chan struct{}), pushers: map[string]*webhook.Pusher{}}
+		pulls: map[string]bool{}, lanes: map[string]*pubLane{}, stop: make(chan struct{}), pushers: map[string]*webhook.Pusher{}}
 	b.nc = opts.Conn
 	if b.nc == nil {
 		no := []nats.Option{nats.Name("mqgate " + opts.InstanceID), nats.MaxReconnects(-1)}

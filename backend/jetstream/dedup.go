@@ -129,7 +129,7 @@ func (b *Backend) putIdempotent(ctx context.Context, t core.Topic, msgs []core.P
 		for k, i := range fresh {
 			batch[k] = msgs[i]
 		}
-		stored, err := b.putNew(ctx, t, batch)
+		stored, err := b.putNew(ctx, t, batch, false)
 		if err == nil {
 			for k, i := range fresh {
 				out[i] = stored[k]
