@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -93,8 +94,10 @@ type Backend struct {
 	pulls        map[string]bool     // consumers with a waiting pull from this instance
 	lanes        map[string]*pubLane // coalesced publishes by stream (coalesce.go), under mu
 	laneCounters
-	stop chan struct{}
-	wg   sync.WaitGroup
+	view                         overrideView  // the leases bucket as this instance follows it (overrides.go)
+	overrideReads, overrideSkips atomic.Uint64 // settles' override reads made and skipped
+	stop                         chan struct{}
+	wg                           sync.WaitGroup
 
 	mu         sync.Mutex
 	rr         map[string]uint32 // round-robin queue choice per topic
@@ -228,7 +231,11 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("jetstream: leases bucket: %w", err)
 	}
-	return b.createTimeline(ctx)
+	if err := b.createTimeline(ctx); err != nil {
+		return err
+	}
+	b.startOverrideView(ctx)
+	return nil
 }
 
 // CheckServerVersion refuses a server older than MinServerVersion.
@@ -304,6 +311,7 @@ func (b *Backend) Close(ctx context.Context) error {
 	b.closed = true
 	close(b.stop)
 	b.mu.Unlock()
+	b.view.close()
 	b.wg.Wait()
 	b.closeConn()
 	return nil

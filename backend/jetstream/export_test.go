@@ -5,3 +5,9 @@ package jetstream
 func (b *Backend) LaneCounts() (batches, publishes uint64) {
 	return b.laneBatches.Load(), b.lanePublishes.Load()
 }
+
+// OverrideCounts is how many lease override reads settles made and
+// skipped (overrides.go).
+func (b *Backend) OverrideCounts() (reads, skips uint64) {
+	return b.overrideReads.Load(), b.overrideSkips.Load()
+}
