@@ -23,7 +23,11 @@ import (
 // sequence of its last override, the barrier — waits until its view has
 // applied that far (then every override stored before the settle began
 // is in the view), and reads the override only of handles whose consumer
-// had one written at or after (within clockSkew) their delivery. A view
+// had one written at or after (within clockSkew) their message's time.
+// That time is the one the ack subject carries, when the stream stored
+// the message: before any delivery of it, so the test errs towards
+// reading (a consumer nacked at N reads for messages stored before N
+// until they are settled, and skips those stored after). A view
 // that cannot catch up within viewWait, or that is not running, reads
 // every handle's override as before.
 
@@ -57,8 +61,8 @@ func (b *Backend) startOverrideView(ctx context.Context) {
 	v.newest = map[string]time.Time{}
 	v.moved = make(chan struct{})
 	// Every override after this instant is in the view; one before it
-	// may not be. A delivery before since+clockSkew (by the servers'
-	// clocks) may have one of those.
+	// may not be. A message stored before since+clockSkew (by the
+	// servers' clocks) may have one of those.
 	since := time.Now()
 	st, err := b.js.Stream(ctx, leasesStream)
 	if err != nil {
@@ -157,7 +161,8 @@ func (b *Backend) barrier(ctx context.Context) error {
 
 // mayHaveOverride reports whether l's delivery may have an override
 // (after a barrier): its consumer had one written at or after the
-// delivery, or the delivery is older than the view.
+// message was stored (no delivery of it is older), or the message is
+// older than the view.
 func (v *overrideView) mayHaveOverride(l lease) bool {
 	at := l.meta.ts
 	v.mu.Lock()

@@ -15,8 +15,8 @@ func TestSettleReadsOnlyOverridden(t *testing.T) {
 	a, b := e.gws[0], e.gws[1]
 	e.topic("ovr", 2)
 	e.group("ovr-g", groupCfg("ovr", map[string]any{"invisibleSeconds": 30}))
-	// Deliveries within the clock-skew margin of a view's start are
-	// always read: let both views be older than that.
+	// Messages stored within the clock-skew margin of a view's start
+	// are always read: let both views be older than that.
 	time.Sleep(2100 * time.Millisecond)
 	for i := 0; i < 4; i++ {
 		e.publish(a.URL(), "ovr", map[string]any{"body": fmt.Sprint(i)})

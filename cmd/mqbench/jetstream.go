@@ -122,8 +122,20 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	runs = make([][]jsBenchRow, len(picked))
+	// A warm-up publish on every system first: the first system to run
+	// on a new cluster otherwise pays for its elections and cold caches.
+	for _, s := range picked {
+		n, err := warmUp(ctx, s, c)
+		if err != nil {
+			return fmt.Errorf("%s: warm-up: %w", s.label(), err)
+		}
+		fmt.Fprintf(stderr, "warm-up: %d publishes on %s\n", n, s.label())
+	}
 	for r := 0; r < c.runs && ctx.Err() == nil; r++ {
-		for i, s := range picked {
+		// Each round starts at another system, so none always runs first.
+		for k := range picked {
+			i := (k + r) % len(picked)
+			s := picked[i]
 			// Each round gets topics of its own (a system's earlier
 			// round left its messages and consumers behind).
 			row, err := runJSBench(ctx, s, c, fmt.Sprintf("r%d", r))
@@ -158,6 +170,33 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 			r.VsDirect.Publish, r.VsDirect.ReceiveAck, r.VsDirect.P99)
 	}
 	return nil
+}
+
+// warmUp publishes to s for a second (at most 2,000 messages), unrecorded,
+// and says how many it stored (for CPU per message from --cpuprofile).
+func warmUp(ctx context.Context, s benchSUT, c jsBenchConfig) (int64, error) {
+	if err := s.setup(ctx, "warm"); err != nil {
+		return 0, err
+	}
+	var ok atomic.Int64
+	body := bytes.Repeat([]byte("x"), c.size)
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < c.concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for wctx.Err() == nil && n.Add(1) <= 2000 {
+				if s.publish(wctx, "warm", body) == nil {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return ok.Load(), nil
 }
 
 // medianRow is the median of each figure over a system's rounds (each
