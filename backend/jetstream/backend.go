@@ -83,9 +83,11 @@ type Backend struct {
 
 	topics  topicCache
 	gc      groupCache
-	ensured sync.Map          // stream/consumer → group UpdatedAt it was made for
-	windows sync.Map          // topic/uid → its stream's duplicate window (dedup.go)
-	stash   map[string]*stash // by group / consumerId: messages pulled, not yet received
+	ensured sync.Map // stream/consumer → group UpdatedAt it was made for
+	windows sync.Map // topic/uid → its stream's duplicate window (dedup.go)
+	// indexReady: topic/uid whose stream holds indexSubjects (topics.go)
+	indexReady sync.Map
+	stash      map[string]*stash // by group / consumerId: messages pulled, not yet received
 	// pushers are this instance's webhook pushers by group (push.go);
 	// checkPushURL is the webhook guard's URL check (StartPush). Both
 	// under mu.

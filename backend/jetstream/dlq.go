@@ -214,6 +214,9 @@ func (b *Backend) Message(topic, id string) (*core.Message, error) {
 		return nil, mapErr(err)
 	}
 	idx, err := st.GetLastMsgForSubject(ctx, idSubject(topic, id))
+	if errors.Is(err, jsapi.ErrMsgNotFound) { // stored before indexSubjects?
+		idx, err = st.GetLastMsgForSubject(ctx, legacyIndexSubject(idSubject(topic, id)))
+	}
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
 		return nil, notFound
 	} else if err != nil {
@@ -260,26 +263,29 @@ func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, 
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	// Entries stored before indexSubjects first (they are all older).
 	subj := keySubject(topic, key)
 	var out []*core.Message
-	for seq := uint64(1); ; {
-		idx, err := st.GetMsg(ctx, seq, jsapi.WithGetMsgSubject(subj))
-		if errors.Is(err, jsapi.ErrMsgNotFound) {
-			break
-		} else if err != nil {
-			return nil, mapErr(err)
-		}
-		seq = idx.Sequence + 1
-		m, err := b.indexed(ctx, st, idx)
-		if err != nil {
-			return nil, err
-		}
-		if m == nil || !slices.Contains(m.Keys, key) { // a hash collision
-			continue
-		}
-		out = append(out, m)
-		if len(out) > limit {
-			out = out[1:]
+	for _, subj := range []string{legacyIndexSubject(subj), subj} {
+		for seq := uint64(1); ; {
+			idx, err := st.GetMsg(ctx, seq, jsapi.WithGetMsgSubject(subj))
+			if errors.Is(err, jsapi.ErrMsgNotFound) {
+				break
+			} else if err != nil {
+				return nil, mapErr(err)
+			}
+			seq = idx.Sequence + 1
+			m, err := b.indexed(ctx, st, idx)
+			if err != nil {
+				return nil, err
+			}
+			if m == nil || !slices.Contains(m.Keys, key) { // a hash collision
+				continue
+			}
+			out = append(out, m)
+			if len(out) > limit {
+				out = out[1:]
+			}
 		}
 	}
 	return out, nil

@@ -127,13 +127,13 @@ func indexMsg(subject string, back int) *nats.Msg {
 }
 
 // idSubject and keySubject are a message's index entries in its topic's
-// stream (4 tokens: no consumer filter matches them). Keys are hashed:
+// stream, under indexSubjects (no consumer filter matches them). Keys are hashed:
 // they may hold any character.
-func idSubject(topic, id string) string { return "mq." + topic + ".i." + id }
+func idSubject(topic, id string) string { return "mqi." + topic + ".i." + id }
 
 func keySubject(topic, key string) string {
 	h := sha256.Sum256([]byte(key))
-	return "mq." + topic + ".k." + hex.EncodeToString(h[:20])
+	return "mqi." + topic + ".k." + hex.EncodeToString(h[:20])
 }
 
 func publishErr(err error) error {
