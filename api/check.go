@@ -8,7 +8,6 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // Hand checks for the hot request bodies (publish, batch publish,
@@ -18,7 +17,8 @@ import (
 // server's CPU and an ack request 2%. The tags stay: they document the
 // rules (and the OpenAPI limits beside them), TestHandChecksMatchTags
 // holds each check to the validator on the same values, and
-// TestPublishLimitsAreCores holds the tags to core's limits, which the
+// TestRequestLimitsAreCores holds the tags (and
+// TestOpenAPILimitsAreCores the document) to core's limits, which the
 // checks read. checkStruct uses a type's check when it has one.
 
 // checker is a request body with a hand check (checkStruct).
@@ -27,10 +27,13 @@ type checker interface {
 	check(fe *fieldErrors)
 }
 
-// Limits of request fields that the engine and gateway do not define.
+// The limits in seconds, as the request fields count them (core/limits.go
+// defines them as durations).
 const (
-	// maxDelaySeconds is delaySeconds' bound: 40 days.
-	maxDelaySeconds = 40 * 24 * 3600
+	maxDelaySeconds     = int64(core.MaxDelay / time.Second)     // delaySeconds
+	maxWaitSeconds      = int64(core.MaxWait / time.Second)      // waitSeconds
+	minInvisibleSeconds = int64(core.MinInvisible / time.Second) // invisibleSeconds
+	maxInvisibleSeconds = int64(core.MaxInvisible / time.Second) // invisibleSeconds
 )
 
 // entryField is the path of a field of a request: name itself, or
@@ -153,8 +156,8 @@ func checkHandles(handles []string, fe *fieldErrors) {
 		fe.add("receiptHandles", msgRequired)
 	case len(handles) == 0:
 		fe.add("receiptHandles", msgAtLeastOne)
-	case len(handles) > gateway.MaxHandles:
-		fe.add("receiptHandles", mostItems(gateway.MaxHandles))
+	case len(handles) > core.MaxHandles:
+		fe.add("receiptHandles", mostItems(core.MaxHandles))
 	default:
 		for j, h := range handles {
 			if runesOver(h, policy.MaxHandleLen) {
@@ -181,15 +184,12 @@ func (req *ExtendRequest) check(fe *fieldErrors) {
 	switch s := req.InvisibleSeconds; { // required,min=1,max=MaxInvisible
 	case s == 0:
 		fe.add("invisibleSeconds", msgRequired)
-	case s < 1:
-		fe.add("invisibleSeconds", atLeast(1))
+	case int64(s) < minInvisibleSeconds:
+		fe.add("invisibleSeconds", atLeast(minInvisibleSeconds))
 	case int64(s) > maxInvisibleSeconds:
 		fe.add("invisibleSeconds", atMost(maxInvisibleSeconds))
 	}
 }
-
-// maxInvisibleSeconds is the longest lease in seconds (gateway.MaxInvisible).
-const maxInvisibleSeconds = int64(gateway.MaxInvisible / time.Second)
 
 // check: maxMessages omitempty,min=1,max=MaxReceiveMessages; waitSeconds
 // omitempty,min=0,max=MaxWait; invisibleSeconds omitempty,min=1,max=MaxInvisible;
@@ -199,22 +199,22 @@ func (req *ReceiveRequest) check(fe *fieldErrors) {
 		switch {
 		case *n < 1:
 			fe.add("maxMessages", atLeast(1))
-		case *n > gateway.MaxReceiveMessages:
-			fe.add("maxMessages", atMost(gateway.MaxReceiveMessages))
+		case *n > core.MaxReceiveMessages:
+			fe.add("maxMessages", atMost(core.MaxReceiveMessages))
 		}
 	}
 	if n := req.WaitSeconds; n != nil {
 		switch {
 		case *n < 0:
 			fe.add("waitSeconds", atLeast(0))
-		case int64(*n) > int64(gateway.MaxWait/time.Second):
-			fe.add("waitSeconds", atMost(int64(gateway.MaxWait/time.Second)))
+		case int64(*n) > maxWaitSeconds:
+			fe.add("waitSeconds", atMost(maxWaitSeconds))
 		}
 	}
 	if n := req.InvisibleSeconds; n != nil {
 		switch {
-		case *n < 1:
-			fe.add("invisibleSeconds", atLeast(1))
+		case int64(*n) < minInvisibleSeconds:
+			fe.add("invisibleSeconds", atLeast(minInvisibleSeconds))
 		case int64(*n) > maxInvisibleSeconds:
 			fe.add("invisibleSeconds", atMost(maxInvisibleSeconds))
 		}

@@ -166,7 +166,7 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(got) > 0 {
 		if s.tracer != nil {
-			s.traceReceive(r, start, name, got)
+			s.traceReceive(requestContext(r), start, name, got)
 		}
 		writeAppended(w, http.StatusOK, appendReceived, got) // newReceiveResponse's JSON
 		return
@@ -216,7 +216,7 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.consume.Ack(r.Context(), name, req.ReceiptHandles)
 	if s.tracer != nil {
-		s.traceSettle(r, start, name, "ack", "ack", res, err)
+		s.traceSettle(requestContext(r), start, name, "ack", "ack", res, err)
 	}
 	s.answerHandles(w, r, res, err)
 }
@@ -251,11 +251,7 @@ func (s *Server) handleNack(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := s.nack(r, name, req)
 	if s.tracer != nil {
-		outcome := "nack"
-		if req.DelayLevel < 0 {
-			outcome = "dlq"
-		}
-		s.traceSettle(r, start, name, "nack", outcome, res, err)
+		s.traceSettle(requestContext(r), start, name, "nack", nackOutcome(req.DelayLevel), res, err)
 	}
 	s.answerHandles(w, r, res, err)
 }

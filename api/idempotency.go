@@ -6,6 +6,8 @@ import (
 	"hash"
 	"maps"
 	"slices"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 // Idempotent publish headers (API.md "Idempotent publish").
@@ -17,21 +19,12 @@ const (
 	headerReplayed = "Idempotent-Replayed"
 )
 
-const dedupIDRule = "must be 1 to 128 printable ASCII characters"
+// dedupIDRule and validDedupID are core's rule of an Idempotency-Key or
+// deduplicationId (1..core.MaxDedupIDLen printable ASCII characters),
+// which the backends check again.
+const dedupIDRule = core.DedupIDRule
 
-// validDedupID checks an Idempotency-Key or deduplicationId: 1..128
-// printable ASCII characters (space included).
-func validDedupID(s string) bool {
-	if len(s) == 0 || len(s) > 128 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
-}
+func validDedupID(s string) bool { return core.ValidDedupID(s) }
 
 // requestHash fingerprints a publish as the client sent it (not as
 // converted: delaySeconds is hashed, not the deliverAt it becomes), so a

@@ -249,7 +249,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	} else {
 		ctx, span := s.startPublish(r.Context(), start, topic, pms, false)
 		res, err = s.put(ctx, topic, pms)
-		endPublish(span, res, err)
+		endPublish(span, err)
 	}
 	s.metrics.observePublish("single", 1, len(pm.Body), err)
 	if err != nil {
@@ -356,7 +356,7 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	} else {
 		ctx, span := s.startPublish(requestContext(r), start, topic, pms, true)
 		res, err = s.put(ctx, topic, pms)
-		endPublish(span, res, err)
+		endPublish(span, err)
 	}
 	s.metrics.observePublish("batch", len(pms), total, err)
 	if err != nil {

@@ -78,6 +78,11 @@ type Options struct {
 	// settlement spans (api/trace.go). Nil: tracing off, and no tracing
 	// work at all on any request.
 	Tracer *tracing.Tracer
+	// GroupCommitSpans says the engine records the durable commit as one
+	// span per group commit (engine.Options.GroupCommitted, the embedded
+	// store); otherwise a traced publish records its own commit span
+	// (JetStream: the wait for the publish acks).
+	GroupCommitSpans bool
 }
 
 // DefaultBodyReadTimeout is Options.BodyReadTimeout's default.
@@ -106,6 +111,7 @@ type Server struct {
 	backup      Backuper        // nil: no backups
 	writeTTL    time.Duration   // WriteTimeout, added to a receive's wait
 	tracer      *tracing.Tracer // Options.Tracer; nil: tracing off
+	groupSpans  bool            // Options.GroupCommitSpans
 
 	streamOpts StreamOptions  // Options.Streams, with defaults
 	streams    streamRegistry // the live WebSocket streams
@@ -147,6 +153,7 @@ func New(opts Options) *Server {
 		writeTTL:    opts.WriteTimeout,
 		streamOpts:  opts.Streams,
 		tracer:      opts.Tracer,
+		groupSpans:  opts.GroupCommitSpans,
 	}
 	s.streamOpts.defaults()
 	if s.bodyTimeout <= 0 {

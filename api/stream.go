@@ -376,7 +376,11 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request, readLimit int64)
 		return nil, err
 	}
 	conn.SetReadLimit(readLimit)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	base := r.Context()
+	if s.tracer != nil {
+		base = requestContext(r) // the upgrade's traceparent: the parent of the stream's spans
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
 	st := &stream{
 		s: s, id: newStreamID(), conn: conn, raw: hw.conn,
 		log:    loggerFrom(r.Context(), s.log).With().Str("path", r.URL.Path).Logger(),

@@ -157,7 +157,7 @@ func parseConsumeParams(r *http.Request) (consumeParams, error) {
 			}
 			p.consumerID = v
 		case "invisibleSeconds":
-			p.invisible = int(queryInt(&fe, k, v, 1, int64(gateway.MaxInvisible/time.Second)))
+			p.invisible = int(queryInt(&fe, k, v, minInvisibleSeconds, maxInvisibleSeconds))
 		case "maxOutstandingMessages":
 			p.maxMsgs = int(queryInt(&fe, k, v, 1, maxOutstandingMessages))
 		case "maxOutstandingBytes":
@@ -324,6 +324,10 @@ func (c *consumeStream) pump() {
 		if rc != nil {
 			n = rc.Max
 		}
+		var start time.Time
+		if c.s.tracer != nil {
+			start = time.Now()
+		}
 		got, err := c.s.consume.Receive(c.ctx, c.group, gateway.ReceiveRequest{
 			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
@@ -341,6 +345,9 @@ func (c *consumeStream) pump() {
 		if len(got) == 0 {
 			c.sayEmpty()
 			continue
+		}
+		if c.s.tracer != nil {
+			c.s.traceReceive(c.ctx, start, c.group, got)
 		}
 		c.deliver(got)
 	}
@@ -675,7 +682,14 @@ func (c *consumeStream) settler() {
 				handles = append(handles, items[j].handles...)
 				j++
 			}
+			var start time.Time
+			if c.s.tracer != nil {
+				start = time.Now()
+			}
 			res, err := c.s.consume.Ack(ctx, c.group, handles)
+			if c.s.tracer != nil {
+				c.s.traceSettle(ctx, start, c.group, "ack", "ack", res, err)
+			}
 			if err != nil {
 				for k := i; k < j; k++ {
 					c.sendError(items[k].id, err)
@@ -707,10 +721,17 @@ func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {
 	var err error
 	switch it.kind {
 	case FrameNack:
+		var start time.Time
+		if c.s.tracer != nil {
+			start = time.Now()
+		}
 		if rn, ok := c.s.consume.(gateway.ReasonNacker); ok && it.reason != "" {
 			res, err = rn.NackReason(ctx, c.group, it.handles, it.level, it.reason)
 		} else {
 			res, err = c.s.consume.Nack(ctx, c.group, it.handles, it.level)
+		}
+		if c.s.tracer != nil {
+			c.s.traceSettle(ctx, start, c.group, "nack", nackOutcome(it.level), res, err)
 		}
 	case FrameExtend:
 		res, err = c.s.consume.Extend(ctx, c.group, it.handles, it.invisible)

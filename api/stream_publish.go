@@ -162,6 +162,10 @@ func (p *publishStream) answerError(id string, msgs int, bytes int64, err error)
 // handle checks one frame and hands it to the engine; false when it
 // was refused.
 func (p *publishStream) handle(b []byte) bool {
+	var start time.Time
+	if p.s.tracer != nil {
+		start = time.Now()
+	}
 	size := int64(len(b))
 	var f clientFrame
 	if !fastPublishFrame(b, &f) {
@@ -199,7 +203,7 @@ func (p *publishStream) handle(b []byte) bool {
 	p.unconfBytes += size
 	p.inflight.Add(1)
 	p.mu.Unlock()
-	go p.publish(f.ID, pms, f.Message == nil, size)
+	go p.publish(f.ID, pms, f.Message == nil, size, start)
 	return true
 }
 
@@ -294,8 +298,10 @@ func (p *publishStream) check(f *clientFrame) ([]core.PutMessage, error) {
 }
 
 // publish stores pms and answers the frame: a confirm once durable, or
-// an error frame.
-func (p *publishStream) publish(id string, pms []core.PutMessage, batch bool, size int64) {
+// an error frame. With tracing on, a frame is a publish span as a REST
+// publish is (a single message's, or a batch's linked to its entries),
+// from when the frame was read (start).
+func (p *publishStream) publish(id string, pms []core.PutMessage, batch bool, size int64, start time.Time) {
 	defer p.inflight.Done()
 	kind := "single"
 	total := 0
@@ -307,7 +313,16 @@ func (p *publishStream) publish(id string, pms []core.PutMessage, batch bool, si
 	}
 	// Not the stream's context: a publish handed to the engine is carried
 	// out and answered even while the stream closes.
-	res, err := p.s.engine.Put(context.WithoutCancel(p.ctx), p.topic, pms)
+	ctx := context.WithoutCancel(p.ctx)
+	var res []core.PutResult
+	var err error
+	if p.s.tracer == nil {
+		res, err = p.s.engine.Put(ctx, p.topic, pms)
+	} else {
+		ctx, span := p.s.startPublish(ctx, start, p.topic, pms, batch)
+		res, err = p.s.put(ctx, p.topic, pms)
+		endPublish(span, err)
+	}
 	p.s.metrics.observePublish(kind, len(pms), total, err)
 	if err == nil && len(res) != len(pms) {
 		err = fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms))

@@ -26,11 +26,13 @@ import (
 // Out: every message shown (receive, stream, browse, webhook body)
 // carries its traceparent; a webhook push sends it as a header.
 //
-// Spans, only when s.tracer is set (tracing on): publish (SERVER) with
-// its durable commit (INTERNAL) as a child; receive (CONSUMER), linked to
-// each received message's creation context; ack and nack (SERVER,
-// messaging.operation.type settle). Off, none of this runs: every entry
-// point tests s.tracer first.
+// Spans, only when s.tracer is set (tracing on): publish (SERVER), REST
+// or a stream's publish frame, whose durable commit is the engine's
+// commit span per group commit (linked to it) or, on JetStream, a child
+// commit span (INTERNAL); receive (CONSUMER), REST or a consume stream's,
+// linked to each received message's creation context; ack and nack
+// (SERVER, messaging.operation.type settle), REST or stream frames. Off,
+// none of this runs: every entry point tests s.tracer first.
 
 // Header names as net/http keys them (canonical), read straight from
 // the map so that a request without them costs no allocation.
@@ -107,15 +109,16 @@ func (s *Server) startPublish(ctx context.Context, start time.Time, topic string
 			}
 		}
 	}
-	attrs := []attribute.KeyValue{tracing.System, tracing.Destination(topic), tracing.OpSend, tracing.Operation("publish")}
+	sh := s.tracer.Shape("publish", tracing.OpSend, topic, tracing.Destination)
+	opts := make([]trace.SpanStartOption, 0, 4)
+	opts = append(opts, tracing.KindServer, trace.WithTimestamp(start), sh.Attrs)
 	if batch {
-		attrs = append(attrs, tracing.BatchCount(len(pms)))
+		opts = append(opts, trace.WithAttributes(tracing.BatchCount(len(pms))))
 	}
-	opts := []trace.SpanStartOption{tracing.KindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...)}
 	if len(links) > 0 {
 		opts = append(opts, trace.WithLinks(links...))
 	}
-	ctx, span := s.tracer.Start(ctx, "publish "+topic, opts...)
+	ctx, span := s.tracer.Start(ctx, sh.Name, opts...)
 	if span.IsRecording() {
 		tp, ts := tracing.Format(span.SpanContext())
 		for i := range pms {
@@ -127,24 +130,32 @@ func (s *Server) startPublish(ctx context.Context, start time.Time, topic string
 	return ctx, span
 }
 
-// put is engine.Put with, when the publish is traced, a span for the
-// durable commit (the wait for the synced transaction).
+// put is engine.Put with, when the publish is traced and the engine does
+// not record its group commits (JetStream), a span for the durable commit
+// (the wait for the publish acks). The embedded engine records one commit
+// span per group commit instead, linked to the publish spans it made
+// durable (tracing.GroupCommitted): under load a group holds tens of
+// publishes, so that is a fraction of a span per publish instead of one.
 func (s *Server) put(ctx context.Context, topic string, pms []core.PutMessage) ([]core.PutResult, error) {
-	if s.tracer == nil || !trace.SpanFromContext(ctx).IsRecording() {
+	if s.tracer == nil || s.groupSpans || !trace.SpanFromContext(ctx).IsRecording() {
 		return s.engine.Put(ctx, topic, pms)
 	}
-	cctx, span := s.tracer.Start(ctx, "commit "+topic, tracing.KindInternal,
-		trace.WithAttributes(tracing.System, tracing.Destination(topic), tracing.BatchCount(len(pms))))
+	cctx, span := s.tracer.Start(ctx, "commit "+topic, tracing.KindInternal, commitAttrs,
+		trace.WithAttributes(tracing.Destination(topic), tracing.BatchCount(len(pms))))
 	res, err := s.engine.Put(cctx, topic, pms)
 	endSpan(span, err)
 	return res, err
 }
 
-// endPublish ends a publish span with the message id of a single publish.
-func endPublish(span trace.Span, res []core.PutResult, err error) {
-	if len(res) == 1 && err == nil {
-		span.SetAttributes(tracing.MessageID(res[0].MessageID))
-	}
+// commitAttrs are the per-publish commit span's constant attributes.
+var commitAttrs = trace.WithAttributes(tracing.System, tracing.Operation("commit"))
+
+// endPublish ends a publish span. It does not name the message id (a
+// recommended attribute, not a required one): set after the start it
+// costs the span a second attribute slice and the export three objects,
+// on every publish. The id is on the receive and push spans of one
+// message, which link to this span.
+func endPublish(span trace.Span, err error) {
 	endSpan(span, err)
 }
 
@@ -162,8 +173,11 @@ func endSpan(span trace.Span, err error) {
 // headers, linked to each message's creation context (the delivery spans
 // of the messaging conventions). A receive that got nothing records no
 // span: an idle long poll is not a delivery.
-func (s *Server) traceReceive(r *http.Request, start time.Time, group string, got []gateway.Received) {
-	ctx := requestContext(r)
+//
+// ctx holds the parent: the receive request's trace context, or a consume
+// stream's (its upgrade request's traceparent), whose every receive that
+// leased messages is one such span.
+func (s *Server) traceReceive(ctx context.Context, start time.Time, group string, got []gateway.Received) {
 	links := make([]trace.Link, 0, min(len(got), tracing.MaxLinks))
 	topic := got[0].Message.UserTopic()
 	for _, m := range got {
@@ -176,7 +190,8 @@ func (s *Server) traceReceive(r *http.Request, start time.Time, group string, go
 			}
 		}
 	}
-	attrs := []attribute.KeyValue{tracing.System, tracing.Group(group), tracing.OpReceive, tracing.Operation("receive")}
+	var buf [2]attribute.KeyValue
+	attrs := buf[:0]
 	if topic != "" {
 		attrs = append(attrs, tracing.Destination(topic))
 	}
@@ -186,8 +201,9 @@ func (s *Server) traceReceive(r *http.Request, start time.Time, group string, go
 	} else {
 		attrs = append(attrs, tracing.BatchCount(len(got)))
 	}
-	_, span := s.tracer.Start(ctx, "receive "+group, tracing.KindConsumer,
-		trace.WithTimestamp(start), trace.WithAttributes(attrs...), trace.WithLinks(links...))
+	sh := s.tracer.Shape("receive", tracing.OpReceive, group, tracing.Group)
+	_, span := s.tracer.Start(ctx, sh.Name, tracing.KindConsumer,
+		trace.WithTimestamp(start), sh.Attrs, trace.WithAttributes(attrs...), trace.WithLinks(links...))
 	span.End()
 }
 
@@ -199,8 +215,11 @@ func (s *Server) traceReceive(r *http.Request, start time.Time, group string, go
 // without a trace context records nothing: it names receipt handles, not
 // messages, so its span would be a trace of its own that nothing links
 // to (the settle metrics count it), at the cost of a span per ack.
-func (s *Server) traceSettle(r *http.Request, start time.Time, group, op, outcome string, res []gateway.HandleResult, err error) {
-	ctx := requestContext(r)
+//
+// ctx holds the trace context: the request's, or on a consume stream the
+// upgrade request's (one span per Ack call, which takes the ack frames
+// that arrived together, and per nack frame).
+func (s *Server) traceSettle(ctx context.Context, start time.Time, group, op, outcome string, res []gateway.HandleResult, err error) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
@@ -210,11 +229,20 @@ func (s *Server) traceSettle(r *http.Request, start time.Time, group, op, outcom
 			ok++
 		}
 	}
-	attrs := []attribute.KeyValue{tracing.System, tracing.Group(group), tracing.OpSettle,
-		tracing.Operation(op), tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok)}
+	var buf [3]attribute.KeyValue
+	attrs := append(buf[:0], tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok))
 	if len(res) > 1 {
 		attrs = append(attrs, tracing.BatchCount(len(res)))
 	}
-	_, span := s.tracer.Start(ctx, op+" "+group, tracing.KindServer, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	sh := s.tracer.Shape(op, tracing.OpSettle, group, tracing.Group)
+	_, span := s.tracer.Start(ctx, sh.Name, tracing.KindServer, trace.WithTimestamp(start), sh.Attrs, trace.WithAttributes(attrs...))
 	endSpan(span, err)
+}
+
+// nackOutcome is the mqgate.outcome of a nack at delay level level.
+func nackOutcome(level int) string {
+	if level < 0 {
+		return "dlq"
+	}
+	return "nack"
 }

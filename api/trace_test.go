@@ -1,17 +1,21 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/internal/tracing"
 )
 
@@ -45,7 +49,7 @@ func benchTracer(b *testing.B, opts ...sdktrace.TracerProviderOption) *tracing.T
 	if err != nil {
 		b.Fatal(err)
 	}
-	t := tracing.New(sdktrace.NewTracerProvider(append(opts, sdktrace.WithBatcher(exp))...))
+	t := tracing.New(sdktrace.NewTracerProvider(append(opts, tracing.Batcher(exp))...)) // as the binary batches
 	b.Cleanup(func() { _ = t.Shutdown(context.Background()) })
 	return t
 }
@@ -57,7 +61,7 @@ func benchTracer(b *testing.B, opts ...sdktrace.TracerProviderOption) *tracing.T
 //	go test -run XXX -bench 'PublishHandler(Traced)?$' -benchmem ./api
 func BenchmarkPublishHandlerTraced(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Logger: &log, Tracer: benchTracer(b)})
+	s := New(Options{Engine: putOnlyEngine{}, Logger: &log, Tracer: benchTracer(b), GroupCommitSpans: true})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
 }
@@ -68,7 +72,7 @@ func BenchmarkPublishHandlerTraced(b *testing.B) {
 func BenchmarkPublishHandlerSampled(b *testing.B) {
 	log := zerolog.New(io.Discard)
 	s := New(Options{Engine: putOnlyEngine{}, Logger: &log,
-		Tracer: benchTracer(b, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1))))})
+		Tracer: benchTracer(b, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1)))), GroupCommitSpans: true})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
 }
@@ -90,4 +94,70 @@ func BenchmarkAckHandlerTraced(b *testing.B) {
 			b.Fatalf("%d %s", w.Code, w.Body)
 		}
 	}
+}
+
+// benchEngine publishes 1 KiB messages through the whole handler to a
+// real engine (its group commit and fsync) from 64 goroutines, and
+// reports the process's CPU per publish (cpu-ns/op: the writer, syncer
+// and span exporter goroutines too, which ns/op misses). traced turns
+// tracing on as the binary has it: a publish span each, one commit span
+// per group commit.
+//
+//	go test -run XXX -bench 'PublishEngine(Traced)?$' -benchtime 20000x ./api
+func benchEngine(b *testing.B, traced bool) {
+	var tr *tracing.Tracer
+	var committed func(time.Time, []context.Context, int, error)
+	if traced {
+		tr = benchTracer(b)
+		committed = tr.GroupCommitted
+	}
+	eng, err := engine.Open(engine.Options{Dir: b.TempDir(), GroupCommitted: committed})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = eng.Close() })
+	log := zerolog.New(io.Discard)
+	s := New(Options{Engine: eng, Logger: &log, Tracer: tr, GroupCommitSpans: traced})
+	r := httptest.NewRequest("PUT", "/v1/topics/orders", strings.NewReader(`{"queues":4}`))
+	r.Header.Set("Content-Type", "application/json")
+	w := httptest.NewRecorder()
+	s.ServeHTTP(w, r)
+	if w.Code != 201 {
+		b.Fatalf("create topic: %d %s", w.Code, w.Body)
+	}
+	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
+	b.SetParallelism(32) // 64 publishers on 2 cores, as mqbench publish --concurrency 64
+	cpu0 := processCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			r := httptest.NewRequest("POST", "/v1/topics/orders/messages", bytes.NewReader(body))
+			r.Header.Set("Content-Type", "application/json")
+			w := httptest.NewRecorder()
+			s.ServeHTTP(w, r)
+			if w.Code != 201 {
+				b.Errorf("%d %s", w.Code, w.Body)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	if tr != nil {
+		_ = tr.Shutdown(context.Background()) // the queued spans' export counts too
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	ws := eng.WriterStats()
+	b.ReportMetric(float64(ws.Requests)/float64(max(ws.Groups, 1)), "reqs/group")
+}
+
+func BenchmarkPublishEngine(b *testing.B)       { benchEngine(b, false) }
+func BenchmarkPublishEngineTraced(b *testing.B) { benchEngine(b, true) }
+
+// processCPU is the process's user and system CPU time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

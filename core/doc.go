@@ -2,6 +2,13 @@
 // messages, consumer groups, message queues), the filter grammar and the
 // error codes that the HTTP layer maps to statuses.
 //
+// The limits of a request (body size, batch size, tags, keys, properties,
+// deduplicationId, delay; maxMessages, wait, lease, handles, reason) are
+// defined once, in limits.go, and checked once per backend by
+// ValidatePut, ReceiveRequest.Validate, ValidateHandles, ValidateNack and
+// ValidateLease (validate.go); core/limitstest is the suite every backend
+// runs against them.
+//
 // It imports nothing of the project but its leaf core/sqlfilter (the SQL92
 // filter grammar, standard library only), and nothing of HTTP or storage. Its
 // sub-packages hold the machinery:

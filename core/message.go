@@ -2,25 +2,6 @@ package core
 
 import "time"
 
-// Limits on what a client may publish (SPEC §1, API.md). This block is
-// the one definition: the engine enforces it (core/engine validatePut),
-// the store's layout is checked at compile time to hold it
-// (core/store/layout.go), and api's validate tags spell the same numbers
-// (api/limits_test.go compares them). Lengths of text are in characters
-// (Unicode code points), as the API counts them.
-const (
-	MaxMessageSize = 4 << 20 // body bytes (RocketMQ maxMessageSize)
-	MaxBatch       = 1000    // messages in one batch publish
-	MaxIDLength    = 64
-
-	MaxTagsLen          = 128  // characters of a message's tags
-	MaxKeys             = 32   // keys of one message
-	MaxKeyLen           = 128  // characters of one key, and of the sharding key
-	MaxProperties       = 64   // user properties of one message
-	MaxPropertyNameLen  = 128  // characters of a property name
-	MaxPropertyValueLen = 4096 // characters of a property value
-)
-
 // System property names (RocketMQ MessageConst). They live in
 // Message.SysProps, never in user Properties.
 const (
@@ -47,14 +28,6 @@ const (
 	// read or shadow them.
 	PropTraceParent = "TRACEPARENT"
 	PropTraceState  = "TRACESTATE"
-)
-
-// Limits on the trace context a publish may carry: a traceparent is 55
-// characters in version 00 (W3C Trace Context §3.2), a tracestate at most
-// 32 members of bounded length (§3.3); longer ones are refused.
-const (
-	MaxTraceParentLen = 55
-	MaxTraceStateLen  = 512
 )
 
 // PutMessage is one message as a client publishes it.

@@ -12,9 +12,6 @@ import (
 // shown as lastReason.
 const PropLastReason = "LAST_REASON"
 
-// MaxReasonLength bounds a reason, in characters.
-const MaxReasonLength = 256
-
 // ClipReason makes a reason fit for storing: valid UTF-8, control
 // characters as spaces, trimmed and cut to MaxReasonLength characters.
 func ClipReason(s string) string {

@@ -97,6 +97,75 @@ func (k *otlpSink) wait(t *testing.T, name string, n int) []*tracepb.Span {
 	}
 }
 
+// waitMatch returns the first span named name for which ok holds (or
+// fails after 15 s, saying what it waited for as what).
+func (k *otlpSink) waitMatch(t *testing.T, name, what string, ok func(*tracepb.Span) bool) *tracepb.Span {
+	t.Helper()
+	timer := time.AfterFunc(15*time.Second, func() {
+		k.mu.Lock()
+		k.cond.Broadcast()
+		k.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(15 * time.Second)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for {
+		if k.bad != "" {
+			t.Fatalf("OTLP receiver got a bad request: %s", k.bad)
+		}
+		for _, s := range k.spans {
+			if s.Name == name && ok(s) {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no span %q %s within 15 s", name, what)
+		}
+		k.cond.Wait()
+	}
+}
+
+// linksTo reports whether s links to the span named by traceparent tp.
+func linksTo(s *tracepb.Span, tp string) bool {
+	tr, sp := ids(tp)
+	for _, l := range s.Links {
+		if hex.EncodeToString(l.TraceId) == tr && hex.EncodeToString(l.SpanId) == sp {
+			return true
+		}
+	}
+	return false
+}
+
+// childOf reports whether s is a child of the span named by tp.
+func childOf(s *tracepb.Span, tp string) bool {
+	tr, sp := ids(tp)
+	return hex.EncodeToString(s.TraceId) == tr && hex.EncodeToString(s.ParentSpanId) == sp
+}
+
+// wantCommit checks the durable commit of the publish span pub: on the
+// embedded store one "commit" span per group commit, linked to the
+// publishes it made durable; on JetStream a "commit <topic>" child of
+// the publish (the wait for its publish acks).
+func wantCommit(t *testing.T, sink *otlpSink, js bool, topic string, pub *tracepb.Span) {
+	t.Helper()
+	tp := spanTraceparent(pub)
+	if js {
+		c := sink.waitMatch(t, "commit "+topic, "child of "+tp, func(s *tracepb.Span) bool { return childOf(s, tp) })
+		wantKind(t, c, tracepb.Span_SPAN_KIND_INTERNAL)
+		return
+	}
+	c := sink.waitMatch(t, "commit", "linked to "+tp, func(s *tracepb.Span) bool { return linksTo(s, tp) })
+	wantKind(t, c, tracepb.Span_SPAN_KIND_INTERNAL)
+	if len(c.ParentSpanId) != 0 {
+		t.Errorf("group commit span has parent %x; want none (it links to its publishes)", c.ParentSpanId)
+	}
+	wantAttrs(t, c, map[string]any{"messaging.system": "mqgate", "messaging.operation.name": "commit"})
+	if spanAttr(c, "messaging.batch.message_count").GetIntValue() < 1 {
+		t.Errorf("commit span: messaging.batch.message_count %v", spanAttr(c, "messaging.batch.message_count"))
+	}
+}
+
 func spanAttr(s *tracepb.Span, key string) *commonpb.AnyValue {
 	for _, a := range s.Attributes {
 		if a.Key == key {
@@ -263,7 +332,7 @@ func traceScenario(t *testing.T, js bool) {
 	wantKind(t, publish, tracepb.Span_SPAN_KIND_SERVER)
 	wantParent(t, publish, producerTP)
 	wantAttrs(t, publish, map[string]any{"messaging.system": "mqgate", "messaging.destination.name": "orders",
-		"messaging.operation.type": "send", "messaging.message.id": pub.MessageID})
+		"messaging.operation.type": "send", "messaging.operation.name": "publish"})
 	if publish.TraceState != "vendor=v1" {
 		t.Errorf("publish span tracestate %q, want the producer's vendor=v1", publish.TraceState)
 	}
@@ -271,9 +340,7 @@ func traceScenario(t *testing.T, js bool) {
 	if m.TraceParent != spanTraceparent(publish) || m.TraceState != "vendor=v1" {
 		t.Errorf("received traceparent %q tracestate %q; want the publish span's %q, vendor=v1", m.TraceParent, m.TraceState, spanTraceparent(publish))
 	}
-	commit := sink.wait(t, "commit orders", 1)[0]
-	wantKind(t, commit, tracepb.Span_SPAN_KIND_INTERNAL)
-	wantParent(t, commit, spanTraceparent(publish))
+	wantCommit(t, sink, js, "orders", publish)
 
 	recv := sink.wait(t, "receive billing", 1)[0]
 	wantKind(t, recv, tracepb.Span_SPAN_KIND_CONSUMER)
@@ -339,6 +406,7 @@ func traceScenario(t *testing.T, js bool) {
 		}
 		return nil
 	})
+	traceStreams(t, s, sink, js)
 	if js {
 		return
 	}
@@ -405,4 +473,80 @@ func passThrough(t *testing.T, js bool) {
 	if hd := hook.next(t); hd.Get("traceparent") != pushTP || hd.Get("webhook-signature") == "" {
 		t.Errorf("webhook headers traceparent %q signature %q, want %q and a signature", hd.Get("traceparent"), hd.Get("webhook-signature"), pushTP)
 	}
+}
+
+const (
+	streamTP  = "00-6e0c63257de34c926f9efcd03899c7f1-2e41a6b71b2c4d02-01" // the publish stream's upgrade
+	streamMsg = "00-7a085853722dc6d2c1e6f5b1dc8e6a3f-3f5bd0e1a2c4d6e8-01" // a message's own context
+	streamCon = "00-8b196964833ed7e3d2f7a6c2ed9f7b40-4a6ce1f2b3d5e7f9-01" // the consume stream's upgrade
+)
+
+// traceStreams: a publish stream's frames are publish spans as REST
+// publishes are (a single message's a child of its context, a batch's a
+// child of the stream's upgrade context, linked to its entries), durably
+// committed; a consume stream's deliveries are receive spans and its ack
+// and nack frames settle spans, in the consumer's trace (the upgrade's
+// traceparent), linked to each message's creation context.
+func traceStreams(t *testing.T, s *server, sink *otlpSink, js bool) {
+	want(t, s.do(t, "PUT", "/v1/topics/streamed", map[string]any{"queues": 1}), http.StatusCreated)
+	want(t, s.do(t, "PUT", "/v1/groups/streamers", map[string]any{
+		"subscriptions": []map[string]any{{"topic": "streamed"}}, "consumeFrom": map[string]any{"position": "FIRST_OFFSET"}}), http.StatusCreated)
+
+	pw := dialStream(t, s, "/v1/topics/streamed/stream", "traceparent", streamTP)
+	pw.send(map[string]any{"type": "publish", "id": "one", "message": map[string]any{"body": "s1", "traceparent": streamMsg}})
+	if f, _ := pw.readType("confirm", "one", 10*time.Second); len(f.results()) != 1 {
+		t.Fatalf("confirm %v", f)
+	}
+	pw.send(map[string]any{"type": "publish", "id": "two", "messages": []map[string]any{
+		{"body": "s2", "traceparent": streamMsg}, {"body": "s3"}}})
+	if f, _ := pw.readType("confirm", "two", 10*time.Second); len(f.results()) != 2 {
+		t.Fatalf("confirm %v", f)
+	}
+	single := sink.waitMatch(t, "publish streamed", "child of the frame's "+streamMsg,
+		func(s *tracepb.Span) bool { return childOf(s, streamMsg) })
+	wantKind(t, single, tracepb.Span_SPAN_KIND_SERVER)
+	wantAttrs(t, single, map[string]any{"messaging.system": "mqgate", "messaging.destination.name": "streamed",
+		"messaging.operation.type": "send", "messaging.operation.name": "publish"})
+	batch := sink.waitMatch(t, "publish streamed", "child of the stream's "+streamTP,
+		func(s *tracepb.Span) bool { return childOf(s, streamTP) })
+	wantKind(t, batch, tracepb.Span_SPAN_KIND_SERVER)
+	wantLink(t, batch, streamMsg)
+	wantAttrs(t, batch, map[string]any{"messaging.batch.message_count": 2, "messaging.operation.type": "send"})
+	wantCommit(t, sink, js, "streamed", single)
+	wantCommit(t, sink, js, "streamed", batch)
+
+	// Each delivered message carries its creation context: the single
+	// frame's publish span, the entry's own, the batch's publish span.
+	cw := dialStream(t, s, "/v1/groups/streamers/stream", "traceparent", streamCon)
+	got, _ := cw.collect(3, 20*time.Second)
+	ctxOf := map[string]string{}
+	for _, m := range got {
+		ctxOf[m["body"].(string)], _ = m["traceparent"].(string)
+	}
+	wantCtx := map[string]string{"s1": spanTraceparent(single), "s2": streamMsg, "s3": spanTraceparent(batch)}
+	for body, tp := range wantCtx {
+		if ctxOf[body] != tp {
+			t.Errorf("delivered %s with traceparent %q, want %q", body, ctxOf[body], tp)
+		}
+		sink.waitMatch(t, "receive streamers", "linked to "+tp+" in the consumer's trace", func(s *tracepb.Span) bool {
+			return linksTo(s, tp) && childOf(s, streamCon)
+		})
+	}
+	recv := sink.waitMatch(t, "receive streamers", "of the consume stream", func(s *tracepb.Span) bool { return childOf(s, streamCon) })
+	wantKind(t, recv, tracepb.Span_SPAN_KIND_CONSUMER)
+	wantAttrs(t, recv, map[string]any{"messaging.system": "mqgate", "messaging.consumer.group.name": "streamers",
+		"messaging.operation.type": "receive", "messaging.destination.name": "streamed"})
+
+	hs := streamHandles(got)
+	cw.send(map[string]any{"type": "ack", "id": "a", "receiptHandles": hs[:2]})
+	cw.readType("results", "a", 10*time.Second)
+	cw.send(map[string]any{"type": "nack", "id": "n", "receiptHandles": hs[2:], "delayLevel": 1})
+	cw.readType("results", "n", 10*time.Second)
+	ack := sink.waitMatch(t, "ack streamers", "child of "+streamCon, func(s *tracepb.Span) bool { return childOf(s, streamCon) })
+	wantKind(t, ack, tracepb.Span_SPAN_KIND_SERVER)
+	wantAttrs(t, ack, map[string]any{"messaging.operation.type": "settle", "messaging.consumer.group.name": "streamers",
+		"mqgate.outcome": "ack", "mqgate.settled": 2, "messaging.batch.message_count": 2})
+	nack := sink.waitMatch(t, "nack streamers", "child of "+streamCon, func(s *tracepb.Span) bool { return childOf(s, streamCon) })
+	wantKind(t, nack, tracepb.Span_SPAN_KIND_SERVER)
+	wantAttrs(t, nack, map[string]any{"messaging.operation.type": "settle", "mqgate.outcome": "nack", "mqgate.settled": 1})
 }

@@ -21,11 +21,8 @@ var _ ReasonNacker = (*Embedded)(nil)
 
 // NackReason implements ReasonNacker.
 func (e *Embedded) NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]HandleResult, error) {
-	if delayLevel < -1 {
-		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level")
-	}
-	if len([]rune(reason)) > core.MaxReasonLength {
-		return nil, core.FieldError("reason", "must be at most %d characters", core.MaxReasonLength)
+	if err := core.ValidateNack(delayLevel, reason); err != nil {
+		return nil, err
 	}
 	return e.apply(group, handles, opNack, delayLevel, core.ClipReason(reason), 0)
 }

@@ -91,13 +91,14 @@ type Options struct {
 	Webhook webhook.Options
 }
 
-// API limits (API.md "Consuming").
+// The consuming limits, defined once in core (core/limits.go); these
+// names stay for the callers that know them from here.
 const (
-	MaxReceiveMessages = 32
-	MaxWait            = 30 * time.Second
-	MinInvisible       = time.Second
-	MaxInvisible       = 12 * time.Hour
-	MaxHandles         = 100
+	MaxReceiveMessages = core.MaxReceiveMessages
+	MaxWait            = core.MaxWait
+	MinInvisible       = core.MinInvisible
+	MaxInvisible       = core.MaxInvisible
+	MaxHandles         = core.MaxHandles
 )
 
 // listenerOwnsTiming is the ConsumeTimeout of receive (inbox) clients:

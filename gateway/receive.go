@@ -13,14 +13,8 @@ import (
 
 // Receive implements Service.
 func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest) ([]Received, error) {
-	if req.MaxMessages < 1 || req.MaxMessages > MaxReceiveMessages {
-		return nil, core.FieldError("maxMessages", "must be between 1 and %d", MaxReceiveMessages)
-	}
-	if req.Wait < 0 || req.Wait > MaxWait {
-		return nil, core.FieldError("waitSeconds", "must be between 0 and %d", int(MaxWait/time.Second))
-	}
-	if req.Invisible != 0 && (req.Invisible < MinInvisible || req.Invisible > MaxInvisible) {
-		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(MaxInvisible/time.Second))
+	if err := req.Validate(); err != nil { // the receive limits, core/limits.go
+		return nil, err
 	}
 
 	e.mu.Lock()
@@ -35,13 +29,9 @@ func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest
 	}
 	consumerID := ""
 	if rt.cfg.MessageModel == core.Broadcasting {
-		if req.ConsumerID == "" {
+		if req.ConsumerID == "" { // its syntax: ReceiveRequest.Validate
 			e.mu.Unlock()
 			return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
-		}
-		if !core.ValidName(req.ConsumerID) {
-			e.mu.Unlock()
-			return nil, core.FieldError("consumerId", "must match ^[A-Za-z0-9_-]{1,127}$")
 		}
 		consumerID = req.ConsumerID
 	}
@@ -112,15 +102,15 @@ func (e *Embedded) Nack(ctx context.Context, group string, handles []string, del
 
 // Extend implements Service.
 func (e *Embedded) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]HandleResult, error) {
-	if invisible < MinInvisible || invisible > MaxInvisible {
-		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(MaxInvisible/time.Second))
+	if err := core.ValidateLease(invisible); err != nil {
+		return nil, err
 	}
 	return e.apply(group, handles, opExtend, 0, "", invisible)
 }
 
 func (e *Embedded) apply(group string, handles []string, o op, level int, reason string, invisible time.Duration) ([]HandleResult, error) {
-	if len(handles) < 1 || len(handles) > MaxHandles {
-		return nil, core.FieldError("receiptHandles", "must hold 1 to %d handles", MaxHandles)
+	if err := core.ValidateHandles(handles); err != nil {
+		return nil, err
 	}
 	if err := e.exists(group); err != nil {
 		return nil, err

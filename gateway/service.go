@@ -36,13 +36,9 @@ type Service interface {
 	GroupStatus(ctx context.Context, group string) (GroupStatus, error)
 }
 
-// ReceiveRequest is one long poll.
-type ReceiveRequest struct {
-	MaxMessages int           // 1..32
-	Wait        time.Duration // 0: answer at once
-	Invisible   time.Duration // 0: the group's invisibleSeconds
-	ConsumerID  string        // BROADCASTING only (required there)
-}
+// ReceiveRequest is one long poll: core.ReceiveRequest, whose Validate
+// every backend calls.
+type ReceiveRequest = core.ReceiveRequest
 
 // Received is one leased message. Message.UserID and Message.UserTopic are
 // what users see as messageId and topic.

@@ -14,6 +14,7 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 	"github.com/rs/zerolog"
 
+	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
@@ -129,7 +130,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		opts.DelayLevels = policy.DefaultDelayLevels
 	}
 	if opts.MaxDelay <= 0 {
-		opts.MaxDelay = 40 * 24 * time.Hour
+		opts.MaxDelay = core.MaxDelay
 	}
 	if opts.DedupWindow <= 0 {
 		opts.DedupWindow = 5 * time.Minute

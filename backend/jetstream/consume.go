@@ -25,14 +25,8 @@ import (
 // the lease ends unless an ack comes first, from any connection. The
 // handle carries the ack subject, so any instance settles it.
 func (b *Backend) Receive(ctx context.Context, group string, req gateway.ReceiveRequest) ([]gateway.Received, error) {
-	if req.MaxMessages < 1 || req.MaxMessages > gateway.MaxReceiveMessages {
-		return nil, core.FieldError("maxMessages", "must be between 1 and %d", gateway.MaxReceiveMessages)
-	}
-	if req.Wait < 0 || req.Wait > gateway.MaxWait {
-		return nil, core.FieldError("waitSeconds", "must be between 0 and %d", int(gateway.MaxWait/time.Second))
-	}
-	if req.Invisible != 0 && (req.Invisible < gateway.MinInvisible || req.Invisible > gateway.MaxInvisible) {
-		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(gateway.MaxInvisible/time.Second))
+	if err := req.Validate(); err != nil { // the receive limits, core/limits.go
+		return nil, err
 	}
 	g, err := b.cachedGroup(ctx, group)
 	if err != nil {
@@ -50,11 +44,8 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req gateway.Receive
 	group := g.Name
 	consumerID := ""
 	if g.MessageModel == core.Broadcasting {
-		if req.ConsumerID == "" {
+		if req.ConsumerID == "" { // its syntax: ReceiveRequest.Validate
 			return nil, core.FieldError("consumerId", "is required for a BROADCASTING group")
-		}
-		if !core.ValidName(req.ConsumerID) {
-			return nil, core.FieldError("consumerId", "must match ^[A-Za-z0-9_-]{1,127}$")
 		}
 		consumerID = req.ConsumerID
 	}
@@ -585,18 +576,11 @@ func (b *Backend) checkAll(ctx context.Context, group string, handles []string, 
 	return out, errors.Join(errs...)
 }
 
-func checkHandles(handles []string) error {
-	if len(handles) < 1 || len(handles) > gateway.MaxHandles {
-		return core.FieldError("receiptHandles", "must hold 1 to %d handles", gateway.MaxHandles)
-	}
-	return nil
-}
-
 // Ack implements gateway.Service: a synchronous JetStream ack of each live
 // lease. A repeated ack answers ok while the lease lasts, and after it when
 // the consumer's ack floor has passed the message.
 func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]gateway.HandleResult, error) {
-	if err := checkHandles(handles); err != nil {
+	if err := core.ValidateHandles(handles); err != nil {
 		return nil, err
 	}
 	if _, err := b.cachedGroup(ctx, group); err != nil {
@@ -658,16 +642,13 @@ var _ gateway.ReasonNacker = (*Backend)(nil)
 // copied on JetStream) and on the dead-letter copy (Mq-Last-Reason,
 // shown as lastReason).
 func (b *Backend) NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]gateway.HandleResult, error) {
-	if len([]rune(reason)) > core.MaxReasonLength {
-		return nil, core.FieldError("reason", "must be at most %d characters", core.MaxReasonLength)
-	}
-	reason = core.ClipReason(reason)
-	if err := checkHandles(handles); err != nil {
+	if err := core.ValidateNack(delayLevel, reason); err != nil {
 		return nil, err
 	}
-	if delayLevel < -1 {
-		return nil, core.FieldError("delayLevel", "must be -1, 0 or a delay level (1..%d; a level above the last is the last)", len(b.opts.DelayLevels))
+	if err := core.ValidateHandles(handles); err != nil {
+		return nil, err
 	}
+	reason = core.ClipReason(reason)
 	g, err := b.cachedGroup(ctx, group)
 	if err != nil {
 		return nil, err
@@ -709,11 +690,11 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 // Extend implements gateway.Service: NAK with a delay of invisible (the
 // server's timer restarts) and an override with the new deadline.
 func (b *Backend) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]gateway.HandleResult, error) {
-	if err := checkHandles(handles); err != nil {
+	if err := core.ValidateLease(invisible); err != nil {
 		return nil, err
 	}
-	if invisible < gateway.MinInvisible || invisible > gateway.MaxInvisible {
-		return nil, core.FieldError("invisibleSeconds", "must be between 1 and %d", int(gateway.MaxInvisible/time.Second))
+	if err := core.ValidateHandles(handles); err != nil {
+		return nil, err
 	}
 	if _, err := b.cachedGroup(ctx, group); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/limitstest"
 	"github.com/mqgate/mqgate/gateway"
 )
 
@@ -60,4 +61,65 @@ func TestWaitingLimit(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestRequestLimitsAreCores: JetStream refuses the shared suite's bad
+// publishes, receives and settles with exactly core's Errors (the
+// embedded engine's too: core/engine TestPutLimitsAreCores, gateway
+// TestRequestLimitsAreCores), and takes what is at each limit.
+func TestRequestLimitsAreCores(t *testing.T) {
+	nc, err := nats.Connect(strings.Split(cluster.URLs(), ",")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	b, err := jetstream.Open(context.Background(), jetstream.Options{Conn: nc, Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close(context.Background())
+	ctx := t.Context()
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: "limits", Queues: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: "limits-empty", Queues: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.PutGroup(ctx, core.GroupConfig{Name: "limits-g", Subscriptions: []core.Subscription{{Topic: "limits-empty"}}}); err != nil {
+		t.Fatal(err)
+	}
+	limitstest.CheckPuts(t, 0, func(msgs []core.PutMessage) error {
+		_, err := b.Put(ctx, "limits", msgs)
+		return err
+	})
+	limitstest.CheckReceives(t, func(req core.ReceiveRequest) error {
+		_, err := b.Receive(ctx, "limits-g", req)
+		return err
+	})
+	limitstest.CheckSettles(t, settler{ctx, b, "limits-g"})
+}
+
+// settler is a gateway.Service with a nack reason as limitstest sees it.
+type settler struct {
+	ctx context.Context
+	s   interface {
+		gateway.Service
+		gateway.ReasonNacker
+	}
+	group string
+}
+
+func (s settler) Ack(h []string) error {
+	_, err := s.s.Ack(s.ctx, s.group, h)
+	return err
+}
+
+func (s settler) NackReason(h []string, level int, reason string) error {
+	_, err := s.s.NackReason(s.ctx, s.group, h, level, reason)
+	return err
+}
+
+func (s settler) Extend(h []string, d time.Duration) error {
+	_, err := s.s.Extend(s.ctx, s.group, h, d)
+	return err
 }

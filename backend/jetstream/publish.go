@@ -24,17 +24,16 @@ import (
 // queue subject): the server stores it in the queue when due, never
 // before. Messages carrying a DedupID are idempotent (dedup.go).
 func (b *Backend) Put(ctx context.Context, topic string, msgs []core.PutMessage) ([]core.PutResult, error) {
-	if len(msgs) == 0 {
-		return nil, core.Errorf(core.EInvalid, "no messages")
-	}
-	if len(msgs) > core.MaxBatch {
-		return nil, core.Errorf(core.ETooLarge, "at most %d messages in a batch", core.MaxBatch)
-	}
 	if core.IsSystemTopic(topic) {
 		return nil, core.Errorf(core.EForbidden, "%q is a system topic", topic)
 	}
 	t, err := b.cachedTopic(topic)
 	if err != nil {
+		return nil, err
+	}
+	// The one check of a publish's limits (core/validate.go), the
+	// embedded engine's: the same messages are refused in the same words.
+	if err := core.ValidatePut(msgs, time.Now(), b.opts.MaxDelay); err != nil {
 		return nil, err
 	}
 	for _, m := range msgs {
@@ -54,19 +53,13 @@ func (b *Backend) putNew(ctx context.Context, t core.Topic, msgs []core.PutMessa
 	out := make([]core.PutResult, len(msgs))
 	nm := make([]*nats.Msg, len(msgs))
 	for i, m := range msgs {
-		if len(m.Body) > core.MaxMessageSize {
-			return nil, core.Errorf(core.ETooLarge, "message body exceeds %d bytes", core.MaxMessageSize)
-		}
 		id := newID(now)
 		q := b.chooseQueue(t, m.ShardingKey)
 		msg := nats.NewMsg(queueSubject(topic, q))
 		msg.Data = m.Body
 		encodeHeaders(msg.Header, id, m, now)
 		res := core.PutResult{MessageID: id, Topic: topic, QueueID: q, StoredAt: now}
-		due, err := b.dueAt(m, now)
-		if err != nil {
-			return nil, err
-		}
+		due := b.dueAt(m, now)
 		if !due.IsZero() {
 			msg.Subject = scheduleSubject(topic, id)
 			msg.Header.Set("Nats-Schedule", "@at "+due.UTC().Format(time.RFC3339Nano))
@@ -143,25 +136,17 @@ func publishErr(err error) error {
 	return core.Errorf(core.EUnavailable, "publish not confirmed by JetStream: %v", err)
 }
 
-// dueAt is when a delayed message is due (zero: now).
-func (b *Backend) dueAt(m core.PutMessage, now time.Time) (time.Time, error) {
+// dueAt is when a delayed message is due (zero: now); ValidatePut has
+// checked its delay fields.
+func (b *Backend) dueAt(m core.PutMessage, now time.Time) time.Time {
 	switch {
-	case m.DelayLevel != 0:
-		if m.DelayLevel < 1 {
-			return time.Time{}, core.FieldError("delayLevel", "must be 1 or more (0 = no delay)")
-		}
+	case m.DelayLevel > 0:
 		// A level above the last is the last, as on the embedded engine.
-		return now.Add(policy.LevelDelay(b.opts.DelayLevels, m.DelayLevel)), nil
-	case !m.DeliverAt.IsZero():
-		if m.DeliverAt.After(now.Add(b.opts.MaxDelay)) {
-			return time.Time{}, core.FieldError("deliverAt", "must be at most %s ahead", b.opts.MaxDelay)
-		}
-		if !m.DeliverAt.After(now) {
-			return time.Time{}, nil
-		}
-		return m.DeliverAt, nil
+		return now.Add(policy.LevelDelay(b.opts.DelayLevels, m.DelayLevel))
+	case m.DeliverAt.After(now):
+		return m.DeliverAt
 	}
-	return time.Time{}, nil
+	return time.Time{}
 }
 
 // chooseQueue hashes a sharding key (FNV-1a mod the queue count, as the

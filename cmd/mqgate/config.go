@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/core/store"
 	"github.com/mqgate/mqgate/gateway"
@@ -208,7 +209,7 @@ func DefaultConfig() Config {
 		MaxStreams:           10000,
 		StreamPing:           30 * time.Second,
 		DelayLevels:          defaultDelayLevels,
-		MaxDelay:             40 * 24 * time.Hour,
+		MaxDelay:             core.MaxDelay,
 		DedupWindow:          engine.DefaultDedupWindow,
 		SegmentBytes:         store.DefaultSegmentBytes,
 		SegmentSpan:          store.DefaultSegmentSpan,

@@ -145,6 +145,8 @@ func (m *Main) runEmbedded() error {
 		JobRedriven:  jobRedriven,
 		DeadLettered: m.deadLettered(),
 
+		GroupCommitted: m.groupCommitted(),
+
 		RetentionCheckInterval: m.Config.RetentionCheckInterval,
 		RetentionUnit:          m.Config.RetentionUnit,
 	})
@@ -238,7 +240,8 @@ func (m *Main) runEmbedded() error {
 		ScheduleCounters: func() api.ScheduleCounters {
 			return api.ScheduleCounters(eng.Counters())
 		},
-		Tracer: m.tracer,
+		Tracer:           m.tracer,
+		GroupCommitSpans: m.tracer != nil, // engine.Options.GroupCommitted
 	})
 
 	m.http = m.newHTTPServer(m.api, tlsConfig, httpLog)

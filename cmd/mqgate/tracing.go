@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/internal/tracing"
@@ -40,4 +41,13 @@ func (m *Main) deadLettered() func(string, *core.Message) {
 		return nil
 	}
 	return m.tracer.DeadLettered
+}
+
+// groupCommitted is the engine's GroupCommitted hook: one commit span
+// per group commit when tracing is on, nothing (nil) otherwise.
+func (m *Main) groupCommitted() func(time.Time, []context.Context, int, error) {
+	if m.tracer == nil {
+		return nil
+	}
+	return m.tracer.GroupCommitted
 }

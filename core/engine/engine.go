@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,10 @@ type Options struct {
 	// span when tracing is on). It runs on the send-back path: it must
 	// not block.
 	DeadLettered func(group string, m *core.Message)
+	// GroupCommitted, if set, is told of every group commit once its
+	// publishers are answered (store.Options.OnGroup; cmd/mqgate: the
+	// commit span when tracing is on). It must not block.
+	GroupCommitted func(start time.Time, ctxs []context.Context, ops int, err error)
 	// RetentionUnit is the length of one hour of a topic's retentionHours
 	// (default 1h). Only tests and benchmarks shrink it: a store filled
 	// with 72 h retention can then be expired for real, by the cleaner,
@@ -69,7 +74,7 @@ func (o *Options) setDefaults() {
 		o.DelayLevels = DefaultDelayLevels
 	}
 	if o.MaxDelay <= 0 {
-		o.MaxDelay = 40 * 24 * time.Hour
+		o.MaxDelay = core.MaxDelay
 	}
 	if o.RetentionCheckInterval <= 0 {
 		o.RetentionCheckInterval = time.Minute
@@ -134,7 +139,7 @@ func Open(opts Options) (*Engine, error) {
 	e.arrivals.init()
 	st, err := store.Open(opts.Dir, store.Options{Logger: &e.log, OnCommit: e.arrivals.advance,
 		SegmentBytes: opts.SegmentBytes, SegmentSpan: opts.SegmentSpan, FullPreCheck: opts.FullPreCheck,
-		SyncHook: opts.syncHook})
+		SyncHook: opts.syncHook, OnGroup: opts.GroupCommitted})
 	if err != nil {
 		return nil, err
 	}

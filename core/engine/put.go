@@ -3,11 +3,9 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"hash/fnv"
 	"maps"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mqgate/mqgate/core"
 )
@@ -26,7 +24,9 @@ func (e *Engine) Put(ctx context.Context, topic string, msgs []core.PutMessage) 
 	if ent == nil {
 		return nil, core.Errorf(core.ENotFound, "topic %q does not exist", topic)
 	}
-	if err := validatePut(msgs); err != nil {
+	// The one check of a publish's limits (core/validate.go): a bad
+	// message never costs a transaction and never fails anyone else's.
+	if err := core.ValidatePut(msgs, time.Now(), e.opts.MaxDelay); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
@@ -141,70 +141,6 @@ func (e *Engine) putNew(ctx context.Context, topic string, queues int, uid uint6
 		plan.delayedResult(i, &out[i], committedAt)
 	}
 	return out, nil
-}
-
-// validatePut checks a publish before it reaches the writer, so a bad
-// message never costs a transaction and never fails anyone else's.
-func validatePut(msgs []core.PutMessage) error {
-	if len(msgs) == 0 {
-		return core.FieldError("messages", "at least one message is required")
-	}
-	if len(msgs) > core.MaxBatch {
-		return core.Errorf(core.ETooLarge, "a batch holds at most %d messages, got %d", core.MaxBatch, len(msgs))
-	}
-	total := 0
-	for i := range msgs {
-		m := &msgs[i]
-		field := func(name string) string {
-			if len(msgs) == 1 {
-				return name
-			}
-			return fmt.Sprintf("messages[%d].%s", i, name)
-		}
-		if len(m.Body) > core.MaxMessageSize {
-			return &core.Error{Code: core.ETooLarge, Field: field("body"),
-				Message: fmt.Sprintf("the body has %d bytes; the limit is %d", len(m.Body), core.MaxMessageSize)}
-		}
-		if len(m.Body) == 0 {
-			return core.FieldError(field("body"), "must not be empty")
-		}
-		total += len(m.Body)
-		if utf8.RuneCountInString(m.Tags) > core.MaxTagsLen {
-			return core.FieldError(field("tags"), "at most %d characters", core.MaxTagsLen)
-		}
-		if utf8.RuneCountInString(m.ShardingKey) > core.MaxKeyLen {
-			return core.FieldError(field("shardingKey"), "at most %d characters", core.MaxKeyLen)
-		}
-		if len(m.Keys) > core.MaxKeys {
-			return core.FieldError(field("keys"), "at most %d keys", core.MaxKeys)
-		}
-		for _, k := range m.Keys {
-			if k == "" || utf8.RuneCountInString(k) > core.MaxKeyLen {
-				return core.FieldError(field("keys"), "each key must have 1 to %d characters", core.MaxKeyLen)
-			}
-		}
-		if len(m.Properties) > core.MaxProperties {
-			return core.FieldError(field("properties"), "at most %d properties", core.MaxProperties)
-		}
-		for k, v := range m.Properties {
-			if k == "" || utf8.RuneCountInString(k) > core.MaxPropertyNameLen {
-				return core.FieldError(field("properties"), "property names must have 1 to %d characters", core.MaxPropertyNameLen)
-			}
-			if utf8.RuneCountInString(v) > core.MaxPropertyValueLen {
-				return core.FieldError(field("properties"), "property values must have at most %d characters", core.MaxPropertyValueLen)
-			}
-		}
-		if len(m.TraceParent) > core.MaxTraceParentLen {
-			return core.FieldError(field("traceparent"), "at most %d characters", core.MaxTraceParentLen)
-		}
-		if len(m.TraceState) > core.MaxTraceStateLen || (m.TraceState != "" && m.TraceParent == "") {
-			return core.FieldError(field("tracestate"), "at most %d characters, and only with a traceparent", core.MaxTraceStateLen)
-		}
-	}
-	if len(msgs) > 1 && total > core.MaxMessageSize {
-		return core.Errorf(core.ETooLarge, "a batch holds at most %d body bytes in all, got %d", core.MaxMessageSize, total)
-	}
-	return nil
 }
 
 // traceProps holds a message's trace context as system properties.

@@ -154,15 +154,6 @@ func (e *Engine) planDelays(now time.Time, uid uint64, msgs []core.PutMessage, o
 	var timers []*core.Message
 	for i := range msgs {
 		pm := &msgs[i]
-		field := func(name string) string {
-			if len(msgs) == 1 {
-				return name
-			}
-			return fmt.Sprintf("messages[%d].%s", i, name)
-		}
-		if err := validateDelay(pm, field, now, e.opts.MaxDelay); err != nil {
-			return nil, err
-		}
 		if pm.DelayLevel == 0 && (pm.DeliverAt.IsZero() || !pm.DeliverAt.After(now)) {
 			continue // not delayed; a deliverAt in the past is delivered now
 		}

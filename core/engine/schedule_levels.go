@@ -3,7 +3,6 @@ package engine
 import (
 	"time"
 
-	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
 )
 
@@ -24,19 +23,4 @@ func dueMillis(now time.Time, d time.Duration) int64 {
 		ms++
 	}
 	return ms
-}
-
-// validateDelay checks the delay fields of one message before anything is
-// written (the rest of validatePut's rules). maxDelay bounds deliverAt.
-func validateDelay(m *core.PutMessage, field func(string) string, now time.Time, maxDelay time.Duration) error {
-	if m.DelayLevel < 0 {
-		return core.FieldError(field("delayLevel"), "must be 1 or more (0 = no delay)")
-	}
-	if m.DelayLevel != 0 && !m.DeliverAt.IsZero() {
-		return core.FieldError(field("delayLevel"), "at most one of delayLevel, delaySeconds and deliverAt")
-	}
-	if !m.DeliverAt.IsZero() && m.DeliverAt.Sub(now) > maxDelay {
-		return core.FieldError(field("deliverAt"), "at most %s in the future", maxDelay)
-	}
-	return nil
 }

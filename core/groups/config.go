@@ -14,8 +14,8 @@ import (
 
 // Limits on a group config (SPEC §4, API.md).
 const (
-	MaxMaxReconsumeTimes = 1000  // RocketMQ has no bound; past 16 every retry waits 2 h anyway
-	MaxInvisibleSeconds  = 43200 // 12 h, the longest HTTP lease
+	MaxMaxReconsumeTimes = 1000                                 // RocketMQ has no bound; past 16 every retry waits 2 h anyway
+	MaxInvisibleSeconds  = int(core.MaxInvisible / time.Second) // the longest lease (core/limits.go)
 	MaxSubscriptions     = 64
 
 	DefaultPushMaxInFlight    = 16

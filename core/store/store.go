@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -33,6 +34,13 @@ type Options struct {
 	// before any publisher of the group is answered, with the new max offset
 	// of every queue the group appended to. It must not block for long.
 	OnCommit func([]Advance)
+	// OnGroup, if set, is called by the syncer once it has answered a
+	// group commit, with when the writer took the group, the contexts of
+	// its requests (Commit's ctx, in the group's order), its ops and the
+	// group's error (nil when durable). cmd/mqgate records one commit span
+	// per group there, linked to the traced publishes, instead of a span
+	// per publish. It runs between syncs: it must not block.
+	OnGroup func(start time.Time, ctxs []context.Context, ops int, err error)
 	// FullCheckLimit is the file size up to which Open runs bbolt's own
 	// page-level tx.Check (it reads every page); default 64 MiB, <0 never.
 	FullCheckLimit int64

@@ -60,6 +60,8 @@ type Request struct {
 	lazy bool
 	// rec holds what hook wrote in the current attempt, for the log-ahead.
 	rec recorder
+	// ctx is Commit's, kept only for Options.OnGroup.
+	ctx context.Context
 }
 
 // Commit appends ops (and runs hook) atomically and durably: it returns once
@@ -68,6 +70,9 @@ type Request struct {
 // returns ctx's error; the request may still commit.
 func (s *Store) Commit(ctx context.Context, ops []Op, hook Hook) ([]Placed, error) {
 	r := &Request{ops: ops, hook: hook, done: make(chan struct{}), lazy: core.IsLazyCommit(ctx)}
+	if s.opts.OnGroup != nil {
+		r.ctx = ctx
+	}
 	for i := range ops {
 		r.size += len(ops[i].Record)
 	}
@@ -305,7 +310,8 @@ func (s *Store) gather(group *[]*Request, g *gathering, wait <-chan time.Time) b
 // transaction is failed at once and the others are retried together
 // without it.
 func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
-	storedAt := max(time.Now().UnixMilli(), lastStored)
+	now := time.Now()
+	storedAt := max(now.UnixMilli(), lastStored)
 	pending := group
 	for len(pending) > 0 {
 		bad, adv, marks, err := s.tryGroup(pending, storedAt)
@@ -315,7 +321,7 @@ func (s *Store) commitGroup(group []*Request, lastStored int64) int64 {
 			pending = append(pending[:bad:bad], pending[bad+1:]...)
 			continue
 		}
-		s.syncq <- &syncBatch{reqs: slices.Clone(pending), adv: adv, marks: marks, err: err}
+		s.syncq <- &syncBatch{reqs: slices.Clone(pending), adv: adv, marks: marks, err: err, start: now}
 		break
 	}
 	return storedAt
@@ -327,6 +333,7 @@ type syncBatch struct {
 	adv   []Advance
 	marks []qmark // gates held for it (gate.go)
 	err   error   // the commit's own failure
+	start time.Time
 }
 
 // syncLoop is the syncer: it takes every committed group waiting, makes
@@ -402,6 +409,23 @@ func (s *Store) answer(b *syncBatch, syncErr error) {
 		}
 		close(r.done)
 	}
+	if s.opts.OnGroup != nil {
+		s.reportGroup(b, err)
+	}
+}
+
+// reportGroup tells Options.OnGroup about an answered group. A request
+// that broke the transaction was answered at once and is not in it.
+func (s *Store) reportGroup(b *syncBatch, err error) {
+	ctxs := make([]context.Context, 0, len(b.reqs))
+	ops := 0
+	for _, r := range b.reqs {
+		if r.ctx != nil {
+			ctxs = append(ctxs, r.ctx)
+		}
+		ops += len(r.ops)
+	}
+	s.opts.OnGroup(b.start, ctxs, ops, err)
 }
 
 // tryGroup runs one transaction over reqs. A request whose topic or queue is

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/core"
 )
 
 // The AsyncAPI 3 document of the WebSocket streams (openapi/asyncapi.json)
@@ -70,8 +71,8 @@ func asyncAPI(apiDir string) ([]byte, error) {
 			ch["description"] = "Deliveries pushed within the flow limits; ack, nack, extend and flow frames answered per handle. GET, upgraded to WebSocket with subprotocol " + api.StreamProtocol + "."
 			ch["parameters"] = map[string]any{"group": map[string]any{"description": "The consumer group."}}
 			ch["bindings"] = wsBinding(map[string]any{
-				"consumerId":             map[string]any{"type": "string", "pattern": "^[A-Za-z0-9_-]{1,127}$", "description": "The consumer's name; required for BROADCASTING groups."},
-				"invisibleSeconds":       map[string]any{"type": "integer", "minimum": 1, "maximum": 43200, "description": "The lease of each delivery (default: the group's)."},
+				"consumerId":             map[string]any{"type": "string", "pattern": core.NamePattern, "description": "The consumer's name; required for BROADCASTING groups."},
+				"invisibleSeconds":       map[string]any{"type": "integer", "minimum": int(core.MinInvisible / time.Second), "maximum": int(core.MaxInvisible / time.Second), "description": "The lease of each delivery (default: the group's)."},
 				"maxOutstandingMessages": map[string]any{"type": "integer", "minimum": 1, "maximum": 10000, "default": 1000, "description": "Most deliveries out and not yet settled."},
 				"maxOutstandingBytes":    map[string]any{"type": "integer", "minimum": 1024, "maximum": 268435456, "default": 10485760, "description": "Most body bytes out and not yet settled."},
 			})
