@@ -32,8 +32,9 @@ func indexSubjects(topic string) string { return "mqi." + topic + ".>" }
 // legacyIndexSubject is an index or dedup subject as it was before
 // indexSubjects: mq.<topic>.<kind>.<token>.
 func legacyIndexSubject(subject string) string { return "mq." + strings.TrimPrefix(subject, "mqi.") }
-func queueSubject(topic string, q int) string  { return "mq." + topic + "." + strconv.Itoa(q) }
-func queueWildcard(topic string) string        { return "mq." + topic + ".*" }
+
+func queueSubject(topic string, q int) string { return "mq." + topic + "." + strconv.Itoa(q) }
+func queueWildcard(topic string) string       { return "mq." + topic + ".*" }
 
 // scheduleSubject holds the schedule message of one delayed message (one
 // subject per message: a schedule is the last message on its subject).
