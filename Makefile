@@ -76,10 +76,12 @@ bench: ## issue-2 publish figures: gateway vs bare-HTTP baseline, 1 KiB, 64 clie
 	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 1   --duration 10s --warmup 2s --runs 3
 	$(BIN)/mqbench compare --url "" --gateway-bin $(BIN)/mqgate --size 1024 --concurrency 64 --batch 100 --duration 10s --warmup 2s --runs 3
 
-console-test: ## drive the web console in Chromium (Playwright, console/browser); screenshots in build/console-screenshots
+console-test: ## drive the web console in Chromium (Playwright, console/browser), on embedded and on two JetStream gateways; screenshots in build/console-screenshots
 	$(GO) build -race -o $(BIN)/mqgate-console ./cmd/mqgate
+	$(GO) build -o $(BIN)/nats-server github.com/nats-io/nats-server/v2
 	cd console/browser && npm ci --no-audit --no-fund
 	MQGATE_BIN=$(CURDIR)/$(BIN)/mqgate-console node console/browser/run.mjs
+	MQGATE_BIN=$(CURDIR)/$(BIN)/mqgate-console NATS_BIN=$(CURDIR)/$(BIN)/nats-server node console/browser/jetstream.mjs
 
 conformance: openapi-lint api-fuzz ## the OpenAPI document against linters and the real server (redocly, Schemathesis)
 

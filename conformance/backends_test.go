@@ -52,8 +52,11 @@ func startEmbedded(t *testing.T) target {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := gateway.New(gateway.Options{Dir: dir, Groups: reg,
-		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg}, Coordinator: reg}, nil)})
+	// A timeline as mqgate serve has by default: the blocked list's
+	// lastReason of a nacked head comes from it.
+	tl := gateway.NewTimeline(0)
+	gw, err := gateway.New(gateway.Options{Dir: dir, Groups: reg, Parks: reg, Timeline: tl,
+		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: tl}, Coordinator: reg}, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}

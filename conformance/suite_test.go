@@ -34,9 +34,8 @@ func TestMain(m *testing.M) {
 
 // embeddedOnly names the rules that hold on the embedded backend only, and why.
 var embeddedOnly = map[string]string{
-	"AckAfterLeaseEnds":   "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
-	"OffsetsRetryRow":     "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
-	"OrderlyAcrossGrowth": "no layout fences on JetStream: each queue of an ORDERLY group is its own durable consumer (MaxAckPending 1), and nothing orders a new queue's consumer after the old queue's backlog of a key that moved (docs/jetstream.md, Topic growth)",
+	"AckAfterLeaseEnds": "embedded remembers every ack (tombstones); JetStream answers ok after the lease only once the ack floor passed the message",
+	"OffsetsRetryRow":   "JetStream retries stay on the group's consumer (NAK with delay): there is no %RETRY% queue to list",
 }
 
 type rule struct {
@@ -64,6 +63,7 @@ var rules = []rule{
 	{"OrderlyAcrossGrowth", ruleOrderlyAcrossGrowth},
 	{"IdempotentPublish", ruleIdempotentPublish},
 	{"NackReasonInDLQ", ruleNackReasonInDLQ},
+	{"BlockedKeys", ruleBlockedKeys},
 }
 
 func TestConformance(t *testing.T) {

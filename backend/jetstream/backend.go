@@ -81,8 +81,12 @@ type Backend struct {
 	sealer *policy.Sealer // receipt handles (version byte sealedVersion)
 	groups jsapi.KeyValue // group configs
 	leases jsapi.KeyValue // lease overrides written by nack / extend
+	// orderly holds ORDERLY groups' failing heads, parks and skips
+	// (blocked.go).
+	orderly jsapi.KeyValue
 
 	topics  topicCache
+	fences  fenceState // growth-fence checks passed for good (fence.go)
 	gc      groupCache
 	ensured sync.Map // stream/consumer → group UpdatedAt it was made for
 	windows sync.Map // topic/uid → its stream's duplicate window (dedup.go)
@@ -233,6 +237,9 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 		TTL: 13 * time.Hour,
 	}); err != nil {
 		return fmt.Errorf("jetstream: leases bucket: %w", err)
+	}
+	if err := b.createOrderlyBucket(ctx); err != nil {
+		return err
 	}
 	if err := b.createTimeline(ctx); err != nil {
 		return err

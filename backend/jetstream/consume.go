@@ -279,13 +279,18 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	}
 	var keep []cand
 	var skip []string
+	var og orderlyGateState
 	for _, p := range items {
 		meta, ok := parseAck(p.msg.Reply)
 		if !ok {
 			continue
 		}
 		m := decodeMessage(p.msg.Subject, p.msg.Header, p.msg.Data, meta.sseq, meta.ts)
-		m.ReconsumeTimes = int(meta.delivered) - 1
+		returns := 0
+		if p.ref.queue >= 0 {
+			returns = b.fenceReturns(ctx, meta) // not failures (fence.go)
+		}
+		m.ReconsumeTimes = int(meta.delivered) - 1 - returns
 		if policy.Exhausted(m.ReconsumeTimes, g.MaxReconsumeTimes) {
 			// Failed by lease expiry more often than allowed.
 			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1, expiredReason); err != nil {
@@ -295,6 +300,9 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventDeadLettered})
 			}
 			continue
+		}
+		if p.ref.queue >= 0 && b.orderlyGate(ctx, g, consumerID, &og, p, meta, m, returns) {
+			continue // parked, skipped or held at a growth fence (blocked.go, fence.go)
 		}
 		if f, ok := filters[p.ref.topic]; ok && !f.All() && !f.MatchTags(m.Tags) {
 			skip = append(skip, p.msg.Reply)
@@ -374,6 +382,9 @@ type lease struct {
 	consumerID      string
 	reply           string // the JetStream ack subject
 	meta            ackMeta
+	// ended: an operator ended the message (skip, park: blocked.go); a
+	// late ack is expired even though the ack floor passed it.
+	ended bool
 }
 
 // sealedVersion is the first byte of this backend's handle payloads (the
@@ -508,23 +519,24 @@ func (b *Backend) openHandle(group, h string) (lease, bool) {
 }
 
 // leaseStatus says whether l is live at now, given its override (if
-// found).
-func leaseStatus(l lease, o override, found bool, now time.Time) gateway.HandleStatus {
+// found), and returns l marked ended when the override ended its message.
+func leaseStatus(l lease, o override, found bool, now time.Time) (lease, gateway.HandleStatus) {
 	deadline := l.deadline
 	if found {
+		l.ended = o.delivered == endedDelivery
 		switch {
 		case o.delivered > l.delivered:
-			return gateway.HandleExpired // delivered again since
+			return l, gateway.HandleExpired // delivered again since
 		case o.delivered == l.delivered && o.nacked:
-			return gateway.HandleExpired
+			return l, gateway.HandleExpired
 		case o.delivered == l.delivered:
 			deadline = o.deadline
 		}
 	}
 	if !now.Before(deadline) {
-		return gateway.HandleExpired
+		return l, gateway.HandleExpired
 	}
-	return gateway.HandleOK
+	return l, gateway.HandleOK
 }
 
 type checked struct {
@@ -559,7 +571,7 @@ func (b *Backend) checkAll(ctx context.Context, group string, handles []string, 
 		l := out[i].l
 		if !readAll && !b.view.mayHaveOverride(l) {
 			b.overrideSkips.Add(1)
-			out[i].st = leaseStatus(l, override{}, false, now)
+			out[i].l, out[i].st = leaseStatus(l, override{}, false, now)
 			continue
 		}
 		b.overrideReads.Add(1)
@@ -569,7 +581,8 @@ func (b *Backend) checkAll(ctx context.Context, group string, handles []string, 
 			defer wg.Done()
 			defer func() { <-sem }()
 			o, found, err := b.override(ctx, l)
-			out[i].st, errs[i] = leaseStatus(l, o, found, now), err
+			out[i].l, out[i].st = leaseStatus(l, o, found, now)
+			errs[i] = err
 		}()
 	}
 	wg.Wait()
@@ -597,7 +610,7 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 	for i, h := range handles {
 		res[i].ReceiptHandle = h
 		l, st := checked[i].l, checked[i].st
-		if st == gateway.HandleExpired && b.ackedBefore(ctx, l) {
+		if st == gateway.HandleExpired && !l.ended && b.ackedBefore(ctx, l) {
 			st = gateway.HandleOK
 		} else if st == gateway.HandleOK {
 			subs, idx = append(subs, l.reply), append(idx, i)
@@ -666,7 +679,7 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 		if st != gateway.HandleOK {
 			continue
 		}
-		times := int(l.delivered) - 1
+		times := int(l.delivered) - 1 - b.fenceReturns(ctx, l.meta)
 		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now, reason: reason}); err != nil {
 			return nil, err
 		}
@@ -683,6 +696,7 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 			return nil, errs[0]
 		}
 		b.recordSettle(l, tlEvent{Type: gateway.EventRetryScheduled, DelayLevel: out.Level})
+		b.noteNack(ctx, l, times, reason) // ORDERLY: the queue is blocked (blocked.go)
 	}
 	return res, nil
 }

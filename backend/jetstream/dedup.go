@@ -19,7 +19,7 @@ import (
 // with the embedded engine's semantics (core/engine/dedup.go).
 //
 // A message carrying a DedupID is followed in its atomic batch by a dedup
-// entry on mq.<topic>.d.<h>, h = SHA-256 of (topic, DedupID), whose
+// entry on mqi.<topic>.d.<h>, h = SHA-256 of (topic, DedupID), whose
 // Nats-Msg-Id is h: the stream's duplicate window (the topic's
 // --dedup-window) makes JetStream itself refuse a second batch holding
 // the same h, atomically and on every instance, so two publishes of one

@@ -196,7 +196,7 @@ func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int,
 }
 
 // Message implements api.Engine through the id index entry published
-// with the message (mq.<topic>.i.<id>). A delayed message is found as
+// with the message (mqi.<topic>.i.<id>). A delayed message is found as
 // its schedule until it is due; once moved to its queue it is not (the
 // schedule is purged and the moved copy is not indexed).
 func (b *Backend) Message(topic, id string) (*core.Message, error) {
@@ -252,7 +252,7 @@ func (b *Backend) indexed(ctx context.Context, st jsapi.Stream, idx *jsapi.RawSt
 }
 
 // MessagesByKey implements api.Engine through the key index entries
-// (mq.<topic>.k.<hash>): the newest limit messages, oldest first.
+// (mqi.<topic>.k.<hash>): the newest limit messages, oldest first.
 func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, error) {
 	if _, err := b.Topic(topic); err != nil {
 		return nil, err

@@ -36,8 +36,16 @@
 //     MQD_<group> (deduplicated by delivery), then +TERM. Redrive →
 //     publish to mq.T.r.<group> (only that group's consumers match it),
 //     delete from the DLQ.
-//   - offsets → consumer info (ack floor, pending); reset → the consumer
-//     recreated from the sequence of the position.
+//   - offsets → consumer info (ack floor, pending), one row per queue
+//     (CONCURRENTLY: each queue's lag counted by a batched direct get,
+//     offsets.go); reset → the consumer recreated from the sequence of
+//     the position.
+//   - blocked keys (ORDERLY) → a queue's head is the one message its
+//     consumer has out; failing heads, parks and skips are keys of the KV
+//     bucket MQGATE_ORDERLY (blocked.go), read by ORDERLY leases. Per-key
+//     lag → a batched direct get per queue past its ack floor (keylag.go).
+//   - topic growth → a fence in the stream's metadata; ORDERLY leases of
+//     a moved key wait for its other queue (fence.go).
 //
 // # Goroutines
 //

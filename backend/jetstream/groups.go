@@ -186,6 +186,7 @@ func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
 		return mapErr(err)
 	}
 	b.forgetTimeline(ctx, name)
+	b.forgetOrderly(ctx, name)
 	return nil
 }
 
@@ -297,7 +298,13 @@ func (b *Backend) ensureConsumer(ctx context.Context, g core.Group, ref consumer
 	// Create-or-update is idempotent: retried like a read (a rejoining
 	// node answers 10008 until it knows the leader).
 	err := b.retryRead(ctx, func(ctx context.Context) error {
-		_, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, b.consumerConfig(g, ref))
+		cc := b.consumerConfig(g, ref)
+		if grownQueue(g, b.topicFences(ref.topic), ref) {
+			// A queue added after the group subscribed: from its first
+			// message (SPEC §8.7; fence.go).
+			cc.DeliverPolicy, cc.OptStartTime = jsapi.DeliverAllPolicy, nil
+		}
+		_, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, cc)
 		return err
 	})
 	if err != nil {
@@ -326,13 +333,29 @@ func (b *Backend) Offsets(ctx context.Context, group, consumerID string) ([]gate
 		} else if err != nil {
 			return nil, err
 		}
-		for _, ref := range b.consumersOf(g, consumerID, t) {
-			qo, err := b.consumerOffset(ctx, g, ref)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, qo)
+		rows, err := b.offsetRows(ctx, g, consumerID, t)
+		if err != nil {
+			return nil, err
 		}
+		out = append(out, rows...)
+	}
+	return out, nil
+}
+
+// offsetRows are the rows of (g, consumerID) on t: one per queue, from
+// the queue's consumer (ORDERLY) or the topic's one consumer
+// (CONCURRENTLY: offsets.go).
+func (b *Backend) offsetRows(ctx context.Context, g core.Group, consumerID string, t core.Topic) ([]gateway.QueueOffset, error) {
+	var out []gateway.QueueOffset
+	for _, ref := range b.consumersOf(g, consumerID, t) {
+		if ref.queue < 0 {
+			return b.queueRows(ctx, g, ref, t)
+		}
+		qo, err := b.consumerOffset(ctx, g, ref)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, qo)
 	}
 	return out, nil
 }
@@ -404,7 +427,6 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 	case core.ConsumeFromTimestamp:
 		seq = b.seqAt(ctx, st, ts, si.State.LastSeq+1)
 	}
-	var out []gateway.QueueOffset
 	for _, ref := range b.consumersOf(g, consumerID, t) {
 		cc := b.consumerConfig(g, ref)
 		// Recreate from the sequence: a consumer's deliver policy must
@@ -415,13 +437,8 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 			return nil, mapErr(err)
 		}
 		b.ensured.Store(ref.stream+"/"+ref.name, g.UpdatedAt)
-		qo, err := b.consumerOffset(ctx, g, ref)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, qo)
 	}
-	return out, nil
+	return b.offsetRows(ctx, g, consumerID, t)
 }
 
 // seqAt is the first sequence stored at or after ts (end when none).

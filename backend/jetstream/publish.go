@@ -70,7 +70,7 @@ func (b *Backend) putNew(ctx context.Context, t core.Topic, msgs []core.PutMessa
 		nm[i], out[i] = msg, res
 	}
 	// Each message is followed, in the same atomic batch, by its index
-	// entries: mq.<topic>.i.<id> and mq.<topic>.k.<key hash>, whose payload
+	// entries: mqi.<topic>.i.<id> and mqi.<topic>.k.<key hash>, whose payload
 	// is how many sequences back the message is.
 	all := make([]*nats.Msg, 0, 2*len(nm))
 	pos := make([]int, len(nm))

@@ -36,8 +36,9 @@ type topicCache struct {
 }
 
 type cachedTopic struct {
-	t  core.Topic
-	at time.Time
+	t      core.Topic
+	fences []fence // growth fences (fence.go)
+	at     time.Time
 }
 
 const topicTTL = time.Second
@@ -96,7 +97,14 @@ func (b *Backend) PutTopic(cfg core.TopicConfig) (core.Topic, bool, error) {
 		if cfg.Queues < old.Queues {
 			return core.Topic{}, false, core.FieldError("queues", "cannot shrink a topic from %d to %d queues", old.Queues, cfg.Queues)
 		}
-		if s, err = b.js.UpdateStream(ctx, b.streamConfig(cfg)); err != nil {
+		sc := b.streamConfig(cfg)
+		cur, err := b.stream(ctx, topicStream(cfg.Name))
+		if err != nil {
+			return core.Topic{}, false, mapErr(err)
+		}
+		// Fences are kept, and a growth adds one (fence.go).
+		withFences(&sc, cur.CachedInfo(), old.Queues, cfg.Queues)
+		if s, err = b.js.UpdateStream(ctx, sc); err != nil {
 			return core.Topic{}, false, mapErr(err)
 		}
 	default:
@@ -119,42 +127,60 @@ func topicOf(name string, si *jsapi.StreamInfo) core.Topic {
 
 // Topic implements api.Engine.
 func (b *Backend) Topic(name string) (core.Topic, error) {
+	t, _, err := b.topicInfo(name)
+	return t, err
+}
+
+// topicInfo is Topic with its growth fences.
+func (b *Backend) topicInfo(name string) (core.Topic, []fence, error) {
 	if core.IsSystemTopic(name) || !core.ValidName(name) {
-		return core.Topic{}, core.Errorf(core.ENotFound, "topic %q not found", name)
+		return core.Topic{}, nil, core.Errorf(core.ENotFound, "topic %q not found", name)
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
 	s, err := b.stream(ctx, topicStream(name))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
-		return core.Topic{}, core.Errorf(core.ENotFound, "topic %q not found", name)
+		return core.Topic{}, nil, core.Errorf(core.ENotFound, "topic %q not found", name)
 	} else if err != nil {
-		return core.Topic{}, mapErr(err)
+		return core.Topic{}, nil, mapErr(err)
 	}
-	return topicOf(name, s.CachedInfo()), nil
+	return topicOf(name, s.CachedInfo()), parseFences(s.CachedInfo().Config.Metadata), nil
 }
 
 // cachedTopic is Topic through a short cache (the publish path).
 func (b *Backend) cachedTopic(name string) (core.Topic, error) {
+	c, err := b.cachedTopicInfo(name)
+	return c.t, err
+}
+
+// topicFences are the cached topic's growth fences (none when it is gone).
+func (b *Backend) topicFences(name string) []fence {
+	c, _ := b.cachedTopicInfo(name)
+	return c.fences
+}
+
+func (b *Backend) cachedTopicInfo(name string) (cachedTopic, error) {
 	b.topics.mu.Lock()
 	c, ok := b.topics.m[name]
 	b.topics.mu.Unlock()
 	if ok && time.Since(c.at) < topicTTL {
-		return c.t, nil
+		return c, nil
 	}
-	t, err := b.Topic(name)
+	t, fs, err := b.topicInfo(name)
 	if err != nil {
-		return t, err
+		return cachedTopic{t: t}, err
 	}
 	if err := b.ensureIndexSubjects(t); err != nil {
-		return t, err
+		return cachedTopic{t: t}, err
 	}
+	c = cachedTopic{t, fs, time.Now()}
 	b.topics.mu.Lock()
 	if b.topics.m == nil {
 		b.topics.m = map[string]cachedTopic{}
 	}
-	b.topics.m[name] = cachedTopic{t, time.Now()}
+	b.topics.m[name] = c
 	b.topics.mu.Unlock()
-	return t, nil
+	return c, nil
 }
 
 // ensureIndexSubjects adds indexSubjects to the stream of a topic created

@@ -1,0 +1,176 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/core/consumer"
+)
+
+// Per-key lag of CLUSTERING ORDERLY groups (API.md, docs/jetstream.md
+// "Per-key lag"). Embedded counts what its client has pulled and not
+// finished; JetStream keeps no per-key state, so a request reads, for
+// each queue of the group, the first keyLagScan messages on the queue's
+// subject past its consumer's ack floor (the queue's unfinished
+// messages, oldest first) in one batched direct get, and groups them by
+// sharding key. Cost per request: one consumer info and one batched read
+// of at most keyLagScan messages per queue, queues read keyLagParallel at
+// a time; nothing on the publish or receive path.
+
+const (
+	// keyLagScan bounds the messages read per queue (embedded's pull
+	// threshold is of the same order: what a client caches per queue).
+	keyLagScan = 256
+	// keyLagParallel bounds the queues read at once.
+	keyLagParallel = 8
+)
+
+// KeyLags lists the CLUSTERING ORDERLY group's ordering keys with
+// unfinished messages, oldest first, at most limit. EConflict for other
+// groups.
+func (b *Backend) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.RequestTimeout)
+	defer cancel()
+	g, err := b.Group(ctx, group)
+	if err != nil {
+		return nil, err
+	}
+	if g.MessageModel == core.Broadcasting {
+		return nil, core.Errorf(core.EConflict, "group %q is BROADCASTING: per-key lag is kept for CLUSTERING ORDERLY groups", group)
+	}
+	if g.ConsumeMode != core.Orderly {
+		return nil, core.Errorf(core.EConflict, "group %q is not ORDERLY: it has no blocked keys", group)
+	}
+	var refs []consumerRef
+	for _, s := range g.Subscriptions {
+		t, err := b.cachedTopic(s.Topic)
+		if core.ErrorCode(err) == core.ENotFound {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		refs = append(refs, b.consumersOf(g, "", t)...)
+	}
+	var mu sync.Mutex
+	byKey := map[keyRefJS]*consumer.KeyLag{}
+	var firstErr error
+	sem := make(chan struct{}, keyLagParallel)
+	var wg sync.WaitGroup
+	for _, ref := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			h, err := b.head(ctx, ref)
+			var msgs []*core.Message
+			if err == nil {
+				msgs, err = b.scanQueue(ctx, ref, h.floor+1, keyLagScan)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				return
+			}
+			for _, m := range msgs {
+				k := keyRefJS{core.MessageQueue{Topic: ref.topic, QueueID: ref.queue}, m.ShardingKey}
+				kl := byKey[k]
+				if kl == nil {
+					kl = &consumer.KeyLag{Queue: k.mq, ShardingKey: k.key, Oldest: m.BornAt, OldestID: m.UserID()}
+					byKey[k] = kl
+				}
+				kl.Depth++
+				if m.BornAt.Before(kl.Oldest) {
+					kl.Oldest, kl.OldestID = m.BornAt, m.UserID()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	out := make([]consumer.KeyLag, 0, len(byKey))
+	for _, kl := range byKey {
+		out = append(out, *kl)
+	}
+	slices.SortFunc(out, func(a, b consumer.KeyLag) int {
+		if c := a.Oldest.Compare(b.Oldest); c != 0 {
+			return c
+		}
+		if a.ShardingKey != b.ShardingKey {
+			if a.ShardingKey < b.ShardingKey {
+				return -1
+			}
+			return 1
+		}
+		if a.Queue.Less(b.Queue) {
+			return -1
+		}
+		return 0
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+type keyRefJS struct {
+	mq  core.MessageQueue
+	key string
+}
+
+// directBatch is a batched direct get (nats-server ≥ 2.11): up to Batch
+// messages on NextBySubj from Seq on, then an end-of-batch status.
+type directBatch struct {
+	Seq        uint64 `json:"seq"`
+	NextBySubj string `json:"next_by_subj"`
+	Batch      int    `json:"batch"`
+}
+
+// scanQueue reads up to n messages of ref's queue subject from seq on
+// (a diagnostic read: any replica may answer).
+func (b *Backend) scanQueue(ctx context.Context, ref consumerRef, seq uint64, n int) ([]*core.Message, error) {
+	inbox := b.nc.NewInbox()
+	sub, err := b.nc.SubscribeSync(inbox)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	defer sub.Unsubscribe()
+	subj := queueSubject(ref.topic, ref.queue)
+	body, _ := json.Marshal(directBatch{Seq: max(seq, 1), NextBySubj: subj, Batch: n})
+	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+ref.stream, inbox, body); err != nil {
+		return nil, mapErr(err)
+	}
+	ctx, cancel := b.ctx(ctx)
+	defer cancel()
+	var out []*core.Message
+	for len(out) < n {
+		m, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		if _, st := isStatus(m); st {
+			return out, nil // 204 end of batch, 404 nothing (more)
+		}
+		out = append(out, directMessage(m))
+	}
+	return out, nil
+}
+
+// directMessage decodes a direct get's answer.
+func directMessage(m *nats.Msg) *core.Message {
+	seq, _ := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
+	ts, _ := time.Parse(time.RFC3339Nano, m.Header.Get("Nats-Time-Stamp"))
+	return decodeMessage(m.Header.Get("Nats-Subject"), m.Header, m.Data, seq, ts)
+}
