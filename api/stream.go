@@ -340,6 +340,10 @@ type stream struct {
 	// key is the stream's API key (nil without keys), as the last check
 	// found it: its limits are the key file's latest (internal/quota).
 	key atomic.Pointer[auth.Key]
+	// holds counts the reasons the server holds the stream's reader
+	// (hold); holdsBegun counts every hold ever begun, so the pinger can
+	// tell that one began while its ping waited.
+	holds, holdsBegun atomic.Int64
 	// allowed, when set, reports whether the stream's API key still
 	// holds its grant (asked at each ping: a key removed or narrowed by a
 	// reload of the key file ends the stream, 1008).
@@ -576,8 +580,19 @@ func (st *stream) releaseBatch(batch []outFrame, written bool) {
 	st.mu.Unlock()
 }
 
+// hold marks the stream's reader as held by the server (at the stream's
+// limits, or paced by its key's rates) until release is called. A pong
+// is read by the reader, so a held stream cannot see one: the pinger
+// does not ping it, and a ping that was waiting when a hold began does
+// not close it. The client is not idle meanwhile; the server is.
+func (st *stream) hold() (release func()) {
+	st.holdsBegun.Add(1)
+	st.holds.Add(1)
+	return func() { st.holds.Add(-1) }
+}
+
 // pinger pings every StreamOptions.Ping; a pong that does not come within
-// it closes the stream 4008.
+// it closes the stream 4008 (unless the reader was held meanwhile).
 func (st *stream) pinger() (stop func()) {
 	every := st.s.streamOpts.Ping
 	var t *time.Timer
@@ -589,9 +604,16 @@ func (st *stream) pinger() (stop func()) {
 			st.closeWith(closePolicy, "the API key was revoked or lost its grant")
 			return
 		}
-		ctx, cancel := context.WithTimeout(st.ctx, every)
-		err := st.conn.Ping(ctx)
-		cancel()
+		var err error
+		if st.holds.Load() == 0 {
+			begun := st.holdsBegun.Load()
+			ctx, cancel := context.WithTimeout(st.ctx, every)
+			err = st.conn.Ping(ctx)
+			cancel()
+			if err != nil && (st.holds.Load() > 0 || st.holdsBegun.Load() != begun) {
+				err = nil // the reader was held: the pong may be behind it
+			}
+		}
 		if err != nil {
 			if st.ctx.Err() == nil {
 				st.closeWith(closeIdle, "no pong within the ping interval")

@@ -46,6 +46,9 @@ const (
 	// maxFrameBodies is about the most body bytes the pump puts in one
 	// messages frame (a receive is sized to it by the mean body size).
 	maxFrameBodies = 256 << 10
+	// maxRefillBatch caps refillBatch: a refill of 32 is already one
+	// receive and one frame per 32 acks.
+	maxRefillBatch = 32
 	// busyRetry is the pause before the pump tries again after the gateway
 	// refused a receive (too many waiting receives) or failed.
 	busyRetry = time.Second
@@ -285,6 +288,22 @@ func (c *consumeStream) fitsLocked(size int64) bool {
 	return len(c.out) < c.maxMsgs && c.outBytes+size <= c.maxBytes
 }
 
+// refillBatch is how many deliveries must be settled before the pump
+// receives again: a client acking one message per frame frees one place
+// at a time, and refilling each place on its own made a receive, a
+// messages frame and a write per message. A quarter of the window (at
+// most maxRefillBatch) goes out together instead; the client still holds
+// the other three quarters meanwhile, so it never waits for the refill.
+func refillBatch(maxMsgs int) int {
+	return min(max(maxMsgs/4, 1), maxRefillBatch)
+}
+
+// refillLocked reports whether enough has been settled for the pump to
+// receive again (the byte limit is checked apart).
+func (c *consumeStream) refillLocked() bool {
+	return len(c.out) <= c.maxMsgs-refillBatch(c.maxMsgs)
+}
+
 // addLocked makes m outstanding.
 func (c *consumeStream) addLocked(m *gateway.Received) {
 	size := int64(len(m.Message.Body))
@@ -367,7 +386,7 @@ func (c *consumeStream) waitCredit(timer *time.Timer) (int, bool) {
 				c.fmu.Unlock()
 				return 0, true
 			}
-		} else if len(c.out) == 0 || (len(c.out) < c.maxMsgs && c.outBytes < c.maxBytes) {
+		} else if len(c.out) == 0 || (c.refillLocked() && c.outBytes < c.maxBytes) {
 			n := min(gateway.MaxReceiveMessages, c.maxMsgs-len(c.out))
 			if c.avg > 0 {
 				// Sized to the byte limit left, and to a frame of about
@@ -515,8 +534,12 @@ func (c *consumeStream) reader() {
 	bad := 0
 	for {
 		c.fmu.Lock()
-		for len(c.pend) >= maxPendingSettles && c.ctx.Err() == nil {
-			c.pendCond.Wait()
+		if len(c.pend) >= maxPendingSettles && c.ctx.Err() == nil {
+			release := c.hold()
+			for len(c.pend) >= maxPendingSettles && c.ctx.Err() == nil {
+				c.pendCond.Wait()
+			}
+			release()
 		}
 		c.fmu.Unlock()
 		if !c.waitOutput(maxQueuedOutput) {
@@ -601,7 +624,7 @@ func (c *consumeStream) handle(b []byte) bool {
 		for _, h := range f.ReceiptHandles {
 			c.removeLocked(h)
 		}
-		if len(c.out) < before {
+		if len(c.out) < before && (len(c.out) == 0 || c.refillLocked()) {
 			c.kick()
 		}
 	}

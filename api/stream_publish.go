@@ -120,8 +120,12 @@ func (p *publishStream) reader() {
 	bad := 0
 	for {
 		p.mu.Lock()
-		for (p.unconfMsgs >= p.maxMsgs || p.unconfBytes >= p.maxBytes || p.queued > maxQueuedOutput) && p.ctx.Err() == nil {
-			p.drained.Wait()
+		if (p.unconfMsgs >= p.maxMsgs || p.unconfBytes >= p.maxBytes || p.queued > maxQueuedOutput) && p.ctx.Err() == nil {
+			release := p.hold()
+			for (p.unconfMsgs >= p.maxMsgs || p.unconfBytes >= p.maxBytes || p.queued > maxQueuedOutput) && p.ctx.Err() == nil {
+				p.drained.Wait()
+			}
+			release()
 		}
 		p.mu.Unlock()
 		if p.ctx.Err() != nil {
@@ -229,14 +233,17 @@ func (p *publishStream) admit(msgs int, pms []core.PutMessage) error {
 			wait = v.RetryAfter // nothing was taken: ask again then
 		}
 		if wait > 0 {
+			release := p.hold()
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
 			case <-p.ctx.Done():
 				t.Stop()
+				release()
 				v.Cancel()
 				return core.Errorf(core.EUnavailable, "the stream closed while the publish waited for its key's limit")
 			}
+			release()
 		}
 		if v.RetryAfter == 0 {
 			return nil

@@ -5,13 +5,15 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestJetStreamFaultsCheckerCanFail feeds the fault run's checker
 // synthetic histories: a clean one passes, and each broken rule (a lost
 // publish, a dead letter with no or two DLQ copies, an ORDERLY
-// inversion, an idempotency key stored twice, a redelivery after an ok
-// ack, a 500, a 503 without Retry-After) fails it with its own line.
+// inversion, also in a fault window, an idempotency key stored twice, a
+// redelivery after an ok ack, a 500, a 503 without Retry-After, a 5xx
+// after a fault and its grace) fails it with its own line.
 func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 	type history struct {
 		r   *jfRun
@@ -102,20 +104,45 @@ func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 	if rep := h.r.check(h.dlq); rep.failure() != "" || rep.dupStale[jfOrd] != 1 {
 		t.Fatalf("a stale-leader redelivery: failure %q, counted %v", rep.failure(), rep.dupStale)
 	}
-	// An ORDERLY redelivery of a message settled ok after a later one of
-	// its key, while a stale leader may act, is counted, not failed.
+	// An ORDERLY redelivery of a message after a later one of its key
+	// fails, also while a stale leader may act.
 	h = clean()
 	h.r.setWindow("r1 partition n1")
 	h.r.recordDelivery(jfOrd, "m-o1", jfBody{Key: "o0-0", Seq: 1}, 1)
-	if rep := h.r.check(h.dlq); rep.failure() != "" || len(rep.staleInversions) != 1 {
-		t.Fatalf("a stale-leader inversion: failure %q, counted %v", rep.failure(), rep.staleInversions)
+	if f := h.r.check(h.dlq).failure(); !strings.Contains(f, "ORDERLY per-key inversions: 1") {
+		t.Fatalf("an inversion in a partition: failure %q", f)
 	}
-	// A 503 with Retry-After is counted per window but is no failure.
-	h = clean()
-	answerWith(t, h.r, 503, "1")
-	rep := h.r.check(h.dlq)
-	if f := rep.failure(); f != "" || rep.answers["steady"][503] != 1 {
-		t.Fatalf("a 503 with Retry-After: failure %q, counted %v", f, rep.answers)
+	// A 503 with Retry-After is counted per window; it is no failure
+	// while a fault lasts or within jfGrace after it ended, and one
+	// later; before the first fault it is counted as start-up.
+	for _, tc := range []struct {
+		name string
+		win  jfWindow
+		fail bool
+	}{
+		{"in a fault", jfWindow{name: "r0 partition n1", fault: true}, false},
+		{"within the grace", jfWindow{name: "r0 after partition", ended: time.Now().Add(-jfGrace / 2)}, false},
+		{"after the grace", jfWindow{name: "r0 after partition", ended: time.Now().Add(-jfGrace - time.Second)}, true},
+		{"before any fault (start-up: counted, not failed)", jfWindow{name: "steady"}, false},
+	} {
+		h = clean()
+		h.r.window.Store(tc.win)
+		answerWith(t, h.r, 503, "1")
+		rep := h.r.check(h.dlq)
+		f := rep.failure()
+		if rep.answers[tc.win.name][503] != 1 || (f != "") != tc.fail ||
+			tc.fail && !strings.Contains(f, "5xx after a fault and its") ||
+			(len(rep.startup5xx) == 1) != (tc.win.name == "steady") {
+			t.Errorf("a 503 with Retry-After %s: failure %q (want one: %v), counted %v", tc.name, f, tc.fail, rep.answers)
+		}
+	}
+	// The windows the nemesis names: faults, and what is none.
+	for w, fault := range map[string]bool{"steady": false, "drain": false, "r0 after partition": false, "r0 catching up n1": true,
+		"r0 partition n1": true, "r0 SIGSTOP leader n2": true, "r0 kill -9 leader n1": true, "r0 restart n1": true,
+		"r0 kill -9 gw1": true, "r0 rolling restart": true} {
+		if jfFaultWindow(w) != fault {
+			t.Errorf("jfFaultWindow(%q) = %v", w, !fault)
+		}
 	}
 }
 

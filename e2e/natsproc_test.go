@@ -420,6 +420,38 @@ func (c *natsProcCluster) streamLeader(stream string, except ...string) (string,
 	return "", errors.Join(errs...)
 }
 
+// streamCurrent is nil when some node answers that the stream has a
+// leader and every other replica is online and current.
+func (c *natsProcCluster) streamCurrent(stream string) error {
+	var errs []error
+	for _, nd := range c.nodes {
+		_, err := withJS(nd, func(ctx context.Context, js jsapi.JetStream) (bool, error) {
+			s, err := js.Stream(ctx, stream)
+			if err != nil {
+				return false, err
+			}
+			cl := s.CachedInfo().Cluster
+			if cl == nil || cl.Leader == "" {
+				return false, errors.New("no leader")
+			}
+			if len(cl.Replicas) < len(c.nodes)-1 {
+				return false, fmt.Errorf("%d replicas besides the leader", len(cl.Replicas))
+			}
+			for _, p := range cl.Replicas {
+				if !p.Current || p.Offline {
+					return false, fmt.Errorf("replica %s: current %v, offline %v, lag %d", p.Name, p.Current, p.Offline, p.Lag)
+				}
+			}
+			return true, nil
+		})
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %v", nd.name, err))
+	}
+	return errors.Join(errs...)
+}
+
 // partition cuts (or heals) every route of node idx, both ways.
 func (c *natsProcCluster) partition(idx int, cut bool) {
 	for _, p := range c.proxies {

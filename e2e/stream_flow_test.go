@@ -242,3 +242,58 @@ func TestStreamMalformedIsolated(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamRefillCoalesces: a client that acks one message per frame
+// frees one place at a time; the server refills a quarter of the window
+// at once (docs/streaming.md "Flow control"), so deliveries come several
+// to a frame instead of one frame per ack, and the window still holds.
+func TestStreamRefillCoalesces(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	consumeSetup(t, s, "g", map[string]any{"subscriptions": []map[string]any{{"topic": "orders"}}})
+	const n, window = 640, 64
+	streamPublishN(t, s, "orders", n, func(i int) map[string]any { return map[string]any{"body": fmt.Sprint("m", i)} })
+
+	w := dialStream(t, s, fmt.Sprintf("/v1/groups/g/stream?maxOutstandingMessages=%d", window))
+	var queue []map[string]any
+	frames, acked := 0, 0
+	take := func(f frame) {
+		switch f.typ() {
+		case "messages":
+			frames++
+			queue = append(queue, f.deliveries()...)
+			if out := len(queue); out > window {
+				t.Fatalf("%d deliveries outstanding, window %d", out, window)
+			}
+		case "results", "empty":
+		default:
+			t.Fatalf("unexpected frame %v", f)
+		}
+	}
+	for acked < n {
+		for len(queue) == 0 {
+			take(w.read(20 * time.Second))
+		}
+		// One ack frame per message, each answered before the next: the
+		// slowest refill the old pump did one receive and one frame for.
+		id := fmt.Sprint("a", acked)
+		w.send(map[string]any{"type": "ack", "id": id, "receiptHandles": streamHandles(queue[:1])})
+		queue = queue[1:]
+		acked++
+		for {
+			f := w.read(20 * time.Second)
+			if f.typ() == "results" && f.id() == id {
+				if rs := f.results(); len(rs) != 1 || rs[0]["status"] != "ok" {
+					t.Fatalf("ack %s: %v", id, rs)
+				}
+				break
+			}
+			take(f)
+		}
+	}
+	// A refill per 16 acks is 36 frames after the first window; one per
+	// ack was 576.
+	if frames > n/8 {
+		t.Fatalf("%d messages frames for %d deliveries acked one per frame: not coalesced", frames, n)
+	}
+	t.Logf("%d deliveries in %d messages frames", n, frames)
+}

@@ -58,3 +58,40 @@ func TestStreamQuotas(t *testing.T) {
 		t.Fatalf("50 deliveries at 20/s (burst 10) took %v: not paced", took)
 	}
 }
+
+// TestStreamPacedKeepsItsPings: a stream the server holds (paced by its
+// key's rate, its reader waiting) is not cut for a pong it could not
+// read meanwhile: with pings every second and 4 s of pacing, every
+// publish is confirmed and the stream stays open.
+func TestStreamPacedKeepsItsPings(t *testing.T) {
+	file := t.TempDir() + "/keys.json"
+	body := fmt.Sprintf(`{"keys": [
+  {"name": "w", "key": "stream-writer-1234567890", "grants": ["pub:orders"], "limits": {"publishPerSecond": 2, "publishBurst": 1}},
+  {"name": "ops", "sha256": %q, "grants": ["admin"]}]}`, sha256Hex(e2eAdminKey))
+	if err := os.WriteFile(file, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServer(t, t.TempDir(), "--api-keys", file, "--stream-ping", "1s")
+	want(t, s.do(t, "PUT", "/v1/topics/orders", map[string]any{"queues": 2}, bearer(e2eAdminKey)...), http.StatusCreated)
+
+	pub := dialStream(t, s, "/v1/topics/orders/stream", bearer("stream-writer-1234567890")...)
+	const n = 9
+	for i := 0; i < n; i++ {
+		pub.send(map[string]any{"type": "publish", "id": fmt.Sprintf("p%d", i), "message": map[string]any{"body": "x"}})
+	}
+	for i := 0; i < n; i++ {
+		f, err := pub.tryRead(20 * time.Second)
+		if err != nil {
+			code, why := pub.closeStatus(time.Second)
+			t.Fatalf("confirm %d of %d: %v (closed %d %q)", i+1, n, err, code, why)
+		}
+		if f.typ() != "confirm" {
+			t.Fatalf("publish %d answered %v, want a confirm (paced)", i, f)
+		}
+	}
+	// And it still answers afterwards.
+	pub.send(map[string]any{"type": "publish", "id": "last", "message": map[string]any{"body": "x"}})
+	if f := pub.read(10 * time.Second); f.typ() != "confirm" {
+		t.Fatalf("after pacing: %v", f)
+	}
+}

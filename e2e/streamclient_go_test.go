@@ -181,3 +181,94 @@ func TestStreamClientKeys(t *testing.T) {
 	}
 	p.Close()
 }
+
+// TestStreamClientReconnects: with Reconnect, a consume stream outlives a
+// server restart: the client opens a new stream on the restarted server
+// and goes on; the deliveries left unsettled across the restart run out
+// as leases do and come again, and every message is acked once.
+func TestStreamClientReconnects(t *testing.T) {
+	dir := t.TempDir()
+	s := startServer(t, dir)
+	createTopic(t, s, "rc", 2)
+	want(t, s.do(t, "PUT", "/v1/groups/rcg", map[string]any{
+		"subscriptions": []map[string]any{{"topic": "rc"}},
+		"consumeFrom":   map[string]any{"position": "FIRST_OFFSET"},
+	}), 201)
+	const n = 20
+	streamPublishN(t, s, "rc", n, func(i int) map[string]any { return map[string]any{"body": fmt.Sprint("r-", i)} })
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := &stream.Client{BaseURL: s.base}
+	reconnected := make(chan error, 4)
+	c, err := cl.Consume(ctx, "rcg", stream.ConsumeOptions{MaxOutstandingMessages: 5, InvisibleSeconds: 2,
+		Reconnect: &stream.Reconnect{MinDelay: 50 * time.Millisecond, MaxDelay: 500 * time.Millisecond,
+			OnReconnect: func(last error) { reconnected <- last }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	acked := map[string]bool{}
+	seen := map[string]int{}
+	ack := func(m apiclient.ReceivedMessage) {
+		t.Helper()
+		rs, err := c.Ack(ctx, m.ReceiptHandle)
+		if err != nil {
+			t.Fatalf("ack %s: %v", m.MessageId, err)
+		}
+		if rs[0].Status == "ok" {
+			if acked[m.MessageId] {
+				t.Fatalf("%s acked ok twice", m.MessageId)
+			}
+			acked[m.MessageId] = true
+		}
+	}
+	// 5 out: 2 acked, 3 left unsettled across the restart.
+	var unsettled []string
+	for i := 0; i < 5; i++ {
+		m, err := c.Receive(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[m.MessageId]++
+		if i < 2 {
+			ack(m)
+		} else {
+			unsettled = append(unsettled, m.MessageId)
+		}
+	}
+	first := c.StreamID()
+	s.stop(t) // SIGTERM: the stream closes 1001
+	s2 := startServer(t, dir, "--addr", s.addr)
+	select {
+	case last := <-reconnected:
+		var ce *stream.ClosedError
+		if !errors.As(last, &ce) {
+			t.Fatalf("reconnected after %v, want the stream's *ClosedError", last)
+		}
+	case <-ctx.Done():
+		t.Fatalf("no reconnect to the restarted server\n%s", s2.Logs())
+	}
+	if c.Reconnects() < 1 || c.StreamID() == first {
+		t.Fatalf("reconnects %d, stream %s (was %s)", c.Reconnects(), c.StreamID(), first)
+	}
+	for len(acked) < n {
+		m, err := c.Receive(ctx)
+		if err != nil {
+			t.Fatalf("after the restart, %d of %d acked: %v", len(acked), n, err)
+		}
+		seen[m.MessageId]++
+		ack(m)
+	}
+	for _, id := range unsettled {
+		if seen[id] < 2 {
+			t.Fatalf("%s, unsettled across the restart, was delivered %d times, want again after its lease", id, seen[id])
+		}
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	if !errors.Is(c.Err(), stream.ErrClosed) {
+		t.Fatalf("Err after Close: %v", c.Err())
+	}
+}

@@ -22,6 +22,9 @@ type ConsumeOptions struct {
 	// out and not yet settled on the stream (defaults 1000 and 10 MiB).
 	MaxOutstandingMessages int
 	MaxOutstandingBytes    int
+	// Reconnect, when set, opens a new stream whenever the stream ends
+	// without Close (reconnect.go); nil: the first end is the Consumer's.
+	Reconnect *Reconnect
 }
 
 // Limits are a consume stream's flow limits in force.
@@ -34,15 +37,28 @@ type Limits struct {
 // arrive (the server's flow limits bound the queue) and taken with
 // Receive; settlements may be sent from any goroutine.
 type Consumer struct {
-	*conn
+	cl               *Client
+	path             string
+	opts             ConsumeOptions
 	group            string
 	invisibleSeconds int
 
 	mu     sync.Mutex
+	cur    *conn // the stream in use (the last one, once ended)
 	queue  []apiclient.ReceivedMessage
 	ready  chan struct{} // has a token while queue is not empty
 	empty  string
 	limits Limits
+
+	// The Consumer's own end, past every reconnect (reconnect.go).
+	closing    bool
+	reconnects int
+	life       context.Context // ends at Close: stops a reconnect
+	stop       context.CancelFunc
+	redials    sync.WaitGroup
+	endOnce    sync.Once
+	err        error
+	done       chan struct{}
 }
 
 // Consume opens a consume stream on group.
@@ -54,20 +70,78 @@ func (c *Client) Consume(ctx context.Context, group string, o ConsumeOptions) (*
 	setInt(q, "invisibleSeconds", o.InvisibleSeconds)
 	setInt(q, "maxOutstandingMessages", o.MaxOutstandingMessages)
 	setInt(q, "maxOutstandingBytes", o.MaxOutstandingBytes)
-	s, err := c.dial(ctx, "/v1/groups/"+url.PathEscape(group)+"/stream", q)
+	path := "/v1/groups/" + url.PathEscape(group) + "/stream"
+	s, err := c.dial(ctx, path, q)
 	if err != nil {
 		return nil, err
 	}
 	if s.open.Group == "" {
 		s.open.Group = group
 	}
-	cs := &Consumer{conn: s, group: s.open.Group, invisibleSeconds: s.open.InvisibleSeconds,
-		ready:  make(chan struct{}, 1),
-		limits: Limits{MaxOutstandingMessages: s.open.MaxOutstandingMessages, MaxOutstandingBytes: s.open.MaxOutstandingBytes}}
-	s.onFrame = cs.onFrame
-	s.onEnd = func(error) { cs.signal() }
-	s.start()
+	life, stop := context.WithCancel(context.Background())
+	cs := &Consumer{cl: c, path: path, opts: o, group: s.open.Group, invisibleSeconds: s.open.InvisibleSeconds,
+		ready: make(chan struct{}, 1), life: life, stop: stop, done: make(chan struct{})}
+	cs.use(s)
 	return cs, nil
+}
+
+// use makes s the stream in use and starts it.
+func (c *Consumer) use(s *conn) {
+	c.mu.Lock()
+	c.cur = s
+	c.limits = Limits{MaxOutstandingMessages: s.open.MaxOutstandingMessages, MaxOutstandingBytes: s.open.MaxOutstandingBytes}
+	c.mu.Unlock()
+	s.onFrame = c.onFrame
+	s.onEnd = c.streamEnded
+	s.start()
+}
+
+// current is the stream in use.
+func (c *Consumer) current() *conn {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cur
+}
+
+// finish ends the Consumer with err (the first call wins).
+func (c *Consumer) finish(err error) {
+	c.endOnce.Do(func() {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		close(c.done)
+		c.signal()
+	})
+}
+
+// Done is closed when the Consumer has ended (with Reconnect: when it
+// gave up, or after Close); Err then says why.
+func (c *Consumer) Done() <-chan struct{} { return c.done }
+
+// Err is why the Consumer ended (ErrClosed after Close), nil while it runs.
+func (c *Consumer) Err() error {
+	select {
+	case <-c.done:
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.err
+	default:
+		return nil
+	}
+}
+
+// LastError is the last error frame of the stream in use that answered
+// no frame of this client's.
+func (c *Consumer) LastError() *ProblemError { return c.current().LastError() }
+
+// StreamID is the server's name of the stream in use.
+func (c *Consumer) StreamID() string { return c.current().StreamID() }
+
+// Reconnects is how many times a new stream was opened (Reconnect).
+func (c *Consumer) Reconnects() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reconnects
 }
 
 func setInt(q url.Values, k string, v int) {
@@ -120,10 +194,10 @@ func (c *Consumer) Receive(ctx context.Context) (apiclient.ReceivedMessage, erro
 		select {
 		case <-c.done:
 			c.mu.Lock()
-			n := len(c.queue)
+			n, err := len(c.queue), c.err
 			c.mu.Unlock()
 			if n == 0 {
-				return apiclient.ReceivedMessage{}, c.err
+				return apiclient.ReceivedMessage{}, err
 			}
 		case <-c.ready:
 		case <-ctx.Done():
@@ -188,9 +262,16 @@ type settleFrame struct {
 // settle sends one settlement frame and returns its future.
 func (c *Consumer) settle(f settleFrame) *Future[[]apiclient.HandleResult] {
 	fut := newFuture[[]apiclient.HandleResult]()
-	err := c.send(func(id string) any { f.ID = id; return f }, func(a *frame, err error) {
+	s := c.current()
+	id := s.newID()
+	f.ID = id
+	err := s.sendRaw(id, encodeSettleFrame(&f), func(a *frame, err error) {
 		var rs []apiclient.HandleResult
-		if err == nil {
+		switch {
+		case err != nil:
+		case a.fastResults:
+			rs = a.handles
+		default:
 			err = json.Unmarshal(a.Results, &rs)
 		}
 		fut.complete(rs, err)
@@ -247,7 +328,7 @@ func (c *Consumer) Flow(ctx context.Context, l Limits) (Limits, error) {
 		MaxOutstandingBytes    int    `json:"maxOutstandingBytes,omitempty"`
 	}
 	fut := newFuture[Limits]()
-	err := c.send(func(id string) any {
+	err := c.current().send(func(id string) any {
 		return flowFrame{Type: "flow", ID: id, MaxOutstandingMessages: l.MaxOutstandingMessages, MaxOutstandingBytes: l.MaxOutstandingBytes}
 	}, func(a *frame, err error) {
 		var got Limits
@@ -265,7 +346,17 @@ func (c *Consumer) Flow(ctx context.Context, l Limits) (Limits, error) {
 	return fut.Wait(ctx)
 }
 
-// Close ends the stream with a normal close (1000). Deliveries not yet
-// settled keep their leases, which run out as REST leases do; pending
-// settlements fail with ErrClosed (they may or may not have been applied).
-func (c *Consumer) Close() error { return c.close() }
+// Close ends the stream with a normal close (1000), and any reconnect.
+// Deliveries not yet settled keep their leases, which run out as REST
+// leases do; pending settlements fail with ErrClosed (they may or may not
+// have been applied).
+func (c *Consumer) Close() error {
+	c.mu.Lock()
+	c.closing = true
+	c.mu.Unlock()
+	c.stop()
+	c.redials.Wait() // no stream opens from now on
+	err := c.current().close()
+	c.finish(ErrClosed)
+	return err
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"sync"
 
 	json "github.com/segmentio/encoding/json"
@@ -99,9 +98,9 @@ func (p *Publisher) PublishWait(ctx context.Context, m apiclient.PublishRequest)
 }
 
 func (p *Publisher) publish(ctx context.Context, f publishFrame, n int) (*Confirm, error) {
-	id := strconv.FormatUint(p.nextID.Add(1), 36)
+	id := p.newID()
 	f.ID = id
-	b, err := json.Marshal(f)
+	b, err := encodePublishFrame(&f)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +116,8 @@ func (p *Publisher) publish(ctx context.Context, f publishFrame, n int) (*Confir
 		p.win.release(int64(n), size)
 		var rs []apiclient.PublishResult
 		switch {
+		case err == nil && a.fastResults:
+			rs = a.confirms
 		case err == nil:
 			err = json.Unmarshal(a.Results, &rs)
 		case !errors.As(err, new(*ProblemError)):

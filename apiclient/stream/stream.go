@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,9 @@ type Client struct {
 	HTTPClient *http.Client
 	// Header is added to the upgrade request (e.g. User-Agent).
 	Header http.Header
+
+	once    sync.Once
+	upgrade *http.Client // upgradeClient's
 }
 
 // HTTPError is a refused upgrade: the server's HTTP status and its
@@ -165,12 +169,20 @@ type frame struct {
 	// Results are handle results (consume) or publish results (publish).
 	Results json.RawMessage    `json:"results"`
 	Problem *apiclient.Problem `json:"problem"`
+
+	// fastResults: the fast path (fastframe.go) decoded the results
+	// already, into handles (a results frame) or confirms (a confirm).
+	fastResults bool
+	handles     []apiclient.HandleResult
+	confirms    []apiclient.PublishResult
 }
 
 // conn is what both streams share: the socket, the reader goroutine and
 // the answers awaited by id.
 type conn struct {
 	ws *websocket.Conn
+	// cork is ws's socket when the upgrade dialed it (cork.go), else nil.
+	cork *corkConn
 	// ctx lives as long as the stream: coder/websocket closes the
 	// connection when a Read's or Write's context ends, so user contexts
 	// never reach those calls.
@@ -188,6 +200,15 @@ type conn struct {
 	// lastErr is the last error frame that matched no id (a malformed
 	// frame's, say).
 	lastErr *ProblemError
+
+	// The writer's queue, under mu: encoded frames, their bytes, and the
+	// two slices that take turns.
+	queue, spare [][]byte
+	queued       int
+	writing      bool       // the writer holds a batch
+	drained      *sync.Cond // the writer took a batch, or the stream ended
+	wake         chan struct{}
+	writerEnd    chan struct{}
 
 	// onFrame handles the frames that answer no id (messages, empty).
 	onFrame func(*frame)
@@ -208,8 +229,9 @@ func (c *Client) dial(ctx context.Context, path string, q url.Values) (*conn, er
 	if c.Key != "" {
 		h.Set("Authorization", "Bearer "+c.Key)
 	}
-	ws, resp, err := websocket.Dial(ctx, u, &websocket.DialOptions{
-		HTTPClient: c.HTTPClient, HTTPHeader: h, Subprotocols: []string{Protocol},
+	slot := &corkSlot{}
+	ws, resp, err := websocket.Dial(context.WithValue(ctx, corkSlotKey{}, slot), u, &websocket.DialOptions{
+		HTTPClient: c.upgradeClient(), HTTPHeader: h, Subprotocols: []string{Protocol},
 	})
 	if err != nil {
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
@@ -227,7 +249,9 @@ func (c *Client) dial(ctx context.Context, path string, q url.Values) (*conn, er
 	// The open frame comes first; reading it under ctx would close the
 	// socket when ctx ends, so the wait is on a stream-lived read.
 	lctx, cancel := context.WithCancel(context.Background())
-	s := &conn{ws: ws, ctx: lctx, cancel: cancel, pending: map[string]func(*frame, error){}, done: make(chan struct{})}
+	s := &conn{ws: ws, cork: slot.get(), ctx: lctx, cancel: cancel, pending: map[string]func(*frame, error){}, done: make(chan struct{}),
+		wake: make(chan struct{}, 1), writerEnd: make(chan struct{})}
+	s.drained = sync.NewCond(&s.mu)
 	got := make(chan error, 1)
 	go func() {
 		_, b, err := ws.Read(lctx)
@@ -268,8 +292,90 @@ func refused(resp *http.Response) error {
 	return e
 }
 
-// start runs the reader; onFrame and onEnd must be set.
-func (s *conn) start() { go s.read() }
+// maxQueued is about the most encoded bytes waiting for the writer; a
+// send beyond it waits (the publish window bounds publishes well below).
+const maxQueued = 4 << 20
+
+// start runs the reader and the writer; onFrame and onEnd must be set.
+func (s *conn) start() {
+	go s.read()
+	go s.writer()
+}
+
+// writer writes the queued frames, each batch in one write when the
+// socket is corkable, until the stream ends.
+func (s *conn) writer() {
+	defer close(s.writerEnd)
+	for {
+		select {
+		case <-s.wake:
+		case <-s.ctx.Done():
+			return
+		}
+		// Let the goroutines woken by the same event (a messages frame
+		// taken by several workers) queue theirs into this batch.
+		runtime.Gosched()
+		s.mu.Lock()
+		batch := s.queue
+		s.queue, s.spare = s.spare[:0], nil
+		s.writing = len(batch) > 0
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			continue
+		}
+		if !s.writeBatch(batch) {
+			// The library has closed the connection: the reader ends and
+			// fails every pending answer.
+			s.ws.CloseNow()
+			s.releaseBatch(batch)
+			return
+		}
+		s.releaseBatch(batch)
+	}
+}
+
+func (s *conn) writeBatch(batch [][]byte) bool {
+	if s.cork == nil || len(batch) == 1 {
+		for _, b := range batch {
+			if s.ws.Write(s.ctx, websocket.MessageText, b) != nil {
+				return false
+			}
+		}
+		return true
+	}
+	s.cork.cork()
+	for _, b := range batch {
+		if s.ws.Write(s.ctx, websocket.MessageText, b) != nil {
+			_ = s.cork.uncork()
+			return false
+		}
+	}
+	return s.cork.uncork() == nil
+}
+
+func (s *conn) releaseBatch(batch [][]byte) {
+	s.mu.Lock()
+	for i := range batch {
+		s.queued -= len(batch[i])
+		batch[i] = nil
+	}
+	if cap(batch) <= 1024 {
+		s.spare = batch[:0]
+	}
+	s.writing = false
+	s.drained.Broadcast()
+	s.mu.Unlock()
+}
+
+// flush waits until the writer has written everything queued (or the
+// stream ended).
+func (s *conn) flush() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for (len(s.queue) > 0 || s.writing) && s.ctx.Err() == nil {
+		s.drained.Wait()
+	}
+}
 
 func (s *conn) read() {
 	var err error
@@ -284,7 +390,7 @@ func (s *conn) read() {
 			continue
 		}
 		var f frame
-		if json.Unmarshal(b, &f) != nil {
+		if !fastFrame(b, &f) && json.Unmarshal(b, &f) != nil {
 			continue // not the protocol; nothing to match it to
 		}
 		switch f.Type {
@@ -337,20 +443,30 @@ func (s *conn) end(readErr error) {
 	s.err = err
 	pend := s.pending
 	s.pending = nil
+	s.queue = nil
+	s.drained.Broadcast()
 	s.mu.Unlock()
 	for _, cb := range pend {
 		cb(nil, err)
 	}
 	s.onEnd(err)
 	s.cancel()
+	if s.cork != nil {
+		// A batch write stuck on a peer that stopped reading returns now.
+		_ = s.cork.Conn.SetWriteDeadline(time.Now())
+	}
+	<-s.writerEnd
 	close(s.done)
 }
+
+// newID is the id of the next frame sent.
+func (s *conn) newID() string { return strconv.FormatUint(s.nextID.Add(1), 36) }
 
 // send registers cb under a new id, then writes the frame build(id)
 // makes. cb is called exactly once: with the answer, or with the error
 // that kept it from coming.
 func (s *conn) send(build func(id string) any, cb func(*frame, error)) error {
-	id := strconv.FormatUint(s.nextID.Add(1), 36)
+	id := s.newID()
 	b, err := json.Marshal(build(id))
 	if err != nil {
 		return err
@@ -369,18 +485,27 @@ func (s *conn) sendRaw(id string, b []byte, cb func(*frame, error)) error {
 		s.mu.Unlock()
 		return ErrClosed
 	}
-	s.pending[id] = cb
-	s.mu.Unlock()
-	if err := s.ws.Write(s.ctx, websocket.MessageText, b); err != nil {
-		s.mu.Lock()
-		_, still := s.pending[id]
-		delete(s.pending, id)
+	for s.queued > maxQueued && s.pending != nil && !s.closing {
+		s.drained.Wait()
+	}
+	if s.pending == nil {
+		err := s.err
 		s.mu.Unlock()
-		if still {
-			return fmt.Errorf("stream: write: %w", err)
-		}
-		// The reader's end has failed it already (and called cb).
-		return nil
+		return err
+	}
+	if s.closing {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	// Answered, or failed by the reader's end if the write does not go
+	// out: cb is called exactly once either way.
+	s.pending[id] = cb
+	s.queue = append(s.queue, b)
+	s.queued += len(b)
+	s.mu.Unlock()
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
 	return nil
 }
@@ -409,6 +534,7 @@ func (s *conn) close() error {
 		<-s.done
 		return nil
 	}
+	s.flush() // what was sent before Close goes out before the close frame
 	err := s.ws.Close(websocket.StatusNormalClosure, "")
 	s.cancel()
 	<-s.done

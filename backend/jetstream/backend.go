@@ -81,6 +81,7 @@ type Backend struct {
 	sealer *policy.Sealer // receipt handles (version byte sealedVersion)
 	groups jsapi.KeyValue // group configs
 	leases jsapi.KeyValue // lease overrides written by nack / extend
+	claims jsapi.KeyValue // ORDERLY queue claims (orderclaim.go)
 	// orderly holds ORDERLY groups' failing heads, parks and skips
 	// (blocked.go).
 	orderly jsapi.KeyValue
@@ -121,6 +122,7 @@ var _ gateway.Groups = (*Backend)(nil)
 const (
 	groupsBucket = "MQGATE_GROUPS"
 	leasesBucket = "MQGATE_LEASES"
+	claimsBucket = "MQGATE_CLAIMS"
 )
 
 // Open connects (unless Options.Conn is set), checks the server version,
@@ -237,6 +239,16 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 		TTL: 13 * time.Hour,
 	}); err != nil {
 		return fmt.Errorf("jetstream: leases bucket: %w", err)
+	}
+	// Memory storage, replicated: a claim must commit through a quorum,
+	// but it matters only while a replaced leader may still act, so it
+	// need not reach a disk (an fsync per ORDERLY message let a fault
+	// run's ORDERLY backlog outgrow its drain); after a restart of every
+	// node there is no claim, and no stale leader either.
+	if b.claims, err = b.js.CreateOrUpdateKeyValue(ctx, jsapi.KeyValueConfig{
+		Bucket: claimsBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.MemoryStorage,
+	}); err != nil {
+		return fmt.Errorf("jetstream: claims bucket: %w", err)
 	}
 	if err := b.createOrderlyBucket(ctx); err != nil {
 		return err

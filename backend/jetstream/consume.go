@@ -263,9 +263,10 @@ func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, batch int
 	}
 }
 
-// lease turns pulled messages into leased ones: dead-letters those past
-// maxReconsumeTimes, acks those the subscription's tag filter rejects,
-// and NAKs the rest with a delay of invisible (the lease).
+// lease turns pulled messages into leased ones: drops stale ORDERLY
+// deliveries (orderclaim.go), dead-letters those past maxReconsumeTimes,
+// acks those the subscription's tag filter rejects, and NAKs the rest
+// with a delay of invisible (the lease).
 func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, items []pulled, invisible time.Duration) ([]gateway.Received, error) {
 	filters := map[string]core.Filter{}
 	for _, s := range g.Subscriptions {
@@ -276,6 +277,12 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		p    pulled
 		meta ackMeta
 		m    *core.Message
+	}
+	// First the ORDERLY claim (orderclaim.go): a stale delivery is neither
+	// dead-lettered nor handed out.
+	items, ferr := b.claimOrderly(ctx, g.Name, items)
+	if len(items) == 0 && ferr != nil {
+		return nil, ferr
 	}
 	var keep []cand
 	var skip []string

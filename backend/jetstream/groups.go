@@ -82,6 +82,13 @@ func (b *Backend) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Grou
 		return core.Group{}, false, mapErr(err)
 	}
 	b.gcache().forget(cfg.Name)
+	// The DLQ stream now, not at the first dead letter: creating an R3
+	// stream can take seconds on a loaded cluster, and a nack waiting for
+	// it timed out (503) in the fault run's first seconds. Should this
+	// fail, the first dead letter creates it.
+	if err := b.ensureDLQ(ctx, cfg.Name); err != nil {
+		b.log.Warn().Err(err).Str("group", cfg.Name).Msg("DLQ stream not created yet; the first dead letter creates it")
+	}
 	if g.MessageModel == core.Clustering {
 		for _, s := range g.Subscriptions {
 			if err := b.ensureConsumers(ctx, g, "", s.Topic); err != nil && core.ErrorCode(err) != core.ENotFound {
@@ -185,6 +192,7 @@ func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
 	if err := b.js.DeleteStream(ctx, dlqStream(name)); err != nil && !errors.Is(err, jsapi.ErrStreamNotFound) {
 		return mapErr(err)
 	}
+	b.ensured.Delete(dlqStream(name)) // a group made again gets its DLQ again
 	b.forgetTimeline(ctx, name)
 	b.forgetOrderly(ctx, name)
 	return nil

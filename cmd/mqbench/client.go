@@ -35,6 +35,21 @@ func newClient(conns int, timeout time.Duration) *http.Client {
 	return &http.Client{Transport: tr, Timeout: timeout}
 }
 
+// h2cClient speaks cleartext HTTP/2 with prior knowledge (net/http's
+// own, no golang.org/x/net): http:// URLs go over one HTTP/2 connection,
+// requests multiplexed on it, as on a gateway started with --h2c.
+func h2cClient(timeout time.Duration) *http.Client {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	tr := &http.Transport{
+		DialContext:        (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		Protocols:          &p,
+		DisableCompression: true,
+		IdleConnTimeout:    90 * time.Second,
+	}
+	return &http.Client{Transport: tr, Timeout: timeout}
+}
+
 // closeClient drops the client's idle keep-alive connections so that their
 // read goroutines end with the run.
 func closeClient(c *http.Client) { c.CloseIdleConnections() }

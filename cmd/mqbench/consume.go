@@ -52,7 +52,7 @@ func consumeMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&c.Consumers, "consumers", 8, "concurrent receive+ack loops")
 	fs.IntVar(&c.MaxMessages, "max-messages", 32, "maxMessages per receive (1..32)")
 	fs.IntVar(&c.AckBatch, "ack-batch", 0, "handles per ack request: 0 acks each receive's handles in one request, 1 sends one ack per message")
-	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the consumers: raw (one lean HTTP/1.1 connection each) or std (net/http)")
+	fs.StringVar(&c.Client, "client", "raw", "HTTP client of the consumers: raw (one lean HTTP/1.1 connection each), std (net/http) or h2c (one cleartext HTTP/2 connection all share; the gateway needs --h2c)")
 	fs.IntVar(&c.WaitSeconds, "wait", 1, "waitSeconds per receive (long poll)")
 	fs.IntVar(&c.PubConc, "publish-concurrency", 16, "clients for the pre-publish")
 	fs.IntVar(&c.PubBatch, "publish-batch", 100, "batch size of the pre-publish")

@@ -152,7 +152,7 @@ func TestStreamsStartsGateway(t *testing.T) {
 	bin := buildGateway(t)
 	var rep StreamsReport
 	runMode(t, &rep, "streams", "--gateway-bin", bin, "--gateway-args", "--log-level warn", "--runs", "1",
-		"--count", "500", "--producers", "8", "--rate", "200", "--latency-duration", "1s", "--latency-warmup", "300ms")
+		"--count", "500", "--producers", "8", "--rate", "200", "--latency-duration", "1s", "--latency-warmup", "300ms", "--h2c")
 	if len(rep.Runs) != 1 || len(rep.Runs[0].Cases) != len(caseOrder) {
 		t.Fatalf("report = %+v", rep)
 	}

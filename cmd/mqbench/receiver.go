@@ -209,6 +209,11 @@ func newPosters(kind, base string, std *http.Client, timeout time.Duration) (fun
 	switch kind {
 	case "std":
 		return func() poster { return stdPoster{std} }, nil
+	case "h2c":
+		// One cleartext HTTP/2 connection (prior knowledge, the gateway's
+		// --h2c) that every poster multiplexes its requests on.
+		h2 := h2cClient(timeout)
+		return func() poster { return stdPoster{h2} }, nil
 	case "raw":
 		if _, _, err := rawTarget(base); err != nil {
 			return nil, err
@@ -218,5 +223,5 @@ func newPosters(kind, base string, std *http.Client, timeout time.Duration) (fun
 			return p
 		}, nil
 	}
-	return nil, usagef("--client must be raw or std, not %q", kind)
+	return nil, usagef("--client must be raw, std or h2c, not %q", kind)
 }

@@ -16,6 +16,12 @@
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 PEERS=${PEERS:-$repo/../shared/peers}
+if [ ! -d "$PEERS" ]; then
+  # In a git worktree the repo's neighbours are the main checkout's.
+  common=$(git -C "$repo" rev-parse --path-format=absolute --git-common-dir 2>/dev/null || true)
+  [ -n "$common" ] && PEERS=$(dirname "$common")/../shared/peers
+fi
+[ -d "$PEERS" ] || { echo "streams-peers.sh: no peers harness at $PEERS (set PEERS)" >&2; exit 2; }
 RUNS=${RUNS:-3}
 OUT=${OUT:-/tmp/mqbench-streams}
 VARIANTS=${VARIANTS:-"rabbitmq-quorum redis-always nats-always"}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -28,6 +29,8 @@ import (
 //	consume stream     --consumers consume streams, an ack frame per message
 //	consume rest-ack1  --consumers receive 32 + POST ack per message
 //	consume rest-batch --consumers receive 32 + one ack of the 32
+//	consume rest-ack1 std  rest-ack1 on net/http over HTTP/1.1 (--h2c)
+//	consume rest-ack1 h2c  rest-ack1 on net/http over one h2c connection (--h2c)
 //	latency stream     paced stream publishes, stream consumers
 //	latency rest       the latency mode (REST publish, long-poll receive)
 //
@@ -57,6 +60,8 @@ type streamsConfig struct {
 	Cases          string
 	Peers          string
 	JSON           bool
+	CPUProfile     string
+	H2C            bool
 }
 
 func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -86,6 +91,8 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&c.Cases, "cases", "publish,consume,latency", "which kinds of case to run (publish is needed for consume)")
 	fs.StringVar(&c.Peers, "peers", "", "../shared/peers results (JSON lines) of the same session: report the issue's ratios to them")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
+	fs.BoolVar(&c.H2C, "h2c", false, "also run consume rest-ack1 over cleartext HTTP/2 (one connection, the requests multiplexed; the started gateway gets --h2c, a --url one must have it)")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this client process (the load generator) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,6 +118,17 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if peers, err = readPeers(c.Peers); err != nil {
 			return usagef("--peers: %v", err)
 		}
+	}
+	if c.CPUProfile != "" {
+		f, err := os.Create(c.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep, err := runStreams(ctx, c, stderr)
 	if err != nil && len(rep.Runs) == 0 {
@@ -173,11 +191,11 @@ type StreamsReport struct {
 }
 
 // caseOrder is the report's row order.
-var caseOrder = []string{"publish stream", "publish rest", "consume stream", "consume rest-ack1", "consume rest-batch", "latency stream", "latency rest"}
+var caseOrder = []string{"publish stream", "publish rest", "consume stream", "consume rest-ack1", "consume rest-ack1 std", "consume rest-ack1 h2c", "consume rest-batch", "latency stream", "latency rest"}
 
 func runStreams(ctx context.Context, c streamsConfig, logw io.Writer) (rep StreamsReport, err error) {
 	rep.Config = map[string]any{"producers": c.Producers, "window": c.Window, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
-		"maxOutstanding": c.MaxOutstanding, "rate": c.Rate, "latencySec": c.LatencyD.Seconds(), "runs": c.Runs, "queues": c.Queues}
+		"maxOutstanding": c.MaxOutstanding, "rate": c.Rate, "latencySec": c.LatencyD.Seconds(), "runs": c.Runs, "queues": c.Queues, "h2c": c.H2C}
 	if c.URL == "" {
 		dir, err := os.MkdirTemp("", "mqbench-gateway-")
 		if err != nil {
@@ -188,7 +206,11 @@ func runStreams(ctx context.Context, c streamsConfig, logw io.Writer) (rep Strea
 		} else {
 			fmt.Fprintf(logw, "gateway data dir: %s\n", dir)
 		}
-		gw, err := startGatewayChild(ctx, c.GatewayBin, dir, strings.Fields(c.GatewayArgs), withoutOTEL(os.Environ())) // untraced, as compare without --trace
+		args := strings.Fields(c.GatewayArgs)
+		if c.H2C {
+			args = append(args, "--h2c")
+		}
+		gw, err := startGatewayChild(ctx, c.GatewayBin, dir, args, withoutOTEL(os.Environ())) // untraced, as compare without --trace
 		if err != nil {
 			return rep, err
 		}
@@ -271,17 +293,32 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 		}
 	}
 	if c.has("consume") {
-		err := pair("consume stream", func(ctx context.Context) (StreamCase, error) {
-			return streamConsumeCase(ctx, c, run.Topic, "mqbench-stream-"+id)
-		}, func() error {
+		rest := []func() error{func() error {
 			return step("consume rest-ack1", func(ctx context.Context) (StreamCase, error) {
-				return restConsumeCase(ctx, c, run.Topic, "mqbench-ack1-"+id, 1)
+				return restConsumeCase(ctx, c, run.Topic, "mqbench-ack1-"+id, 1, "raw")
 			})
-		}, func() error {
+		}}
+		if c.H2C {
+			// net/http over HTTP/1.1 too: h2c goes through net/http, so
+			// this is the like-for-like HTTP/1.1 figure beside it.
+			rest = append(rest, func() error {
+				return step("consume rest-ack1 std", func(ctx context.Context) (StreamCase, error) {
+					return restConsumeCase(ctx, c, run.Topic, "mqbench-ack1std-"+id, 1, "std")
+				})
+			}, func() error {
+				return step("consume rest-ack1 h2c", func(ctx context.Context) (StreamCase, error) {
+					return restConsumeCase(ctx, c, run.Topic, "mqbench-ack1h2c-"+id, 1, "h2c")
+				})
+			})
+		}
+		rest = append(rest, func() error {
 			return step("consume rest-batch", func(ctx context.Context) (StreamCase, error) {
-				return restConsumeCase(ctx, c, run.Topic, "mqbench-batch-"+id, 0)
+				return restConsumeCase(ctx, c, run.Topic, "mqbench-batch-"+id, 0, "raw")
 			})
 		})
+		err := pair("consume stream", func(ctx context.Context) (StreamCase, error) {
+			return streamConsumeCase(ctx, c, run.Topic, "mqbench-stream-"+id)
+		}, rest...)
 		if err != nil {
 			return run, err
 		}
@@ -309,10 +346,11 @@ func restPublishCase(ctx context.Context, c streamsConfig, topic string) (Stream
 }
 
 // restConsumeCase is the consume mode's receive+ack loop on a new group
-// of topic: ackBatch 1 acks each message on its own, 0 each receive's.
-func restConsumeCase(ctx context.Context, c streamsConfig, topic, group string, ackBatch int) (StreamCase, error) {
+// of topic: ackBatch 1 acks each message on its own, 0 each receive's;
+// client is the consume mode's --client (raw HTTP/1.1, or h2c).
+func restConsumeCase(ctx context.Context, c streamsConfig, topic, group string, ackBatch int, client string) (StreamCase, error) {
 	r, err := consumeGroup(ctx, consumeConfig{URL: c.URL, Count: c.Count, Consumers: c.Consumers, MaxMessages: 32,
-		WaitSeconds: 1, Timeout: c.Timeout, RunTimeout: c.RunTimeout, AckBatch: ackBatch, Client: "raw"},
+		WaitSeconds: 1, Timeout: c.Timeout, RunTimeout: c.RunTimeout, AckBatch: ackBatch, Client: client},
 		ConsumeRun{Topic: topic, Group: group})
 	var errs int64
 	for _, n := range r.Errors {
@@ -386,6 +424,9 @@ func streamRatios(med []StreamCase) map[string]float64 {
 	}
 	div("publish msgs/s stream/rest", by["publish stream"].MsgsPerSec, by["publish rest"].MsgsPerSec)
 	div("consume msgs/s stream/rest-ack1", by["consume stream"].MsgsPerSec, by["consume rest-ack1"].MsgsPerSec)
+	div("consume msgs/s rest-ack1 h2c/std http1.1", by["consume rest-ack1 h2c"].MsgsPerSec, by["consume rest-ack1 std"].MsgsPerSec)
+	div("consume msgs/s rest-ack1 h2c/raw http1.1", by["consume rest-ack1 h2c"].MsgsPerSec, by["consume rest-ack1"].MsgsPerSec)
+	div("consume cpu/msg rest-ack1 std http1.1/h2c", by["consume rest-ack1 std"].ServerCPUPerMsgUs, by["consume rest-ack1 h2c"].ServerCPUPerMsgUs)
 	div("consume msgs/s stream/rest-batch", by["consume stream"].MsgsPerSec, by["consume rest-batch"].MsgsPerSec)
 	div("latency p99 rest/stream", by["latency rest"].Latency.P99Ms, by["latency stream"].Latency.P99Ms)
 	div("publish cpu/msg rest/stream", by["publish rest"].ServerCPUPerMsgUs, by["publish stream"].ServerCPUPerMsgUs)
@@ -427,10 +468,11 @@ func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 		}
 	}
 	keys := []string{"publish msgs/s stream/rest", "consume msgs/s stream/rest-ack1", "consume msgs/s stream/rest-batch",
-		"latency p99 rest/stream", "publish cpu/msg rest/stream", "consume cpu/msg rest-ack1/stream", "consume cpu/msg rest-batch/stream"}
+		"latency p99 rest/stream", "publish cpu/msg rest/stream", "consume cpu/msg rest-ack1/stream", "consume cpu/msg rest-batch/stream",
+		"consume msgs/s rest-ack1 h2c/std http1.1", "consume msgs/s rest-ack1 h2c/raw http1.1", "consume cpu/msg rest-ack1 std http1.1/h2c"}
 	for _, k := range keys {
 		if v, ok := r.Ratios[k]; ok {
-			fmt.Fprintf(w, "%-36s %.2f×\n", k, v)
+			fmt.Fprintf(w, "%-40s %.2f×\n", k, v)
 		}
 	}
 	fmt.Fprintln(w, "(latency: publish per confirm/201, consume per ack answer, latency cases publish→delivery; medians per field)")

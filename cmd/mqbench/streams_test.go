@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestStreamsPeersTargets(t *testing.T) {
@@ -46,5 +51,45 @@ not json
 	}
 	if p := got["publish stream / redis-always publish"]; math.Abs(p.Ratio-80000.0/38000) > 1e-9 || !p.Met || p.Want != 2 {
 		t.Fatalf("publish target %+v", p)
+	}
+}
+
+// TestH2CClientSpeaksHTTP2: --client h2c (and streams --h2c) is cleartext
+// HTTP/2 with prior knowledge, all requests on one connection.
+func TestH2CClientSpeaksHTTP2(t *testing.T) {
+	var protos http.Protocols
+	protos.SetUnencryptedHTTP2(true)
+	var mu sync.Mutex
+	conns := map[string]bool{}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 2 {
+			http.Error(w, r.Proto, http.StatusHTTPVersionNotSupported)
+			return
+		}
+		mu.Lock()
+		conns[r.RemoteAddr] = true
+		mu.Unlock()
+		w.Write([]byte(`{}`))
+	}))
+	srv.Config.Protocols = &protos
+	srv.Start()
+	defer srv.Close()
+	posters, err := newPosters("h2c", srv.URL, nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		p := posters()
+		wg.Go(func() {
+			defer p.close()
+			if code, err := p.postJSON(context.Background(), srv.URL+"/x", map[string]any{}, nil); err != nil || code != 200 {
+				t.Errorf("post: %d %v", code, err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections, want the one h2c connection", len(conns))
 	}
 }

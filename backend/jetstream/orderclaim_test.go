@@ -1,0 +1,144 @@
+package jetstream
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/mqgate/mqgate/backend/jetstream/jstest"
+	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/gateway"
+)
+
+// A stale consumer leader (one SIGSTOPped and continued, or cut off from
+// its peers, that does not know yet it was replaced) answers the pulls
+// that reach it from its stale state: it delivers again an ORDERLY
+// message its successor saw acknowledged and moved past. So does a frozen
+// node that flushes, late, a delivery the consumer meanwhile redelivered
+// elsewhere. Neither can be forged by a client (the server refuses a
+// publish with a $JS.ACK reply), so this test keeps a real delivery of
+// the queue's first message, lets the queue move past it, and hands that
+// delivery to the backend as such a leader would (through the stash a
+// pull fills). The claim must keep it from being handed out after the
+// later message; the queue goes on in order; and after a reset of
+// offsets (a new incarnation of the queue's consumer) the first message
+// is in order again. One in-process server: the claim is the backend's,
+// not the cluster's.
+func TestOrderlyClaimStaleLeader(t *testing.T) {
+	b, nc := singleNode(t)
+	ctx := context.Background()
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: "claim", Queues: 1}); err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := b.PutGroup(ctx, core.GroupConfig{Name: "claim-g", Subscriptions: []core.Subscription{{Topic: "claim", Filter: "*"}},
+		MessageModel: core.Clustering, ConsumeMode: core.Orderly, ConsumeFrom: core.ConsumeFromFirstOffset, InvisibleSeconds: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"k-1", "k-2", "k-3"} {
+		if _, err := b.Put(ctx, "claim", []core.PutMessage{{Body: []byte(body), BodyIsText: true, ShardingKey: "k"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tp, err := b.Topic("claim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := b.consumersOf(g, "", tp)[0]
+
+	// k-1's delivery, kept, and acknowledged: the queue moves on to k-2.
+	var first *nats.Msg
+	if _, err := b.pull(ctx, ref, 1, time.Second, func(m *nats.Msg) { first = m }); err != nil || first == nil {
+		t.Fatalf("pull: %v, %v", first, err)
+	}
+	if string(first.Data) != "k-1" {
+		t.Fatalf("first delivery %q, want k-1", first.Data)
+	}
+	if _, err := nc.Request(first.Reply, []byte("+ACK"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	receive := func(wait time.Duration) []string {
+		t.Helper()
+		got, err := b.Receive(ctx, "claim-g", gateway.ReceiveRequest{MaxMessages: 16, Wait: wait})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range got {
+			out = append(out, string(r.Message.Body))
+			if res, err := b.Ack(ctx, "claim-g", []string{r.ReceiptHandle}); err != nil || res[0].Status != gateway.HandleOK {
+				t.Fatalf("ack %s: %v %v", r.Message.Body, res, err)
+			}
+		}
+		return out
+	}
+	if got := receive(2 * time.Second); len(got) != 1 || got[0] != "k-2" {
+		t.Fatalf("receive = %v, want [k-2]", got)
+	}
+
+	// The stale delivery of k-1 comes in after k-2 was handed out.
+	b.mu.Lock()
+	st := b.stash["claim-g/"]
+	b.mu.Unlock()
+	b.stashOne(st, pulled{msg: first, ref: ref, at: time.Now()})
+	if got := receive(2 * time.Second); len(got) != 1 || got[0] != "k-3" {
+		t.Fatalf("receive after a stale delivery of k-1 = %v, want [k-3] (k-1 again is an ORDERLY inversion)", got)
+	}
+
+	// A reset to the first offset: k-1 is behind the claim (k-3), which
+	// was made for the consumer's earlier incarnation.
+	if _, err := b.ResetOffsets(ctx, "claim-g", "", "claim", core.ConsumeFromFirstOffset, time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(5 * time.Second); len(got) != 1 || got[0] != "k-1" {
+		t.Fatalf("receive after a reset = %v, want [k-1]", got)
+	}
+}
+
+// singleNode is a backend on its own one-server in-process cluster.
+func singleNode(t *testing.T) (*Backend, *nats.Conn) {
+	t.Helper()
+	cl, err := jstest.Start(t.TempDir(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Shutdown)
+	nc, err := nats.Connect(cl.URLs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	b, err := Open(context.Background(), Options{Conn: nc, Key: []byte(strings.Repeat("k", 32)), Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	return b, nc
+}
+
+// A group's DLQ stream is made with the group (not by its first dead
+// letter, which then waited for it), and again when the group is deleted
+// and made again through the same instance.
+func TestDLQStreamWithGroup(t *testing.T) {
+	b, _ := singleNode(t)
+	ctx := context.Background()
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: "dlqg", Queues: 1}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := core.GroupConfig{Name: "dlqg-g", Subscriptions: []core.Subscription{{Topic: "dlqg", Filter: "*"}},
+		MessageModel: core.Clustering, ConsumeMode: core.Concurrently, ConsumeFrom: core.ConsumeFromFirstOffset}
+	for round := range 2 {
+		if _, _, err := b.PutGroup(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := b.js.Stream(ctx, dlqStream("dlqg-g")); err != nil {
+			t.Fatalf("round %d: the DLQ stream after PUT group: %v", round, err)
+		}
+		if err := b.DeleteGroup(ctx, "dlqg-g"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
