@@ -106,6 +106,16 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req core.ReceiveReq
 		}
 	}()
 	for {
+		// A paused group hands nothing out (pause.go): wait for its
+		// resume, through any instance, or the end of the wait.
+		if cur, err := b.cachedGroup(ctx, group); err != nil {
+			return nil, err
+		} else if cur.Paused {
+			if !b.awaitResume(ctx, group, time.Until(deadline)) {
+				return nil, nil
+			}
+			continue
+		}
 		items, signal := b.take(ctx, st, req.MaxMessages, g)
 		if len(items) == 0 && len(refs) > 0 {
 			done := b.pullNow(st, refs, req.MaxMessages)

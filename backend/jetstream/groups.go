@@ -66,6 +66,7 @@ func (b *Backend) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Grou
 	if err == nil {
 		created = false
 		g.CreatedAt, g.Incarnation = old.CreatedAt, old.Incarnation
+		g.Paused, g.PausedAt = old.Paused, old.PausedAt // pause and resume change these, not a PUT
 		if old.ConsumeMode != cfg.ConsumeMode || old.MessageModel != cfg.MessageModel {
 			// The consumers change shape: drop the old ones.
 			b.deleteConsumers(ctx, old)

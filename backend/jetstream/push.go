@@ -90,6 +90,9 @@ func (b *Backend) StartPush(o PushOptions) error {
 				if e == nil {
 					continue // end of the initial values
 				}
+				// Every change of a group reaches this instance's
+				// receives now, not at the end of the cache's TTL.
+				b.gcache().forget(e.Key())
 				b.pushUpdate(runs, e, o)
 			}
 		}
@@ -100,7 +103,8 @@ func (b *Backend) StartPush(o PushOptions) error {
 func (b *Backend) pushUpdate(runs map[string]*pushRun, e jsapi.KeyValueEntry, o PushOptions) {
 	name := e.Key()
 	var g core.Group
-	live := e.Operation() == jsapi.KeyValuePut && json.Unmarshal(e.Value(), &g) == nil && g.Push != nil
+	// A paused push group runs nothing until resumed (pause.go).
+	live := e.Operation() == jsapi.KeyValuePut && json.Unmarshal(e.Value(), &g) == nil && g.Push != nil && !g.Paused
 	if r := runs[name]; r != nil {
 		if live && equalPush(r.cfg, g.GroupConfig) {
 			return

@@ -1,8 +1,6 @@
 package jetstream
 
 import (
-	"context"
-
 	"github.com/mqgate/mqgate/core"
 )
 
@@ -12,17 +10,6 @@ import (
 // interface to probe.
 
 const backendName = "jetstream"
-
-// Diagnose implements core.OperatorService: not on JetStream (an empty
-// receive then carries no reason).
-func (b *Backend) Diagnose(group, consumerID string) (core.Diagnosis, error) {
-	return core.Diagnosis{}, core.Unsupported("explaining an empty receive", backendName)
-}
-
-// PauseGroup implements core.GroupService: not on JetStream yet.
-func (b *Backend) PauseGroup(ctx context.Context, name string, paused bool) (core.Group, error) {
-	return core.Group{}, core.Unsupported("pausing groups", backendName)
-}
 
 // CountMatching implements core.DeadLetterService: filter jobs are not on
 // JetStream.

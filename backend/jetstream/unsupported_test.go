@@ -23,7 +23,6 @@ func TestUnsupportedAnswers503(t *testing.T) {
 		body         any
 		capability   string
 	}{
-		{"POST", "/v1/groups/uns-g/pause", nil, "pausing groups"},
 		{"POST", "/v1/groups/uns-g/dlq/purge", map[string]any{"filter": map[string]any{"tags": "*"}, "dryRun": true}, "redrive and purge by filter"},
 		{"GET", "/v1/jobs/06h2lg7v1kf9hhtg0rkbf6cn4o", nil, "redrive and purge by filter"},
 	} {
