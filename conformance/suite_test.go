@@ -64,6 +64,8 @@ var rules = []rule{
 	{"IdempotentPublish", ruleIdempotentPublish},
 	{"NackReasonInDLQ", ruleNackReasonInDLQ},
 	{"BlockedKeys", ruleBlockedKeys},
+	{"PauseResume", rulePauseResume},
+	{"EmptyReceiveReasons", ruleEmptyReceiveReasons},
 }
 
 func TestConformance(t *testing.T) {
