@@ -70,9 +70,13 @@ func receivePaused(t *testing.T, s *server, group string, wait time.Duration) {
 // paused and after a kill -9 — while what was received before can still
 // be acked; PUT keeps the pause; resume wakes a parked receive with
 // everything that waited.
-func TestPauseGroup(t *testing.T) {
+// TestPauseGroup runs on both backends (the JetStream one over a
+// single-node JetStream server, the pause kept in MQGATE_GROUPS).
+func TestPauseGroup(t *testing.T) { backends(t, testPauseGroup) }
+
+func testPauseGroup(t *testing.T, flags []string) {
 	dir := t.TempDir()
-	s := startServer(t, dir)
+	s := startServer(t, dir, flags...)
 	createTopic(t, s, "pz", 2)
 	r := s.do(t, "PUT", "/v1/groups/pg", map[string]any{
 		"subscriptions": []map[string]any{{"topic": "pz"}}, "consumeFrom": map[string]any{"position": "FIRST_OFFSET"},
@@ -118,7 +122,7 @@ func TestPauseGroup(t *testing.T) {
 
 	// The pause survives kill -9 and a PUT of the config.
 	s.kill()
-	s = startServer(t, dir)
+	s = startServer(t, dir, flags...)
 	if g := getPause(t, s, "pg"); !*g.Paused || g.PausedAt != p1.PausedAt {
 		t.Fatalf("after kill -9: %+v, want paused since %s", g, p1.PausedAt)
 	}
