@@ -13,7 +13,9 @@ import (
 
 	"github.com/rs/zerolog"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/internal/tracing"
@@ -160,4 +162,34 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestRequestContextIsExtract: requestContext gives the parent the
+// propagator's Extract over the headers gives, for every shape of trace
+// headers (none, several, malformed, other versions and flags).
+func TestRequestContextIsExtract(t *testing.T) {
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, h := range []http.Header{
+		{},
+		{"Traceparent": {tp}},
+		{"Traceparent": {tp}, "Tracestate": {"a=1,b=2"}},
+		{"Traceparent": {tp}, "Tracestate": {"a=1", "b=2"}},
+		{"Traceparent": {tp}, "Tracestate": {"not a tracestate"}},
+		{"Traceparent": {tp, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}},
+		{"Traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"}},
+		{"Traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-03"}},
+		{"Traceparent": {"cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-what-the-future-holds"}},
+		{"Traceparent": {"00-00000000000000000000000000000000-00f067aa0ba902b7-01"}},
+		{"Traceparent": {"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7"}},
+		{"Traceparent": {""}},
+		{"Traceparent": {}},
+	} {
+		r := httptest.NewRequest("POST", "/v1/groups/g1/ack", nil)
+		r.Header = h
+		want := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(h)))
+		got := trace.SpanContextFromContext(requestContext(r))
+		if !got.Equal(want) || got.TraceState().String() != want.TraceState().String() {
+			t.Errorf("%v: requestContext %v (%q), Extract %v (%q)", h, got, got.TraceState(), want, want.TraceState())
+		}
+	}
 }

@@ -128,6 +128,34 @@ func TestShape(t *testing.T) {
 	}
 }
 
+// TestShapeWith: Shape.With is the shape's attributes and the span's own
+// in one option, and leaves the shape's own option as it was.
+func TestShapeWith(t *testing.T) {
+	tr, rec := recorded(t)
+	sh := tr.Shape("ack", OpSettle, "g1", Group)
+	_, span := tr.Start(context.Background(), sh.Name, sh.With(Outcome("ack"), BatchCount(3)))
+	span.End()
+	_, span = tr.Start(context.Background(), sh.Name, sh.Attrs)
+	span.End()
+	with, alone := rec.Ended()[0], rec.Ended()[1]
+	want := map[string]string{"messaging.system": "mqgate", "messaging.operation.name": "ack",
+		"messaging.operation.type": "settle", "messaging.consumer.group.name": "g1", "mqgate.outcome": "ack"}
+	for k, w := range want {
+		if v, _ := attrOf(with, k); v.AsString() != w {
+			t.Errorf("With: %s = %q, want %q", k, v.Emit(), w)
+		}
+	}
+	if v, _ := attrOf(with, "messaging.batch.message_count"); v.AsInt64() != 3 {
+		t.Errorf("With: messaging.batch.message_count = %s, want 3", v.Emit())
+	}
+	if n := len(with.Attributes()); n != 6 {
+		t.Errorf("With: %d attributes, want 6", n)
+	}
+	if n := len(alone.Attributes()); n != 4 {
+		t.Errorf("Attrs after With: %d attributes %v, want the shape's 4", n, alone.Attributes())
+	}
+}
+
 // TestBatchDefaults: mqgate's batch sizes apply only where the OTEL_BSP_*
 // variables are unset (an option would override the variable).
 func TestBatchDefaults(t *testing.T) {
