@@ -211,9 +211,11 @@ func (s *Server) traceReceive(ctx context.Context, start time.Time, group string
 		one = tracing.BatchCount(len(got))
 	}
 	sh := s.tracer.Shape("receive", tracing.OpReceive, group, tracing.Group)
-	attrs := sh.With(one) // one attribute option (Shape.With)
+	var attrs trace.SpanStartOption // one attribute option (Shape.With)
 	if topic != "" {
 		attrs = sh.With(tracing.Destination(topic), one)
+	} else {
+		attrs = sh.With(one)
 	}
 	_, span := s.tracer.Start(ctx, sh.Name, tracing.KindConsumer,
 		trace.WithTimestamp(start), attrs, trace.WithLinks(links...))
@@ -243,9 +245,11 @@ func (s *Server) traceSettle(ctx context.Context, start time.Time, group, op, ou
 		}
 	}
 	sh := s.tracer.Shape(op, tracing.OpSettle, group, tracing.Group)
-	attrs := sh.With(tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok)) // one attribute option (Shape.With)
+	var attrs trace.SpanStartOption // one attribute option (Shape.With)
 	if len(res) > 1 {
 		attrs = sh.With(tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok), tracing.BatchCount(len(res)))
+	} else {
+		attrs = sh.With(tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok))
 	}
 	_, span := s.tracer.Start(ctx, sh.Name, tracing.KindServer, trace.WithTimestamp(start), attrs)
 	endSpan(span, err)

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -17,7 +18,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/engine"
+	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/tracing"
 )
 
@@ -80,23 +83,84 @@ func BenchmarkPublishHandlerSampled(b *testing.B) {
 }
 
 // BenchmarkAckHandlerTraced is BenchmarkAckHandler with tracing on and
-// a traceparent header (an ack without one records no span).
+// a traceparent header (an ack without one records no span). The header
+// is put in the map as the server's reader leaves it, so that allocs/op
+// against BenchmarkAckHandler are the server's alone.
 func BenchmarkAckHandlerTraced(b *testing.B) {
 	log := zerolog.New(io.Discard)
 	s := New(Options{Engine: putOnlyEngine{}, Consume: ackOnlyService{}, Groups: groupsAny{}, Logger: &log, Tracer: benchTracer(b)})
 	body := []byte(`{"receiptHandles":["AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYgAZemsOuwrq34JQIA"]}`)
+	tp := []string{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	for b.Loop() {
-		r := httptest.NewRequest("POST", "/v1/groups/g1/ack", strings.NewReader(string(body)))
+		r := httptest.NewRequest("POST", "/v1/groups/g1/ack", bytes.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+		r.Header[headerTraceParent] = tp
 		w := httptest.NewRecorder()
 		s.ServeHTTP(w, r)
 		if w.Code != 200 {
 			b.Fatalf("%d %s", w.Code, w.Body)
 		}
 	}
+	_ = s.tracer.Shutdown(context.Background())
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
+
+// receiveService answers every receive with its messages at once (each
+// carrying the trace context its publish stored) and every ack ok.
+type receiveService struct {
+	ackOnlyService
+	got []gateway.Received
+}
+
+func (r receiveService) Receive(context.Context, string, gateway.ReceiveRequest) ([]gateway.Received, error) {
+	return r.got, nil
+}
+
+// benchReceive serves a receive of n 1 KiB messages per iteration
+// (mqbench consume receives up to 32 at a time), tracing on or off: the
+// receive span, linked to each message's creation context, and its
+// export. Its request has no traceparent (mqbench's have none).
+//
+//	go test -run XXX -bench 'ReceiveHandler' -benchmem ./api
+func benchReceive(b *testing.B, n int, traced bool) {
+	var tr *tracing.Tracer
+	if traced {
+		tr = benchTracer(b)
+	}
+	got := make([]gateway.Received, n)
+	for i := range got {
+		got[i] = gateway.Received{ReceiptHandle: "AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYgAZemsOuwrq34JQIA",
+			InvisibleUntil: time.Now().Add(time.Minute), Message: &core.Message{
+				ID: fmt.Sprintf("0a1b2c3d4e5f60718293a4b5%02x", i), Topic: "orders", QueueID: 1, QueueOffset: int64(i),
+				Body: bytes.Repeat([]byte("x"), 1024), BodyIsText: true, Tags: "created", BornAt: time.Now(), StoredAt: time.Now(),
+				SysProps: map[string]string{core.PropTraceParent: fmt.Sprintf("00-4bf92f3577b34da6a3ce929d0e0e47%02x-00f067aa0ba902b7-01", i)}}}
+	}
+	log := zerolog.New(io.Discard)
+	s := New(Options{Engine: putOnlyEngine{}, Consume: receiveService{got: got}, Groups: groupsAny{}, Logger: &log, Tracer: tr})
+	body := []byte(`{"maxMessages":32}`)
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	for b.Loop() {
+		r := httptest.NewRequest("POST", "/v1/groups/g1/receive", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatalf("%d %s", w.Code, w.Body)
+		}
+	}
+	if tr != nil {
+		_ = tr.Shutdown(context.Background())
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+func BenchmarkReceiveHandler(b *testing.B)         { benchReceive(b, 1, false) }
+func BenchmarkReceiveHandlerTraced(b *testing.B)   { benchReceive(b, 1, true) }
+func BenchmarkReceive32Handler(b *testing.B)       { benchReceive(b, 32, false) }
+func BenchmarkReceive32HandlerTraced(b *testing.B) { benchReceive(b, 32, true) }
 
 // benchEngine publishes 1 KiB messages through the whole handler to a
 // real engine (its group commit and fsync) from 64 goroutines, and
