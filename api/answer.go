@@ -4,7 +4,6 @@ import (
 	"strconv"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/wire"
 )
 
@@ -62,7 +61,7 @@ func appendPublishObject(b []byte, r *core.PutResult) []byte {
 
 // appendHandleResults appends newHandleResults(rs) as encoding/json's
 // Encoder writes it.
-func appendHandleResults(b []byte, rs []gateway.HandleResult) []byte {
+func appendHandleResults(b []byte, rs []core.HandleResult) []byte {
 	b = append(b, `{"results":[`...)
 	for i := range rs {
 		r := &rs[i]
@@ -85,7 +84,7 @@ func appendHandleResults(b []byte, rs []gateway.HandleResult) []byte {
 // appendReceived appends the ReceiveResponse of got (not empty) as
 // encoding/json's Encoder writes it: each message straight from the
 // stored one (wire.AppendMessageFields), no Message in between.
-func appendReceived(b []byte, got []gateway.Received) []byte {
+func appendReceived(b []byte, got []core.Received) []byte {
 	b = append(b, `{"messages":[`...)
 	for i := range got {
 		if i > 0 {

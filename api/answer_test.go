@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // stdlibAnswer is v as encoding/json's Encoder writes it: the reference
@@ -69,9 +68,9 @@ func TestHandAnswersMatchStdlib(t *testing.T) {
 		if got, want := appendPublishBatchResult(nil, prs), stdlibAnswer(t, out); !bytes.Equal(got, want) {
 			t.Fatalf("%+v: got %s, want %s", prs, got, want)
 		}
-		var hrs []gateway.HandleResult
+		var hrs []core.HandleResult
 		for range r.IntN(4) {
-			hr := gateway.HandleResult{ReceiptHandle: randomString(), Status: gateway.HandleStatus(pick(r, []string{"ok", "expired", "invalid", randomString()}))}
+			hr := core.HandleResult{ReceiptHandle: randomString(), Status: core.HandleStatus(pick(r, []string{"ok", "expired", "invalid", randomString()}))}
 			if r.IntN(2) == 0 {
 				hr.InvisibleUntil = at.Add(time.Duration(r.Int64N(1e15)))
 			}
@@ -100,11 +99,11 @@ func FuzzAppendJSONString(f *testing.F) {
 // encoding/json's encoding of newReceiveResponse.
 func TestReceivedMatchesStdlib(t *testing.T) {
 	at := time.Date(2026, 11, 30, 16, 20, 0, 123456789, time.UTC)
-	var got []gateway.Received
+	var got []core.Received
 	for i, s := range answerStrings {
 		m := &core.Message{ID: s, Topic: "orders", QueueID: i, QueueOffset: int64(i) << 40, Body: []byte(s + "body"), BodyIsText: i%3 > 0,
 			Tags: s, Keys: []string{s, "k"}, Properties: map[string]string{s: s, "z": "1", "a": s}, ShardingKey: s, BornAt: at, StoredAt: at}
-		got = append(got, gateway.Received{Message: m, ReceiptHandle: s, InvisibleUntil: at.Add(time.Duration(i) * time.Hour)})
+		got = append(got, core.Received{Message: m, ReceiptHandle: s, InvisibleUntil: at.Add(time.Duration(i) * time.Hour)})
 		if b, want := appendReceived(nil, got), stdlibAnswer(t, newReceiveResponse(got)); !bytes.Equal(b, want) {
 			t.Fatalf("%d messages:\n got %s\nwant %s", len(got), b, want)
 		}

@@ -7,8 +7,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/mqgate/mqgate/core/engine"
 )
 
 // TestBadBase64OneProblem: a bodyBase64 that does not decode answers one
@@ -16,12 +14,8 @@ import (
 // pattern), and no problem on body, which the client did not send; the
 // same in batches. An empty one is "must not be empty" on bodyBase64.
 func TestBadBase64OneProblem(t *testing.T) {
-	eng, err := engine.Open(engine.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
-	srv := httptest.NewServer(New(Options{Engine: eng}))
+	eng := openEmbedded(t)
+	srv := httptest.NewServer(New(Options{Backend: eng}))
 	t.Cleanup(srv.Close)
 	do := func(method, path, body string) (int, Problem) {
 		t.Helper()

@@ -5,22 +5,10 @@ import (
 	"strconv"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // Blocked ordering keys of ORDERLY groups (API.md "Blocked keys";
 // gateway/blocked.go has the mechanics).
-
-// blockedKeys is the optional part of gateway.Service that manages
-// blocked keys (*gateway.Embedded).
-type blockedKeys interface {
-	// consumerID names a BROADCASTING group's consumer ("" otherwise).
-	Blocked(group, consumerID string) ([]gateway.BlockedEntry, error)
-	SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
-	ParkKey(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)
-	// ResumeKey hands the parked ids to release before it forgets the park.
-	ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (gateway.BlockedEntry, error)
-}
 
 // BlockedKey is one blocked queue (its head failed) or parked key.
 type BlockedKey struct {
@@ -63,7 +51,7 @@ type BlockedKeyRequest struct {
 	ConsumerID string `json:"consumerId,omitempty" validate:"max=127" example:"c1"`
 }
 
-func newBlockedKey(e gateway.BlockedEntry) BlockedKey {
+func newBlockedKey(e core.BlockedEntry) BlockedKey {
 	return BlockedKey{Topic: e.Queue.Topic, QueueID: e.Queue.QueueID, ShardingKey: e.ShardingKey, MessageID: e.MessageID,
 		Since: formatTime(e.Since), Attempts: e.Attempts, LastReason: e.LastReason, State: string(e.State)}
 }
@@ -96,11 +84,6 @@ func (s *Server) handleBlockedList(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	bk, ok := s.consume.(blockedKeys)
-	if !ok {
-		s.writeProblem(w, r, core.Errorf(core.EUnavailable, "blocked keys are not available on this backend"))
-		return
-	}
 	q := r.URL.Query()
 	limit, start := 100, 0
 	if _, given := q["limit"]; given { // given empty is not a number
@@ -119,7 +102,7 @@ func (s *Server) handleBlockedList(w http.ResponseWriter, r *http.Request) {
 		}
 		start = n
 	}
-	es, err := bk.Blocked(name, q.Get("consumerId"))
+	es, err := s.backend.Blocked(name, q.Get("consumerId"))
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -135,7 +118,7 @@ func (s *Server) handleBlockedList(w http.ResponseWriter, r *http.Request) {
 }
 
 // blockedAction decodes the key and runs act on it.
-func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(bk blockedKeys, group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error)) {
+func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(bk core.OperatorService, group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error)) {
 	name, err := groupParam(r)
 	if err != nil {
 		s.writeProblem(w, r, err)
@@ -146,12 +129,7 @@ func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(
 		s.writeProblem(w, r, err)
 		return
 	}
-	bk, ok := s.consume.(blockedKeys)
-	if !ok {
-		s.writeProblem(w, r, core.Errorf(core.EUnavailable, "blocked keys are not available on this backend"))
-		return
-	}
-	e, err := act(bk, name, req.ConsumerID, core.MessageQueue{Topic: req.Topic, QueueID: req.QueueID}, req.ShardingKey)
+	e, err := act(s.backend, name, req.ConsumerID, core.MessageQueue{Topic: req.Topic, QueueID: req.QueueID}, req.ShardingKey)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -180,7 +158,7 @@ func (s *Server) blockedAction(w http.ResponseWriter, r *http.Request, act func(
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/blocked/skip [post]
 func (s *Server) handleBlockedSkip(w http.ResponseWriter, r *http.Request) {
-	s.blockedAction(w, r, blockedKeys.SkipBlocked)
+	s.blockedAction(w, r, core.OperatorService.SkipBlocked)
 }
 
 // handleBlockedPark sets a key aside.
@@ -204,7 +182,7 @@ func (s *Server) handleBlockedSkip(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/blocked/park [post]
 func (s *Server) handleBlockedPark(w http.ResponseWriter, r *http.Request) {
-	s.blockedAction(w, r, blockedKeys.ParkKey)
+	s.blockedAction(w, r, core.OperatorService.ParkKey)
 }
 
 // handleBlockedResume releases a parked key.
@@ -228,7 +206,7 @@ func (s *Server) handleBlockedPark(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/groups/{group}/blocked/resume [post]
 func (s *Server) handleBlockedResume(w http.ResponseWriter, r *http.Request) {
-	s.blockedAction(w, r, func(bk blockedKeys, group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error) {
+	s.blockedAction(w, r, func(bk core.OperatorService, group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error) {
 		// Redriven before the park is forgotten: a crash in between
 		// leaves the key parked, to resume again. ResumeKey calls release
 		// only with some ids (empty ids would redrive the whole DLQ).

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // ReceiveRequest is the body of POST /v1/groups/{group}/receive; every
@@ -86,7 +85,7 @@ type HandleResult struct {
 	InvisibleUntil string `json:"invisibleUntil,omitempty" format:"date-time"`
 }
 
-func newHandleResults(rs []gateway.HandleResult) HandleResults {
+func newHandleResults(rs []core.HandleResult) HandleResults {
 	out := HandleResults{Results: make([]HandleResult, 0, len(rs))}
 	for _, r := range rs {
 		out.Results = append(out.Results, HandleResult{ReceiptHandle: r.ReceiptHandle, Status: string(r.Status), InvisibleUntil: formatTime(r.InvisibleUntil)})
@@ -133,7 +132,7 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	greq := gateway.ReceiveRequest{MaxMessages: 1, ConsumerID: req.ConsumerID}
+	greq := core.ReceiveRequest{MaxMessages: 1, ConsumerID: req.ConsumerID}
 	if req.MaxMessages != nil {
 		greq.MaxMessages = *req.MaxMessages
 	}
@@ -155,7 +154,7 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 	// The server's WriteTimeout must not cut a long poll short: the
 	// deadline covers the wait, then the usual time to write the answer.
 	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(greq.Wait + s.writeTTL))
-	got, err := s.consume.Receive(r.Context(), name, greq)
+	got, err := s.backend.Receive(r.Context(), name, greq)
 	rc.Delivered(len(got))
 	if err != nil {
 		if r.Context().Err() != nil {
@@ -176,7 +175,7 @@ func (s *Server) handleReceive(w http.ResponseWriter, r *http.Request) {
 
 // newReceiveResponse is the answer of a receive that got messages, as
 // appendReceived encodes it.
-func newReceiveResponse(got []gateway.Received) ReceiveResponse {
+func newReceiveResponse(got []core.Received) ReceiveResponse {
 	out := ReceiveResponse{Messages: make([]ReceivedMessage, 0, len(got))}
 	for _, m := range got {
 		out.Messages = append(out.Messages, ReceivedMessage{
@@ -214,7 +213,7 @@ func (s *Server) handleAck(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := s.consume.Ack(r.Context(), name, req.ReceiptHandles)
+	res, err := s.backend.Ack(r.Context(), name, req.ReceiptHandles)
 	if s.tracer != nil {
 		s.traceSettle(requestContext(r), start, name, "ack", "ack", res, err)
 	}
@@ -279,7 +278,7 @@ func (s *Server) handleExtend(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	res, err := s.consume.Extend(r.Context(), name, req.ReceiptHandles, time.Duration(req.InvisibleSeconds)*time.Second)
+	res, err := s.backend.Extend(r.Context(), name, req.ReceiptHandles, time.Duration(req.InvisibleSeconds)*time.Second)
 	s.answerHandles(w, r, res, err)
 }
 
@@ -302,7 +301,7 @@ func decodeHandles[T any](s *Server, w http.ResponseWriter, r *http.Request) (st
 	return name, req, true
 }
 
-func (s *Server) answerHandles(w http.ResponseWriter, r *http.Request, res []gateway.HandleResult, err error) {
+func (s *Server) answerHandles(w http.ResponseWriter, r *http.Request, res []core.HandleResult, err error) {
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -311,10 +310,10 @@ func (s *Server) answerHandles(w http.ResponseWriter, r *http.Request, res []gat
 }
 
 // needConsumption answers 503 on consumption routes when the server was
-// built without a gateway (Options.Consume / Options.Groups).
+// built without a backend (Options.Backend).
 func (s *Server) needConsumption(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.consume == nil || s.groups == nil {
+		if s.backend == nil {
 			sendProblem(w, r, newProblem(core.EUnavailable, "consumption is not configured on this server"))
 			return
 		}

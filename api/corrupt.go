@@ -56,7 +56,7 @@ func (s *Server) handleCorruptList(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	list, err := s.engine.CorruptMessages(name)
+	list, err := s.backend.CorruptMessages(name)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

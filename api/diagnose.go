@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // EmptyReceive tells why a receive answered no message (API.md "Receive
@@ -25,30 +24,20 @@ type EmptyReceive struct {
 	BlockedKeys []string `json:"blockedKeys,omitempty" example:"customer-9"`
 }
 
-// diagnoser is the optional part of gateway.Service that explains an
-// empty receive (*gateway.Embedded).
-type diagnoser interface {
-	Diagnose(group, consumerID string) (gateway.Diagnosis, error)
-}
-
 // emptyReceive explains an empty receive of group; nil when the service
 // cannot tell.
 func (s *Server) emptyReceive(ctx context.Context, group, consumerID string) *EmptyReceive {
 	if s.noSubscribedTopic(ctx, group) {
-		return &EmptyReceive{Reason: string(gateway.EmptyNoSubscriptionMatch)}
+		return &EmptyReceive{Reason: string(core.EmptyNoSubscriptionMatch)}
 	}
-	d, ok := s.consume.(diagnoser)
-	if !ok {
-		return nil
-	}
-	dg, err := d.Diagnose(group, consumerID)
+	dg, err := s.backend.Diagnose(group, consumerID)
 	if err != nil {
 		return nil
 	}
 	return newEmptyReceive(dg)
 }
 
-func newEmptyReceive(dg gateway.Diagnosis) *EmptyReceive {
+func newEmptyReceive(dg core.Diagnosis) *EmptyReceive {
 	out := &EmptyReceive{Reason: string(dg.Reason)}
 	if !dg.NextVisibleAt.IsZero() {
 		out.NextVisibleAt = formatTime(dg.NextVisibleAt)
@@ -62,15 +51,15 @@ func newEmptyReceive(dg gateway.Diagnosis) *EmptyReceive {
 // noSubscribedTopic reports whether none of group's subscribed topics
 // exists (a group with no subscription counts too).
 func (s *Server) noSubscribedTopic(ctx context.Context, group string) bool {
-	if s.groups == nil {
+	if s.backend == nil {
 		return false
 	}
-	g, err := s.groups.Group(ctx, group)
+	g, err := s.backend.Group(ctx, group)
 	if err != nil {
 		return false
 	}
 	for _, sub := range g.Subscriptions {
-		if _, err := s.engine.Topic(sub.Topic); err == nil || core.ErrorCode(err) != core.ENotFound {
+		if _, err := s.backend.Topic(sub.Topic); err == nil || core.ErrorCode(err) != core.ENotFound {
 			return false
 		}
 	}
@@ -82,7 +71,7 @@ func (s *Server) noSubscribedTopic(ctx context.Context, group string) bool {
 // queues are blocked) or when the service cannot tell.
 func (s *Server) statusEmpty(ctx context.Context, group string, buffered int) *EmptyReceive {
 	e := s.emptyReceive(ctx, group, "")
-	if e == nil || (buffered > 0 && e.Reason != string(gateway.EmptyKeysBlocked) && e.Reason != string(gateway.EmptyPaused)) {
+	if e == nil || (buffered > 0 && e.Reason != string(core.EmptyKeysBlocked) && e.Reason != string(core.EmptyPaused)) {
 		return nil
 	}
 	return e

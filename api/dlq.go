@@ -63,7 +63,7 @@ func (s *Server) knownGroup(r *http.Request) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := s.groups.Group(r.Context(), name); err != nil {
+	if _, err := s.backend.Group(r.Context(), name); err != nil {
 		return "", err
 	}
 	return name, nil
@@ -103,7 +103,7 @@ func (s *Server) handleDLQList(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	msgs, next, err := s.engine.DLQMessages(name, q.Get("cursor"), limit)
+	msgs, next, err := s.backend.DLQMessages(name, q.Get("cursor"), limit)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

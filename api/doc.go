@@ -14,11 +14,15 @@
 // the one route → grant table, before routing (keys and grants live in
 // internal/auth).
 //
-// Dependencies point one way: api imports core (domain types and error
-// codes) and, later, gateway; it never imports core/store or core/engine.
-// What it needs from the engine is the small Engine interface declared in
-// engine.go, so handlers can be tested over any implementation; cmd/mqgate
-// wires the real engine.
+// Dependencies point one way: api imports core (domain types, error codes
+// and the seam) and, for its limits and the webhook config check, gateway
+// and gateway/webhook; it never imports core/store, core/engine or a
+// backend. Everything below HTTP is the one core.Backend of
+// Options.Backend, called directly: no optional interface is probed
+// (seam_test.go fails on a type assertion on it), and a capability a
+// backend lacks answers core.Unsupported. cmd/mqgate wires
+// backend/embedded or backend/jetstream; tests use embedded.Open or a fake
+// embedding core.Backend.
 //
 // Invariants:
 //   - every response carries X-Request-Id (set before the handler runs);

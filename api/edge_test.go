@@ -17,7 +17,7 @@ import (
 // back to 200 once it can.
 func TestReadyzFollowsStore(t *testing.T) {
 	var failing atomic.Bool
-	s := New(Options{Engine: putOnlyEngine{}, Ready: func() error {
+	s := New(Options{Backend: putOnlyEngine{}, Ready: func() error {
 		if failing.Load() {
 			return errors.New("the store cannot commit")
 		}
@@ -43,14 +43,14 @@ func TestReadyzFollowsStore(t *testing.T) {
 
 // failingEngine fails every publish the way the store does when the
 // disk is full, with the data file's path in the cause.
-type failingEngine struct{ Engine }
+type failingEngine struct{ core.Backend }
 
 func (failingEngine) Put(context.Context, string, []core.PutMessage) ([]core.PutResult, error) {
 	return nil, core.Errorf(core.EUnavailable, "the store could not commit: write /var/lib/mqgate/mqgate.db: no space left on device")
 }
 
 func TestUnavailableHidesPaths(t *testing.T) {
-	s := New(Options{Engine: failingEngine{}})
+	s := New(Options{Backend: failingEngine{}})
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest("POST", "/v1/topics/orders/messages", strings.NewReader(`{"body":"x"}`))
 	r.Header.Set("Content-Type", "application/json")

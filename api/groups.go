@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
 	"github.com/mqgate/mqgate/internal/auth"
 )
@@ -245,7 +244,7 @@ func newGroup(g core.Group) Group {
 	return out
 }
 
-func newOffsetList(qs []gateway.QueueOffset) OffsetList {
+func newOffsetList(qs []core.QueueOffset) OffsetList {
 	out := OffsetList{Offsets: make([]QueueOffset, 0, len(qs))}
 	for _, q := range qs {
 		out.Offsets = append(out.Offsets, QueueOffset{
@@ -292,7 +291,7 @@ func (s *Server) handleGroupPut(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	g, created, err := s.groups.PutGroup(r.Context(), cfg)
+	g, created, err := s.backend.PutGroup(r.Context(), cfg)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -322,7 +321,7 @@ func (s *Server) handleGroupList(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	gs, err := s.groups.GroupList(r.Context())
+	gs, err := s.backend.GroupList(r.Context())
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -362,14 +361,14 @@ func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	g, err := s.groups.Group(r.Context(), name)
+	g, err := s.backend.Group(r.Context(), name)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
 	out := newGroup(g)
 	st := &GroupStatus{Consumers: []string{}}
-	gs, err := s.consume.GroupStatus(r.Context(), name)
+	gs, err := s.backend.GroupStatus(r.Context(), name)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -390,7 +389,7 @@ func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 		st.InFlight, st.Buffered = gs.Push.InFlightMessages, gs.Push.Queued
 	}
 	if g.MessageModel != core.Broadcasting {
-		if offs, err := s.groups.Offsets(r.Context(), name, ""); err == nil {
+		if offs, err := s.backend.Offsets(r.Context(), name, ""); err == nil {
 			for _, o := range offs {
 				if o.Queue.Topic == core.RetryTopic(name) {
 					st.RetryDepth += o.Lag
@@ -400,7 +399,7 @@ func (s *Server) handleGroupGet(w http.ResponseWriter, r *http.Request) {
 	}
 	// Redriven dead letters stay in the append-only %DLQ% queue, marked;
 	// DLQDepth leaves them out where the topic's message count would not.
-	if n, err := s.engine.DLQDepth(name); err == nil {
+	if n, err := s.backend.DLQDepth(name); err == nil {
 		st.DLQDepth = n
 	}
 	if gs.Push == nil {
@@ -430,7 +429,7 @@ func (s *Server) handleGroupDelete(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	if err := s.groups.DeleteGroup(r.Context(), name); err != nil {
+	if err := s.backend.DeleteGroup(r.Context(), name); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -464,7 +463,7 @@ func (s *Server) handleGroupOffsets(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, core.FieldError("consumerId", "must match "+NamePattern))
 		return
 	}
-	offs, err := s.groups.Offsets(r.Context(), name, consumer)
+	offs, err := s.backend.Offsets(r.Context(), name, consumer)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -506,7 +505,7 @@ func (s *Server) handleGroupOffsetsReset(w http.ResponseWriter, r *http.Request)
 	if req.Timestamp != nil {
 		ts = *req.Timestamp
 	}
-	offs, err := s.groups.ResetOffsets(r.Context(), name, req.ConsumerID, req.Topic, core.ConsumeFromWhere(req.Position), ts)
+	offs, err := s.backend.ResetOffsets(r.Context(), name, req.ConsumerID, req.Topic, core.ConsumeFromWhere(req.Position), ts)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -11,18 +11,6 @@ import (
 // dry run counts what a filter selects; otherwise the engine starts a job
 // that works through the queue at ratePerSecond and survives restarts.
 
-// JobEngine is what the filter endpoints need from the engine
-// (*engine.Engine). It is apart from Engine so implementations without
-// jobs keep serving everything else (these endpoints then answer 503).
-type JobEngine interface {
-	// CountMatching counts what a job of kind on name would select now.
-	CountMatching(kind, name string, f core.MessageFilter) (int64, error)
-	// StartJob starts a job and returns it RUNNING.
-	StartJob(kind, name string, f core.MessageFilter, ratePerSecond int) (core.Job, error)
-	// GetJob returns a job (ENotFound if unknown).
-	GetJob(id string) (core.Job, error)
-}
-
 // JobFilter selects messages; every field given must match.
 type JobFilter struct {
 	// Tags is a tag expression: `*` or tags joined by `||`.
@@ -99,22 +87,10 @@ func newJob(j core.Job) Job {
 	return out
 }
 
-func (s *Server) jobEngine() (JobEngine, error) {
-	je, ok := s.engine.(JobEngine)
-	if !ok {
-		return nil, core.Errorf(core.EUnavailable, "redrive and purge jobs are not available on this server")
-	}
-	return je, nil
-}
-
 // runFilterJob answers a dry run (200 {"matched"}, via dry) or starts a
 // job (202 Job with Location).
 func (s *Server) runFilterJob(w http.ResponseWriter, r *http.Request, kind, name string, f *JobFilter, dryRun bool, rate int, dry func(n int64) any) {
-	je, err := s.jobEngine()
-	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
+	je := s.backend
 	if dryRun {
 		n, err := je.CountMatching(kind, name, f.engine())
 		if err != nil {
@@ -221,11 +197,7 @@ func (s *Server) handleTopicPurge(w http.ResponseWriter, r *http.Request) {
 //	@Security		BearerAuth
 //	@Router			/v1/jobs/{id} [get]
 func (s *Server) handleJobGet(w http.ResponseWriter, r *http.Request) {
-	je, err := s.jobEngine()
-	if err != nil {
-		s.writeProblem(w, r, err)
-		return
-	}
+	je := s.backend
 	id := pathParam(r, "id")
 	if id == "" || len(id) > core.MaxIDLength {
 		s.writeProblem(w, r, core.Errorf(core.ENotFound, "job %q not found", id))

@@ -6,14 +6,9 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/consumer"
 )
 
 // Per-key lag of ORDERLY groups (an addition to API.md).
-
-type keyLags interface {
-	KeyLags(group string, limit int) ([]consumer.KeyLag, error)
-}
 
 // KeyLag is one ordering key's unfinished work.
 type KeyLag struct {
@@ -70,12 +65,7 @@ func (s *Server) handleKeyLags(w http.ResponseWriter, r *http.Request) {
 		}
 		limit = n
 	}
-	kl, ok := s.consume.(keyLags)
-	if !ok {
-		s.writeProblem(w, r, core.Errorf(core.EUnavailable, "per-key lag is not available on this backend"))
-		return
-	}
-	ks, err := kl.KeyLags(name, limit)
+	ks, err := s.backend.KeyLags(name, limit)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -245,7 +245,7 @@ func (s *Server) handleMessagePublish(w http.ResponseWriter, r *http.Request) {
 	pms := []core.PutMessage{pm}
 	var res []core.PutResult
 	if s.tracer == nil {
-		res, err = s.engine.Put(r.Context(), topic, pms)
+		res, err = s.backend.Put(r.Context(), topic, pms)
 	} else {
 		ctx, span := s.startPublish(r.Context(), start, topic, pms, false)
 		res, err = s.put(ctx, topic, pms)
@@ -352,7 +352,7 @@ func (s *Server) handleMessagePublishBatch(w http.ResponseWriter, r *http.Reques
 	}
 	var res []core.PutResult
 	if s.tracer == nil {
-		res, err = s.engine.Put(r.Context(), topic, pms)
+		res, err = s.backend.Put(r.Context(), topic, pms)
 	} else {
 		ctx, span := s.startPublish(requestContext(r), start, topic, pms, true)
 		res, err = s.put(ctx, topic, pms)

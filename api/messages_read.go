@@ -42,7 +42,7 @@ func (s *Server) handleMessageGet(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, core.Errorf(core.ENotFound, "no message %q in topic %q", id, topic))
 		return
 	}
-	m, err := s.engine.Message(topic, id)
+	m, err := s.backend.Message(topic, id)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -113,11 +113,11 @@ func (s *Server) handleMessageQuery(w http.ResponseWriter, r *http.Request) {
 			s.writeProblem(w, r, err)
 			return
 		}
-		if _, err := s.engine.Topic(topic); err != nil {
+		if _, err := s.backend.Topic(topic); err != nil {
 			s.writeProblem(w, r, err)
 			return
 		}
-		ms, err := s.engine.MessagesByKey(topic, key, int(limit))
+		ms, err := s.backend.MessagesByKey(topic, key, int(limit))
 		if err != nil {
 			s.writeProblem(w, r, err)
 			return
@@ -136,7 +136,7 @@ func (s *Server) handleMessageQuery(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	t, err := s.engine.Topic(topic)
+	t, err := s.backend.Topic(topic)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -147,11 +147,11 @@ func (s *Server) handleMessageQuery(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mq := core.MessageQueue{Topic: topic, QueueID: int(qid)}
-	res, err := s.engine.GetMessages(mq, max(offset, 0), int(limit), filter)
+	res, err := s.backend.GetMessages(mq, max(offset, 0), int(limit), filter)
 	// Below the min offset (never given, or removed by retention) the
 	// browse starts at the oldest kept message, as a consumer would.
 	if err == nil && res.Status == core.OffsetIllegal && offset < res.MinOffset {
-		res, err = s.engine.GetMessages(mq, res.MinOffset, int(limit), filter)
+		res, err = s.backend.GetMessages(mq, res.MinOffset, int(limit), filter)
 	}
 	if err != nil {
 		s.writeProblem(w, r, err)

@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // MaxLagSeries caps the (group, topic) pairs the lag gauges show per
@@ -22,14 +21,14 @@ const MaxLagSeries = 500
 // group's retry topic included). BROADCASTING groups keep offsets per
 // consumerId and are left out (their consumers' count is unbounded).
 type lagCollector struct {
-	engine Engine
-	groups gateway.Groups
+	engine core.TopicService
+	groups core.GroupService
 	now    func() time.Time
 
 	lag, oldest, dropped *prometheus.Desc
 }
 
-func newLagCollector(eng Engine, groups gateway.Groups) *lagCollector {
+func newLagCollector(eng core.TopicService, groups core.GroupService) *lagCollector {
 	return &lagCollector{
 		engine: eng, groups: groups, now: time.Now,
 		lag: prometheus.NewDesc("mqgate_group_lag",
@@ -54,7 +53,7 @@ func (c *lagCollector) Describe(ch chan<- *prometheus.Desc) {
 type lagRow struct {
 	group, topic string
 	lag          int64
-	queues       []gateway.QueueOffset // the lagging ones
+	queues       []core.QueueOffset // the lagging ones
 }
 
 // Collect implements prometheus.Collector.

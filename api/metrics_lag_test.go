@@ -9,13 +9,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // manyGroups has n CLUSTERING groups, group i lagging i messages on one
 // queue of topic t, stored a minute ago.
 type manyGroups struct {
-	gateway.Groups
+	core.GroupService
 	n int
 }
 
@@ -28,13 +27,13 @@ func (m manyGroups) GroupList(context.Context) ([]core.Group, error) {
 	return out, nil
 }
 
-func (m manyGroups) Offsets(_ context.Context, group, _ string) ([]gateway.QueueOffset, error) {
+func (m manyGroups) Offsets(_ context.Context, group, _ string) ([]core.QueueOffset, error) {
 	var i int
 	fmt.Sscanf(group, "g%d", &i)
-	return []gateway.QueueOffset{{Queue: core.MessageQueue{Topic: "t"}, Committed: 0, Max: int64(i), Lag: int64(i)}}, nil
+	return []core.QueueOffset{{Queue: core.MessageQueue{Topic: "t"}, Committed: 0, Max: int64(i), Lag: int64(i)}}, nil
 }
 
-type minuteOldEngine struct{ Engine }
+type minuteOldEngine struct{ core.TopicService }
 
 func (minuteOldEngine) GetMessages(core.MessageQueue, int64, int, core.Filter) (core.GetResult, error) {
 	return core.GetResult{Messages: []*core.Message{{StoredAt: time.Unix(1000, 0)}}}, nil

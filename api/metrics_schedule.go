@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/mqgate/mqgate/core"
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // ScheduleCounters is what /metrics shows of the engine's schedule service
@@ -38,13 +37,13 @@ const dlqScrapeTimeout = 5 * time.Second
 // engine's hot paths and the figures are never stale.
 type scheduleCollector struct {
 	counters func() ScheduleCounters // nil: the counter series are absent
-	engine   Engine
-	groups   gateway.Groups // nil: no DLQ depth series
+	engine   core.DeadLetterService
+	groups   core.GroupService // nil: no DLQ depth series
 
 	delayed, delivered, dropped, skipped, retried, deadLettered, redriven, dlqDepth *prometheus.Desc
 }
 
-func newScheduleCollector(counters func() ScheduleCounters, eng Engine, groups gateway.Groups) *scheduleCollector {
+func newScheduleCollector(counters func() ScheduleCounters, eng core.DeadLetterService, groups core.GroupService) *scheduleCollector {
 	return &scheduleCollector{
 		counters: counters, engine: eng, groups: groups,
 		delayed: prometheus.NewDesc("mqgate_delayed_messages_total",

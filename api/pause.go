@@ -1,19 +1,10 @@
 package api
 
 import (
-	"context"
 	"net/http"
-
-	"github.com/mqgate/mqgate/core"
 )
 
 // Pausing a group (API.md "Pause"; gateway/pause.go has the mechanics).
-
-// groupPauser is the optional part of gateway.Groups that pauses groups
-// (*gateway.Admin).
-type groupPauser interface {
-	PauseGroup(ctx context.Context, name string, paused bool) (core.Group, error)
-}
 
 // handleGroupPause pauses a group.
 //
@@ -61,12 +52,7 @@ func (s *Server) pauseGroup(w http.ResponseWriter, r *http.Request, paused bool)
 		s.writeProblem(w, r, err)
 		return
 	}
-	p, ok := s.groups.(groupPauser)
-	if !ok {
-		s.writeProblem(w, r, core.Errorf(core.EUnavailable, "pausing groups is not available on this backend"))
-		return
-	}
-	g, err := p.PauseGroup(r.Context(), name, paused)
+	g, err := s.backend.PauseGroup(r.Context(), name, paused)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return

@@ -72,6 +72,7 @@ var problemKinds = map[string]problemKind{
 	core.EInternal:      {http.StatusInternalServerError, "Internal error"},
 	core.ECorrupt:       {http.StatusInternalServerError, "Stored message is corrupt"},
 	core.EUnavailable:   {http.StatusServiceUnavailable, "Service unavailable"},
+	core.EUnsupported:   {http.StatusServiceUnavailable, "Not available on this backend"},
 }
 
 // Error codes that only the HTTP layer produces.
@@ -193,6 +194,10 @@ func (s *Server) writeProblem(w http.ResponseWriter, r *http.Request, err error)
 	sendProblem(w, r, p)
 }
 
+// unsupportedType is the problem type of a capability the backend does
+// not offer (core.Unsupported): 503 without Retry-After.
+const unsupportedType = "urn:mqgate:problem:" + core.EUnsupported
+
 // retryAfterSeconds is the Retry-After of a 429 or 503: long polls and a
 // store that cannot commit are both worth retrying after a short pause.
 const retryAfterSeconds = "1"
@@ -204,7 +209,8 @@ func sendProblem(w http.ResponseWriter, r *http.Request, p Problem) {
 	h := w.Header()
 	h.Set("Content-Type", "application/problem+json")
 	h.Set("X-Content-Type-Options", "nosniff")
-	if (p.Status == http.StatusTooManyRequests || p.Status == http.StatusServiceUnavailable) && h.Get("Retry-After") == "" {
+	if (p.Status == http.StatusTooManyRequests || p.Status == http.StatusServiceUnavailable) && h.Get("Retry-After") == "" &&
+		p.Type != unsupportedType { // retrying a missing capability does not help
 		h.Set("Retry-After", retryAfterSeconds) // RFC 9110 §10.2.3: when to try again
 	}
 	w.WriteHeader(p.Status)

@@ -93,12 +93,12 @@ func TestDecodeJSON(t *testing.T) {
 
 // panicEngine panics on every call: the recoverer must turn that into a
 // 500 problem with the request id, and the server must keep serving.
-type panicEngine struct{ Engine }
+type panicEngine struct{ core.Backend }
 
 func (panicEngine) Topics() ([]core.Topic, error) { panic("boom") }
 
 func TestRecovererAndReadyz(t *testing.T) {
-	s := New(Options{Engine: panicEngine{}})
+	s := New(Options{Backend: panicEngine{}})
 	srv := httptest.NewServer(s)
 	defer srv.Close()
 

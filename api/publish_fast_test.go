@@ -14,7 +14,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // publishBodies are the seeds of the decoder fuzz test: the shapes
@@ -68,7 +67,7 @@ func FuzzPublishStrict(f *testing.F) {
 
 // putOnlyEngine answers Put at once; the benchmark below measures the
 // HTTP layer alone (the engine and store have their own benchmarks).
-type putOnlyEngine struct{ Engine }
+type putOnlyEngine struct{ core.Backend }
 
 func (putOnlyEngine) Put(_ context.Context, topic string, msgs []core.PutMessage) ([]core.PutResult, error) {
 	out := make([]core.PutResult, len(msgs))
@@ -85,7 +84,7 @@ func (putOnlyEngine) Put(_ context.Context, topic string, msgs []core.PutMessage
 //	go test -run XXX -bench PublishHandler -benchmem ./api
 func BenchmarkPublishHandler(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Logger: &log})
+	s := New(Options{Backend: putOnlyEngine{}, Logger: &log})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
 }
@@ -118,25 +117,23 @@ func benchPost(b *testing.B, s *Server, path string, body []byte) {
 //	go test -run XXX -bench PublishBatchHandler -benchmem ./api
 func BenchmarkPublishBatchHandler(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Logger: &log})
+	s := New(Options{Backend: putOnlyEngine{}, Logger: &log})
 	msg := `{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`
 	body := []byte(`{"messages":[` + strings.Repeat(msg+",", 99) + msg + `]}`)
 	benchPost(b, s, "/v1/topics/orders/messages/batch", body)
 }
 
-// ackOnlyService answers every handle ok at once; groupsAny lets every
-// group exist. BenchmarkAckHandler measures the HTTP layer of an ack.
-type ackOnlyService struct{ gateway.Service }
+// ackOnlyService answers every handle ok at once (and Put as
+// putOnlyEngine). BenchmarkAckHandler measures the HTTP layer of an ack.
+type ackOnlyService struct{ putOnlyEngine }
 
-func (ackOnlyService) Ack(_ context.Context, _ string, handles []string) ([]gateway.HandleResult, error) {
-	out := make([]gateway.HandleResult, len(handles))
+func (ackOnlyService) Ack(_ context.Context, _ string, handles []string) ([]core.HandleResult, error) {
+	out := make([]core.HandleResult, len(handles))
 	for i, h := range handles {
-		out[i] = gateway.HandleResult{ReceiptHandle: h, Status: gateway.HandleOK}
+		out[i] = core.HandleResult{ReceiptHandle: h, Status: core.HandleOK}
 	}
 	return out, nil
 }
-
-type groupsAny struct{ gateway.Groups }
 
 // BenchmarkAckHandler runs an ack of one handle (mqbench consume
 // --ack-batch 1) through the router and middleware.
@@ -144,7 +141,7 @@ type groupsAny struct{ gateway.Groups }
 //	go test -run XXX -bench AckHandler -benchmem ./api
 func BenchmarkAckHandler(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Consume: ackOnlyService{}, Groups: groupsAny{}, Logger: &log})
+	s := New(Options{Backend: ackOnlyService{}, Logger: &log})
 	body := []byte(`{"receiptHandles":["AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYgAZemsOuwrq34JQIA"]}`)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -39,7 +39,7 @@ type PushStatus struct {
 	PausedUntil string `json:"pausedUntil,omitempty" format:"date-time"`
 }
 
-func newPushStatus(s *webhook.Status) *PushStatus {
+func newPushStatus(s *core.PushStatus) *PushStatus {
 	if s == nil {
 		return nil
 	}

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqgate/mqgate/core/engine"
 	"github.com/mqgate/mqgate/internal/auth"
 )
 
@@ -18,11 +17,7 @@ import (
 // RateLimit fields, a batch larger than the bucket 413, a key with
 // maxDelay is held instead, and GET /v1/admin/limits reads it all back.
 func TestRateLimitAnswers(t *testing.T) {
-	eng, err := engine.Open(engine.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
+	eng := openEmbedded(t)
 	ks, err := auth.Parse([]byte(`{"keys":[
 		{"name":"capped","key":"` + testPubKey + `","grants":["pub:*"],"limits":{"publishPerSecond":2,"publishBurst":3,
 			"topics":[{"topic":"slow","publishBytesPerSecond":4}]}},
@@ -31,7 +26,7 @@ func TestRateLimitAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(New(Options{Engine: eng, Keys: auth.NewKeyring(ks)}))
+	srv := httptest.NewServer(New(Options{Backend: eng, Keys: auth.NewKeyring(ks)}))
 	t.Cleanup(srv.Close)
 	do := func(method, path, key, body string) (*http.Response, []byte) {
 		t.Helper()

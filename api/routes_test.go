@@ -6,8 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/mqgate/mqgate/core/engine"
 )
 
 // TestRouteLabels pins the route label each kind of request is counted
@@ -15,12 +13,8 @@ import (
 // the old /v1 mount's patterns for unmatched paths under /v1, and
 // "unmatched" elsewhere; and a 405 under /v1 still lists the methods.
 func TestRouteLabels(t *testing.T) {
-	eng, err := engine.Open(engine.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
-	srv := httptest.NewServer(New(Options{Engine: eng}))
+	eng := openEmbedded(t)
+	srv := httptest.NewServer(New(Options{Backend: eng}))
 	t.Cleanup(srv.Close)
 
 	do := func(method, path string) *http.Response {
@@ -79,12 +73,8 @@ func TestRouteLabels(t *testing.T) {
 // TestConsoleMethods: the console, now in the OpenAPI document, answers
 // only GET and HEAD; other methods are 405 (Schemathesis ST204).
 func TestConsoleMethods(t *testing.T) {
-	eng, err := engine.Open(engine.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = eng.Close() })
-	srv := httptest.NewServer(New(Options{Engine: eng}))
+	eng := openEmbedded(t)
+	srv := httptest.NewServer(New(Options{Backend: eng}))
 	t.Cleanup(srv.Close)
 	for method, want := range map[string]int{"GET": 200, "HEAD": 200, "TRACE": 405, "POST": 405, "DELETE": 405} {
 		for _, p := range []string{"/console", "/console/app.js"} {

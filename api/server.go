@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
 
-	"github.com/mqgate/mqgate/gateway"
+	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/internal/quota"
 	"github.com/mqgate/mqgate/internal/tracing"
@@ -20,15 +20,11 @@ import (
 
 // Options configures the HTTP API.
 type Options struct {
-	// Backend, when set, serves everything: Engine, Consume and Groups
-	// default to it.
-	Backend Backend
-	// Engine serves topics and messages. Required (unless Backend is set).
-	Engine Engine
-	// Consume serves receive, ack, nack and extend; Groups serves group
-	// configs and offsets (gateway). Without them those routes answer 503.
-	Consume gateway.Service
-	Groups  gateway.Groups
+	// Backend serves everything below HTTP (core.Backend, the seam):
+	// backend/embedded or backend/jetstream. Required; without it only
+	// /healthz, /readyz and request validation work, and consumption
+	// routes answer 503.
+	Backend core.Backend
 	// Logger receives request logs and internal errors; default zerolog.Nop().
 	Logger *zerolog.Logger
 	// Version is reported by /healthz.
@@ -90,9 +86,7 @@ const DefaultBodyReadTimeout = 30 * time.Second
 
 // Server is the HTTP API as an http.Handler.
 type Server struct {
-	engine   Engine
-	consume  gateway.Service
-	groups   gateway.Groups
+	backend  core.Backend
 	log      zerolog.Logger
 	version  string
 	openapi  []byte
@@ -123,21 +117,8 @@ type Server struct {
 
 // New builds the API. It starts no goroutines.
 func New(opts Options) *Server {
-	if b := opts.Backend; b != nil {
-		if opts.Engine == nil {
-			opts.Engine = b
-		}
-		if opts.Consume == nil {
-			opts.Consume = b
-		}
-		if opts.Groups == nil {
-			opts.Groups = b
-		}
-	}
 	s := &Server{
-		engine:   opts.Engine,
-		consume:  opts.Consume,
-		groups:   opts.Groups,
+		backend:  opts.Backend,
 		log:      zerolog.Nop(),
 		version:  opts.Version,
 		openapi:  opts.OpenAPI,
@@ -178,8 +159,8 @@ func New(opts Options) *Server {
 	if s.scope == "" {
 		s.scope = LimitScopeServer
 	}
-	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.engine, s.groups))
-	s.registry.MustRegister(newLagCollector(s.engine, s.groups))
+	s.registry.MustRegister(newScheduleCollector(opts.ScheduleCounters, s.backend, s.backend))
+	s.registry.MustRegister(newLagCollector(s.backend, s.backend))
 	s.mux = s.routes()
 	s.handler = s.mux
 	return s

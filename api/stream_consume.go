@@ -88,7 +88,7 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	g, err := s.groups.Group(r.Context(), name)
+	g, err := s.backend.Group(r.Context(), name)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -198,9 +198,9 @@ type consumeStream struct {
 	out      map[string]*outEntry // outstanding deliveries by handle
 	leases   outHeap              // the same, by lease end
 	outBytes int64
-	held     []gateway.Received // received but over the byte limit: sent when it allows
-	avg      int64              // running mean body size, to size receives
-	credit   chan struct{}      // wakes the pump when a limit may allow more
+	held     []core.Received // received but over the byte limit: sent when it allows
+	avg      int64           // running mean body size, to size receives
+	credit   chan struct{}   // wakes the pump when a limit may allow more
 
 	// Settlements waiting for the settler, under fmu.
 	pend     []settleItem
@@ -305,7 +305,7 @@ func (c *consumeStream) refillLocked() bool {
 }
 
 // addLocked makes m outstanding.
-func (c *consumeStream) addLocked(m *gateway.Received) {
+func (c *consumeStream) addLocked(m *core.Received) {
 	size := int64(len(m.Message.Body))
 	e := outEntries.Get().(*outEntry)
 	*e = outEntry{handle: m.ReceiptHandle, bytes: size, until: m.InvisibleUntil}
@@ -347,7 +347,7 @@ func (c *consumeStream) pump() {
 		if c.s.tracer != nil {
 			start = time.Now()
 		}
-		got, err := c.s.consume.Receive(c.ctx, c.group, gateway.ReceiveRequest{
+		got, err := c.s.backend.Receive(c.ctx, c.group, core.ReceiveRequest{
 			MaxMessages: n, Wait: wait, Invisible: c.invisible, ConsumerID: c.consumerID,
 		})
 		rc.Delivered(len(got))
@@ -425,7 +425,7 @@ func (c *consumeStream) waitCredit(timer *time.Timer) (int, bool) {
 // lease has run out: they will be delivered again); true when it sent.
 func (c *consumeStream) sendHeldLocked() bool {
 	now := time.Now()
-	var batch []gateway.Received
+	var batch []core.Received
 	i := 0
 	for ; i < len(c.held); i++ {
 		m := &c.held[i]
@@ -447,7 +447,7 @@ func (c *consumeStream) sendHeldLocked() bool {
 }
 
 // deliver makes what fits outstanding and sends it; the rest is held.
-func (c *consumeStream) deliver(got []gateway.Received) {
+func (c *consumeStream) deliver(got []core.Received) {
 	c.fmu.Lock()
 	i := 0
 	for ; i < len(got); i++ {
@@ -466,7 +466,7 @@ func (c *consumeStream) deliver(got []gateway.Received) {
 	}
 }
 
-func (c *consumeStream) sendMessages(got []gateway.Received) {
+func (c *consumeStream) sendMessages(got []core.Received) {
 	b := getFrameBuf()
 	// One allocation of about the frame's size, not a doubling per 2x.
 	size := 64
@@ -485,7 +485,7 @@ func (c *consumeStream) sendMessages(got []gateway.Received) {
 func (c *consumeStream) sayEmpty() {
 	e := c.s.emptyReceive(c.ctx, c.group, c.consumerID)
 	if e == nil {
-		e = &EmptyReceive{Reason: string(gateway.EmptyNoMessages)}
+		e = &EmptyReceive{Reason: string(core.EmptyNoMessages)}
 	}
 	c.fmu.Lock()
 	same := e.Reason == c.lastEmpty
@@ -709,7 +709,7 @@ func (c *consumeStream) settler() {
 			if c.s.tracer != nil {
 				start = time.Now()
 			}
-			res, err := c.s.consume.Ack(ctx, c.group, handles)
+			res, err := c.s.backend.Ack(ctx, c.group, handles)
 			if c.s.tracer != nil {
 				c.s.traceSettle(ctx, start, c.group, "ack", "ack", res, err)
 			}
@@ -740,7 +740,7 @@ func clearItems(items []settleItem) []settleItem {
 }
 
 func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {
-	var res []gateway.HandleResult
+	var res []core.HandleResult
 	var err error
 	switch it.kind {
 	case FrameNack:
@@ -748,20 +748,16 @@ func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {
 		if c.s.tracer != nil {
 			start = time.Now()
 		}
-		if rn, ok := c.s.consume.(gateway.ReasonNacker); ok && it.reason != "" {
-			res, err = rn.NackReason(ctx, c.group, it.handles, it.level, it.reason)
-		} else {
-			res, err = c.s.consume.Nack(ctx, c.group, it.handles, it.level)
-		}
+		res, err = c.s.backend.Nack(ctx, c.group, it.handles, it.level, it.reason)
 		if c.s.tracer != nil {
 			c.s.traceSettle(ctx, start, c.group, "nack", nackOutcome(it.level), res, err)
 		}
 	case FrameExtend:
-		res, err = c.s.consume.Extend(ctx, c.group, it.handles, it.invisible)
+		res, err = c.s.backend.Extend(ctx, c.group, it.handles, it.invisible)
 		if err == nil {
 			c.fmu.Lock()
 			for _, r := range res {
-				if e, ok := c.out[r.ReceiptHandle]; ok && r.Status == gateway.HandleOK && !r.InvisibleUntil.IsZero() {
+				if e, ok := c.out[r.ReceiptHandle]; ok && r.Status == core.HandleOK && !r.InvisibleUntil.IsZero() {
 					e.until = r.InvisibleUntil
 					heap.Fix(&c.leases, e.idx)
 				}
@@ -776,7 +772,7 @@ func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {
 	c.sendResults(it.id, res)
 }
 
-func (c *consumeStream) sendResults(id string, res []gateway.HandleResult) {
+func (c *consumeStream) sendResults(id string, res []core.HandleResult) {
 	b := getFrameBuf()
 	*b = appendResultsFrame(*b, id, res)
 	c.send(outFrame{buf: b})

@@ -8,7 +8,6 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/wire"
 )
 
@@ -23,7 +22,7 @@ var b64url = base64.RawURLEncoding
 var pathMatch = path.Match
 
 // appendMessagesFrame appends a MessagesFrame of got.
-func appendMessagesFrame(b []byte, got []gateway.Received) []byte {
+func appendMessagesFrame(b []byte, got []core.Received) []byte {
 	b = append(b, `{"type":"messages","messages":[`...)
 	for i := range got {
 		if i > 0 {
@@ -40,7 +39,7 @@ func appendMessagesFrame(b []byte, got []gateway.Received) []byte {
 }
 
 // appendResultsFrame appends a ResultsFrame.
-func appendResultsFrame(b []byte, id string, rs []gateway.HandleResult) []byte {
+func appendResultsFrame(b []byte, id string, rs []core.HandleResult) []byte {
 	b = append(b, `{"type":"results","id":`...)
 	b = appendJSONString(b, id)
 	b = append(b, `,"results":[`...)

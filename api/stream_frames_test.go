@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // TestStreamFrameEncoding pins the hand-appended stream frames to
@@ -14,17 +13,17 @@ import (
 // document is generated from), byte for byte.
 func TestStreamFrameEncoding(t *testing.T) {
 	at := time.Date(2026, 11, 30, 16, 20, 0, 123456789, time.UTC)
-	var got []gateway.Received
+	var got []core.Received
 	for i, s := range answerStrings {
 		m := &core.Message{ID: s, Topic: "orders", QueueID: i, QueueOffset: int64(i) << 40, Body: []byte(s + "body"), BodyIsText: i%3 > 0,
 			Tags: s, Keys: []string{s, "k"}, Properties: map[string]string{s: s, "z": "1"}, ShardingKey: s, BornAt: at, StoredAt: at}
-		got = append(got, gateway.Received{Message: m, ReceiptHandle: s, InvisibleUntil: at.Add(time.Duration(i) * time.Hour)})
+		got = append(got, core.Received{Message: m, ReceiptHandle: s, InvisibleUntil: at.Add(time.Duration(i) * time.Hour)})
 	}
 	frame := func(b []byte) []byte { return append(b, '\n') } // the encoder's newline
 	if b, want := frame(appendMessagesFrame(nil, got)), stdlibAnswer(t, MessagesFrame{Type: FrameMessages, Messages: newReceiveResponse(got).Messages}); !bytes.Equal(b, want) {
 		t.Errorf("messages frame:\n got %s\nwant %s", b, want)
 	}
-	hr := []gateway.HandleResult{{ReceiptHandle: "h1", Status: gateway.HandleOK}, {ReceiptHandle: "h\"2", Status: gateway.HandleExpired, InvisibleUntil: at}}
+	hr := []core.HandleResult{{ReceiptHandle: "h1", Status: core.HandleOK}, {ReceiptHandle: "h\"2", Status: core.HandleExpired, InvisibleUntil: at}}
 	if b, want := frame(appendResultsFrame(nil, "a\u20281", hr)), stdlibAnswer(t, ResultsFrame{Type: FrameResults, ID: "a\u20281", Results: newHandleResults(hr).Results}); !bytes.Equal(b, want) {
 		t.Errorf("results frame:\n got %s\nwant %s", b, want)
 	}

@@ -72,7 +72,7 @@ func (s *Server) handleTopicStream(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	if _, err := s.engine.Topic(topic); err != nil {
+	if _, err := s.backend.Topic(topic); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
@@ -324,7 +324,7 @@ func (p *publishStream) publish(id string, pms []core.PutMessage, batch bool, si
 	var res []core.PutResult
 	var err error
 	if p.s.tracer == nil {
-		res, err = p.s.engine.Put(ctx, p.topic, pms)
+		res, err = p.s.backend.Put(ctx, p.topic, pms)
 	} else {
 		ctx, span := p.s.startPublish(ctx, start, p.topic, pms, batch)
 		res, err = p.s.put(ctx, p.topic, pms)
@@ -335,7 +335,7 @@ func (p *publishStream) publish(id string, pms []core.PutMessage, batch bool, si
 		err = fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms))
 	}
 	if err != nil && core.ErrorCode(err) == core.ENotFound {
-		if _, terr := p.s.engine.Topic(p.topic); core.ErrorCode(terr) == core.ENotFound {
+		if _, terr := p.s.backend.Topic(p.topic); core.ErrorCode(terr) == core.ENotFound {
 			p.closeWith(closeGone, "the topic was deleted")
 		}
 	}

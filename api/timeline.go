@@ -5,16 +5,10 @@ import (
 	"net/http"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // Message timelines (API.md "Timeline"; gateway/timeline.go keeps the
 // events).
-
-type timelines interface {
-	MessageEvents(group, id string) []gateway.Event
-	RecordEvents(group string, evs ...gateway.Event)
-}
 
 // TimelineEvent is one step of a message's life in a group.
 type TimelineEvent struct {
@@ -62,7 +56,7 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	g, err := s.groups.Group(r.Context(), name)
+	g, err := s.backend.Group(r.Context(), name)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -70,20 +64,18 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 	id := pathParam(r, "messageId")
 	out := Timeline{Events: []TimelineEvent{}}
 	for _, sub := range g.Subscriptions {
-		if m, err := s.engine.Message(sub.Topic, id); err == nil {
-			out.Events = append(out.Events, TimelineEvent{At: formatTime(m.BornAt), Type: string(gateway.EventPublished)})
+		if m, err := s.backend.Message(sub.Topic, id); err == nil {
+			out.Events = append(out.Events, TimelineEvent{At: formatTime(m.BornAt), Type: string(core.EventPublished)})
 			break
 		}
 	}
-	if tl, ok := s.consume.(timelines); ok {
-		for _, e := range tl.MessageEvents(name, id) {
-			te := TimelineEvent{At: formatTime(e.At), Type: string(e.Type), ConsumerID: e.ConsumerID, Attempt: e.Attempt, Reason: e.Reason, JobID: e.Job}
-			if e.Type == gateway.EventNacked || e.Type == gateway.EventRetryScheduled {
-				level := e.DelayLevel
-				te.DelayLevel = &level
-			}
-			out.Events = append(out.Events, te)
+	for _, e := range s.backend.MessageEvents(name, id) {
+		te := TimelineEvent{At: formatTime(e.At), Type: string(e.Type), ConsumerID: e.ConsumerID, Attempt: e.Attempt, Reason: e.Reason, JobID: e.Job}
+		if e.Type == core.EventNacked || e.Type == core.EventRetryScheduled {
+			level := e.DelayLevel
+			te.DelayLevel = &level
 		}
+		out.Events = append(out.Events, te)
 	}
 	if len(out.Events) == 0 {
 		s.writeProblem(w, r, core.Errorf(core.ENotFound, "message %q is neither stored in the topics of group %q nor seen by it", id, name))
@@ -92,32 +84,18 @@ func (s *Server) handleTimeline(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// idRedriver is an engine that says which dead letters a redrive moved
-// (*engine.Engine).
-type idRedriver interface {
-	RedriveIDs(ctx context.Context, group string, ids []string) ([]string, error)
-}
-
 // redrive redrives ids of group (all when empty) and records REDRIVEN in
 // the group's timeline for the dead letters that moved, and only those: a
 // redrive that moved nothing records nothing.
 func (s *Server) redrive(ctx context.Context, group string, ids []string) (int, error) {
-	rd, ok := s.engine.(idRedriver)
-	if _, tl := s.consume.(timelines); !ok || !tl {
-		return s.engine.Redrive(ctx, group, ids)
-	}
-	moved, err := rd.RedriveIDs(ctx, group, ids)
+	moved, err := s.backend.RedriveIDs(ctx, group, ids)
 	s.noteRedriven(ctx, group, moved)
 	return len(moved), err
 }
 
 // noteRedriven records REDRIVEN for ids in group's timeline.
 func (s *Server) noteRedriven(_ context.Context, group string, ids []string) {
-	tl, ok := s.consume.(timelines)
-	if !ok {
-		return
-	}
 	for _, id := range ids {
-		tl.RecordEvents(group, gateway.Event{Type: gateway.EventRedriven, MessageID: id})
+		s.backend.RecordEvents(group, core.Event{Type: core.EventRedriven, MessageID: id})
 	}
 }

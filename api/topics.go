@@ -119,7 +119,7 @@ func (s *Server) handleTopicPut(w http.ResponseWriter, r *http.Request) {
 	cfg := core.TopicConfig{Name: name, Queues: core.DefaultQueues, RetentionHours: core.DefaultRetentionHours}
 	// An update keeps what the request leaves out; a racing delete only
 	// means the topic is re-created with these values.
-	if cur, err := s.engine.Topic(name); err == nil {
+	if cur, err := s.backend.Topic(name); err == nil {
 		cfg = cur.TopicConfig
 	} else if core.ErrorCode(err) != core.ENotFound {
 		s.writeProblem(w, r, err)
@@ -131,7 +131,7 @@ func (s *Server) handleTopicPut(w http.ResponseWriter, r *http.Request) {
 	if req.RetentionHours != nil {
 		cfg.RetentionHours = *req.RetentionHours
 	}
-	t, created, err := s.engine.PutTopic(cfg)
+	t, created, err := s.backend.PutTopic(cfg)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -160,12 +160,12 @@ func (s *Server) handleTopicGet(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	t, err := s.engine.Topic(name)
+	t, err := s.backend.Topic(name)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}
-	st, err := s.engine.TopicStats(name)
+	st, err := s.backend.TopicStats(name)
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -197,7 +197,7 @@ func (s *Server) handleTopicList(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	ts, err := s.engine.Topics()
+	ts, err := s.backend.Topics()
 	if err != nil {
 		s.writeProblem(w, r, err)
 		return
@@ -237,7 +237,7 @@ func (s *Server) handleTopicDelete(w http.ResponseWriter, r *http.Request) {
 		s.writeProblem(w, r, err)
 		return
 	}
-	if err := s.engine.DeleteTopic(name); err != nil {
+	if err := s.backend.DeleteTopic(name); err != nil {
 		s.writeProblem(w, r, err)
 		return
 	}

@@ -11,8 +11,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/policy"
-	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/tracing"
 )
 
@@ -151,11 +149,11 @@ func (s *Server) startPublish(ctx context.Context, start time.Time, topic string
 // publishes, so that is a fraction of a span per publish instead of one.
 func (s *Server) put(ctx context.Context, topic string, pms []core.PutMessage) ([]core.PutResult, error) {
 	if s.tracer == nil || s.groupSpans || !trace.SpanFromContext(ctx).IsRecording() {
-		return s.engine.Put(ctx, topic, pms)
+		return s.backend.Put(ctx, topic, pms)
 	}
 	cctx, span := s.tracer.Start(ctx, "commit "+topic, tracing.KindInternal, commitAttrs,
 		trace.WithAttributes(tracing.Destination(topic), tracing.BatchCount(len(pms))))
-	res, err := s.engine.Put(cctx, topic, pms)
+	res, err := s.backend.Put(cctx, topic, pms)
 	endSpan(span, err)
 	return res, err
 }
@@ -190,7 +188,7 @@ func endSpan(span trace.Span, err error) {
 // ctx holds the parent: the receive request's trace context, or a consume
 // stream's (its upgrade request's traceparent), whose every receive that
 // leased messages is one such span.
-func (s *Server) traceReceive(ctx context.Context, start time.Time, group string, got []gateway.Received) {
+func (s *Server) traceReceive(ctx context.Context, start time.Time, group string, got []core.Received) {
 	links := make([]trace.Link, 0, min(len(got), tracing.MaxLinks))
 	topic := got[0].Message.UserTopic()
 	for _, m := range got {
@@ -234,13 +232,13 @@ func (s *Server) traceReceive(ctx context.Context, start time.Time, group string
 // ctx holds the trace context: the request's, or on a consume stream the
 // upgrade request's (one span per Ack call, which takes the ack frames
 // that arrived together, and per nack frame).
-func (s *Server) traceSettle(ctx context.Context, start time.Time, group, op, outcome string, res []gateway.HandleResult, err error) {
+func (s *Server) traceSettle(ctx context.Context, start time.Time, group, op, outcome string, res []core.HandleResult, err error) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
 	ok := 0
 	for _, h := range res {
-		if h.Status == policy.HandleOK {
+		if h.Status == core.HandleOK {
 			ok++
 		}
 	}

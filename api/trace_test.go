@@ -18,9 +18,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mqgate/mqgate/backend/embedded"
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/engine"
-	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/internal/tracing"
 )
 
@@ -66,7 +66,7 @@ func benchTracer(b *testing.B, opts ...sdktrace.TracerProviderOption) *tracing.T
 //	go test -run XXX -bench 'PublishHandler(Traced)?$' -benchmem ./api
 func BenchmarkPublishHandlerTraced(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Logger: &log, Tracer: benchTracer(b), GroupCommitSpans: true})
+	s := New(Options{Backend: putOnlyEngine{}, Logger: &log, Tracer: benchTracer(b), GroupCommitSpans: true})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
 }
@@ -76,7 +76,7 @@ func BenchmarkPublishHandlerTraced(b *testing.B) {
 // OTEL_TRACES_SAMPLER_ARG=0.1): the others cost a non-recording span.
 func BenchmarkPublishHandlerSampled(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Logger: &log,
+	s := New(Options{Backend: putOnlyEngine{}, Logger: &log,
 		Tracer: benchTracer(b, sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1)))), GroupCommitSpans: true})
 	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
 	benchPost(b, s, "/v1/topics/orders/messages", body)
@@ -88,7 +88,7 @@ func BenchmarkPublishHandlerSampled(b *testing.B) {
 // against BenchmarkAckHandler are the server's alone.
 func BenchmarkAckHandlerTraced(b *testing.B) {
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Consume: ackOnlyService{}, Groups: groupsAny{}, Logger: &log, Tracer: benchTracer(b)})
+	s := New(Options{Backend: ackOnlyService{}, Logger: &log, Tracer: benchTracer(b)})
 	body := []byte(`{"receiptHandles":["AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYgAZemsOuwrq34JQIA"]}`)
 	tp := []string{"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 	b.ReportAllocs()
@@ -111,10 +111,10 @@ func BenchmarkAckHandlerTraced(b *testing.B) {
 // carrying the trace context its publish stored) and every ack ok.
 type receiveService struct {
 	ackOnlyService
-	got []gateway.Received
+	got []core.Received
 }
 
-func (r receiveService) Receive(context.Context, string, gateway.ReceiveRequest) ([]gateway.Received, error) {
+func (r receiveService) Receive(context.Context, string, core.ReceiveRequest) ([]core.Received, error) {
 	return r.got, nil
 }
 
@@ -129,16 +129,16 @@ func benchReceive(b *testing.B, n int, traced bool) {
 	if traced {
 		tr = benchTracer(b)
 	}
-	got := make([]gateway.Received, n)
+	got := make([]core.Received, n)
 	for i := range got {
-		got[i] = gateway.Received{ReceiptHandle: "AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYgAZemsOuwrq34JQIA",
+		got[i] = core.Received{ReceiptHandle: "AZemsOuwrq34JQIAAZCmv9bGGwFnAAF0ZBtQzDHbp7GA_jNe6UIrYgAZemsOuwrq34JQIA",
 			InvisibleUntil: time.Now().Add(time.Minute), Message: &core.Message{
 				ID: fmt.Sprintf("0a1b2c3d4e5f60718293a4b5%02x", i), Topic: "orders", QueueID: 1, QueueOffset: int64(i),
 				Body: bytes.Repeat([]byte("x"), 1024), BodyIsText: true, Tags: "created", BornAt: time.Now(), StoredAt: time.Now(),
 				SysProps: map[string]string{core.PropTraceParent: fmt.Sprintf("00-4bf92f3577b34da6a3ce929d0e0e47%02x-00f067aa0ba902b7-01", i)}}}
 	}
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: putOnlyEngine{}, Consume: receiveService{got: got}, Groups: groupsAny{}, Logger: &log, Tracer: tr})
+	s := New(Options{Backend: receiveService{got: got}, Logger: &log, Tracer: tr})
 	body := []byte(`{"maxMessages":32}`)
 	b.ReportAllocs()
 	cpu0 := processCPU()
@@ -177,13 +177,13 @@ func benchEngine(b *testing.B, traced bool) {
 		tr = benchTracer(b)
 		committed = tr.GroupCommitted
 	}
-	eng, err := engine.Open(engine.Options{Dir: b.TempDir(), GroupCommitted: committed})
+	be, err := embedded.Open(embedded.Options{Engine: engine.Options{Dir: b.TempDir(), GroupCommitted: committed}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = eng.Close() })
+	b.Cleanup(func() { _ = be.Close(context.Background()) })
 	log := zerolog.New(io.Discard)
-	s := New(Options{Engine: eng, Logger: &log, Tracer: tr, GroupCommitSpans: traced})
+	s := New(Options{Backend: be, Logger: &log, Tracer: tr, GroupCommitSpans: traced})
 	r := httptest.NewRequest("PUT", "/v1/topics/orders", strings.NewReader(`{"queues":4}`))
 	r.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
@@ -212,7 +212,7 @@ func benchEngine(b *testing.B, traced bool) {
 		_ = tr.Shutdown(context.Background()) // the queued spans' export counts too
 	}
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
-	ws := eng.WriterStats()
+	ws := be.Engine.WriterStats()
 	b.ReportMetric(float64(ws.Requests)/float64(max(ws.Groups, 1)), "reqs/group")
 }
 

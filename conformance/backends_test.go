@@ -15,11 +15,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/backend/embedded"
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/backend/jetstream/jstest"
-	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
-	"github.com/mqgate/mqgate/core/groups"
 	"github.com/mqgate/mqgate/gateway"
 )
 
@@ -43,29 +42,15 @@ var levels = []time.Duration{
 
 func startEmbedded(t *testing.T) target {
 	dir := t.TempDir()
-	eng, err := engine.Open(engine.Options{Dir: dir, DelayLevels: levels, MaxDelay: 24 * time.Hour})
+	// The same core.Backend seam as JetStream's, through its one
+	// constructor.
+	be, err := embedded.Open(embedded.Options{Engine: engine.Options{Dir: dir, DelayLevels: levels, MaxDelay: 24 * time.Hour},
+		// A timeline as mqgate serve has by default: the blocked list's
+		// lastReason of a nacked head comes from it.
+		TimelineEvents: gateway.TimelineRingSize})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := groups.OpenWith(eng.Store(), groups.Options{Offsets: eng,
-		Commit: eng.CommitHook})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A timeline as mqgate serve has by default: the blocked list's
-	// lastReason of a nacked head comes from it.
-	tl := gateway.NewTimeline(0)
-	gw, err := gateway.New(gateway.Options{Dir: dir, Groups: reg, Parks: reg, Timeline: tl,
-		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: tl}, Coordinator: reg}, nil)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// The same api.Backend interface as JetStream's (the seam).
-	var be api.Backend = gateway.EmbeddedBackend{Engine: eng, Embedded: gw, Registry: reg,
-		Admin: &gateway.Admin{Registry: reg, Engine: eng, Service: gw}}
 	srv := httptest.NewServer(api.New(api.Options{Backend: be}))
 	t.Cleanup(func() {
 		srv.Close()

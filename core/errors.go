@@ -15,6 +15,7 @@ const (
 	ETooLarge    = "too_large"   // 413: a message or batch exceeds a size limit
 	EForbidden   = "forbidden"   // 403: e.g. publishing to a system topic
 	EUnavailable = "unavailable" // 503: shutting down or store unavailable
+	EUnsupported = "unsupported" // 503, no Retry-After: a capability this backend does not offer
 	ETooMany     = "too_many"    // 429: too many waiting receives
 	EInternal    = "internal"    // 500
 	ECorrupt     = "corrupt"     // 500: a stored message failed its checksum; it is set aside
@@ -71,3 +72,11 @@ var (
 	// since there is nobody left to redeliver to.
 	ErrGroupGone = &Error{Code: EConflict, Message: "the consumer group was deleted"}
 )
+
+// Unsupported is the answer of a capability a backend cannot offer (an
+// EUnsupported error, 503 with this detail): the seam (Backend) has no
+// optional parts, so a backend that lacks one says so in words.
+// docs/jetstream.md lists every capability that answers it there.
+func Unsupported(capability, backend string) *Error {
+	return &Error{Code: EUnsupported, Message: fmt.Sprintf("%s is not available on the %s backend", capability, backend)}
+}

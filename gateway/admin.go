@@ -8,35 +8,6 @@ import (
 	"github.com/mqgate/mqgate/core/groups"
 )
 
-// Groups is the group half of consumption that the HTTP layer calls:
-// configs and offsets. It sits beside Service for the same reason: a
-// distributed engine implements it too.
-type Groups interface {
-	PutGroup(ctx context.Context, cfg core.GroupConfig) (g core.Group, created bool, err error)
-	Group(ctx context.Context, name string) (core.Group, error)
-	GroupList(ctx context.Context) ([]core.Group, error)
-	DeleteGroup(ctx context.Context, name string) error
-	// Offsets lists, per queue of every subscribed topic and of the group's
-	// retry topic, the committed and max offsets, the lag and what is in
-	// flight. consumerID names a BROADCASTING consumer ("" otherwise).
-	Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error)
-	// ResetOffsets moves every queue of topic to position and returns the
-	// new offsets; a running client restarts those queues from them. It
-	// answers after this gateway's client dropped the queues' old
-	// ProcessQueues: nothing they buffered is handed out afterwards.
-	ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]QueueOffset, error)
-}
-
-// QueueOffset is one queue of a group's offsets.
-type QueueOffset struct {
-	Queue     core.MessageQueue
-	Committed int64 // committed offset (the queue's min offset when none yet)
-	Max       int64
-	Lag       int64 // messages from Committed to Max not yet finished
-	InFlight  int   // leased to receivers and unanswered
-	Buffered  int   // dispatched to the gateway, not yet received
-}
-
 // Registry is what Admin needs of *groups.Registry.
 type Registry interface {
 	GroupSource
@@ -56,21 +27,21 @@ type Queues interface {
 	DeleteSystemTopic(name string) error
 }
 
-// Admin implements Groups over the embedded registry and engine; Service
+// Admin implements core.GroupService over the embedded registry and engine; Service
 // supplies what is in flight.
 type Admin struct {
 	Registry Registry
 	Engine   Queues
-	Service  Service
+	Service  core.ConsumeService
 	// CheckPushURL, when set, refuses a push.url that webhook delivery
 	// could never reach (webhook.URLChecker: the network guard), so the
 	// PUT answers 400 instead of the group failing at every delivery.
 	CheckPushURL func(ctx context.Context, url string) error
 }
 
-var _ Groups = (*Admin)(nil)
+var _ core.GroupService = (*Admin)(nil)
 
-// PutGroup implements Groups. The gateway follows the change through the
+// PutGroup implements core.GroupService. The gateway follows the change through the
 // registry's watch (no restart).
 func (a *Admin) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Group, bool, error) {
 	if cfg.Push != nil && a.CheckPushURL != nil {
@@ -99,15 +70,15 @@ func (a *Admin) PauseGroup(ctx context.Context, name string, paused bool) (core.
 	return g, nil
 }
 
-// Group implements Groups.
+// Group implements core.GroupService.
 func (a *Admin) Group(ctx context.Context, name string) (core.Group, error) {
 	return a.Registry.Get(name)
 }
 
-// GroupList implements Groups.
+// GroupList implements core.GroupService.
 func (a *Admin) GroupList(ctx context.Context) ([]core.Group, error) { return a.Registry.List() }
 
-// DeleteGroup implements Groups: the group, its offsets, and its retry and
+// DeleteGroup implements core.GroupService: the group, its offsets, and its retry and
 // dead-letter topics.
 func (a *Admin) DeleteGroup(ctx context.Context, name string) error {
 	if err := a.Registry.Delete(name); err != nil {
@@ -140,8 +111,8 @@ func (a *Admin) groupConsumer(group, consumerID string) (core.Group, string, err
 	return g, consumerID, nil
 }
 
-// Offsets implements Groups.
-func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueOffset, error) {
+// Offsets implements core.GroupService.
+func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]core.QueueOffset, error) {
 	g, consumerID, err := a.groupConsumer(group, consumerID)
 	if err != nil {
 		return nil, err
@@ -158,7 +129,7 @@ func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueO
 	if g.MessageModel != core.Broadcasting {
 		topics = append(topics, core.RetryTopic(group))
 	}
-	var out []QueueOffset
+	var out []core.QueueOffset
 	for _, name := range topics {
 		t, err := a.Engine.Topic(name)
 		if core.ErrorCode(err) == core.ENotFound {
@@ -186,10 +157,10 @@ func (a *Admin) Offsets(ctx context.Context, group, consumerID string) ([]QueueO
 // one is consumed from its first offset), the lag — messages at or above
 // it not yet finished, so acknowledgements above the committed offset
 // count — and what the live client holds.
-func (a *Admin) queueOffset(mq core.MessageQueue, p core.Progress, ok bool, live map[core.MessageQueue]QueueStatus) (QueueOffset, error) {
+func (a *Admin) queueOffset(mq core.MessageQueue, p core.Progress, ok bool, live map[core.MessageQueue]core.QueueStatus) (core.QueueOffset, error) {
 	lo, hi, err := a.Engine.QueueOffsets(mq)
 	if err != nil {
-		return QueueOffset{}, err
+		return core.QueueOffset{}, err
 	}
 	c := p.Offset
 	if !ok || c < lo {
@@ -204,12 +175,12 @@ func (a *Admin) queueOffset(mq core.MessageQueue, p core.Progress, ok bool, live
 		}
 	}
 	st := live[mq]
-	return QueueOffset{Queue: mq, Committed: c, Max: hi, Lag: lag, InFlight: st.InFlight, Buffered: st.Buffered}, nil
+	return core.QueueOffset{Queue: mq, Committed: c, Max: hi, Lag: lag, InFlight: st.InFlight, Buffered: st.Buffered}, nil
 }
 
 // live is what the client of (group, consumerID) holds, by queue.
-func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.MessageQueue]QueueStatus {
-	out := map[core.MessageQueue]QueueStatus{}
+func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.MessageQueue]core.QueueStatus {
+	out := map[core.MessageQueue]core.QueueStatus{}
 	if a.Service == nil {
 		return out
 	}
@@ -228,8 +199,8 @@ func (a *Admin) live(ctx context.Context, group, consumerID string) map[core.Mes
 	return out
 }
 
-// ResetOffsets implements Groups.
-func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]QueueOffset, error) {
+// ResetOffsets implements core.GroupService.
+func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]core.QueueOffset, error) {
 	g, consumerID, err := a.groupConsumer(group, consumerID)
 	if err != nil {
 		return nil, err
@@ -250,7 +221,7 @@ func (a *Admin) ResetOffsets(ctx context.Context, group, consumerID, topic strin
 		// a receive after the answer gets none of their messages.
 		e.awaitRebalance(ctx, group, consumerID)
 	}
-	out := make([]QueueOffset, 0, len(set))
+	out := make([]core.QueueOffset, 0, len(set))
 	for id := 0; id < len(set); id++ {
 		mq := core.MessageQueue{Topic: topic, QueueID: id}
 		qo, err := a.queueOffset(mq, core.Progress{Offset: set[mq]}, true, nil)

@@ -64,30 +64,8 @@ type ParkStore interface {
 // parkWriteTimeout bounds one park write.
 const parkWriteTimeout = 30 * time.Second
 
-// BlockedState is the state of a blocked-keys entry.
-type BlockedState string
-
-const (
-	StateBlocked BlockedState = "BLOCKED" // the head failed; the queue waits behind it
-	StateParked  BlockedState = "PARKED"  // the key is set aside
-	StateSkipped BlockedState = "SKIPPED" // answer of skip: the head goes to the DLQ
-	StateResumed BlockedState = "RESUMED" // answer of resume: the key's messages are released
-)
-
 // maxParkedIDs bounds the ids one park records.
 const maxParkedIDs = 100_000
-
-// BlockedEntry is one blocked queue or parked key.
-type BlockedEntry struct {
-	Queue       core.MessageQueue
-	ShardingKey string
-	MessageID   string    // the head (BLOCKED) or the first parked message
-	Since       time.Time // first failure of the head, or when the key was parked
-	Attempts    int       // failed deliveries of the head; parked: messages parked
-	LastReason  string    // the last nack reason (none recorded yet)
-	State       BlockedState
-	ParkedIDs   []string // resume: the ids to redrive
-}
 
 // keyRef names an ordering key of a queue.
 type keyRef struct {
@@ -419,7 +397,7 @@ func errBroadcastPark(group string) error {
 
 // Blocked lists group's blocked queues and parked keys, by topic, queue
 // and key (consumerID: a BROADCASTING group's consumer).
-func (e *Embedded) Blocked(group, consumerID string) ([]BlockedEntry, error) {
+func (e *Embedded) Blocked(group, consumerID string) ([]core.BlockedEntry, error) {
 	_, rules, err := e.orderlyClient(group, consumerID)
 	if err != nil {
 		return nil, err
@@ -428,7 +406,7 @@ func (e *Embedded) Blocked(group, consumerID string) ([]BlockedEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []BlockedEntry
+	var out []core.BlockedEntry
 	for _, h := range held {
 		if !h.Failed() {
 			continue
@@ -438,19 +416,19 @@ func (e *Embedded) Blocked(group, consumerID string) ([]BlockedEntry, error) {
 		if since.IsZero() {
 			since = h.Head.StoredAt
 		}
-		out = append(out, BlockedEntry{Queue: h.Queue, ShardingKey: h.Head.ShardingKey, MessageID: h.Head.UserID(),
-			Since: since, Attempts: attempts, State: StateBlocked, LastReason: e.lastReason(group, &h.Head)})
+		out = append(out, core.BlockedEntry{Queue: h.Queue, ShardingKey: h.Head.ShardingKey, MessageID: h.Head.UserID(),
+			Since: since, Attempts: attempts, State: core.StateBlocked, LastReason: e.lastReason(group, &h.Head)})
 	}
 	rules.mu.Lock()
 	for k, p := range rules.parks {
-		en := BlockedEntry{Queue: k.Queue, ShardingKey: k.Key, Since: p.Since, Attempts: len(p.IDs), State: StateParked}
+		en := core.BlockedEntry{Queue: k.Queue, ShardingKey: k.Key, Since: p.Since, Attempts: len(p.IDs), State: core.StateParked}
 		if len(p.IDs) > 0 {
 			en.MessageID = p.IDs[0]
 		}
 		out = append(out, en)
 	}
 	rules.mu.Unlock()
-	slices.SortFunc(out, func(a, b BlockedEntry) int {
+	slices.SortFunc(out, func(a, b core.BlockedEntry) int {
 		if a.Queue != b.Queue {
 			if a.Queue.Less(b.Queue) {
 				return -1
@@ -475,20 +453,20 @@ func (e *Embedded) Blocked(group, consumerID string) ([]BlockedEntry, error) {
 // queue continue; BROADCASTING: drops it for consumerID (as the consumer
 // does once maxReconsumeTimes is used up) and that consumer's queue
 // continues. ENotFound when that queue is not blocked on key.
-func (e *Embedded) SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+func (e *Embedded) SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error) {
 	c, rules, err := e.orderlyClient(group, consumerID)
 	if err != nil {
-		return BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	entries, err := e.Blocked(group, consumerID)
 	if err != nil {
-		return BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
-	i := slices.IndexFunc(entries, func(en BlockedEntry) bool {
-		return en.State == StateBlocked && en.Queue == mq && en.ShardingKey == key
+	i := slices.IndexFunc(entries, func(en core.BlockedEntry) bool {
+		return en.State == core.StateBlocked && en.Queue == mq && en.ShardingKey == key
 	})
 	if i < 0 || c == nil {
-		return BlockedEntry{}, core.Errorf(core.ENotFound, "queue %s/%d is not blocked on key %q", mq.Topic, mq.QueueID, key)
+		return core.BlockedEntry{}, core.Errorf(core.ENotFound, "queue %s/%d is not blocked on key %q", mq.Topic, mq.QueueID, key)
 	}
 	en := entries[i]
 	held, _ := e.HeldQueues(group, consumerID)
@@ -498,25 +476,25 @@ func (e *Embedded) SkipBlocked(group, consumerID string, mq core.MessageQueue, k
 			off = h.Head.QueueOffset
 		}
 	}
-	e.opts.Timeline.Record(group, Event{Type: EventSkipped, MessageID: en.MessageID})
+	e.opts.Timeline.Record(group, core.Event{Type: core.EventSkipped, MessageID: en.MessageID})
 	rules.mu.Lock()
 	rules.skips[mq] = skipRule{offset: off, reason: skipReason(en.LastReason)}
 	rules.mu.Unlock()
 	e.applyToHead(c, rules, mq)
-	en.State = StateSkipped
+	en.State = core.StateSkipped
 	return en, nil
 }
 
 // ParkKey sets (mq, key) aside: its messages go to the DLQ as they reach
 // the head of the queue, recorded for resume, and the other keys continue.
 // CLUSTERING only (errBroadcastPark).
-func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key string) (BlockedEntry, error) {
+func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error) {
 	c, rules, broadcast, err := e.orderlyClientModel(group, consumerID)
 	if broadcast { // before a missing consumerId: there is nothing to give it
-		return BlockedEntry{}, errBroadcastPark(group)
+		return core.BlockedEntry{}, errBroadcastPark(group)
 	}
 	if err != nil {
-		return BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	k := keyRef{mq, key}
 	rules.mu.Lock()
@@ -531,7 +509,7 @@ func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key s
 			err := st.PutPark(ctx, group, mq, key, since)
 			cancel()
 			if err != nil {
-				return BlockedEntry{}, err
+				return core.BlockedEntry{}, err
 			}
 		}
 		rules.mu.Lock()
@@ -545,7 +523,7 @@ func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key s
 		e.applyToHead(c, rules, mq)
 	}
 	rules.mu.Lock()
-	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(p.IDs), State: StateParked}
+	en := core.BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(p.IDs), State: core.StateParked}
 	if len(p.IDs) > 0 {
 		en.MessageID = p.IDs[0]
 	}
@@ -562,13 +540,13 @@ func (e *Embedded) ParkKey(group, consumerID string, mq core.MessageQueue, key s
 // released twice, nothing is left in the DLQ). When release fails the
 // park is as before and its error is returned. ENotFound when the key is not parked. CLUSTERING only
 // (errBroadcastPark).
-func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (BlockedEntry, error) {
+func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (core.BlockedEntry, error) {
 	_, rules, broadcast, err := e.orderlyClientModel(group, consumerID)
 	if broadcast { // before a missing consumerId: there is nothing to give it
-		return BlockedEntry{}, errBroadcastPark(group)
+		return core.BlockedEntry{}, errBroadcastPark(group)
 	}
 	if err != nil {
-		return BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	k := keyRef{mq, key}
 	rules.mu.Lock()
@@ -580,7 +558,7 @@ func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key
 	}
 	rules.mu.Unlock()
 	if p == nil {
-		return BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
+		return core.BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
 	}
 	ids := slices.Clone(p.IDs)
 	if release != nil && len(ids) > 0 {
@@ -597,7 +575,7 @@ func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key
 				}
 			}
 			rules.mu.Unlock()
-			return BlockedEntry{}, err
+			return core.BlockedEntry{}, err
 		}
 	}
 	if st := e.parks.store; st != nil {
@@ -610,7 +588,7 @@ func (e *Embedded) ResumeKey(group, consumerID string, mq core.MessageQueue, key
 			e.log.Warn().Err(err).Str("group", group).Str("shardingKey", key).Msg("resumed key still stored as parked")
 		}
 	}
-	en := BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(ids), State: StateResumed, ParkedIDs: ids}
+	en := core.BlockedEntry{Queue: mq, ShardingKey: key, Since: p.Since, Attempts: len(ids), State: core.StateResumed, ParkedIDs: ids}
 	if len(ids) > 0 {
 		en.MessageID = ids[0]
 	}
@@ -671,7 +649,7 @@ func (e *Embedded) saveParks() {
 func (e *Embedded) lastReason(group string, m *core.Message) string {
 	evs := e.opts.Timeline.Events(group, m.UserID())
 	for i := len(evs) - 1; i >= 0; i-- {
-		if t := evs[i].Type; (t == EventNacked || t == EventLeaseExpired) && evs[i].Reason != "" {
+		if t := evs[i].Type; (t == core.EventNacked || t == core.EventLeaseExpired) && evs[i].Reason != "" {
 			return evs[i].Reason
 		}
 	}

@@ -8,60 +8,6 @@ import (
 	"github.com/mqgate/mqgate/core/consumer"
 )
 
-// Why a receive came back empty (API.md "Receive diagnostics"). Decided
-// after the receive, from what the gateway and its client hold at that
-// moment; a message arriving in between can make the answer stale, never
-// wrong about the past.
-type EmptyReason string
-
-const (
-	// EmptyNoMessages: nothing is buffered, leased or suspended.
-	EmptyNoMessages EmptyReason = "NO_MESSAGES"
-	// EmptyNotVisibleYet: every message the client holds is leased to
-	// another receive; NextVisibleAt is the earliest lease deadline.
-	EmptyNotVisibleYet EmptyReason = "NOT_VISIBLE_YET"
-	// EmptyKeysBlocked: ORDERLY queues hold their messages back behind a
-	// message in flight or a failed head waiting out its suspension.
-	EmptyKeysBlocked EmptyReason = "KEYS_BLOCKED"
-	// EmptyPaused: the group is paused (pause.go).
-	EmptyPaused EmptyReason = "PAUSED"
-	// EmptyNoSubscriptionMatch: none of the group's subscribed topics
-	// exists (decided by the API layer, which knows topics).
-	EmptyNoSubscriptionMatch EmptyReason = "NO_SUBSCRIPTION_MATCH"
-)
-
-// Diagnosis explains an empty receive.
-type Diagnosis struct {
-	Reason EmptyReason
-	// NextVisibleAt is when a message may become takeable: the earliest
-	// lease deadline or suspension end of what holds messages back (zero:
-	// unknown).
-	NextVisibleAt time.Time
-	// Blocked are the ORDERLY queues held back (KEYS_BLOCKED).
-	Blocked []HeldQueue
-}
-
-// HeldQueue is an ORDERLY queue whose head holds back the rest: it is in
-// flight (leased, unanswered) or it failed and waits out the consume
-// service's suspension.
-type HeldQueue struct {
-	Queue core.MessageQueue
-	// Head is the message holding the queue (a copy).
-	Head core.Message
-	// Since: the head's first failure in a row (suspended or failed
-	// before), else when it was leased (zero if unknown).
-	Since time.Time
-	// Until: its lease deadline or the end of its suspension.
-	Until time.Time
-	// InFlight: the head is leased to a receive; Buffered: it failed
-	// before and waits for a receive (takeable); neither: suspended.
-	InFlight, Buffered bool
-}
-
-// Failed reports whether the head has failed before: nacked or expired
-// at least once (reconsumeTimes > 0) or suspended.
-func (h HeldQueue) Failed() bool { return !h.InFlight || h.Head.ReconsumeTimes > 0 }
-
 // suspender is the optional part of PushClient that reports failing
 // ORDERLY heads (*consumer.PushConsumer implements it).
 type suspender interface {
@@ -72,17 +18,17 @@ type suspender interface {
 // would come back empty now. Unknown group: ENotFound. It never starts a
 // client. Cost: one pass over the service's live leases and the client's
 // orderly queues — only empty receives pay it.
-func (e *Embedded) Diagnose(group, consumerID string) (Diagnosis, error) {
+func (e *Embedded) Diagnose(group, consumerID string) (core.Diagnosis, error) {
 	held, earliest, err := e.held(group, consumerID)
 	if err != nil {
-		return Diagnosis{}, err
+		return core.Diagnosis{}, err
 	}
 	if e.paused(group) {
-		return Diagnosis{Reason: EmptyPaused}, nil
+		return core.Diagnosis{Reason: core.EmptyPaused}, nil
 	}
-	held = slices.DeleteFunc(held, func(h HeldQueue) bool { return h.Buffered })
+	held = slices.DeleteFunc(held, func(h core.HeldQueue) bool { return h.Buffered })
 	if len(held) > 0 {
-		d := Diagnosis{Reason: EmptyKeysBlocked, Blocked: held}
+		d := core.Diagnosis{Reason: core.EmptyKeysBlocked, Blocked: held}
 		for _, h := range held {
 			if !h.Until.IsZero() && (d.NextVisibleAt.IsZero() || h.Until.Before(d.NextVisibleAt)) {
 				d.NextVisibleAt = h.Until
@@ -91,21 +37,21 @@ func (e *Embedded) Diagnose(group, consumerID string) (Diagnosis, error) {
 		return d, nil
 	}
 	if !earliest.IsZero() {
-		return Diagnosis{Reason: EmptyNotVisibleYet, NextVisibleAt: earliest}, nil
+		return core.Diagnosis{Reason: core.EmptyNotVisibleYet, NextVisibleAt: earliest}, nil
 	}
-	return Diagnosis{Reason: EmptyNoMessages}, nil
+	return core.Diagnosis{Reason: core.EmptyNoMessages}, nil
 }
 
 // HeldQueues lists group's ORDERLY queues held back by their head, by
 // topic and queue id (consumerID for BROADCASTING).
-func (e *Embedded) HeldQueues(group, consumerID string) ([]HeldQueue, error) {
+func (e *Embedded) HeldQueues(group, consumerID string) ([]core.HeldQueue, error) {
 	held, _, err := e.held(group, consumerID)
 	return held, err
 }
 
 // held returns the held ORDERLY queues of the client and the earliest
 // deadline of any of its leases (zero: none).
-func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error) {
+func (e *Embedded) held(group, consumerID string) ([]core.HeldQueue, time.Time, error) {
 	if err := e.exists(group); err != nil {
 		return nil, time.Time{}, err
 	}
@@ -125,7 +71,7 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 		return nil, time.Time{}, nil
 	}
 
-	byQueue := map[core.MessageQueue]*HeldQueue{}
+	byQueue := map[core.MessageQueue]*core.HeldQueue{}
 	var earliest time.Time
 	t := e.leases
 	t.mu.Lock()
@@ -143,7 +89,7 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 		m := l.dl.msgs[l.i]
 		h := byQueue[l.dl.mq]
 		if h == nil || m.QueueOffset < h.Head.QueueOffset {
-			byQueue[l.dl.mq] = &HeldQueue{Queue: l.dl.mq, Head: *m, Until: l.deadline, InFlight: true}
+			byQueue[l.dl.mq] = &core.HeldQueue{Queue: l.dl.mq, Head: *m, Until: l.deadline, InFlight: true}
 		}
 	}
 	if orderly {
@@ -152,7 +98,7 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 		for _, q := range c.box.order {
 			if byQueue[q.mq] == nil && len(q.items) > 0 && q.items[0].dl.orderly {
 				if m := q.items[0].msg(); m.ReconsumeTimes > 0 {
-					byQueue[q.mq] = &HeldQueue{Queue: q.mq, Head: *m, Buffered: true}
+					byQueue[q.mq] = &core.HeldQueue{Queue: q.mq, Head: *m, Buffered: true}
 				}
 			}
 		}
@@ -169,18 +115,18 @@ func (e *Embedded) held(group, consumerID string) ([]HeldQueue, time.Time, error
 				// received (then its suspension is over and it is
 				// takeable: leave it out).
 				if sp.Until.After(time.Now()) {
-					byQueue[sp.Queue] = &HeldQueue{Queue: sp.Queue, Head: sp.Head, Since: sp.Since, Until: sp.Until}
+					byQueue[sp.Queue] = &core.HeldQueue{Queue: sp.Queue, Head: sp.Head, Since: sp.Since, Until: sp.Until}
 				}
 			case h.Head.QueueOffset == sp.Head.QueueOffset:
 				h.Since = sp.Since // out again after failing
 			}
 		}
 	}
-	out := make([]HeldQueue, 0, len(byQueue))
+	out := make([]core.HeldQueue, 0, len(byQueue))
 	for _, h := range byQueue {
 		out = append(out, *h)
 	}
-	slices.SortFunc(out, func(a, b HeldQueue) int {
+	slices.SortFunc(out, func(a, b core.HeldQueue) int {
 		if a.Queue.Less(b.Queue) {
 			return -1
 		}

@@ -3,9 +3,11 @@
 // receives, tracks leases and receipt handles, and turns ack / nack / extend
 // and lease expiry into consume results (SPEC §7).
 //
-// Service is the small interface the HTTP handlers call; Embedded implements
-// it over the in-process engine's push consumer (core/consumer). A
-// distributed engine implements the same interface later.
+// Embedded implements the consume and operator parts of the seam
+// (core.ConsumeService, core.OperatorService) over the in-process engine's
+// push consumer (core/consumer), and Admin its group part
+// (core.GroupService); backend/embedded puts them together with the engine
+// as one core.Backend.
 //
 // It imports core and its sub-packages and gateway/webhook (the pusher of
 // push groups, which owns every outgoing HTTP request), never api or

@@ -22,28 +22,28 @@ func TestDroppedQueueHandsOutNothing(t *testing.T) {
 			f := r.client("g", "gw1")
 			f.deliver(q(0), false, 0, 5)
 			f.deliver(q(1), false, 0, 1)
-			held := r.receive("g", ReceiveRequest{MaxMessages: 3}) // 0:0 1:0 0:1
+			held := r.receive("g", core.ReceiveRequest{MaxMessages: 3}) // 0:0 1:0 0:1
 			if len(held) != 3 {
 				t.Fatalf("got %v", offsets(held))
 			}
 			f.dropQueue(q(0), notify)
 
-			got := r.receive("g", ReceiveRequest{MaxMessages: 32})
+			got := r.receive("g", core.ReceiveRequest{MaxMessages: 32})
 			if len(got) != 0 {
 				t.Fatalf("after the drop, receive handed out %v", offsets(got))
 			}
 			ctx := context.Background()
 			rounds := []struct {
 				name string
-				do   func([]string) ([]HandleResult, error)
-				want []HandleStatus // 0:0, 1:0 (live), 0:1
+				do   func([]string) ([]core.HandleResult, error)
+				want []core.HandleStatus // 0:0, 1:0 (live), 0:1
 			}{
-				{"extend", func(h []string) ([]HandleResult, error) { return r.gw.Extend(ctx, "g", h, time.Minute) },
-					[]HandleStatus{HandleExpired, HandleOK, HandleExpired}},
-				{"ack", func(h []string) ([]HandleResult, error) { return r.gw.Ack(ctx, "g", h) },
-					[]HandleStatus{HandleExpired, HandleOK, HandleExpired}},
-				{"nack", func(h []string) ([]HandleResult, error) { return r.gw.Nack(ctx, "g", h, 0) },
-					[]HandleStatus{HandleExpired, HandleExpired, HandleExpired}},
+				{"extend", func(h []string) ([]core.HandleResult, error) { return r.gw.Extend(ctx, "g", h, time.Minute) },
+					[]core.HandleStatus{core.HandleExpired, core.HandleOK, core.HandleExpired}},
+				{"ack", func(h []string) ([]core.HandleResult, error) { return r.gw.Ack(ctx, "g", h) },
+					[]core.HandleStatus{core.HandleExpired, core.HandleOK, core.HandleExpired}},
+				{"nack", func(h []string) ([]core.HandleResult, error) { return r.gw.Nack(ctx, "g", h, 0, "") },
+					[]core.HandleStatus{core.HandleExpired, core.HandleExpired, core.HandleExpired}},
 			}
 			for _, rd := range rounds {
 				res, err := rd.do(handles(held))
@@ -73,7 +73,7 @@ func TestDroppedQueueHandsOutNothing(t *testing.T) {
 			}
 			// The queue's next ProcessQueue (an offset reset re-creates it).
 			f.deliver(q(0), false, 100, 2)
-			got = r.receive("g", ReceiveRequest{MaxMessages: 32})
+			got = r.receive("g", core.ReceiveRequest{MaxMessages: 32})
 			if !slices.Equal(offsets(got), []string{"0:100", "0:101"}) {
 				t.Fatalf("next ProcessQueue: %v", offsets(got))
 			}
@@ -91,17 +91,17 @@ func TestDroppedOrderlyQueueUnblocks(t *testing.T) {
 	r := newRig(t, Options{}, orderly("g"))
 	f := r.client("g", "gw1")
 	f.deliver(q(0), true, 0, 3)
-	held := r.receive("g", ReceiveRequest{MaxMessages: 1})
+	held := r.receive("g", core.ReceiveRequest{MaxMessages: 1})
 	if !slices.Equal(offsets(held), []string{"0:0"}) {
 		t.Fatalf("got %v", offsets(held))
 	}
 	f.dropQueue(q(0), false)
 	f.deliver(q(0), true, 0, 3) // the next owner starts again at 0
-	if got := r.receive("g", ReceiveRequest{MaxMessages: 1}); len(got) != 0 {
+	if got := r.receive("g", core.ReceiveRequest{MaxMessages: 1}); len(got) != 0 {
 		t.Fatalf("handed out %v while the dropped message is in flight and QueueDropped has not run", offsets(got))
 	}
-	done := make(chan []Received)
-	go func() { done <- r.receive("g", ReceiveRequest{MaxMessages: 3, Wait: 10 * time.Second}) }()
+	done := make(chan []core.Received)
+	go func() { done <- r.receive("g", core.ReceiveRequest{MaxMessages: 3, Wait: 10 * time.Second}) }()
 	checkFor(t, 2*time.Second, func() error {
 		if n := r.gw.GroupStatusWaiting("g"); n != 1 {
 			return fmt.Errorf("%d waiting", n)
@@ -113,7 +113,7 @@ func TestDroppedOrderlyQueueUnblocks(t *testing.T) {
 		t.Fatalf("next ProcessQueue: %v", offsets(got))
 	}
 	res, _ := r.gw.Ack(context.Background(), "g", handles(held))
-	if res[0].Status != HandleExpired {
+	if res[0].Status != core.HandleExpired {
 		t.Fatalf("ack of the dropped delivery: %s", res[0].Status)
 	}
 	if a := f.got(); len(a) != 0 {
@@ -129,19 +129,19 @@ func TestReAckAfterDeadline(t *testing.T) {
 		r := newRig(t, Options{}, clustering("g"))
 		f := r.client("g", "gw1")
 		f.deliver(q(0), false, 0, 3)
-		got := r.receive("g", ReceiveRequest{MaxMessages: 3, Invisible: 10 * time.Second})
+		got := r.receive("g", core.ReceiveRequest{MaxMessages: 3, Invisible: 10 * time.Second})
 		ctx := context.Background()
-		ack := func(i int) HandleStatus {
+		ack := func(i int) core.HandleStatus {
 			res, err := r.gw.Ack(ctx, "g", handles(got[i:i+1]))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return res[0].Status
 		}
-		if s := ack(0); s != HandleOK {
+		if s := ack(0); s != core.HandleOK {
 			t.Fatalf("ack: %s", s)
 		}
-		if res, _ := r.gw.Nack(ctx, "g", handles(got[1:2]), 0); res[0].Status != HandleOK {
+		if res, _ := r.gw.Nack(ctx, "g", handles(got[1:2]), 0, ""); res[0].Status != core.HandleOK {
 			t.Fatalf("nack: %s", res[0].Status)
 		}
 		if n := r.gw.leases.live(); n != 1 {
@@ -150,21 +150,21 @@ func TestReAckAfterDeadline(t *testing.T) {
 		time.Sleep(time.Minute) // past every deadline: message 2 expires
 		synctest.Wait()
 		for range 2 {
-			if s := ack(0); s != HandleOK {
+			if s := ack(0); s != core.HandleOK {
 				t.Fatalf("re-ack after the deadline: %s", s)
 			}
 		}
-		if s := ack(1); s != HandleExpired {
+		if s := ack(1); s != core.HandleExpired {
 			t.Fatalf("ack of a nacked handle: %s", s)
 		}
-		if s := ack(2); s != HandleExpired {
+		if s := ack(2); s != core.HandleExpired {
 			t.Fatalf("ack of an expired handle: %s", s)
 		}
-		for _, o := range []func() ([]HandleResult, error){
-			func() ([]HandleResult, error) { return r.gw.Nack(ctx, "g", handles(got[:1]), 0) },
-			func() ([]HandleResult, error) { return r.gw.Extend(ctx, "g", handles(got[:1]), time.Minute) },
+		for _, o := range []func() ([]core.HandleResult, error){
+			func() ([]core.HandleResult, error) { return r.gw.Nack(ctx, "g", handles(got[:1]), 0, "") },
+			func() ([]core.HandleResult, error) { return r.gw.Extend(ctx, "g", handles(got[:1]), time.Minute) },
 		} {
-			if res, _ := o(); res[0].Status != HandleExpired {
+			if res, _ := o(); res[0].Status != core.HandleExpired {
 				t.Fatalf("nack/extend of an acked handle: %s", res[0].Status)
 			}
 		}

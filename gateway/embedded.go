@@ -43,7 +43,7 @@ type Embedded struct {
 	wg    sync.WaitGroup
 }
 
-var _ Service = (*Embedded)(nil)
+var _ core.ConsumeService = (*Embedded)(nil)
 
 // groupRT is a running group.
 type groupRT struct {

@@ -189,7 +189,7 @@ func TestApplyAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(100, func() {
 		var calls [4]call
 		res, _ := tb.apply(base().Group, hs, opAck, 0, "", now, now, calls[:0])
-		if res[0].Status != HandleExpired {
+		if res[0].Status != core.HandleExpired {
 			t.Fatalf("status %s", res[0].Status)
 		}
 	})

@@ -251,7 +251,7 @@ func (r *rig) client(group, clientID string) *feeder {
 	return f
 }
 
-func (r *rig) receive(group string, req ReceiveRequest) []Received {
+func (r *rig) receive(group string, req core.ReceiveRequest) []core.Received {
 	r.t.Helper()
 	if req.MaxMessages == 0 {
 		req.MaxMessages = 1
@@ -295,7 +295,7 @@ func orderly(name string) core.GroupConfig {
 
 func q(id int) core.MessageQueue { return core.MessageQueue{Topic: "t", QueueID: id} }
 
-func handles(rs []Received) []string {
+func handles(rs []core.Received) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = r.ReceiptHandle
@@ -303,7 +303,7 @@ func handles(rs []Received) []string {
 	return out
 }
 
-func offsets(rs []Received) []string {
+func offsets(rs []core.Received) []string {
 	out := make([]string, len(rs))
 	for i, r := range rs {
 		out[i] = fmt.Sprintf("%d:%d", r.Message.QueueID, r.Message.QueueOffset)

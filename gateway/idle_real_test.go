@@ -22,7 +22,7 @@ func (e *realEnv) cachedPerQueue(t *testing.T, group string) map[int]int {
 	out := map[int]int{}
 	for _, c := range st.Clients {
 		for _, q := range c.Queues {
-			out[q.Queue.QueueID] = q.Cached
+			out[q.Queue.QueueID] = q.Held
 		}
 	}
 	return out
@@ -94,7 +94,7 @@ func TestRealIdleGroupShrinksPrefetch(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			for len(seen) < queues*perQueue && ctx.Err() == nil {
-				got, err := e.gw.Receive(ctx, "g", ReceiveRequest{MaxMessages: MaxReceiveMessages, Wait: time.Second})
+				got, err := e.gw.Receive(ctx, "g", core.ReceiveRequest{MaxMessages: MaxReceiveMessages, Wait: time.Second})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -115,7 +115,7 @@ func TestRealIdleGroupShrinksPrefetch(t *testing.T) {
 			if len(seen) != queues*perQueue {
 				t.Fatalf("received %d distinct messages, want %d", len(seen), queues*perQueue)
 			}
-			if extra, _ := e.gw.Receive(ctx, "g", ReceiveRequest{MaxMessages: MaxReceiveMessages, Wait: 200 * time.Millisecond}); len(extra) > 0 {
+			if extra, _ := e.gw.Receive(ctx, "g", core.ReceiveRequest{MaxMessages: MaxReceiveMessages, Wait: 200 * time.Millisecond}); len(extra) > 0 {
 				t.Fatalf("%d messages delivered again", len(extra))
 			}
 		})

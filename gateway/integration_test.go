@@ -120,7 +120,7 @@ func TestRealExactlyOnceAndLagZero(t *testing.T) {
 	for range 8 {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				got, err := e.gw.Receive(ctx, "g", ReceiveRequest{MaxMessages: 32, Wait: time.Second})
+				got, err := e.gw.Receive(ctx, "g", core.ReceiveRequest{MaxMessages: 32, Wait: time.Second})
 				if err != nil {
 					return
 				}
@@ -137,7 +137,7 @@ func TestRealExactlyOnceAndLagZero(t *testing.T) {
 						return
 					}
 					for _, r := range res {
-						if r.Status != HandleOK {
+						if r.Status != core.HandleOK {
 							t.Errorf("ack: %s", r.Status)
 						}
 					}
@@ -196,7 +196,7 @@ func TestRealOrderlyPerKey(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	n := 0
 	for n < keys*perKey && time.Now().Before(deadline) {
-		got, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 8, Wait: time.Second, Invisible: time.Second})
+		got, err := e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 8, Wait: time.Second, Invisible: time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,12 +204,12 @@ func TestRealOrderlyPerKey(t *testing.T) {
 			body, _ := strconv.Atoi(string(r.Message.Body))
 			switch p := rng.IntN(20); {
 			case p < 2:
-				e.gw.Nack(context.Background(), "g", []string{r.ReceiptHandle}, 0)
+				e.gw.Nack(context.Background(), "g", []string{r.ReceiptHandle}, 0, "")
 			case p == 2:
 				// let it expire
 			default:
 				res, _ := e.gw.Ack(context.Background(), "g", []string{r.ReceiptHandle})
-				if res[0].Status == HandleOK {
+				if res[0].Status == core.HandleOK {
 					k := "k" + strconv.Itoa(body%keys)
 					acked[k] = append(acked[k], body)
 					n++

@@ -4,19 +4,18 @@ import (
 	"slices"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/consumer"
 )
 
 // keyLagger is the optional part of PushClient that reports per-key lag
 // (*consumer.PushConsumer).
 type keyLagger interface {
-	KeyLags() []consumer.KeyLag
+	KeyLags() []core.KeyLag
 }
 
 // KeyLags lists the CLUSTERING ORDERLY group's ordering keys with
 // unfinished messages, oldest first, at most limit (per-key lag: what the
 // group's client has pulled and not finished). EConflict for other groups.
-func (e *Embedded) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
+func (e *Embedded) KeyLags(group string, limit int) ([]core.KeyLag, error) {
 	g, err := e.opts.Groups.Get(group)
 	if err != nil {
 		return nil, err
@@ -36,7 +35,7 @@ func (e *Embedded) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
 		return nil, core.Errorf(core.EUnavailable, "per-key lag is not available on this backend")
 	}
 	out := kl.KeyLags()
-	slices.SortFunc(out, func(a, b consumer.KeyLag) int {
+	slices.SortFunc(out, func(a, b core.KeyLag) int {
 		if c := a.Oldest.Compare(b.Oldest); c != 0 {
 			return c
 		}

@@ -114,8 +114,8 @@ func (t *leaseTable) endLocked(l *lease, o outcome) {
 // grant leases items taken from box until deadline. An item already
 // answered between take and grant (an orderly batch failed meanwhile) is
 // left out, and so is one whose ProcessQueue was dropped meanwhile.
-func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline time.Time) []Received {
-	out := make([]Received, 0, len(items))
+func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline time.Time) []core.Received {
+	out := make([]core.Received, 0, len(items))
 	leased := make([]*lease, 0, len(items))
 	t.mu.Lock()
 	earliest := len(t.h) == 0 || deadline.Before(t.h[0].deadline)
@@ -143,8 +143,8 @@ func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline
 		it.dl.leases[it.i] = l
 		t.byID[l.seq] = l
 		heap.Push(&t.h, l)
-		t.note(l, EventDelivered, 0, "")
-		out = append(out, Received{Message: m, InvisibleUntil: deadline})
+		t.note(l, core.EventDelivered, 0, "")
+		out = append(out, core.Received{Message: m, InvisibleUntil: deadline})
 		leased = append(leased, l)
 	}
 	box.mu.Unlock()
@@ -175,8 +175,8 @@ const (
 // (its lease is voided, nothing is answered: the queue's next owner
 // delivers the message again). The calls are appended to calls (a
 // caller's stack buffer saves an allocation per request).
-func (t *leaseTable) apply(group string, handles []string, o op, level int, reason string, extendTo time.Time, now time.Time, calls []call) ([]HandleResult, []call) {
-	res := make([]HandleResult, len(handles))
+func (t *leaseTable) apply(group string, handles []string, o op, level int, reason string, extendTo time.Time, now time.Time, calls []call) ([]core.HandleResult, []call) {
+	res := make([]core.HandleResult, len(handles))
 	// Verify and parse every handle before taking the table's lock: the
 	// MACs are most of an ack's work, and concurrent acks need not
 	// queue behind each other's.
@@ -194,18 +194,18 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 		buf = make([]byte, 0, need)
 	}
 	for k, h := range handles {
-		res[k] = HandleResult{ReceiptHandle: h, Status: HandleInvalid}
+		res[k] = core.HandleResult{ReceiptHandle: h, Status: core.HandleInvalid}
 		ref, b, ok := t.codec.decodeTo(buf, h)
 		buf = b
 		if ok && ref.inGroup(buf, group) {
-			res[k].Status = HandleExpired
+			res[k].Status = core.HandleExpired
 		}
 		refs = append(refs, ref)
 	}
 	moved := false
 	t.mu.Lock()
 	for k := range handles {
-		if res[k].Status == HandleInvalid {
+		if res[k].Status == core.HandleInvalid {
 			continue
 		}
 		rf := &refs[k]
@@ -217,7 +217,7 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 			// Ended. The handle is signed and names this run's lease
 			// rf.seq, so its tombstone is all there is to check.
 			if o == opAck && t.acked.has(rf.seq) {
-				res[k].Status = HandleOK // idempotent ack
+				res[k].Status = core.HandleOK // idempotent ack
 			}
 			continue
 		}
@@ -237,11 +237,11 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 		}
 		switch o {
 		case opAck:
-			t.note(l, EventAcked, 0, "")
+			t.note(l, core.EventAcked, 0, "")
 			calls = box.answerLocked(l.dl, l.i, true, 0, calls)
 			t.endLocked(l, outcomeAcked)
 		case opNack:
-			t.note(l, EventNacked, level, reason)
+			t.note(l, core.EventNacked, level, reason)
 			n := len(calls)
 			calls = box.answerLocked(l.dl, l.i, false, level, calls)
 			withReason(calls[n:], reason)
@@ -253,7 +253,7 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 			moved = true
 		}
 		box.mu.Unlock()
-		res[k].Status = HandleOK
+		res[k].Status = core.HandleOK
 	}
 	t.mu.Unlock()
 	if moved {
@@ -277,7 +277,7 @@ func (t *leaseTable) expire(now time.Time) ([]call, time.Time) {
 		if box.closed || l.dl.d.Dropped() {
 			box.voidLocked(l.dl, l.i)
 		} else {
-			t.note(l, EventLeaseExpired, 0, "")
+			t.note(l, core.EventLeaseExpired, 0, "")
 			n := len(calls)
 			calls = box.answerLocked(l.dl, l.i, false, 0, calls)
 			withReason(calls[n:], leaseExpiredReason(l))

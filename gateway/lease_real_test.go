@@ -62,7 +62,7 @@ func newRealEnvTuned(t *testing.T, tune func(*consumer.Options)) (*realEnv, *cou
 	}), sb
 }
 
-func (e *realEnv) queueStatus(t *testing.T, group string, mq core.MessageQueue) (QueueStatus, error) {
+func (e *realEnv) queueStatus(t *testing.T, group string, mq core.MessageQueue) (core.QueueStatus, error) {
 	t.Helper()
 	st, err := e.gw.GroupStatus(context.Background(), group)
 	if err != nil {
@@ -75,7 +75,7 @@ func (e *realEnv) queueStatus(t *testing.T, group string, mq core.MessageQueue) 
 			}
 		}
 	}
-	return QueueStatus{}, fmt.Errorf("queue %v not owned", mq)
+	return core.QueueStatus{}, fmt.Errorf("queue %v not owned", mq)
 }
 
 // waitBuffered waits until n messages of mq wait in the gateway's inbox.
@@ -116,7 +116,7 @@ func TestRealDroppedQueueHandsOutNothing(t *testing.T) {
 				}
 				e.publish(t, "t", 20, nil)
 				e.waitBuffered(t, "g", q(0), buffered)
-				held, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: take, Invisible: time.Minute})
+				held, err := e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: take, Invisible: time.Minute})
 				if err != nil || len(held) != take {
 					t.Fatalf("receive: %v %v", offsets(held), err)
 				}
@@ -135,7 +135,7 @@ func TestRealDroppedQueueHandsOutNothing(t *testing.T) {
 				if how == "reset" {
 					// The reset answers after the drop: at once, nothing
 					// of the old ProcessQueue is handed out.
-					got, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 32})
+					got, err := e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 32})
 					if err != nil || len(got) != 0 {
 						t.Fatalf("right after the reset, receive handed out %v (%v)", offsets(got), err)
 					}
@@ -153,7 +153,7 @@ func TestRealDroppedQueueHandsOutNothing(t *testing.T) {
 					}
 					return err
 				})
-				got, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 32, Wait: 200 * time.Millisecond})
+				got, err := e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 32, Wait: 200 * time.Millisecond})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -170,7 +170,7 @@ func TestRealDroppedQueueHandsOutNothing(t *testing.T) {
 					t.Fatal(err)
 				}
 				for i, r := range res {
-					if r.Status != HandleExpired {
+					if r.Status != core.HandleExpired {
 						t.Fatalf("ack of %s after the drop: %s", offsets(held)[i], r.Status)
 					}
 				}
@@ -179,14 +179,14 @@ func TestRealDroppedQueueHandsOutNothing(t *testing.T) {
 				if _, err := e.eng.Put(context.Background(), "t", []core.PutMessage{{Body: []byte("new"), BodyIsText: true, Tags: "tagA"}}); err != nil {
 					t.Fatal(err)
 				}
-				got, err = e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 32, Wait: 5 * time.Second})
+				got, err = e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 32, Wait: 5 * time.Second})
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !slices.Equal(offsets(got), []string{"0:20"}) {
 					t.Fatalf("after the drop: %v, want 0:20", offsets(got))
 				}
-				if res, _ := e.gw.Ack(context.Background(), "g", handles(got)); res[0].Status != HandleOK {
+				if res, _ := e.gw.Ack(context.Background(), "g", handles(got)); res[0].Status != core.HandleOK {
 					t.Fatalf("ack: %s", res[0].Status)
 				}
 				if s := sb.sent(); len(s) != 0 {
@@ -221,7 +221,7 @@ func TestRealLeaseIsTheConsumeTimeout(t *testing.T) {
 	e.publish(t, "t", 2, nil)
 	e.waitBuffered(t, "g", q(0), 2)
 	time.Sleep(2 * consumeTimeout) // buffered: ages nothing
-	got, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 1, Invisible: 5 * time.Second})
+	got, err := e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 1, Invisible: 5 * time.Second})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("receive: %v %v", offsets(got), err)
 	}
@@ -230,17 +230,17 @@ func TestRealLeaseIsTheConsumeTimeout(t *testing.T) {
 		t.Fatalf("sent back %v while buffered or leased", s)
 	}
 	res, err := e.gw.Ack(context.Background(), "g", handles(got))
-	if err != nil || res[0].Status != HandleOK {
+	if err != nil || res[0].Status != core.HandleOK {
 		t.Fatalf("ack: %+v %v", res, err)
 	}
-	got2, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 32, Wait: 200 * time.Millisecond})
+	got2, err := e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 32, Wait: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(offsets(got2), []string{"0:1"}) {
 		t.Fatalf("second receive: %v, want only 0:1", offsets(got2))
 	}
-	if res, _ := e.gw.Ack(context.Background(), "g", handles(got2)); res[0].Status != HandleOK {
+	if res, _ := e.gw.Ack(context.Background(), "g", handles(got2)); res[0].Status != core.HandleOK {
 		t.Fatalf("ack: %s", res[0].Status)
 	}
 	checkFor(t, 5*time.Second, func() error {

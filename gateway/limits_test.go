@@ -44,7 +44,7 @@ func (s settler) Ack(h []string) error {
 }
 
 func (s settler) NackReason(h []string, level int, reason string) error {
-	_, err := s.e.NackReason(s.ctx, s.group, h, level, reason)
+	_, err := s.e.Nack(s.ctx, s.group, h, level, reason)
 	return err
 }
 

@@ -7,20 +7,10 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
-// ReasonNacker is a Service that also takes the reason of a nack (API.md
-// "Nack reason"). It is a separate interface so that a Service without
-// it keeps working: the HTTP layer then nacks without the reason.
-type ReasonNacker interface {
-	// NackReason is Service.Nack with the failure's reason (at most
-	// core.MaxReasonLength characters, "" for none), stored with the
-	// retry and dead-letter copies as core.PropLastReason.
-	NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]HandleResult, error)
-}
-
-var _ ReasonNacker = (*Embedded)(nil)
-
-// NackReason implements ReasonNacker.
-func (e *Embedded) NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]HandleResult, error) {
+// Nack implements core.ConsumeService: the reason (at most core.MaxReasonLength
+// characters, "" for none) is stored with the retry and dead-letter copies
+// as core.PropLastReason (API.md "Nack reason").
+func (e *Embedded) Nack(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]core.HandleResult, error) {
 	if err := core.ValidateNack(delayLevel, reason); err != nil {
 		return nil, err
 	}

@@ -79,7 +79,7 @@ func TestParksStoredBeforeTheyAct(t *testing.T) {
 	if ps := stored(); len(ps) != 1 {
 		t.Fatalf("a failed resume dropped the stored park: %+v", ps)
 	}
-	if bl, _ := r.gw.Blocked("g", ""); len(bl) != 1 || bl[0].State != StateParked || bl[0].Attempts != 1 {
+	if bl, _ := r.gw.Blocked("g", ""); len(bl) != 1 || bl[0].State != core.StateParked || bl[0].Attempts != 1 {
 		t.Fatalf("after a failed resume: %+v", bl)
 	}
 	var released []string
@@ -90,7 +90,7 @@ func TestParksStoredBeforeTheyAct(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil || en.State != StateResumed || !slices.Equal(released, []string{"t-0-0"}) {
+	if err != nil || en.State != core.StateResumed || !slices.Equal(released, []string{"t-0-0"}) {
 		t.Fatalf("resume: %+v %v, released %v", en, err, released)
 	}
 	if ps := stored(); len(ps) != 0 {

@@ -174,7 +174,7 @@ func (e *Embedded) shutdownPushClient(name string, pc PushClient) {
 // pushStatus fills st for a push group: its client's queues and the
 // pusher's delivery state. It reports false when group is not pushing
 // here.
-func (e *Embedded) pushStatus(group string, st *GroupStatus) bool {
+func (e *Embedded) pushStatus(group string, st *core.GroupStatus) bool {
 	e.mu.Lock()
 	prt := e.pushes[group]
 	var pc PushClient
@@ -188,10 +188,10 @@ func (e *Embedded) pushStatus(group string, st *GroupStatus) bool {
 	ps := prt.pusher.Status()
 	st.Push = &ps
 	if pc != nil {
-		cst := ClientStatus{ClientID: e.opts.InstanceID}
+		cst := core.ClientStatus{ClientID: e.opts.InstanceID}
 		for _, q := range pc.Status() {
-			cst.Queues = append(cst.Queues, QueueStatus{
-				Queue: q.Queue, ConsumedOffset: q.ConsumedOffset, Cached: q.Cached, Locked: q.Locked,
+			cst.Queues = append(cst.Queues, core.QueueStatus{
+				Queue: q.Queue, Position: q.ConsumedOffset, Held: q.Cached, Exclusive: q.Locked,
 			})
 		}
 		st.Clients = append(st.Clients, cst)

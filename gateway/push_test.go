@@ -119,7 +119,7 @@ func TestPushGroupLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.publish(t, "orders", 10, nil)
-	got, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 1, Wait: 5 * time.Second})
+	got, err := e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 1, Wait: 5 * time.Second})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("receive: %v, %d messages", err, len(got))
 	}
@@ -135,12 +135,12 @@ func TestPushGroupLifecycle(t *testing.T) {
 		}
 		return nil
 	})
-	if _, err := e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 1}); core.ErrorCode(err) != core.EConflict {
+	if _, err := e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 1}); core.ErrorCode(err) != core.EConflict {
 		t.Fatalf("receive on a push group: %v, want EConflict", err)
 	}
 	// The receiver counts a message before the pusher has read the answer
 	// and counted it delivered: poll.
-	var st GroupStatus
+	var st core.GroupStatus
 	checkFor(t, 5*time.Second, func() error {
 		var err error
 		if st, err = e.gw.GroupStatus(context.Background(), "g"); err != nil {
@@ -202,11 +202,11 @@ func TestPushGroupLifecycle(t *testing.T) {
 		return nil
 	})
 	e.publish(t, "orders", 1, nil)
-	got, err = e.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 32, Wait: 5 * time.Second})
+	got, err = e.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 32, Wait: 5 * time.Second})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("receive after push removed: %v, %d messages", err, len(got))
 	}
-	if res, _ := e.gw.Ack(context.Background(), "g", handles(got)); res[0].Status != HandleOK {
+	if res, _ := e.gw.Ack(context.Background(), "g", handles(got)); res[0].Status != core.HandleOK {
 		t.Fatalf("ack: %s", res[0].Status)
 	}
 	if n := a.count() + b.count(); n != 15 {

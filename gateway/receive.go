@@ -11,8 +11,8 @@ import (
 // The Service side of Embedded: long-poll receives over the clients'
 // inboxes, ack / nack / extend through the lease table, and group status.
 
-// Receive implements Service.
-func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest) ([]Received, error) {
+// Receive implements core.ConsumeService.
+func (e *Embedded) Receive(ctx context.Context, group string, req core.ReceiveRequest) ([]core.Received, error) {
 	if err := req.Validate(); err != nil { // the receive limits, core/limits.go
 		return nil, err
 	}
@@ -90,25 +90,20 @@ func (e *Embedded) Receive(ctx context.Context, group string, req ReceiveRequest
 	return e.leases.grant(c.box, consumerID, items, time.Now().Add(invisible)), nil
 }
 
-// Ack implements Service.
-func (e *Embedded) Ack(ctx context.Context, group string, handles []string) ([]HandleResult, error) {
+// Ack implements core.ConsumeService.
+func (e *Embedded) Ack(ctx context.Context, group string, handles []string) ([]core.HandleResult, error) {
 	return e.apply(group, handles, opAck, 0, "", 0)
 }
 
-// Nack implements Service.
-func (e *Embedded) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]HandleResult, error) {
-	return e.NackReason(ctx, group, handles, delayLevel, "")
-}
-
-// Extend implements Service.
-func (e *Embedded) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]HandleResult, error) {
+// Extend implements core.ConsumeService.
+func (e *Embedded) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]core.HandleResult, error) {
 	if err := core.ValidateLease(invisible); err != nil {
 		return nil, err
 	}
 	return e.apply(group, handles, opExtend, 0, "", invisible)
 }
 
-func (e *Embedded) apply(group string, handles []string, o op, level int, reason string, invisible time.Duration) ([]HandleResult, error) {
+func (e *Embedded) apply(group string, handles []string, o op, level int, reason string, invisible time.Duration) ([]core.HandleResult, error) {
 	if err := core.ValidateHandles(handles); err != nil {
 		return nil, err
 	}
@@ -135,12 +130,12 @@ func (e *Embedded) exists(group string) error {
 	return err
 }
 
-// GroupStatus implements Service.
-func (e *Embedded) GroupStatus(ctx context.Context, group string) (GroupStatus, error) {
+// GroupStatus implements core.ConsumeService.
+func (e *Embedded) GroupStatus(ctx context.Context, group string) (core.GroupStatus, error) {
 	if err := e.exists(group); err != nil {
-		return GroupStatus{}, err
+		return core.GroupStatus{}, err
 	}
-	st := GroupStatus{Group: group}
+	st := core.GroupStatus{Group: group}
 	if e.pushStatus(group, &st) {
 		return st, nil
 	}
@@ -162,12 +157,12 @@ func (e *Embedded) GroupStatus(ctx context.Context, group string) (GroupStatus, 
 	e.mu.Unlock()
 	for _, n := range cs {
 		counts := n.c.box.counts()
-		cst := ClientStatus{ClientID: n.id}
+		cst := core.ClientStatus{ClientID: n.id}
 		for _, q := range n.c.pc.Status() {
 			k := counts[q.Queue]
-			cst.Queues = append(cst.Queues, QueueStatus{
-				Queue: q.Queue, ConsumedOffset: q.ConsumedOffset, Cached: q.Cached,
-				Buffered: k[0], InFlight: k[1], Locked: q.Locked,
+			cst.Queues = append(cst.Queues, core.QueueStatus{
+				Queue: q.Queue, Position: q.ConsumedOffset, Held: q.Cached,
+				Buffered: k[0], InFlight: k[1], Exclusive: q.Locked,
 			})
 		}
 		st.Clients = append(st.Clients, cst)

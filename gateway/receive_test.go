@@ -19,7 +19,7 @@ func TestReceiveFairAcrossQueues(t *testing.T) {
 	for id := range 4 {
 		f.deliver(q(id), false, 0, 10)
 	}
-	got := r.receive("g", ReceiveRequest{MaxMessages: 8})
+	got := r.receive("g", core.ReceiveRequest{MaxMessages: 8})
 	want := []string{"0:0", "1:0", "2:0", "3:0", "0:1", "1:1", "2:1", "3:1"}
 	if !slices.Equal(offsets(got), want) {
 		t.Fatalf("hand-out %v, want %v", offsets(got), want)
@@ -27,7 +27,7 @@ func TestReceiveFairAcrossQueues(t *testing.T) {
 	// Single-message receives rotate over the queues too.
 	var firsts []int
 	for range 4 {
-		firsts = append(firsts, r.receive("g", ReceiveRequest{MaxMessages: 1})[0].Message.QueueID)
+		firsts = append(firsts, r.receive("g", core.ReceiveRequest{MaxMessages: 1})[0].Message.QueueID)
 	}
 	slices.Sort(firsts)
 	if !slices.Equal(firsts, []int{0, 1, 2, 3}) {
@@ -39,15 +39,15 @@ func TestReceiveLongPollWakesOnArrival(t *testing.T) {
 	r := newRig(t, Options{}, clustering("g"))
 	f := r.client("g", "gw1")
 	start := time.Now()
-	if got := r.receive("g", ReceiveRequest{Wait: 100 * time.Millisecond}); len(got) != 0 {
+	if got := r.receive("g", core.ReceiveRequest{Wait: 100 * time.Millisecond}); len(got) != 0 {
 		t.Fatalf("empty group gave %d messages", len(got))
 	}
 	if el := time.Since(start); el < 100*time.Millisecond {
 		t.Fatalf("empty long poll returned after %v", el)
 	}
 
-	done := make(chan []Received)
-	go func() { done <- r.receive("g", ReceiveRequest{MaxMessages: 5, Wait: 10 * time.Second}) }()
+	done := make(chan []core.Received)
+	go func() { done <- r.receive("g", core.ReceiveRequest{MaxMessages: 5, Wait: 10 * time.Second}) }()
 	checkFor(t, 2*time.Second, func() error {
 		if n := r.gw.GroupStatusWaiting("g"); n != 1 {
 			return fmt.Errorf("%d waiting", n)
@@ -71,7 +71,7 @@ func TestReceiveCancelledLosesNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error)
 	go func() {
-		_, err := r.gw.Receive(ctx, "g", ReceiveRequest{MaxMessages: 1, Wait: 10 * time.Second})
+		_, err := r.gw.Receive(ctx, "g", core.ReceiveRequest{MaxMessages: 1, Wait: 10 * time.Second})
 		errc <- err
 	}()
 	checkFor(t, 2*time.Second, func() error {
@@ -85,7 +85,7 @@ func TestReceiveCancelledLosesNothing(t *testing.T) {
 		t.Fatalf("cancelled receive: %v", err)
 	}
 	f.deliver(q(0), false, 0, 1)
-	if got := r.receive("g", ReceiveRequest{}); len(got) != 1 {
+	if got := r.receive("g", core.ReceiveRequest{}); len(got) != 1 {
 		t.Fatalf("message after a cancelled receive: got %d", len(got))
 	}
 }
@@ -102,7 +102,7 @@ func TestReceiveManyWaiters(t *testing.T) {
 	for range waiters {
 		wg.Go(func() {
 			for {
-				got := r.receive("g", ReceiveRequest{MaxMessages: 3, Wait: 300 * time.Millisecond})
+				got := r.receive("g", core.ReceiveRequest{MaxMessages: 3, Wait: 300 * time.Millisecond})
 				if len(got) == 0 {
 					return
 				}
@@ -140,7 +140,7 @@ func TestReceiveLimitsAndDrain(t *testing.T) {
 	results := make(chan error, 4)
 	park := func(group string) {
 		go func() {
-			got, err := r.gw.Receive(context.Background(), group, ReceiveRequest{MaxMessages: 1, Wait: 30 * time.Second})
+			got, err := r.gw.Receive(context.Background(), group, core.ReceiveRequest{MaxMessages: 1, Wait: 30 * time.Second})
 			if err == nil && len(got) != 0 {
 				err = fmt.Errorf("drained receive got %d messages", len(got))
 			}
@@ -155,12 +155,12 @@ func TestReceiveLimitsAndDrain(t *testing.T) {
 		}
 		return nil
 	})
-	_, err := r.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 1, Wait: time.Second})
+	_, err := r.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 1, Wait: time.Second})
 	if core.ErrorCode(err) != core.ETooMany {
 		t.Fatalf("third receive on g: %v, want too_many", err)
 	}
 	// A receive that does not wait is never refused.
-	if _, err := r.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 1}); err != nil {
+	if _, err := r.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 1}); err != nil {
 		t.Fatal(err)
 	}
 	park("h")
@@ -170,7 +170,7 @@ func TestReceiveLimitsAndDrain(t *testing.T) {
 		}
 		return nil
 	})
-	_, err = r.gw.Receive(context.Background(), "h", ReceiveRequest{MaxMessages: 1, Wait: time.Second})
+	_, err = r.gw.Receive(context.Background(), "h", core.ReceiveRequest{MaxMessages: 1, Wait: time.Second})
 	if core.ErrorCode(err) != core.ETooMany {
 		t.Fatalf("fourth receive in all: %v, want too_many", err)
 	}
@@ -184,7 +184,7 @@ func TestReceiveLimitsAndDrain(t *testing.T) {
 	if el := time.Since(start); el > time.Second {
 		t.Fatalf("drain took %v", el)
 	}
-	if _, err := r.gw.Receive(context.Background(), "g", ReceiveRequest{MaxMessages: 1}); core.ErrorCode(err) != core.EUnavailable {
+	if _, err := r.gw.Receive(context.Background(), "g", core.ReceiveRequest{MaxMessages: 1}); core.ErrorCode(err) != core.EUnavailable {
 		t.Fatalf("receive after drain: %v", err)
 	}
 }
@@ -198,16 +198,16 @@ func TestReceiveErrors(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		group string
-		req   ReceiveRequest
+		req   core.ReceiveRequest
 		code  string
 		field string
 	}{
-		{"nope", ReceiveRequest{MaxMessages: 1}, core.ENotFound, ""},
-		{"p", ReceiveRequest{MaxMessages: 1}, core.EConflict, ""},
-		{"b", ReceiveRequest{MaxMessages: 1}, core.EInvalid, "consumerId"},
-		{"g", ReceiveRequest{MaxMessages: 33}, core.EInvalid, "maxMessages"},
-		{"g", ReceiveRequest{MaxMessages: 1, Wait: 31 * time.Second}, core.EInvalid, "waitSeconds"},
-		{"g", ReceiveRequest{MaxMessages: 1, Invisible: 13 * time.Hour}, core.EInvalid, "invisibleSeconds"},
+		{"nope", core.ReceiveRequest{MaxMessages: 1}, core.ENotFound, ""},
+		{"p", core.ReceiveRequest{MaxMessages: 1}, core.EConflict, ""},
+		{"b", core.ReceiveRequest{MaxMessages: 1}, core.EInvalid, "consumerId"},
+		{"g", core.ReceiveRequest{MaxMessages: 33}, core.EInvalid, "maxMessages"},
+		{"g", core.ReceiveRequest{MaxMessages: 1, Wait: 31 * time.Second}, core.EInvalid, "waitSeconds"},
+		{"g", core.ReceiveRequest{MaxMessages: 1, Invisible: 13 * time.Hour}, core.EInvalid, "invisibleSeconds"},
 	} {
 		_, err := r.gw.Receive(ctx, tc.group, tc.req)
 		var e *core.Error
@@ -225,13 +225,13 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 		r := newRig(t, Options{}, clustering("g"))
 		f := r.client("g", "gw1")
 		f.deliver(q(0), false, 0, 2)
-		got := r.receive("g", ReceiveRequest{MaxMessages: 2, Invisible: 10 * time.Second})
+		got := r.receive("g", core.ReceiveRequest{MaxMessages: 2, Invisible: 10 * time.Second})
 		if len(got) != 2 {
 			t.Fatalf("got %d", len(got))
 		}
 		time.Sleep(5 * time.Second)
 		res, _ := r.gw.Extend(context.Background(), "g", handles(got[1:]), 20*time.Second)
-		if res[0].Status != HandleOK || !res[0].InvisibleUntil.Equal(time.Now().Add(20*time.Second)) {
+		if res[0].Status != core.HandleOK || !res[0].InvisibleUntil.Equal(time.Now().Add(20*time.Second)) {
 			t.Fatalf("extend: %+v", res[0])
 		}
 		time.Sleep(5 * time.Second)
@@ -240,7 +240,7 @@ func TestLeaseExpiryRedelivers(t *testing.T) {
 			t.Fatalf("after the first lease: answers %+v", a)
 		}
 		res, _ = r.gw.Ack(context.Background(), "g", handles(got))
-		if res[0].Status != HandleExpired || res[1].Status != HandleOK {
+		if res[0].Status != core.HandleExpired || res[1].Status != core.HandleOK {
 			t.Fatalf("ack after expiry: %+v", res)
 		}
 		time.Sleep(time.Minute)
@@ -255,24 +255,24 @@ func TestAckIdempotentNackLevelsAndForeignHandles(t *testing.T) {
 	r := newRig(t, Options{}, clustering("g"), clustering("h"))
 	f := r.client("g", "gw1")
 	f.deliver(q(0), false, 0, 3)
-	got := r.receive("g", ReceiveRequest{MaxMessages: 3})
+	got := r.receive("g", core.ReceiveRequest{MaxMessages: 3})
 	ctx := context.Background()
 	for range 2 {
 		res, err := r.gw.Ack(ctx, "g", handles(got[:1]))
-		if err != nil || res[0].Status != HandleOK {
+		if err != nil || res[0].Status != core.HandleOK {
 			t.Fatalf("ack: %+v %v", res, err)
 		}
 	}
-	res, _ := r.gw.Nack(ctx, "g", handles(got[:1]), 0)
-	if res[0].Status != HandleExpired {
+	res, _ := r.gw.Nack(ctx, "g", handles(got[:1]), 0, "")
+	if res[0].Status != core.HandleExpired {
 		t.Fatalf("nack of an acked handle: %s", res[0].Status)
 	}
-	res, _ = r.gw.Nack(ctx, "g", handles(got[1:2]), -1)
-	if res[0].Status != HandleOK {
+	res, _ = r.gw.Nack(ctx, "g", handles(got[1:2]), -1, "")
+	if res[0].Status != core.HandleOK {
 		t.Fatal(res)
 	}
-	res, _ = r.gw.Nack(ctx, "g", handles(got[2:3]), 5)
-	if res[0].Status != HandleOK {
+	res, _ = r.gw.Nack(ctx, "g", handles(got[2:3]), 5, "")
+	if res[0].Status != core.HandleOK {
 		t.Fatal(res)
 	}
 	want := []answer{{0, true, 0}, {1, false, -1}, {2, false, 5}}
@@ -282,11 +282,11 @@ func TestAckIdempotentNackLevelsAndForeignHandles(t *testing.T) {
 	h := got[0].ReceiptHandle
 	forged := h[:len(h)-2] + map[bool]string{true: "AA", false: "AB"}[h[len(h)-2:] != "AA"]
 	res, _ = r.gw.Ack(ctx, "g", []string{forged, "not a handle"})
-	if res[0].Status != HandleInvalid || res[1].Status != HandleInvalid {
+	if res[0].Status != core.HandleInvalid || res[1].Status != core.HandleInvalid {
 		t.Fatalf("forged handles: %+v", res)
 	}
 	res, _ = r.gw.Ack(ctx, "h", []string{h})
-	if res[0].Status != HandleInvalid {
+	if res[0].Status != core.HandleInvalid {
 		t.Fatalf("a handle of another group: %s", res[0].Status)
 	}
 
@@ -294,7 +294,7 @@ func TestAckIdempotentNackLevelsAndForeignHandles(t *testing.T) {
 	// answers expired: the message is delivered again.
 	r2 := newRig(t, Options{}, clustering("g"))
 	res, _ = r2.gw.Ack(ctx, "g", []string{h})
-	if res[0].Status != HandleExpired {
+	if res[0].Status != core.HandleExpired {
 		t.Fatalf("a handle of an earlier run: %s", res[0].Status)
 	}
 }
@@ -306,28 +306,28 @@ func TestOrderlyHandOutAndNackCascade(t *testing.T) {
 	f.deliver(q(1), true, 0, 2)
 	ctx := context.Background()
 
-	a := r.receive("g", ReceiveRequest{MaxMessages: 2})
+	a := r.receive("g", core.ReceiveRequest{MaxMessages: 2})
 	if !slices.Equal(offsets(a), []string{"0:0", "1:0"}) {
 		t.Fatalf("first receive %v", offsets(a))
 	}
 	// Both queues have a message in flight: nothing more is handed out.
-	if got := r.receive("g", ReceiveRequest{MaxMessages: 5}); len(got) != 0 {
+	if got := r.receive("g", core.ReceiveRequest{MaxMessages: 5}); len(got) != 0 {
 		t.Fatalf("handed out %v while earlier messages are in flight", offsets(got))
 	}
 	r.gw.Ack(ctx, "g", handles(a[:1]))
 	// Queue 0 unblocks; one receive takes a consecutive run of it.
-	b := r.receive("g", ReceiveRequest{MaxMessages: 3})
+	b := r.receive("g", core.ReceiveRequest{MaxMessages: 3})
 	if !slices.Equal(offsets(b), []string{"0:1", "0:2", "0:3"}) {
 		t.Fatalf("run of queue 0: %v", offsets(b))
 	}
 	// Nack 0:2: it and every later unanswered message of the batch (0:3 in
 	// flight, 0:4 still buffered) go round again; 0:1 stays unanswered.
-	res, _ := r.gw.Nack(ctx, "g", []string{b[1].ReceiptHandle}, 0)
-	if res[0].Status != HandleOK {
+	res, _ := r.gw.Nack(ctx, "g", []string{b[1].ReceiptHandle}, 0, "")
+	if res[0].Status != core.HandleOK {
 		t.Fatal(res)
 	}
 	res, _ = r.gw.Ack(ctx, "g", []string{b[2].ReceiptHandle})
-	if res[0].Status != HandleExpired {
+	if res[0].Status != core.HandleExpired {
 		t.Fatalf("ack of a message sent round again by the nack: %s", res[0].Status)
 	}
 	r.gw.Ack(ctx, "g", []string{b[0].ReceiptHandle})
@@ -335,7 +335,7 @@ func TestOrderlyHandOutAndNackCascade(t *testing.T) {
 	if got := f.got(); !slices.Equal(got, want) {
 		t.Fatalf("answers %+v, want %+v", got, want)
 	}
-	if got := r.receive("g", ReceiveRequest{MaxMessages: 5}); len(got) != 0 {
+	if got := r.receive("g", core.ReceiveRequest{MaxMessages: 5}); len(got) != 0 {
 		t.Fatalf("queue 1 still in flight, queue 0 answered: got %v", offsets(got))
 	}
 }
@@ -345,7 +345,7 @@ func TestOrderlyExpiryCascades(t *testing.T) {
 		r := newRig(t, Options{}, orderly("g"))
 		f := r.client("g", "gw1")
 		f.deliver(q(0), true, 0, 3)
-		got := r.receive("g", ReceiveRequest{MaxMessages: 2, Invisible: 5 * time.Second})
+		got := r.receive("g", core.ReceiveRequest{MaxMessages: 2, Invisible: 5 * time.Second})
 		if len(got) != 2 {
 			t.Fatal(offsets(got))
 		}
@@ -366,18 +366,18 @@ func TestBroadcastingClients(t *testing.T) {
 		bc := clustering("b")
 		bc.MessageModel = core.Broadcasting
 		r := newRig(t, Options{BroadcastIdleTimeout: time.Minute}, bc)
-		r.receive("b", ReceiveRequest{ConsumerID: "c1"})
-		r.receive("b", ReceiveRequest{ConsumerID: "c2"})
+		r.receive("b", core.ReceiveRequest{ConsumerID: "c1"})
+		r.receive("b", core.ReceiveRequest{ConsumerID: "c2"})
 		c1, c2 := r.client("b", "c1"), r.client("b", "c2")
 		c1.deliver(q(0), false, 0, 1)
 		c2.deliver(q(0), false, 0, 1)
-		g1 := r.receive("b", ReceiveRequest{ConsumerID: "c1"})
-		g2 := r.receive("b", ReceiveRequest{ConsumerID: "c2"})
+		g1 := r.receive("b", core.ReceiveRequest{ConsumerID: "c1"})
+		g2 := r.receive("b", core.ReceiveRequest{ConsumerID: "c2"})
 		if len(g1) != 1 || len(g2) != 1 {
 			t.Fatalf("c1 got %d, c2 got %d", len(g1), len(g2))
 		}
 		res, _ := r.gw.Ack(context.Background(), "b", handles(append(g1, g2...)))
-		if res[0].Status != HandleOK || res[1].Status != HandleOK {
+		if res[0].Status != core.HandleOK || res[1].Status != core.HandleOK {
 			t.Fatal(res)
 		}
 		if len(c1.got()) != 1 || len(c2.got()) != 1 {
@@ -386,7 +386,7 @@ func TestBroadcastingClients(t *testing.T) {
 		// c1 keeps receiving; c2 goes idle and its client is shut down.
 		for range 3 {
 			time.Sleep(30 * time.Second)
-			r.receive("b", ReceiveRequest{ConsumerID: "c1"})
+			r.receive("b", core.ReceiveRequest{ConsumerID: "c1"})
 		}
 		synctest.Wait()
 		if c1.isShutdown() || !c2.isShutdown() {
@@ -396,7 +396,7 @@ func TestBroadcastingClients(t *testing.T) {
 		r.mu.Lock()
 		delete(r.clients, "b/c2")
 		r.mu.Unlock()
-		r.receive("b", ReceiveRequest{ConsumerID: "c2"})
+		r.receive("b", core.ReceiveRequest{ConsumerID: "c2"})
 		if r.client("b", "c2").isShutdown() {
 			t.Fatal("returning consumer got a stopped client")
 		}
@@ -407,7 +407,7 @@ func TestGroupChangesFollowTheRegistry(t *testing.T) {
 	r := newRig(t, Options{}, clustering("g"))
 	f := r.client("g", "gw1")
 	f.deliver(q(0), false, 0, 1)
-	got := r.receive("g", ReceiveRequest{})
+	got := r.receive("g", core.ReceiveRequest{})
 
 	// A subscription change is applied live to the same client.
 	c := clustering("g")
@@ -434,12 +434,12 @@ func TestGroupChangesFollowTheRegistry(t *testing.T) {
 		return nil
 	})
 	res, _ := r.gw.Ack(context.Background(), "g", handles(got))
-	if res[0].Status != HandleExpired {
+	if res[0].Status != core.HandleExpired {
 		t.Fatalf("handle of a replaced client: %s", res[0].Status)
 	}
 	// Deleting the group stops its client and frees parked receives.
-	done := make(chan []Received)
-	go func() { done <- r.receive("g", ReceiveRequest{Wait: 30 * time.Second}) }()
+	done := make(chan []core.Received)
+	go func() { done <- r.receive("g", core.ReceiveRequest{Wait: 30 * time.Second}) }()
 	checkFor(t, 2*time.Second, func() error {
 		if n := r.gw.GroupStatusWaiting("g"); n != 1 {
 			return fmt.Errorf("%d waiting", n)

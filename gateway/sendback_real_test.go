@@ -39,10 +39,10 @@ func newSettlingEnv(t *testing.T) *realEnv {
 }
 
 // receiveAll receives n messages of group with parallel long polls.
-func (e *realEnv) receiveAll(t *testing.T, group string, n int, invisible time.Duration) []Received {
+func (e *realEnv) receiveAll(t *testing.T, group string, n int, invisible time.Duration) []core.Received {
 	t.Helper()
 	var mu sync.Mutex
-	var got []Received
+	var got []core.Received
 	var left atomic.Int64
 	left.Store(int64(n))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -55,7 +55,7 @@ func (e *realEnv) receiveAll(t *testing.T, group string, n int, invisible time.D
 				if want <= 0 {
 					return
 				}
-				rs, err := e.gw.Receive(ctx, group, ReceiveRequest{MaxMessages: want, Wait: time.Second, Invisible: invisible})
+				rs, err := e.gw.Receive(ctx, group, core.ReceiveRequest{MaxMessages: want, Wait: time.Second, Invisible: invisible})
 				if err != nil {
 					return
 				}
@@ -125,8 +125,8 @@ func TestRealMassExpiryGoesToRetryFast(t *testing.T) {
 		}
 		for _, c := range st.Clients {
 			for _, q := range c.Queues {
-				if q.Cached != 0 || q.InFlight != 0 {
-					return fmt.Errorf("queue %d: %d cached, %d in flight", q.Queue.QueueID, q.Cached, q.InFlight)
+				if q.Held != 0 || q.InFlight != 0 {
+					return fmt.Errorf("queue %d: %d cached, %d in flight", q.Queue.QueueID, q.Held, q.InFlight)
 				}
 			}
 		}
@@ -157,13 +157,13 @@ func TestRealNack100Latency(t *testing.T) {
 			handles[i] = m.ReceiptHandle
 		}
 		start := time.Now()
-		res, err := e.gw.Nack(context.Background(), "g", handles, 0)
+		res, err := e.gw.Nack(context.Background(), "g", handles, 0, "")
 		took := time.Since(start)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, h := range res {
-			if h.Status != HandleOK {
+			if h.Status != core.HandleOK {
 				t.Fatalf("round %d: handle %s", r, h.Status)
 			}
 		}

@@ -24,35 +24,8 @@ import (
 // lookup scans the group's ring. A redrive job records one REDRIVEN a
 // message it moves, so a large job pushes older history out.
 
-// EventType is what happened.
-type EventType string
-
-const (
-	EventPublished      EventType = "PUBLISHED"
-	EventDelivered      EventType = "DELIVERED"
-	EventAcked          EventType = "ACKED"
-	EventNacked         EventType = "NACKED"
-	EventLeaseExpired   EventType = "LEASE_EXPIRED"
-	EventRetryScheduled EventType = "RETRY_SCHEDULED"
-	EventDeadLettered   EventType = "DEAD_LETTERED"
-	EventRedriven       EventType = "REDRIVEN"
-	EventSkipped        EventType = "SKIPPED"
-)
-
 // TimelineRingSize is how many events each group's ring keeps.
 const TimelineRingSize = 4096
-
-// Event is one step of a message's life in a group.
-type Event struct {
-	At         time.Time
-	Type       EventType
-	MessageID  string // the user id (stable across retries and redrives)
-	ConsumerID string // DELIVERED: the BROADCASTING consumer or the gateway client
-	Attempt    int    // DELIVERED: reconsumeTimes + 1
-	DelayLevel int    // NACKED, RETRY_SCHEDULED
-	Reason     string // NACKED: the nack reason, when given
-	Job        string // REDRIVEN by a redrive job: its id
-}
 
 // Timeline holds every group's ring. The zero value is not usable: use
 // NewTimeline. A nil *Timeline records nothing.
@@ -63,7 +36,7 @@ type Timeline struct {
 }
 
 type ring struct {
-	ev   []Event
+	ev   []core.Event
 	next int // slot of the next event
 	full bool
 	inc  uint64 // the group incarnation the events belong to (0: not bound yet)
@@ -79,7 +52,7 @@ func NewTimeline(size int) *Timeline {
 }
 
 // Record adds one event of group.
-func (t *Timeline) Record(group string, ev Event) {
+func (t *Timeline) Record(group string, ev core.Event) {
 	if t == nil {
 		return
 	}
@@ -105,7 +78,7 @@ func (t *Timeline) Record(group string, ev Event) {
 }
 
 // Events returns the events of message id in group, oldest first.
-func (t *Timeline) Events(group, id string) []Event {
+func (t *Timeline) Events(group, id string) []core.Event {
 	if t == nil {
 		return nil
 	}
@@ -115,7 +88,7 @@ func (t *Timeline) Events(group, id string) []Event {
 	if r == nil {
 		return nil
 	}
-	var out []Event
+	var out []core.Event
 	start, n := 0, r.next
 	if r.full {
 		start, n = r.next, len(r.ev)
@@ -163,25 +136,25 @@ func (t *Timeline) Forget(group string) {
 func (e *Embedded) Timeline() *Timeline { return e.opts.Timeline }
 
 // MessageEvents returns what the gateway recorded of message id in group.
-func (e *Embedded) MessageEvents(group, id string) []Event {
+func (e *Embedded) MessageEvents(group, id string) []core.Event {
 	return e.opts.Timeline.Events(group, id)
 }
 
 // RecordEvents records events of group (the API's REDRIVEN).
-func (e *Embedded) RecordEvents(group string, evs ...Event) {
+func (e *Embedded) RecordEvents(group string, evs ...core.Event) {
 	for _, ev := range evs {
 		e.opts.Timeline.Record(group, ev)
 	}
 }
 
 // note records an event of lease l (t.mu held, before l ends).
-func (t *leaseTable) note(l *lease, typ EventType, level int, reason string) {
+func (t *leaseTable) note(l *lease, typ core.EventType, level int, reason string) {
 	if t.tl == nil || l.dl == nil {
 		return
 	}
 	m := l.dl.msgs[l.i]
-	ev := Event{Type: typ, MessageID: m.UserID(), DelayLevel: level, Reason: reason}
-	if typ == EventDelivered {
+	ev := core.Event{Type: typ, MessageID: m.UserID(), DelayLevel: level, Reason: reason}
+	if typ == core.EventDelivered {
 		ev.ConsumerID, ev.Attempt = l.rc.ConsumerID, m.ReconsumeTimes+1
 		if ev.ConsumerID == "" {
 			ev.ConsumerID = l.box.clientID
@@ -198,7 +171,7 @@ func (t *Timeline) RecordJobRedriven(j *core.Job, ids []string) {
 	}
 	now := time.Now()
 	for _, id := range ids {
-		t.Record(j.Group, Event{At: now, Type: EventRedriven, MessageID: id, Job: j.ID})
+		t.Record(j.Group, core.Event{At: now, Type: core.EventRedriven, MessageID: id, Job: j.ID})
 	}
 }
 
@@ -211,10 +184,10 @@ func (t *Timeline) recordSendBack(group string, m *core.Message, level, maxRecon
 	}
 	out := policy.Retry(m.ReconsumeTimes, maxReconsumeTimes, level)
 	if out.DeadLetter {
-		t.Record(group, Event{Type: EventDeadLettered, MessageID: m.UserID()})
+		t.Record(group, core.Event{Type: core.EventDeadLettered, MessageID: m.UserID()})
 		return
 	}
-	t.Record(group, Event{Type: EventRetryScheduled, MessageID: m.UserID(), DelayLevel: out.Level})
+	t.Record(group, core.Event{Type: core.EventRetryScheduled, MessageID: m.UserID(), DelayLevel: out.Level})
 }
 
 func withTimeline(t *leaseTable, tl *Timeline) *leaseTable {

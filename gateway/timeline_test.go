@@ -4,14 +4,16 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+
+	"github.com/mqgate/mqgate/core"
 )
 
 func TestTimelineRingKeepsTheLastEvents(t *testing.T) {
 	tl := NewTimeline(4)
 	for i := range 6 {
-		tl.Record("g", Event{Type: EventDelivered, MessageID: fmt.Sprintf("m%d", i%2), Attempt: i})
+		tl.Record("g", core.Event{Type: core.EventDelivered, MessageID: fmt.Sprintf("m%d", i%2), Attempt: i})
 	}
-	tl.Record("other", Event{Type: EventAcked, MessageID: "m0"})
+	tl.Record("other", core.Event{Type: core.EventAcked, MessageID: "m0"})
 	var got []int
 	for _, e := range tl.Events("g", "m0") {
 		got = append(got, e.Attempt)
@@ -27,7 +29,7 @@ func TestTimelineRingKeepsTheLastEvents(t *testing.T) {
 		t.Fatalf("unknown group: %+v", evs)
 	}
 	var none *Timeline
-	none.Record("g", Event{}) // a nil timeline records nothing
+	none.Record("g", core.Event{}) // a nil timeline records nothing
 	if none.Events("g", "m0") != nil {
 		t.Fatal("nil timeline has events")
 	}
@@ -35,7 +37,7 @@ func TestTimelineRingKeepsTheLastEvents(t *testing.T) {
 
 func BenchmarkTimelineRecord(b *testing.B) {
 	tl := NewTimeline(0)
-	ev := Event{Type: EventDelivered, MessageID: "01J9Z7K3V1W2X3Y4Z5A6B7C8D9", ConsumerID: "gw-1", Attempt: 1}
+	ev := core.Event{Type: core.EventDelivered, MessageID: "01J9Z7K3V1W2X3Y4Z5A6B7C8D9", ConsumerID: "gw-1", Attempt: 1}
 	b.ReportAllocs()
 	for b.Loop() {
 		tl.Record("g", ev)
@@ -46,9 +48,9 @@ func BenchmarkTimelineRecord(b *testing.B) {
 // forgotten group's events are gone.
 func TestTimelineFollowsIncarnation(t *testing.T) {
 	tl := NewTimeline(8)
-	tl.Record("g", Event{Type: EventDelivered, MessageID: "m"}) // before any bind: kept
+	tl.Record("g", core.Event{Type: core.EventDelivered, MessageID: "m"}) // before any bind: kept
 	tl.Bind("g", 1)
-	tl.Record("g", Event{Type: EventAcked, MessageID: "m"})
+	tl.Record("g", core.Event{Type: core.EventAcked, MessageID: "m"})
 	tl.Bind("g", 1)
 	if n := len(tl.Events("g", "m")); n != 2 {
 		t.Fatalf("%d events after binding the same incarnation, want 2", n)
@@ -57,7 +59,7 @@ func TestTimelineFollowsIncarnation(t *testing.T) {
 	if evs := tl.Events("g", "m"); len(evs) != 0 {
 		t.Fatalf("new incarnation sees %+v", evs)
 	}
-	tl.Record("g", Event{Type: EventDelivered, MessageID: "m"})
+	tl.Record("g", core.Event{Type: core.EventDelivered, MessageID: "m"})
 	tl.Forget("g")
 	if evs := tl.Events("g", "m"); len(evs) != 0 {
 		t.Fatalf("forgotten group sees %+v", evs)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
-	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
 )
 
@@ -67,9 +66,9 @@ type Options struct {
 	MaxAtomicBatch int
 }
 
-// Backend serves the HTTP API over a JetStream cluster. It implements
-// api.Engine (topics, publish, DLQ), gateway.Service (receive and settle)
-// and gateway.Groups (group configs and offsets). It keeps no state that
+// Backend serves the HTTP API over a JetStream cluster: it implements
+// core.Backend, the seam (the capabilities it cannot offer answer
+// core.Unsupported, unsupported.go). It keeps no state that
 // another instance needs: everything shared lives in JetStream.
 type Backend struct {
 	opts   Options
@@ -109,8 +108,7 @@ type Backend struct {
 	closed     bool
 }
 
-var _ gateway.Service = (*Backend)(nil)
-var _ gateway.Groups = (*Backend)(nil)
+var _ core.Backend = (*Backend)(nil)
 
 const (
 	groupsBucket = "MQGATE_GROUPS"

@@ -15,7 +15,6 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // Blocked ordering keys of ORDERLY groups (API.md "Blocked keys",
@@ -291,7 +290,7 @@ func (b *Backend) head(ctx context.Context, ref consumerRef) (queueHead, error) 
 // Blocked lists group's blocked queues and parked keys, by topic, queue
 // and key (consumerID: a BROADCASTING group's consumer), as embedded does
 // (gateway.Embedded.Blocked).
-func (b *Backend) Blocked(group, consumerID string) ([]gateway.BlockedEntry, error) {
+func (b *Backend) Blocked(group, consumerID string) ([]core.BlockedEntry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.RequestTimeout)
 	defer cancel()
 	g, consumerID, err := b.orderlyGroup(ctx, group, consumerID)
@@ -302,11 +301,11 @@ func (b *Backend) Blocked(group, consumerID string) ([]gateway.BlockedEntry, err
 	if err != nil {
 		return nil, err
 	}
-	var out []gateway.BlockedEntry
+	var out []core.BlockedEntry
 	for _, h := range heads {
-		out = append(out, gateway.BlockedEntry{Queue: core.MessageQueue{Topic: h.ref.topic, QueueID: h.ref.queue},
+		out = append(out, core.BlockedEntry{Queue: core.MessageQueue{Topic: h.ref.topic, QueueID: h.ref.queue},
 			ShardingKey: h.rec.Key, MessageID: h.rec.ID, Since: h.rec.Since, Attempts: h.rec.Attempts,
-			LastReason: h.rec.Reason, State: gateway.StateBlocked})
+			LastReason: h.rec.Reason, State: core.StateBlocked})
 	}
 	if consumerID == "" {
 		var rs ruleSet
@@ -323,14 +322,14 @@ func (b *Backend) Blocked(group, consumerID string) ([]gateway.BlockedEntry, err
 			if rev == 0 {
 				continue // a park whose record was never written (ParkKey failed half-way)
 			}
-			en := gateway.BlockedEntry{Queue: mq, ShardingKey: p.Key, Since: pr.Since, Attempts: len(pr.IDs), State: gateway.StateParked}
+			en := core.BlockedEntry{Queue: mq, ShardingKey: p.Key, Since: pr.Since, Attempts: len(pr.IDs), State: core.StateParked}
 			if len(pr.IDs) > 0 {
 				en.MessageID = pr.IDs[0]
 			}
 			out = append(out, en)
 		}
 	}
-	slices.SortFunc(out, func(a, b gateway.BlockedEntry) int {
+	slices.SortFunc(out, func(a, b core.BlockedEntry) int {
 		if a.Queue != b.Queue {
 			if a.Queue.Less(b.Queue) {
 				return -1
@@ -363,22 +362,22 @@ func skipReason(last string) string {
 // SkipBlocked sends the failed head of (mq, key) to the DLQ and lets the
 // queue continue; BROADCASTING: drops it for consumerID (no DLQ copy).
 // ENotFound when that queue is not blocked on key.
-func (b *Backend) SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error) {
+func (b *Backend) SkipBlocked(group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.RequestTimeout)
 	defer cancel()
 	g, consumerID, err := b.orderlyGroup(ctx, group, consumerID)
 	if err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	heads, err := b.failedHeads(ctx, g, consumerID)
 	if err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	i := slices.IndexFunc(heads, func(h queueHead) bool {
 		return h.ref.topic == mq.Topic && h.ref.queue == mq.QueueID && h.rec.Key == key
 	})
 	if i < 0 {
-		return gateway.BlockedEntry{}, core.Errorf(core.ENotFound, "queue %s/%d is not blocked on key %q", mq.Topic, mq.QueueID, key)
+		return core.BlockedEntry{}, core.Errorf(core.ENotFound, "queue %s/%d is not blocked on key %q", mq.Topic, mq.QueueID, key)
 	}
 	h := heads[i]
 	// The rule first: an instance that pulled the head again and has not
@@ -391,21 +390,21 @@ func (b *Backend) SkipBlocked(group, consumerID string, mq core.MessageQueue, ke
 		return true
 	})
 	if err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	reason := skipReason(h.rec.Reason)
 	if consumerID != "" {
 		reason = "" // BROADCASTING: dropped, no copy
 	}
 	if err := b.endHead(ctx, group, consumerID, h.ref, h.rec.Seq, h.rec.Attempts, reason); err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
-	b.recordID(group, h.rec.ID, tlEvent{Type: gateway.EventSkipped})
+	b.recordID(group, h.rec.ID, tlEvent{Type: core.EventSkipped})
 	if consumerID == "" {
-		b.recordID(group, h.rec.ID, tlEvent{Type: gateway.EventDeadLettered})
+		b.recordID(group, h.rec.ID, tlEvent{Type: core.EventDeadLettered})
 	}
-	return gateway.BlockedEntry{Queue: mq, ShardingKey: key, MessageID: h.rec.ID, Since: h.rec.Since,
-		Attempts: h.rec.Attempts, LastReason: h.rec.Reason, State: gateway.StateSkipped}, nil
+	return core.BlockedEntry{Queue: mq, ShardingKey: key, MessageID: h.rec.ID, Since: h.rec.Since,
+		Attempts: h.rec.Attempts, LastReason: h.rec.Reason, State: core.StateSkipped}, nil
 }
 
 // ackSubject is an ack subject for message seq of ref's consumer: the
@@ -443,18 +442,18 @@ func (b *Backend) endHead(ctx context.Context, group, consumerID string, ref con
 // ParkKey sets (mq, key) aside: its messages go to the DLQ as they reach
 // the head of the queue, recorded for resume, and the other keys continue.
 // CLUSTERING only.
-func (b *Backend) ParkKey(group, consumerID string, mq core.MessageQueue, key string) (gateway.BlockedEntry, error) {
+func (b *Backend) ParkKey(group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.RequestTimeout)
 	defer cancel()
 	g, err := b.Group(ctx, group)
 	if err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	if g.ConsumeMode == core.Orderly && g.MessageModel == core.Broadcasting {
-		return gateway.BlockedEntry{}, errBroadcastPark(group)
+		return core.BlockedEntry{}, errBroadcastPark(group)
 	}
 	if _, _, err := b.orderlyGroup(ctx, group, ""); err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	since := time.Now().UTC()
 	rule := parkRule{Topic: mq.Topic, Queue: mq.QueueID, Key: key, Since: since}
@@ -470,7 +469,7 @@ func (b *Backend) ParkKey(group, consumerID string, mq core.MessageQueue, key st
 		return true
 	})
 	if err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	err = kvUpdate(ctx, b, rulesKey(group, ""), func(rs *ruleSet, _ bool) bool {
 		if slices.ContainsFunc(rs.Parks, func(p parkRule) bool { return p.Topic == mq.Topic && p.Queue == mq.QueueID && p.Key == key }) {
@@ -480,17 +479,17 @@ func (b *Backend) ParkKey(group, consumerID string, mq core.MessageQueue, key st
 		return true
 	})
 	if err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	// The queue's head, if it is of this key (leased, waiting out a
 	// nack, or in some instance's stash), goes now.
 	if err := b.parkHead(ctx, g, mq, key); err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	if _, err := b.kvRead(ctx, parkKey(group, mq, key), &pr); err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
-	en := gateway.BlockedEntry{Queue: mq, ShardingKey: key, Since: pr.Since, Attempts: len(pr.IDs), State: gateway.StateParked}
+	en := core.BlockedEntry{Queue: mq, ShardingKey: key, Since: pr.Since, Attempts: len(pr.IDs), State: core.StateParked}
 	if len(pr.IDs) > 0 {
 		en.MessageID = pr.IDs[0]
 	}
@@ -529,7 +528,7 @@ func (b *Backend) parkHead(ctx context.Context, g core.Group, mq core.MessageQue
 	if err := b.endHead(ctx, g.Name, "", ref, m.Sequence, times, ""); err != nil {
 		return err
 	}
-	b.recordID(g.Name, m.Header.Get(hID), tlEvent{Type: gateway.EventDeadLettered})
+	b.recordID(g.Name, m.Header.Get(hID), tlEvent{Type: core.EventDeadLettered})
 	return nil
 }
 
@@ -566,18 +565,18 @@ func errBroadcastPark(group string) error {
 // redrives them), and only then is it forgotten. When release fails the
 // park holds again and the error is returned; a crash in between leaves
 // it listed as parked, and a second resume ends it. CLUSTERING only.
-func (b *Backend) ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (gateway.BlockedEntry, error) {
+func (b *Backend) ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (core.BlockedEntry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.RequestTimeout)
 	defer cancel()
 	g, err := b.Group(ctx, group)
 	if err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	if g.ConsumeMode == core.Orderly && g.MessageModel == core.Broadcasting {
-		return gateway.BlockedEntry{}, errBroadcastPark(group)
+		return core.BlockedEntry{}, errBroadcastPark(group)
 	}
 	if _, _, err := b.orderlyGroup(ctx, group, ""); err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	pk := parkKey(group, mq, key)
 	var pr parkRecord
@@ -591,10 +590,10 @@ func (b *Backend) ResumeKey(group, consumerID string, mq core.MessageQueue, key 
 		return true
 	})
 	if err != nil {
-		return gateway.BlockedEntry{}, err
+		return core.BlockedEntry{}, err
 	}
 	if !found {
-		return gateway.BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
+		return core.BlockedEntry{}, core.Errorf(core.ENotFound, "key %q of queue %s/%d is not parked", key, mq.Topic, mq.QueueID)
 	}
 	ids := slices.Clone(pr.IDs)
 	if release != nil && len(ids) > 0 {
@@ -606,7 +605,7 @@ func (b *Backend) ResumeKey(group, consumerID string, mq core.MessageQueue, key 
 				p.Resuming = false
 				return true
 			})
-			return gateway.BlockedEntry{}, err
+			return core.BlockedEntry{}, err
 		}
 	}
 	err = kvUpdate(ctx, b, rulesKey(group, ""), func(rs *ruleSet, _ bool) bool {
@@ -622,7 +621,7 @@ func (b *Backend) ResumeKey(group, consumerID string, mq core.MessageQueue, key 
 		// left to release unless it caught more; resume again.
 		b.log.Warn().Err(err).Str("group", group).Str("shardingKey", key).Msg("resumed key still stored as parked")
 	}
-	en := gateway.BlockedEntry{Queue: mq, ShardingKey: key, Since: pr.Since, Attempts: len(ids), State: gateway.StateResumed, ParkedIDs: ids}
+	en := core.BlockedEntry{Queue: mq, ShardingKey: key, Since: pr.Since, Attempts: len(ids), State: core.StateResumed, ParkedIDs: ids}
 	if len(ids) > 0 {
 		en.MessageID = ids[0]
 	}
@@ -675,7 +674,7 @@ func (b *Backend) caught(ctx context.Context, g core.Group, consumerID string, r
 		if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes, ""); err != nil {
 			b.log.Warn().Err(err).Str("group", g.Name).Msg("dead-lettering a parked message; retried at redelivery")
 		} else {
-			b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventDeadLettered})
+			b.recordID(g.Name, m.UserID(), tlEvent{Type: core.EventDeadLettered})
 		}
 		return true
 	}

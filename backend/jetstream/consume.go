@@ -15,16 +15,15 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/policy"
-	"github.com/mqgate/mqgate/gateway"
 )
 
-// Receive implements gateway.Service over the group's pull consumers.
+// Receive implements core.ConsumeService over the group's pull consumers.
 //
 // Every leased message is NAKed with a delay equal to its lease
 // (invisibleSeconds): JetStream keeps it pending and redelivers it when
 // the lease ends unless an ack comes first, from any connection. The
 // handle carries the ack subject, so any instance settles it.
-func (b *Backend) Receive(ctx context.Context, group string, req gateway.ReceiveRequest) ([]gateway.Received, error) {
+func (b *Backend) Receive(ctx context.Context, group string, req core.ReceiveRequest) ([]core.Received, error) {
 	if err := req.Validate(); err != nil { // the receive limits, core/limits.go
 		return nil, err
 	}
@@ -40,7 +39,7 @@ func (b *Backend) Receive(ctx context.Context, group string, req gateway.Receive
 
 // receive is Receive on a loaded group (the push runner calls it for push
 // groups too).
-func (b *Backend) receive(ctx context.Context, g core.Group, req gateway.ReceiveRequest) ([]gateway.Received, error) {
+func (b *Backend) receive(ctx context.Context, g core.Group, req core.ReceiveRequest) ([]core.Received, error) {
 	group := g.Name
 	consumerID := ""
 	if g.MessageModel == core.Broadcasting {
@@ -267,7 +266,7 @@ func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, batch int
 // deliveries (orderclaim.go), dead-letters those past maxReconsumeTimes,
 // acks those the subscription's tag filter rejects, and NAKs the rest
 // with a delay of invisible (the lease).
-func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, items []pulled, invisible time.Duration) ([]gateway.Received, error) {
+func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, items []pulled, invisible time.Duration) ([]core.Received, error) {
 	filters := map[string]core.Filter{}
 	for _, s := range g.Subscriptions {
 		f, _ := core.ParseFilter(s.Filter)
@@ -303,8 +302,8 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1, expiredReason); err != nil {
 				b.log.Warn().Err(err).Str("group", g.Name).Msg("dead-letter on receive failed; retried at redelivery")
 			} else {
-				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventLeaseExpired})
-				b.recordID(g.Name, m.UserID(), tlEvent{Type: gateway.EventDeadLettered})
+				b.recordID(g.Name, m.UserID(), tlEvent{Type: core.EventLeaseExpired})
+				b.recordID(g.Name, m.UserID(), tlEvent{Type: core.EventDeadLettered})
 			}
 			continue
 		}
@@ -341,7 +340,7 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	for _, i := range nakIdx {
 		naked[i] = true
 	}
-	var out []gateway.Received
+	var out []core.Received
 	for i, c := range keep {
 		if errs[i] != nil {
 			continue // not leased: JetStream redelivers it after its ack wait
@@ -354,12 +353,12 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 			sseq: c.meta.sseq, delivered: c.meta.delivered, deadline: until,
 			group: g.Name, consumerID: consumerID, reply: c.p.msg.Reply,
 		}))
-		out = append(out, gateway.Received{Message: c.m, ReceiptHandle: h, InvisibleUntil: until})
+		out = append(out, core.Received{Message: c.m, ReceiptHandle: h, InvisibleUntil: until})
 		who := consumerID
 		if who == "" {
 			who = b.opts.InstanceID
 		}
-		b.recordID(g.Name, c.m.UserID(), tlEvent{Type: gateway.EventDelivered, ConsumerID: who,
+		b.recordID(g.Name, c.m.UserID(), tlEvent{Type: core.EventDelivered, ConsumerID: who,
 			Attempt: c.m.ReconsumeTimes + 1, Stream: c.meta.stream, Seq: c.meta.sseq})
 	}
 	if len(out) == 0 && len(keep) > 0 {
@@ -508,14 +507,14 @@ func (b *Backend) putOverride(ctx context.Context, l lease, o override) error {
 }
 
 // check decodes a handle and says whether its lease is live now.
-func (b *Backend) check(ctx context.Context, group, h string, now time.Time) (lease, gateway.HandleStatus, error) {
+func (b *Backend) check(ctx context.Context, group, h string, now time.Time) (lease, core.HandleStatus, error) {
 	p, err := b.sealer.Open(h)
 	if err != nil {
-		return lease{}, gateway.HandleInvalid, nil
+		return lease{}, core.HandleInvalid, nil
 	}
 	l, ok := decodeLease(p)
 	if !ok || l.group != group {
-		return lease{}, gateway.HandleInvalid, nil
+		return lease{}, core.HandleInvalid, nil
 	}
 	o, found, err := b.override(ctx, l)
 	if err != nil {
@@ -526,22 +525,22 @@ func (b *Backend) check(ctx context.Context, group, h string, now time.Time) (le
 		l.ended = o.delivered == endedDelivery
 		switch {
 		case o.delivered > l.delivered:
-			return l, gateway.HandleExpired, nil // delivered again since
+			return l, core.HandleExpired, nil // delivered again since
 		case o.delivered == l.delivered && o.nacked:
-			return l, gateway.HandleExpired, nil
+			return l, core.HandleExpired, nil
 		case o.delivered == l.delivered:
 			deadline = o.deadline
 		}
 	}
 	if !now.Before(deadline) {
-		return l, gateway.HandleExpired, nil
+		return l, core.HandleExpired, nil
 	}
-	return l, gateway.HandleOK, nil
+	return l, core.HandleOK, nil
 }
 
 type checked struct {
 	l  lease
-	st gateway.HandleStatus
+	st core.HandleStatus
 }
 
 // checkAll checks handles concurrently (each reads its override from the
@@ -564,17 +563,17 @@ func (b *Backend) checkAll(ctx context.Context, group string, handles []string, 
 	return out, errors.Join(errs...)
 }
 
-// Ack implements gateway.Service: a synchronous JetStream ack of each live
+// Ack implements core.ConsumeService: a synchronous JetStream ack of each live
 // lease. A repeated ack answers ok while the lease lasts, and after it when
 // the consumer's ack floor has passed the message.
-func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]gateway.HandleResult, error) {
+func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]core.HandleResult, error) {
 	if err := core.ValidateHandles(handles); err != nil {
 		return nil, err
 	}
 	if _, err := b.cachedGroup(ctx, group); err != nil {
 		return nil, err
 	}
-	res := make([]gateway.HandleResult, len(handles))
+	res := make([]core.HandleResult, len(handles))
 	var subs []string
 	var idx []int
 	now := time.Now()
@@ -585,9 +584,9 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 	for i, h := range handles {
 		res[i].ReceiptHandle = h
 		l, st := checked[i].l, checked[i].st
-		if st == gateway.HandleExpired && !l.ended && b.ackedBefore(ctx, l) {
-			st = gateway.HandleOK
-		} else if st == gateway.HandleOK {
+		if st == core.HandleExpired && !l.ended && b.ackedBefore(ctx, l) {
+			st = core.HandleOK
+		} else if st == core.HandleOK {
 			subs, idx = append(subs, l.reply), append(idx, i)
 		}
 		res[i].Status = st
@@ -598,7 +597,7 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]ga
 		}
 	}
 	for _, i := range idx {
-		b.recordSettle(checked[i].l, tlEvent{Type: gateway.EventAcked})
+		b.recordSettle(checked[i].l, tlEvent{Type: core.EventAcked})
 	}
 	return res, nil
 }
@@ -613,23 +612,16 @@ func (b *Backend) ackedBefore(ctx context.Context, l lease) bool {
 	return c.CachedInfo().AckFloor.Stream >= l.sseq
 }
 
-// Nack implements gateway.Service with the retry policy every backend
+// Nack implements core.ConsumeService with the retry policy every backend
 // shares (policy.Retry): level 0 is 3 + reconsumeTimes, a level above the
 // last is the last, the 1 + maxReconsumeTimes-th failure (or level -1)
 // goes to the group's DLQ stream. A retry is a JetStream NAK with the
 // level's delay on the same consumer (ordering of ORDERLY queues holds:
-// the queue's consumer has one message out at a time).
-func (b *Backend) Nack(ctx context.Context, group string, handles []string, delayLevel int) ([]gateway.HandleResult, error) {
-	return b.NackReason(ctx, group, handles, delayLevel, "")
-}
-
-var _ gateway.ReasonNacker = (*Backend)(nil)
-
-// NackReason implements gateway.ReasonNacker: Nack with the failure's
-// reason, kept in the lease override with the retry (the message is not
-// copied on JetStream) and on the dead-letter copy (Mq-Last-Reason,
-// shown as lastReason).
-func (b *Backend) NackReason(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]gateway.HandleResult, error) {
+// the queue's consumer has one message out at a time). The reason is kept
+// in the lease override with the retry (the message is not copied on
+// JetStream) and on the dead-letter copy (Mq-Last-Reason, shown as
+// lastReason).
+func (b *Backend) Nack(ctx context.Context, group string, handles []string, delayLevel int, reason string) ([]core.HandleResult, error) {
 	if err := core.ValidateNack(delayLevel, reason); err != nil {
 		return nil, err
 	}
@@ -641,7 +633,7 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 	if err != nil {
 		return nil, err
 	}
-	res := make([]gateway.HandleResult, len(handles))
+	res := make([]core.HandleResult, len(handles))
 	now := time.Now()
 	checked, err := b.checkAll(ctx, group, handles, now)
 	if err != nil {
@@ -651,7 +643,7 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 		res[i].ReceiptHandle = h
 		l, st := checked[i].l, checked[i].st
 		res[i].Status = st
-		if st != gateway.HandleOK {
+		if st != core.HandleOK {
 			continue
 		}
 		times := int(l.delivered) - 1 - b.fenceReturns(ctx, l.meta)
@@ -659,26 +651,26 @@ func (b *Backend) NackReason(ctx context.Context, group string, handles []string
 			return nil, err
 		}
 		out := policy.Retry(times, g.MaxReconsumeTimes, delayLevel)
-		b.recordSettle(l, tlEvent{Type: gateway.EventNacked, DelayLevel: delayLevel, Reason: reason})
+		b.recordSettle(l, tlEvent{Type: core.EventNacked, DelayLevel: delayLevel, Reason: reason})
 		if out.DeadLetter {
 			if err := b.deadLetterLease(ctx, g.Name, l, times, reason); err != nil {
 				return nil, err
 			}
-			b.recordSettle(l, tlEvent{Type: gateway.EventDeadLettered})
+			b.recordSettle(l, tlEvent{Type: core.EventDeadLettered})
 			continue
 		}
 		if errs := b.requestAll(ctx, []string{l.reply}, nakDelay(policy.LevelDelay(b.opts.DelayLevels, out.Level))); errs[0] != nil {
 			return nil, errs[0]
 		}
-		b.recordSettle(l, tlEvent{Type: gateway.EventRetryScheduled, DelayLevel: out.Level})
+		b.recordSettle(l, tlEvent{Type: core.EventRetryScheduled, DelayLevel: out.Level})
 		b.noteNack(ctx, l, times, reason) // ORDERLY: the queue is blocked (blocked.go)
 	}
 	return res, nil
 }
 
-// Extend implements gateway.Service: NAK with a delay of invisible (the
+// Extend implements core.ConsumeService: NAK with a delay of invisible (the
 // server's timer restarts) and an override with the new deadline.
-func (b *Backend) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]gateway.HandleResult, error) {
+func (b *Backend) Extend(ctx context.Context, group string, handles []string, invisible time.Duration) ([]core.HandleResult, error) {
 	if err := core.ValidateLease(invisible); err != nil {
 		return nil, err
 	}
@@ -688,7 +680,7 @@ func (b *Backend) Extend(ctx context.Context, group string, handles []string, in
 	if _, err := b.cachedGroup(ctx, group); err != nil {
 		return nil, err
 	}
-	res := make([]gateway.HandleResult, len(handles))
+	res := make([]core.HandleResult, len(handles))
 	now := time.Now()
 	checked, err := b.checkAll(ctx, group, handles, now)
 	if err != nil {
@@ -698,7 +690,7 @@ func (b *Backend) Extend(ctx context.Context, group string, handles []string, in
 		res[i].ReceiptHandle = h
 		l, st := checked[i].l, checked[i].st
 		res[i].Status = st
-		if st != gateway.HandleOK {
+		if st != core.HandleOK {
 			continue
 		}
 		until := now.Add(invisible)
@@ -713,14 +705,14 @@ func (b *Backend) Extend(ctx context.Context, group string, handles []string, in
 	return res, nil
 }
 
-// GroupStatus implements gateway.Service: this instance's view (parked
+// GroupStatus implements core.ConsumeService: this instance's view (parked
 // receives, stashed messages) and each consumer's server-side state.
-func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupStatus, error) {
+func (b *Backend) GroupStatus(ctx context.Context, group string) (core.GroupStatus, error) {
 	g, err := b.Group(ctx, group)
 	if err != nil {
-		return gateway.GroupStatus{}, err
+		return core.GroupStatus{}, err
 	}
-	st := gateway.GroupStatus{Group: group, Push: b.pushStatus(group)}
+	st := core.GroupStatus{Group: group, Push: b.pushStatus(group)}
 	b.mu.Lock()
 	st.Waiting = b.waiting[group]
 	buffered := 0
@@ -731,7 +723,7 @@ func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupS
 	if g.MessageModel == core.Broadcasting {
 		return st, nil
 	}
-	cs := gateway.ClientStatus{ClientID: b.opts.InstanceID}
+	cs := core.ClientStatus{ClientID: b.opts.InstanceID}
 	for _, s := range g.Subscriptions {
 		t, err := b.cachedTopic(s.Topic)
 		if err != nil {
@@ -743,14 +735,14 @@ func (b *Backend) GroupStatus(ctx context.Context, group string) (gateway.GroupS
 				continue
 			}
 			ci := c.CachedInfo()
-			cs.Queues = append(cs.Queues, gateway.QueueStatus{
-				Queue:          core.MessageQueue{Topic: ref.topic, QueueID: max(ref.queue, 0)},
-				ConsumedOffset: int64(ci.AckFloor.Stream), InFlight: ci.NumAckPending,
-				Buffered: buffered, Locked: ref.queue >= 0 && ci.NumAckPending > 0,
+			cs.Queues = append(cs.Queues, core.QueueStatus{
+				Queue:    core.MessageQueue{Topic: ref.topic, QueueID: max(ref.queue, 0)},
+				Position: int64(ci.AckFloor.Stream), InFlight: ci.NumAckPending,
+				Buffered: buffered, Exclusive: ref.queue >= 0 && ci.NumAckPending > 0,
 			})
 			buffered = 0
 		}
 	}
-	st.Clients = []gateway.ClientStatus{cs}
+	st.Clients = []core.ClientStatus{cs}
 	return st, nil
 }

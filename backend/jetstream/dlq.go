@@ -100,7 +100,7 @@ func (b *Backend) deadLetterLease(ctx context.Context, group string, l lease, ti
 	return b.deadLetter(ctx, group, m, l.meta, times, reason)
 }
 
-// DLQMessages implements api.Engine; the cursor is a DLQ stream sequence.
+// DLQMessages implements core.DeadLetterService; the cursor is a DLQ stream sequence.
 func (b *Backend) DLQMessages(group, cursor string, limit int) ([]*core.Message, string, error) {
 	from := uint64(1)
 	if cursor != "" {
@@ -136,7 +136,7 @@ func (b *Backend) DLQMessages(group, cursor string, limit int) ([]*core.Message,
 	return out, strconv.FormatUint(seq, 10), nil
 }
 
-// DLQDepth implements api.Engine.
+// DLQDepth implements core.DeadLetterService.
 func (b *Backend) DLQDepth(group string) (int64, error) {
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
@@ -149,26 +149,32 @@ func (b *Backend) DLQDepth(group string) (int64, error) {
 	return int64(st.CachedInfo().State.Msgs), nil
 }
 
-// Redrive implements api.Engine.
+// Redrive is RedriveIDs counting what went.
 func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int, error) {
+	moved, err := b.RedriveIDs(ctx, group, ids)
+	return len(moved), err
+}
+
+// RedriveIDs implements core.DeadLetterService.
+func (b *Backend) RedriveIDs(ctx context.Context, group string, ids []string) (moved []string, err error) {
 	st, err := b.stream(ctx, dlqStream(group))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
-		return 0, nil
+		return nil, nil
 	} else if err != nil {
-		return 0, mapErr(err)
+		return nil, mapErr(err)
 	}
-	n := 0
 	for seq := uint64(1); ; {
 		// From the leader: a lagging replica's 404 would end the
 		// redrive early.
 		raw, err := b.leaderMsg(ctx, dlqStream(group), msgGet{Seq: seq, NextBySubj: dlqSubject(group)})
 		if errors.Is(err, jsapi.ErrMsgNotFound) {
-			return n, nil
+			return moved, nil
 		} else if err != nil {
-			return n, mapErr(err)
+			return moved, mapErr(err)
 		}
 		seq = raw.Sequence + 1
-		if len(ids) > 0 && !slices.Contains(ids, raw.Header.Get(hID)) {
+		id := raw.Header.Get(hID)
+		if len(ids) > 0 && !slices.Contains(ids, id) {
 			continue
 		}
 		topic := raw.Header.Get(hTopic)
@@ -186,16 +192,16 @@ func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int,
 		}
 		m.Header.Set(jsapi.MsgIDHeader, fmt.Sprintf("redrive:%s:%d", group, raw.Sequence))
 		if _, err := b.js.PublishMsg(ctx, m); err != nil {
-			return n, publishErr(err)
+			return moved, publishErr(err)
 		}
 		if err := st.DeleteMsg(ctx, raw.Sequence); err != nil && !errors.Is(err, jsapi.ErrMsgNotFound) {
-			return n, mapErr(err)
+			return moved, mapErr(err)
 		}
-		n++
+		moved = append(moved, id)
 	}
 }
 
-// Message implements api.Engine through the id index entry published
+// Message implements core.TopicService through the id index entry published
 // with the message (mq.<topic>.i.<id>). A delayed message is found as
 // its schedule until it is due; once moved to its queue it is not (the
 // schedule is purged and the moved copy is not indexed).
@@ -248,7 +254,7 @@ func (b *Backend) indexed(ctx context.Context, st jsapi.Stream, idx *jsapi.RawSt
 	return decodeMessage(raw.Subject, raw.Header, raw.Data, raw.Sequence, raw.Time), nil
 }
 
-// MessagesByKey implements api.Engine through the key index entries
+// MessagesByKey implements core.TopicService through the key index entries
 // (mq.<topic>.k.<hash>): the newest limit messages, oldest first.
 func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, error) {
 	if _, err := b.Topic(topic); err != nil {
@@ -285,7 +291,7 @@ func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, 
 	return out, nil
 }
 
-// GetMessages implements api.Engine (browse): offsets are stream
+// GetMessages implements core.TopicService (browse): offsets are stream
 // sequences; the queue's messages from offset on, through its subject.
 func (b *Backend) GetMessages(mq core.MessageQueue, offset int64, maxN int, filter core.Filter) (core.GetResult, error) {
 	t, err := b.Topic(mq.Topic)

@@ -1,5 +1,5 @@
 // Package jetstream is mqgate's distributed backend: the same HTTP API
-// (api.Backend: api.Engine, gateway.Service, gateway.Groups) over a NATS JetStream
+// (core.Backend, the one seam; Open is its constructor) over a NATS JetStream
 // cluster, served by any number of stateless gateway instances. The
 // embedded bbolt engine stays the default; docs/jetstream.md has the full
 // mapping, the operations guide and what differs from embedded.

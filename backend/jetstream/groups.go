@@ -11,8 +11,6 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/groups"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // A group's config is a key of the MQGATE_GROUPS bucket; its position in
@@ -43,9 +41,9 @@ func (b *Backend) gcache() *groupCache {
 	return &b.gc
 }
 
-// PutGroup implements gateway.Groups.
+// PutGroup implements core.GroupService.
 func (b *Backend) PutGroup(ctx context.Context, cfg core.GroupConfig) (core.Group, bool, error) {
-	cfg, err := groups.Normalize(cfg)
+	cfg, err := core.NormalizeGroup(cfg)
 	if err != nil {
 		return core.Group{}, false, err
 	}
@@ -105,7 +103,7 @@ func (c *groupCache) forget(name string) {
 	c.mu.Unlock()
 }
 
-// Group implements gateway.Groups.
+// Group implements core.GroupService.
 func (b *Backend) Group(ctx context.Context, name string) (core.Group, error) {
 	if !core.ValidName(name) {
 		return core.Group{}, core.Errorf(core.ENotFound, "group %q not found", name)
@@ -145,7 +143,7 @@ func (b *Backend) cachedGroup(ctx context.Context, name string) (core.Group, err
 	return g, nil
 }
 
-// GroupList implements gateway.Groups.
+// GroupList implements core.GroupService.
 func (b *Backend) GroupList(ctx context.Context) ([]core.Group, error) {
 	keys, err := b.groups.ListKeys(ctx)
 	if err != nil {
@@ -177,7 +175,7 @@ func sortGroups(gs []core.Group) {
 	}
 }
 
-// DeleteGroup implements gateway.Groups: the config, every consumer and
+// DeleteGroup implements core.GroupService: the config, every consumer and
 // the dead-letter stream.
 func (b *Backend) DeleteGroup(ctx context.Context, name string) error {
 	g, err := b.Group(ctx, name)
@@ -325,15 +323,15 @@ func (b *Backend) ensureConsumer(ctx context.Context, g core.Group, ref consumer
 	return nil
 }
 
-// Offsets implements gateway.Groups from consumer info: Committed is the
+// Offsets implements core.GroupService from consumer info: Committed is the
 // ack floor (a stream sequence), Max the stream's last sequence, Lag the
 // messages not yet delivered plus those delivered and unacknowledged.
-func (b *Backend) Offsets(ctx context.Context, group, consumerID string) ([]gateway.QueueOffset, error) {
+func (b *Backend) Offsets(ctx context.Context, group, consumerID string) ([]core.QueueOffset, error) {
 	g, consumerID, err := b.groupConsumer(ctx, group, consumerID)
 	if err != nil {
 		return nil, err
 	}
-	var out []gateway.QueueOffset
+	var out []core.QueueOffset
 	for _, s := range g.Subscriptions {
 		t, err := b.Topic(s.Topic)
 		if core.ErrorCode(err) == core.ENotFound {
@@ -353,8 +351,8 @@ func (b *Backend) Offsets(ctx context.Context, group, consumerID string) ([]gate
 // offsetRows are the rows of (g, consumerID) on t: one per queue, from
 // the queue's consumer (ORDERLY) or the topic's one consumer
 // (CONCURRENTLY: offsets.go).
-func (b *Backend) offsetRows(ctx context.Context, g core.Group, consumerID string, t core.Topic) ([]gateway.QueueOffset, error) {
-	var out []gateway.QueueOffset
+func (b *Backend) offsetRows(ctx context.Context, g core.Group, consumerID string, t core.Topic) ([]core.QueueOffset, error) {
+	var out []core.QueueOffset
 	for _, ref := range b.consumersOf(g, consumerID, t) {
 		if ref.queue < 0 {
 			return b.queueRows(ctx, g, ref, t)
@@ -368,9 +366,9 @@ func (b *Backend) offsetRows(ctx context.Context, g core.Group, consumerID strin
 	return out, nil
 }
 
-func (b *Backend) consumerOffset(ctx context.Context, g core.Group, ref consumerRef) (gateway.QueueOffset, error) {
+func (b *Backend) consumerOffset(ctx context.Context, g core.Group, ref consumerRef) (core.QueueOffset, error) {
 	q := max(ref.queue, 0)
-	qo := gateway.QueueOffset{Queue: core.MessageQueue{Topic: ref.topic, QueueID: q}}
+	qo := core.QueueOffset{Queue: core.MessageQueue{Topic: ref.topic, QueueID: q}}
 	if err := b.ensureConsumer(ctx, g, ref, false); err != nil {
 		return qo, err
 	}
@@ -403,11 +401,11 @@ func (b *Backend) groupConsumer(ctx context.Context, group, consumerID string) (
 	return g, consumerID, nil
 }
 
-// ResetOffsets implements gateway.Groups: each consumer of the group on
+// ResetOffsets implements core.GroupService: each consumer of the group on
 // topic is reset to the stream sequence of position (JetStream consumer
 // reset, nats-server ≥ 2.14); messages it had delivered and not yet had
 // acknowledged are forgotten.
-func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]gateway.QueueOffset, error) {
+func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]core.QueueOffset, error) {
 	g, consumerID, err := b.groupConsumer(ctx, group, consumerID)
 	if err != nil {
 		return nil, err

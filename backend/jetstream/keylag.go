@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/consumer"
 )
 
 // Per-key lag of CLUSTERING ORDERLY groups (API.md, docs/jetstream.md
@@ -35,7 +34,7 @@ const (
 // KeyLags lists the CLUSTERING ORDERLY group's ordering keys with
 // unfinished messages, oldest first, at most limit. EConflict for other
 // groups.
-func (b *Backend) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
+func (b *Backend) KeyLags(group string, limit int) ([]core.KeyLag, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.RequestTimeout)
 	defer cancel()
 	g, err := b.Group(ctx, group)
@@ -59,7 +58,7 @@ func (b *Backend) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
 		refs = append(refs, b.consumersOf(g, "", t)...)
 	}
 	var mu sync.Mutex
-	byKey := map[keyRefJS]*consumer.KeyLag{}
+	byKey := map[keyRefJS]*core.KeyLag{}
 	var firstErr error
 	sem := make(chan struct{}, keyLagParallel)
 	var wg sync.WaitGroup
@@ -86,7 +85,7 @@ func (b *Backend) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
 				k := keyRefJS{core.MessageQueue{Topic: ref.topic, QueueID: ref.queue}, m.ShardingKey}
 				kl := byKey[k]
 				if kl == nil {
-					kl = &consumer.KeyLag{Queue: k.mq, ShardingKey: k.key, Oldest: m.BornAt, OldestID: m.UserID()}
+					kl = &core.KeyLag{Queue: k.mq, ShardingKey: k.key, Oldest: m.BornAt, OldestID: m.UserID()}
 					byKey[k] = kl
 				}
 				kl.Depth++
@@ -100,11 +99,11 @@ func (b *Backend) KeyLags(group string, limit int) ([]consumer.KeyLag, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	out := make([]consumer.KeyLag, 0, len(byKey))
+	out := make([]core.KeyLag, 0, len(byKey))
 	for _, kl := range byKey {
 		out = append(out, *kl)
 	}
-	slices.SortFunc(out, func(a, b consumer.KeyLag) int {
+	slices.SortFunc(out, func(a, b core.KeyLag) int {
 		if c := a.Oldest.Compare(b.Oldest); c != 0 {
 			return c
 		}

@@ -11,7 +11,6 @@ import (
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/limitstest"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // Long polls beyond MaxWaitingPerGroup answer ETooMany (429).
@@ -37,7 +36,7 @@ func TestWaitingLimit(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		b.Receive(rctx, "lim-g", gateway.ReceiveRequest{MaxMessages: 1, Wait: 20 * time.Second})
+		b.Receive(rctx, "lim-g", core.ReceiveRequest{MaxMessages: 1, Wait: 20 * time.Second})
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	tick := time.NewTicker(10 * time.Millisecond)
@@ -52,11 +51,11 @@ func TestWaitingLimit(t *testing.T) {
 		}
 		<-tick.C
 	}
-	_, err = b.Receive(ctx, "lim-g", gateway.ReceiveRequest{MaxMessages: 1, Wait: time.Second})
+	_, err = b.Receive(ctx, "lim-g", core.ReceiveRequest{MaxMessages: 1, Wait: time.Second})
 	if core.ErrorCode(err) != core.ETooMany {
 		t.Fatalf("second long poll: %v, want too_many", err)
 	}
-	if _, err := b.Receive(ctx, "lim-g", gateway.ReceiveRequest{MaxMessages: 1}); err != nil {
+	if _, err := b.Receive(ctx, "lim-g", core.ReceiveRequest{MaxMessages: 1}); err != nil {
 		t.Fatalf("a receive that does not wait is not limited: %v", err)
 	}
 	cancel()
@@ -99,13 +98,10 @@ func TestRequestLimitsAreCores(t *testing.T) {
 	limitstest.CheckSettles(t, settler{ctx, b, "limits-g"})
 }
 
-// settler is a gateway.Service with a nack reason as limitstest sees it.
+// settler is the backend's settling as limitstest sees it.
 type settler struct {
-	ctx context.Context
-	s   interface {
-		gateway.Service
-		gateway.ReasonNacker
-	}
+	ctx   context.Context
+	s     core.ConsumeService
 	group string
 }
 
@@ -115,7 +111,7 @@ func (s settler) Ack(h []string) error {
 }
 
 func (s settler) NackReason(h []string, level int, reason string) error {
-	_, err := s.s.NackReason(s.ctx, s.group, h, level, reason)
+	_, err := s.s.Nack(s.ctx, s.group, h, level, reason)
 	return err
 }
 

@@ -9,7 +9,6 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // Per-queue offsets of CONCURRENTLY groups (docs/jetstream.md, "Offsets
@@ -32,7 +31,7 @@ const offsetsParallel = 8
 
 // queueRows are the rows of a CONCURRENTLY consumer ref (queue < 0) of
 // topic t: one per queue.
-func (b *Backend) queueRows(ctx context.Context, g core.Group, ref consumerRef, t core.Topic) ([]gateway.QueueOffset, error) {
+func (b *Backend) queueRows(ctx context.Context, g core.Group, ref consumerRef, t core.Topic) ([]core.QueueOffset, error) {
 	if err := b.ensureConsumer(ctx, g, ref, false); err != nil {
 		return nil, err
 	}
@@ -45,7 +44,7 @@ func (b *Backend) queueRows(ctx context.Context, g core.Group, ref consumerRef, 
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]gateway.QueueOffset, t.Queues)
+	rows := make([]core.QueueOffset, t.Queues)
 	errs := make([]error, t.Queues)
 	var redriven int64
 	var redriveErr error
@@ -58,7 +57,7 @@ func (b *Backend) queueRows(ctx context.Context, g core.Group, ref consumerRef, 
 		*into, *errp = b.countFrom(ctx, ref.stream, subj, floor+1)
 	}
 	for q := range rows {
-		rows[q] = gateway.QueueOffset{Queue: core.MessageQueue{Topic: ref.topic, QueueID: q}, Committed: int64(floor)}
+		rows[q] = core.QueueOffset{Queue: core.MessageQueue{Topic: ref.topic, QueueID: q}, Committed: int64(floor)}
 		wg.Add(1)
 		go count(queueSubject(ref.topic, q), &rows[q].Lag, &errs[q])
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/mqgate/mqgate/backend/jetstream/jstest"
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // A stale consumer leader (one SIGSTOPped and continued, or cut off from
@@ -62,14 +61,14 @@ func TestOrderlyClaimStaleLeader(t *testing.T) {
 	}
 	receive := func(wait time.Duration) []string {
 		t.Helper()
-		got, err := b.Receive(ctx, "claim-g", gateway.ReceiveRequest{MaxMessages: 16, Wait: wait})
+		got, err := b.Receive(ctx, "claim-g", core.ReceiveRequest{MaxMessages: 16, Wait: wait})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
 		for _, r := range got {
 			out = append(out, string(r.Message.Body))
-			if res, err := b.Ack(ctx, "claim-g", []string{r.ReceiptHandle}); err != nil || res[0].Status != gateway.HandleOK {
+			if res, err := b.Ack(ctx, "claim-g", []string{r.ReceiptHandle}); err != nil || res[0].Status != core.HandleOK {
 				t.Fatalf("ack %s: %v %v", r.Message.Body, res, err)
 			}
 		}

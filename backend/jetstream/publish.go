@@ -17,7 +17,7 @@ import (
 	"github.com/mqgate/mqgate/core/policy"
 )
 
-// Put implements api.Engine. A batch is one JetStream atomic batch
+// Put implements core.TopicService. A batch is one JetStream atomic batch
 // (Nats-Batch-Id / -Sequence / -Commit): all of it is stored or none.
 // A delayed message (delayLevel, deliverAt) is a schedule message on
 // mq.<topic>.s.<id> (Nats-Schedule: @at …, Nats-Schedule-Target: its

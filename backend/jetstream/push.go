@@ -11,7 +11,6 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
 )
@@ -173,7 +172,7 @@ func (b *Backend) feedPush(ctx context.Context, g core.Group, p *webhook.Pusher,
 			<-backoff.C
 			defer backoff.Stop()
 			for ctx.Err() == nil {
-				got, err := b.receive(ctx, g, gateway.ReceiveRequest{
+				got, err := b.receive(ctx, g, core.ReceiveRequest{
 					MaxMessages: batch, Wait: o.PollWait, Invisible: timeout + 5*time.Second,
 				})
 				if err != nil {
@@ -198,9 +197,9 @@ func (b *Backend) feedPush(ctx context.Context, g core.Group, p *webhook.Pusher,
 	wg.Wait()
 }
 
-// pushDelivery hands got to the pusher as one Delivery; the channel
+// pushDelivery hands got to the pusher as one delivery (Deliver); the channel
 // closes once every message is answered and settled.
-func (b *Backend) pushDelivery(ctx context.Context, group string, orderly bool, got []gateway.Received, p *webhook.Pusher) <-chan struct{} {
+func (b *Backend) pushDelivery(ctx context.Context, group string, orderly bool, got []core.Received, p *webhook.Pusher) <-chan struct{} {
 	msgs := make([]*core.Message, len(got))
 	for i, r := range got {
 		msgs[i] = r.Message
@@ -218,7 +217,7 @@ func (b *Backend) pushDelivery(ctx context.Context, group string, orderly bool, 
 	)
 	left.Store(int32(len(got)))
 	mq := core.MessageQueue{Topic: msgs[0].UserTopic()}
-	d := consumer.NewDeliveryReasons(group, mq, orderly, msgs, func(i int, ok bool, level int, reason string) {
+	p.Deliver(group, mq, orderly, msgs, func(i int, ok bool, level int, reason string) {
 		mu.Lock()
 		if i < 0 || i >= len(answers) || answers[i] != nil {
 			mu.Unlock()
@@ -253,19 +252,18 @@ func (b *Backend) pushDelivery(ctx context.Context, group string, orderly bool, 
 			}
 		}
 		for k, hs := range nacks {
-			if _, err := b.NackReason(sctx, group, hs, k.level, k.reason); err != nil {
+			if _, err := b.Nack(sctx, group, hs, k.level, k.reason); err != nil {
 				b.log.Warn().Err(err).Str("group", group).Msg("push: nack failed; redelivered after the lease")
 			}
 		}
 		close(done)
 	})
-	p.Consume(d)
 	return done
 }
 
 // pushStatus is this instance's webhook state of group (nil when it runs
 // no pusher for it).
-func (b *Backend) pushStatus(group string) *webhook.Status {
+func (b *Backend) pushStatus(group string) *core.PushStatus {
 	b.mu.Lock()
 	p := b.pushers[group]
 	b.mu.Unlock()

@@ -11,7 +11,6 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // Message timelines (API.md "Timeline") shared by every instance: events
@@ -43,16 +42,16 @@ const (
 
 // tlEvent is one stored event (JSON).
 type tlEvent struct {
-	At         time.Time         `json:"at"`
-	Type       gateway.EventType `json:"type"`
-	MessageID  string            `json:"id,omitempty"`
-	ConsumerID string            `json:"consumer,omitempty"`
-	Attempt    int               `json:"attempt,omitempty"`
-	DelayLevel int               `json:"level,omitempty"`
-	Reason     string            `json:"reason,omitempty"`
-	Job        string            `json:"job,omitempty"`
-	Stream     string            `json:"stream,omitempty"` // DELIVERED: the delivery
-	Seq        uint64            `json:"seq,omitempty"`
+	At         time.Time      `json:"at"`
+	Type       core.EventType `json:"type"`
+	MessageID  string         `json:"id,omitempty"`
+	ConsumerID string         `json:"consumer,omitempty"`
+	Attempt    int            `json:"attempt,omitempty"`
+	DelayLevel int            `json:"level,omitempty"`
+	Reason     string         `json:"reason,omitempty"`
+	Job        string         `json:"job,omitempty"`
+	Stream     string         `json:"stream,omitempty"` // DELIVERED: the delivery
+	Seq        uint64         `json:"seq,omitempty"`
 }
 
 func tlIDSubject(group, id string) string { return "mqt." + group + ".i." + id }
@@ -105,7 +104,7 @@ func (b *Backend) recordSettle(l lease, ev tlEvent) {
 
 // MessageEvents returns the recorded events of message id in group,
 // oldest first (api's timeline page).
-func (b *Backend) MessageEvents(group, id string) []gateway.Event {
+func (b *Backend) MessageEvents(group, id string) []core.Event {
 	if !b.opts.Timeline || !core.ValidName(group) || !core.ValidName(id) {
 		return nil
 	}
@@ -114,7 +113,7 @@ func (b *Backend) MessageEvents(group, id string) []gateway.Event {
 	evs := b.readEvents(ctx, tlIDSubject(group, id))
 	seen := map[string]bool{}
 	for _, e := range evs {
-		if e.Type == gateway.EventDelivered && e.Stream != "" {
+		if e.Type == core.EventDelivered && e.Stream != "" {
 			subj := tlSeqSubject(group, e.Stream, e.Seq)
 			if !seen[subj] {
 				seen[subj] = true
@@ -123,9 +122,9 @@ func (b *Backend) MessageEvents(group, id string) []gateway.Event {
 		}
 	}
 	slices.SortStableFunc(evs, func(a, b tlEvent) int { return a.At.Compare(b.At) })
-	out := make([]gateway.Event, 0, len(evs))
+	out := make([]core.Event, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, gateway.Event{At: e.At, Type: e.Type, MessageID: id, ConsumerID: e.ConsumerID,
+		out = append(out, core.Event{At: e.At, Type: e.Type, MessageID: id, ConsumerID: e.ConsumerID,
 			Attempt: e.Attempt, DelayLevel: e.DelayLevel, Reason: e.Reason, Job: e.Job})
 	}
 	return out
@@ -150,7 +149,7 @@ func (b *Backend) readEvents(ctx context.Context, subject string) []tlEvent {
 }
 
 // RecordEvents records events of group (the API's REDRIVEN).
-func (b *Backend) RecordEvents(group string, evs ...gateway.Event) {
+func (b *Backend) RecordEvents(group string, evs ...core.Event) {
 	for _, ev := range evs {
 		b.recordID(group, ev.MessageID, tlEvent{At: ev.At, Type: ev.Type, ConsumerID: ev.ConsumerID,
 			Attempt: ev.Attempt, DelayLevel: ev.DelayLevel, Reason: ev.Reason, Job: ev.Job})

@@ -64,7 +64,7 @@ func (b *Backend) streamConfig(cfg core.TopicConfig) jsapi.StreamConfig {
 	}
 }
 
-// PutTopic implements api.Engine.
+// PutTopic implements core.TopicService.
 func (b *Backend) PutTopic(cfg core.TopicConfig) (core.Topic, bool, error) {
 	if err := userTopic(cfg.Name); err != nil {
 		return core.Topic{}, false, err
@@ -124,7 +124,7 @@ func topicOf(name string, si *jsapi.StreamInfo) core.Topic {
 	}
 }
 
-// Topic implements api.Engine.
+// Topic implements core.TopicService.
 func (b *Backend) Topic(name string) (core.Topic, error) {
 	t, _, err := b.topicInfo(name)
 	return t, err
@@ -185,7 +185,7 @@ func (b *Backend) forgetTopic(name string) {
 	b.topics.mu.Unlock()
 }
 
-// Topics implements api.Engine.
+// Topics implements core.TopicService.
 func (b *Backend) Topics() ([]core.Topic, error) {
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
@@ -205,7 +205,7 @@ func (b *Backend) Topics() ([]core.Topic, error) {
 	return out, nil
 }
 
-// DeleteTopic implements api.Engine.
+// DeleteTopic implements core.TopicService.
 func (b *Backend) DeleteTopic(name string) error {
 	if err := userTopic(name); err != nil {
 		return err
@@ -221,7 +221,7 @@ func (b *Backend) DeleteTopic(name string) error {
 	return nil
 }
 
-// TopicStats implements api.Engine. Offsets are stream sequences, shared
+// TopicStats implements core.TopicService. Offsets are stream sequences, shared
 // by the topic's queues: a queue's MinOffset is 0 and MaxOffset the number
 // of messages on its subject.
 func (b *Backend) TopicStats(name string) (core.TopicStats, error) {
@@ -248,7 +248,7 @@ func (b *Backend) TopicStats(name string) (core.TopicStats, error) {
 	return st, nil
 }
 
-// CorruptMessages implements api.Engine: JetStream checks its own
+// CorruptMessages implements core.TopicService: JetStream checks its own
 // checksums and never hands out a corrupt message, so there is nothing
 // set aside to list.
 func (b *Backend) CorruptMessages(topic string) ([]core.CorruptMessage, error) {

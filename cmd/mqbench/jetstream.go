@@ -24,12 +24,10 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/backend/embedded"
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/backend/jetstream/jstest"
-	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
-	"github.com/mqgate/mqgate/core/groups"
-	"github.com/mqgate/mqgate/gateway"
 )
 
 // `mqbench jetstream` compares, on one machine and in this process:
@@ -467,7 +465,7 @@ func startJSGateways(ctx context.Context, cl *jstest.Cluster) (lbURL, first stri
 			closeAll()
 			return "", "", nil, err
 		}
-		srv := httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b}))
+		srv := httptest.NewServer(api.New(api.Options{Backend: b}))
 		closers = append(closers, func() { srv.Close(); b.Close(context.Background()); nc.Close() })
 		u, _ := url.Parse(srv.URL)
 		targets = append(targets, u)
@@ -483,31 +481,13 @@ func startJSGateways(ctx context.Context, cl *jstest.Cluster) (lbURL, first stri
 // startEmbeddedGateway is the default backend in-process (as cmd/mqgate
 // wires it, without auth and webhooks).
 func startEmbeddedGateway(dir string) (string, func(), error) {
-	eng, err := engine.Open(engine.Options{Dir: dir})
+	be, err := embedded.Open(embedded.Options{Engine: engine.Options{Dir: dir}})
 	if err != nil {
 		return "", nil, err
 	}
-	reg, err := groups.OpenWith(eng.Store(), groups.Options{Offsets: eng,
-		Commit: eng.CommitHook})
-	if err != nil {
-		eng.Close()
-		return "", nil, err
-	}
-	gw, err := gateway.New(gateway.Options{Dir: dir, Groups: reg,
-		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg}, Coordinator: reg}, nil)})
-	if err == nil {
-		err = gw.Start()
-	}
-	if err != nil {
-		reg.Close()
-		eng.Close()
-		return "", nil, err
-	}
-	srv := httptest.NewServer(api.New(api.Options{Engine: eng, Consume: gw, Groups: &gateway.Admin{Registry: reg, Engine: eng, Service: gw}}))
+	srv := httptest.NewServer(api.New(api.Options{Backend: be}))
 	return srv.URL, func() {
 		srv.Close()
-		gw.Close(context.Background())
-		reg.Close()
-		eng.Close()
+		be.Close(context.Background())
 	}, nil
 }

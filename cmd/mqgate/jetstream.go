@@ -73,7 +73,7 @@ func (m *Main) runJetStream() error {
 		return fmt.Errorf("start webhook pushers: %w", err)
 	}
 	httpLog := m.component("http")
-	r.api = api.New(api.Options{Engine: b, Consume: b, Groups: b, Logger: &httpLog, Version: Version(),
+	r.api = api.New(api.Options{Backend: b, Logger: &httpLog, Version: Version(),
 		OpenAPI: openapi.Document, Registry: metrics, Keys: keyring,
 		NoAccessLog: !m.Config.AccessLog, BodyReadTimeout: m.Config.BodyReadTimeout,
 		WriteTimeout: m.Config.WriteTimeout, Streams: m.Config.streamOptions(), Tracer: m.tracer,

@@ -15,11 +15,11 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/backend/embedded"
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/consumer"
 	"github.com/mqgate/mqgate/core/engine"
-	"github.com/mqgate/mqgate/core/groups"
 	"github.com/mqgate/mqgate/core/store"
 	"github.com/mqgate/mqgate/gateway"
 	"github.com/mqgate/mqgate/gateway/webhook"
@@ -28,20 +28,14 @@ import (
 	"github.com/mqgate/mqgate/openapi"
 )
 
-// The real engine is what api's handlers run over.
-var _ api.Engine = (*engine.Engine)(nil)
-var _ api.JobEngine = (*engine.Engine)(nil) // redrive and purge jobs (api/jobs.go)
-
 // Main is one run of `mqgate serve` (wtf style: NewMain, ParseFlags, Run,
 // Close), usable from tests in-process.
 type Main struct {
 	Config Config
 	Logger zerolog.Logger
 
-	js      *jsRun // --backend jetstream (jetstream.go); nil otherwise
-	engine  *engine.Engine
-	groups  *groups.Registry
-	gateway *gateway.Embedded
+	js      *jsRun            // --backend jetstream (jetstream.go); nil otherwise
+	backend *embedded.Backend // the embedded backend; nil otherwise
 	api     *api.Server
 	ln      net.Listener
 	http    *http.Server
@@ -125,98 +119,58 @@ func (m *Main) runEmbedded() error {
 	if err := refuseLostStore(m.Config.Data, m.Config.Init); err != nil {
 		return err
 	}
-	// Message timelines: bounded rings in memory (nil: off). Made before
-	// the engine opens: a redrive job resumed by Open records into it.
-	var timeline *gateway.Timeline
-	var jobRedriven func(*core.Job, []string)
-	if m.Config.TimelineEvents > 0 {
-		timeline = gateway.NewTimeline(m.Config.TimelineEvents)
-		jobRedriven = timeline.RecordJobRedriven
-	}
-	eng, err := engine.Open(engine.Options{
-		Dir:          m.Config.Data,
-		Logger:       m.component("engine"),
-		DelayLevels:  levels,
-		MaxDelay:     m.Config.MaxDelay,
-		DedupWindow:  m.Config.DedupWindow,
-		SegmentBytes: m.Config.SegmentBytes,
-		SegmentSpan:  m.Config.SegmentSpan,
-		FullPreCheck: m.Config.FullCheck,
-		JobRedriven:  jobRedriven,
-		DeadLettered: m.deadLettered(),
-
-		GroupCommitted: m.groupCommitted(),
-
-		RetentionCheckInterval: m.Config.RetentionCheckInterval,
-		RetentionUnit:          m.Config.RetentionUnit,
-	})
-	if err != nil {
-		return fmt.Errorf("open store in %s: %w", m.Config.Data, err)
-	}
-	m.engine = eng
-
-	reg, err := groups.OpenWith(eng.Store(), groups.Options{
-		Logger:  m.component("groups"),
-		Offsets: eng,
-		// Consumer positions join the store's group commit.
-		Commit: eng.CommitHook,
-	})
-	if err != nil {
-		return fmt.Errorf("open consumer groups: %w", err)
-	}
-	m.groups = reg
 	// One registry for /metrics: the API's series, the Go and process
 	// collectors and the webhook pushers'.
 	metrics := prometheus.NewRegistry()
 	metrics.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	metrics.MustRegister(storeCollectors(eng)...)
-	metrics.MustRegister(newFSCollector(m.Config.Data)) // fs_metrics.go
-	consumed := newConsumeMetrics(metrics)              // consume_metrics.go
-	webhookOpts := m.webhookOptions(metrics, levels)
-	checkPushURL, err := webhook.URLChecker(webhookOpts)
-	if err != nil {
-		return fmt.Errorf("webhook network guard: %w", err)
-	}
+	consumed := newConsumeMetrics(metrics) // consume_metrics.go
 	budget := consumer.NewCacheBudget(int64(m.Config.CacheBudgetMiB) << 20)
 	key, previous, err := m.handleKeys()
 	if err != nil {
 		return err
 	}
-	gw, err := gateway.New(gateway.Options{
-		Key:          key, // nil: the data dir's gateway.key
-		PreviousKeys: previous,
-		Dir:          m.Config.Data,
-		Groups:       reg,
-		Parks:        reg,
-		Timeline:     timeline,
-		NewClient: gateway.ConsumerFactory(consumer.Deps{Reader: eng, SendBack: gateway.SettlingSendBack{Engine: eng, Registry: reg, Timeline: timeline}, Coordinator: reg,
-			Heartbeats: consumer.NewHeartbeats(reg, 0), // one heartbeat timer for every client of the process
-		}, func(o *consumer.Options) {
+	be, err := embedded.Open(embedded.Options{
+		Engine: engine.Options{
+			Dir:          m.Config.Data,
+			DelayLevels:  levels,
+			MaxDelay:     m.Config.MaxDelay,
+			DedupWindow:  m.Config.DedupWindow,
+			SegmentBytes: m.Config.SegmentBytes,
+			SegmentSpan:  m.Config.SegmentSpan,
+			FullPreCheck: m.Config.FullCheck,
+			DeadLettered: m.deadLettered(),
+
+			GroupCommitted: m.groupCommitted(),
+
+			RetentionCheckInterval: m.Config.RetentionCheckInterval,
+			RetentionUnit:          m.Config.RetentionUnit,
+		},
+		Logger:         m.Logger,
+		TimelineEvents: m.Config.TimelineEvents,
+		Key:            key, // nil: the data dir's gateway.key
+		PreviousKeys:   previous,
+		Consumer: func(o *consumer.Options) {
 			// One budget for every client of the process: memory stays
 			// bounded however many groups and backlogged queues there are.
 			o.CacheBudget = budget
 			o.Observer = consumed
-		}),
-		Logger: m.component("gateway"),
-
+		},
 		MaxWaitingPerGroup:   m.Config.MaxWaitingPerGroup,
 		MaxWaiting:           m.Config.MaxWaiting,
 		BroadcastIdleTimeout: m.Config.BroadcastIdleTimeout,
-		Webhook:              webhookOpts,
+		Webhook:              m.webhookOptions(metrics, levels),
 	})
 	if err != nil {
-		return fmt.Errorf("gateway: %w", err)
+		return err
 	}
-	if err := gw.Start(); err != nil {
-		return fmt.Errorf("start gateway: %w", err)
-	}
-	m.gateway = gw
+	m.backend = be
+	eng := be.Engine
+	metrics.MustRegister(storeCollectors(eng)...)
+	metrics.MustRegister(newFSCollector(m.Config.Data)) // fs_metrics.go
 
 	httpLog := m.component("http")
 	m.api = api.New(api.Options{
-		Engine:   eng,
-		Consume:  gw,
-		Groups:   &gateway.Admin{Registry: reg, Engine: eng, Service: gw, CheckPushURL: checkPushURL},
+		Backend:  be,
 		Logger:   &httpLog,
 		Version:  Version(),
 		OpenAPI:  openapi.Document,
@@ -299,7 +253,7 @@ func (m *Main) Close() error {
 		m.api.SetShuttingDown()
 		// Parked long polls answer now with what they have, so Shutdown
 		// does not wait out their waitSeconds.
-		m.gateway.Drain()
+		m.backend.Drain()
 		if err := m.http.Shutdown(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 			_ = m.http.Close()
@@ -310,24 +264,10 @@ func (m *Main) Close() error {
 		_ = m.ln.Close()
 	}
 	// Push consumers persist their offsets and unlock their queues before
-	// the registry and the bbolt file close under them.
-	if m.gateway != nil {
-		if err := m.gateway.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("close gateway: %w", err))
-		}
-		m.gateway = nil
-	}
-	if m.groups != nil {
-		if err := m.groups.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close groups: %w", err))
-		}
-		m.groups = nil
-	}
-	if m.engine != nil {
-		if err := m.engine.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close engine: %w", err))
-		}
-		m.engine = nil
+	// the registry and the bbolt file close under them (Backend.Close).
+	if m.backend != nil {
+		errs = append(errs, m.backend.Close(ctx))
+		m.backend = nil
 	}
 	// Last: the spans of the shutdown itself (final pushes, settles) are
 	// flushed too.
@@ -404,10 +344,10 @@ func storeCollectors(eng *engine.Engine) []prometheus.Collector {
 	}
 }
 
-// Both backends are one interface to the HTTP layer (api.Backend).
+// Both backends are one interface to the HTTP layer (core.Backend).
 var (
-	_ api.Backend = gateway.EmbeddedBackend{}
-	_ api.Backend = (*jetstream.Backend)(nil)
+	_ core.Backend = (*embedded.Backend)(nil)
+	_ core.Backend = (*jetstream.Backend)(nil)
 )
 
 // handleKeys loads --handle-key-file (nil when unset) and every

@@ -1,30 +1,14 @@
 package consumer
 
 import (
-	"time"
-
 	"github.com/mqgate/mqgate/core"
 )
-
-// KeyLag is the unfinished work of one ordering key as this client sees it:
-// the messages of the key it has pulled and not yet finished (cached in
-// its ProcessQueues, consuming ones included).
-type KeyLag struct {
-	Queue       core.MessageQueue
-	ShardingKey string
-	// Depth counts the key's unfinished cached messages.
-	Depth int
-	// Oldest is the bornAt of the key's oldest unfinished message;
-	// OldestID its user id.
-	Oldest   time.Time
-	OldestID string
-}
 
 // KeyLags aggregates the ProcessQueues of the client's ORDERLY queues per
 // (queue, shardingKey). It sees what was pulled (up to the pull
 // thresholds), not what is still only in the store. Cost: one pass over
 // the cached messages, each queue under its own lock.
-func (c *PushConsumer) KeyLags() []KeyLag {
+func (c *PushConsumer) KeyLags() []core.KeyLag {
 	c.mu.Lock()
 	prs := make([]*pullRequest, 0, len(c.table))
 	for _, pr := range c.table {
@@ -33,7 +17,7 @@ func (c *PushConsumer) KeyLags() []KeyLag {
 		}
 	}
 	c.mu.Unlock()
-	var out []KeyLag
+	var out []core.KeyLag
 	for _, pr := range prs {
 		byKey := map[string]int{}
 		add := func(m *core.Message) {
@@ -41,7 +25,7 @@ func (c *PushConsumer) KeyLags() []KeyLag {
 			if !ok {
 				i = len(out)
 				byKey[m.ShardingKey] = i
-				out = append(out, KeyLag{Queue: pr.mq, ShardingKey: m.ShardingKey, Oldest: m.BornAt, OldestID: m.UserID()})
+				out = append(out, core.KeyLag{Queue: pr.mq, ShardingKey: m.ShardingKey, Oldest: m.BornAt, OldestID: m.UserID()})
 			}
 			k := &out[i]
 			k.Depth++

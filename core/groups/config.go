@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"time"
 
@@ -12,17 +11,11 @@ import (
 	"github.com/mqgate/mqgate/core/store"
 )
 
-// Limits on a group config (SPEC §4, API.md).
+// Limits on a group config (core/group_normalize.go).
 const (
-	MaxMaxReconsumeTimes = 1000                                 // RocketMQ has no bound; past 16 every retry waits 2 h anyway
-	MaxInvisibleSeconds  = int(core.MaxInvisible / time.Second) // the longest lease (core/limits.go)
-	MaxSubscriptions     = 64
-
-	DefaultPushMaxInFlight    = 16
-	DefaultPushTimeoutSeconds = 15
-	DefaultPushBatchSize      = 1
-	MaxPushMaxInFlight        = 1024
-	MaxPushTimeoutSeconds     = 300
+	MaxMaxReconsumeTimes      = core.MaxMaxReconsumeTimes
+	DefaultPushMaxInFlight    = core.DefaultPushMaxInFlight
+	DefaultPushTimeoutSeconds = core.DefaultPushTimeoutSeconds
 )
 
 var (
@@ -30,108 +23,9 @@ var (
 	bucketOffsets = store.Register("core/groups", "groups.offsets")
 )
 
-// Normalize validates cfg and fills in the defaults (RocketMQ
-// SubscriptionGroupConfig defaults plus SPEC §4). It returns an EInvalid
-// core.Error naming the offending field (JSON names).
-func Normalize(cfg core.GroupConfig) (core.GroupConfig, error) {
-	cfg.Incarnation = 0 // the registry's to assign
-	if !core.ValidName(cfg.Name) {
-		return cfg, core.FieldError("name", "must match ^[A-Za-z0-9_-]{1,127}$")
-	}
-	if len(cfg.Subscriptions) == 0 {
-		return cfg, core.FieldError("subscriptions", "at least one subscription is required")
-	}
-	if len(cfg.Subscriptions) > MaxSubscriptions {
-		return cfg, core.FieldError("subscriptions", "at most %d subscriptions", MaxSubscriptions)
-	}
-	subs := make([]core.Subscription, 0, len(cfg.Subscriptions))
-	seen := map[string]bool{}
-	for i, s := range cfg.Subscriptions {
-		if !core.ValidName(s.Topic) {
-			return cfg, core.FieldError(fmt.Sprintf("subscriptions[%d].topic", i), "must be a user topic name matching ^[A-Za-z0-9_-]{1,127}$")
-		}
-		if seen[s.Topic] {
-			return cfg, core.FieldError(fmt.Sprintf("subscriptions[%d].topic", i), "topic %q is subscribed twice", s.Topic)
-		}
-		seen[s.Topic] = true
-		f, err := core.ParseSubscription(s)
-		if err != nil {
-			ce := err.(*core.Error)
-			return cfg, core.FieldError(fmt.Sprintf("subscriptions[%d].%s", i, ce.Field), "%s", ce.Message)
-		}
-		ns := core.Subscription{Topic: s.Topic, Filter: f.Expr}
-		if f.SQL() {
-			ns.FilterType = core.FilterSQL92 // TAG is stored as "", as before SQL92 existed
-		}
-		subs = append(subs, ns)
-	}
-	cfg.Subscriptions = subs
-
-	switch cfg.MessageModel {
-	case "":
-		cfg.MessageModel = core.Clustering
-	case core.Clustering, core.Broadcasting:
-	default:
-		return cfg, core.FieldError("messageModel", "must be CLUSTERING or BROADCASTING")
-	}
-	switch cfg.ConsumeMode {
-	case "":
-		cfg.ConsumeMode = core.Concurrently
-	case core.Concurrently, core.Orderly:
-	default:
-		return cfg, core.FieldError("consumeMode", "must be CONCURRENTLY or ORDERLY")
-	}
-	switch cfg.ConsumeFrom {
-	case "":
-		cfg.ConsumeFrom = core.ConsumeFromLastOffset
-	case core.ConsumeFromLastOffset, core.ConsumeFromFirstOffset:
-	case core.ConsumeFromTimestamp:
-		if cfg.ConsumeTimestamp.IsZero() {
-			return cfg, core.FieldError("consumeFrom.timestamp", "is required when position is TIMESTAMP")
-		}
-	default:
-		return cfg, core.FieldError("consumeFrom.position", "must be LAST_OFFSET, FIRST_OFFSET or TIMESTAMP")
-	}
-	if cfg.ConsumeFrom != core.ConsumeFromTimestamp {
-		cfg.ConsumeTimestamp = time.Time{}
-	}
-	if cfg.MaxReconsumeTimes < 0 || cfg.MaxReconsumeTimes > MaxMaxReconsumeTimes {
-		return cfg, core.FieldError("maxReconsumeTimes", "must be between 0 and %d", MaxMaxReconsumeTimes)
-	}
-	// 0 is a legal maxReconsumeTimes in RocketMQ (dead-letter on first
-	// failure), so the default can only be applied by the caller; the API
-	// layer sends DefaultMaxReconsumeTimes when the field is absent.
-	if cfg.InvisibleSeconds == 0 {
-		cfg.InvisibleSeconds = core.DefaultInvisibleSeconds
-	}
-	if cfg.InvisibleSeconds < 1 || cfg.InvisibleSeconds > MaxInvisibleSeconds {
-		return cfg, core.FieldError("invisibleSeconds", "must be between 1 and %d", MaxInvisibleSeconds)
-	}
-	if p := cfg.Push; p != nil {
-		pc := *p
-		u, err := url.Parse(pc.URL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return cfg, core.FieldError("push.url", "must be an absolute http or https URL")
-		}
-		if pc.MaxInFlight == 0 {
-			pc.MaxInFlight = DefaultPushMaxInFlight
-		}
-		if pc.MaxInFlight < 1 || pc.MaxInFlight > MaxPushMaxInFlight {
-			return cfg, core.FieldError("push.maxInFlight", "must be between 1 and %d", MaxPushMaxInFlight)
-		}
-		if pc.TimeoutSeconds == 0 {
-			pc.TimeoutSeconds = DefaultPushTimeoutSeconds
-		}
-		if pc.TimeoutSeconds < 1 || pc.TimeoutSeconds > MaxPushTimeoutSeconds {
-			return cfg, core.FieldError("push.timeoutSeconds", "must be between 1 and %d", MaxPushTimeoutSeconds)
-		}
-		if pc.BatchSize == 0 {
-			pc.BatchSize = DefaultPushBatchSize // read back as applied
-		}
-		cfg.Push = &pc
-	}
-	return cfg, nil
-}
+// Normalize validates cfg and fills in the defaults: core.NormalizeGroup,
+// which every backend calls.
+func Normalize(cfg core.GroupConfig) (core.GroupConfig, error) { return core.NormalizeGroup(cfg) }
 
 // storedGroup is the persisted form of a group (JSON, versioned by field
 // names; unknown fields are ignored on read so old binaries can read new

@@ -186,7 +186,7 @@ func CheckReceives(t *testing.T, receive func(req core.ReceiveRequest) error) {
 	}
 }
 
-// Settler is the settle side of a backend (gateway.Service's ack, nack
+// Settler is the settle side of a backend (core.ConsumeService's ack, nack
 // and extend, with the nack's reason).
 type Settler interface {
 	Ack(handles []string) error

@@ -12,6 +12,10 @@
 // and Verify for receivers, Retry-After pauses, delivery status and the
 // mqgate_webhook_* metrics.
 //
+// Pusher.Consume takes the push consumer's deliveries; Pusher.Deliver takes
+// a batch of messages and an answer func, for a backend that leases
+// messages itself (backend/jetstream) and so knows nothing of core/consumer.
+//
 // It imports core, core/consumer and gateway/wire (the Message JSON it
 // shares with receive answers) only from the project; never the engine,
 // the gateway's receive side, api or cmd. The gateway's consumer

@@ -236,10 +236,10 @@ func (p *Pusher) countLocked(acked bool, n int) {
 }
 
 // Status returns a snapshot of the group's delivery state.
-func (p *Pusher) Status() Status {
+func (p *Pusher) Status() core.PushStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := Status{
+	s := core.PushStatus{
 		URL:                 p.cfg.url,
 		InFlight:            p.inFlight,
 		InFlightMessages:    p.inFlightN,

@@ -117,7 +117,7 @@ func TestKillLeaderAndGatewayMidStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		in := &instance{srv: httptest.NewServer(api.New(api.Options{Engine: b, Consume: b, Groups: b})), b: b, nc: nc}
+		in := &instance{srv: httptest.NewServer(api.New(api.Options{Backend: b})), b: b, nc: nc}
 		in.up.Store(true)
 		insts = append(insts, in)
 		defer in.kill()
