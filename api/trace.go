@@ -151,15 +151,12 @@ func (s *Server) put(ctx context.Context, topic string, pms []core.PutMessage) (
 	if s.tracer == nil || s.groupSpans || !trace.SpanFromContext(ctx).IsRecording() {
 		return s.backend.Put(ctx, topic, pms)
 	}
-	cctx, span := s.tracer.Start(ctx, "commit "+topic, tracing.KindInternal, commitAttrs,
-		trace.WithAttributes(tracing.Destination(topic), tracing.BatchCount(len(pms))))
+	sh := s.tracer.Shape("commit", attribute.KeyValue{}, topic, tracing.Destination) // no operation type
+	cctx, span := s.tracer.Start(ctx, sh.Name, tracing.KindInternal, sh.With(tracing.BatchCount(len(pms))))
 	res, err := s.backend.Put(cctx, topic, pms)
 	endSpan(span, err)
 	return res, err
 }
-
-// commitAttrs are the per-publish commit span's constant attributes.
-var commitAttrs = trace.WithAttributes(tracing.System, tracing.Operation("commit"))
 
 // endPublish ends a publish span. It does not name the message id (a
 // recommended attribute, not a required one): set after the start it

@@ -71,6 +71,16 @@ func BenchmarkPublishHandlerTraced(b *testing.B) {
 	benchPost(b, s, "/v1/topics/orders/messages", body)
 }
 
+// BenchmarkPublishHandlerTracedCommit is BenchmarkPublishHandlerTraced
+// on a backend that does not report its group commits (JetStream): a
+// commit span per publish, a child of its publish span.
+func BenchmarkPublishHandlerTracedCommit(b *testing.B) {
+	log := zerolog.New(io.Discard)
+	s := New(Options{Backend: putOnlyEngine{}, Logger: &log, Tracer: benchTracer(b)})
+	body := []byte(`{"body":"` + strings.Repeat("x", 1024) + `","tags":"created"}`)
+	benchPost(b, s, "/v1/topics/orders/messages", body)
+}
+
 // BenchmarkPublishHandlerSampled is BenchmarkPublishHandlerTraced with
 // one trace in ten sampled (OTEL_TRACES_SAMPLER=parentbased_traceidratio,
 // OTEL_TRACES_SAMPLER_ARG=0.1): the others cost a non-recording span.

@@ -53,14 +53,18 @@ type shapes struct {
 
 // Shape returns the shape of op (publish, receive, ack…) on dest, whose
 // spans carry messaging.system, messaging.operation.name op, the
-// operation type typ and the attributes more(dest) gives (the
-// destination or consumer group).
+// operation type typ (none when typ is the zero KeyValue: a commit is
+// not one of the conventions' operation types) and the attribute
+// more(dest) gives (the destination or consumer group).
 func (t *Tracer) Shape(op string, typ attribute.KeyValue, dest string, more func(string) attribute.KeyValue) *Shape {
 	k := shapeKey{op, dest}
 	if v, ok := t.shapes.m.Load(k); ok {
 		return v.(*Shape)
 	}
 	kvs := []attribute.KeyValue{System, Operation(op), typ, more(dest)}
+	if typ.Key == "" {
+		kvs = append(kvs[:2], kvs[3])
+	}
 	sh := &Shape{Name: op + " " + dest, Attrs: trace.WithAttributes(kvs...), kvs: kvs}
 	if t.shapes.n.Load() >= maxShapes {
 		return sh

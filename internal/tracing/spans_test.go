@@ -154,6 +154,19 @@ func TestShapeWith(t *testing.T) {
 	if n := len(alone.Attributes()); n != 4 {
 		t.Errorf("Attrs after With: %d attributes %v, want the shape's 4", n, alone.Attributes())
 	}
+
+	// No operation type: the zero KeyValue is left out, not recorded as
+	// a dropped (invalid) attribute.
+	c := tr.Shape("commit", attribute.KeyValue{}, "orders", Destination)
+	_, span = tr.Start(context.Background(), c.Name, c.With(BatchCount(2)))
+	span.End()
+	s := rec.Ended()[2]
+	if c.Name != "commit orders" || len(s.Attributes()) != 4 || s.DroppedAttributes() != 0 {
+		t.Errorf("commit shape: name %q, attributes %v, %d dropped", c.Name, s.Attributes(), s.DroppedAttributes())
+	}
+	if _, ok := attrOf(s, "messaging.operation.type"); ok {
+		t.Error("commit shape: an operation type")
+	}
 }
 
 // TestBatchDefaults: mqgate's batch sizes apply only where the OTEL_BSP_*
