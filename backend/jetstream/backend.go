@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -87,17 +88,23 @@ type Backend struct {
 	topics  topicCache
 	fences  fenceState // growth-fence checks passed for good (fence.go)
 	gc      groupCache
-	ensured sync.Map          // stream/consumer → group UpdatedAt it was made for
-	windows sync.Map          // topic/uid → its stream's duplicate window (dedup.go)
-	stash   map[string]*stash // by group / consumerId: messages pulled, not yet received
+	ensured sync.Map // stream/consumer → group UpdatedAt it was made for
+	windows sync.Map // topic/uid → its stream's duplicate window (dedup.go)
+	// indexReady: topic/uid whose stream holds indexSubjects (topics.go)
+	indexReady sync.Map
+	stash      map[string]*stash // by group / consumerId: messages pulled, not yet received
 	// pushers are this instance's webhook pushers by group (push.go);
 	// checkPushURL is the webhook guard's URL check (StartPush). Both
 	// under mu.
 	pushers      map[string]*webhook.Pusher
 	checkPushURL func(ctx context.Context, url string) error
-	pulls        map[string]bool // consumers with a waiting pull from this instance
-	stop         chan struct{}
-	wg           sync.WaitGroup
+	pulls        map[string]bool     // consumers with a waiting pull from this instance
+	lanes        map[string]*pubLane // coalesced publishes by stream (coalesce.go), under mu
+	laneCounters
+	view                         overrideView  // the leases bucket as this instance follows it (overrides.go)
+	overrideReads, overrideSkips atomic.Uint64 // settles' override reads made and skipped
+	stop                         chan struct{}
+	wg                           sync.WaitGroup
 
 	mu         sync.Mutex
 	rr         map[string]uint32 // round-robin queue choice per topic
@@ -153,7 +160,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b := &Backend{opts: opts, log: opts.Logger, sealer: sealer, rr: map[string]uint32{},
 		drain: make(chan struct{}), waiting: map[string]int{}, stash: map[string]*stash{},
-		pulls: map[string]bool{}, stop: make(chan struct{}), pushers: map[string]*webhook.Pusher{}}
+		pulls: map[string]bool{}, lanes: map[string]*pubLane{}, stop: make(chan struct{}), pushers: map[string]*webhook.Pusher{}}
 	b.nc = opts.Conn
 	if b.nc == nil {
 		no := []nats.Option{nats.Name("mqgate " + opts.InstanceID), nats.MaxReconnects(-1)}
@@ -244,7 +251,11 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 	if err := b.createOrderlyBucket(ctx); err != nil {
 		return err
 	}
-	return b.createTimeline(ctx)
+	if err := b.createTimeline(ctx); err != nil {
+		return err
+	}
+	b.startOverrideView(ctx)
+	return nil
 }
 
 // CheckServerVersion refuses a server older than MinServerVersion.
@@ -320,6 +331,7 @@ func (b *Backend) Close(ctx context.Context) error {
 	b.closed = true
 	close(b.stop)
 	b.mu.Unlock()
+	b.view.close()
 	b.wg.Wait()
 	b.closeConn()
 	return nil

@@ -448,7 +448,12 @@ func decodeLease(p []byte) (lease, bool) {
 // records what a nack or an extend did to one delivery, so that every
 // instance answers the same for its handle: "<delivered> <n|x> <deadline ms>".
 func leaseKey(l lease) string {
-	return fmt.Sprintf("%s.%x.%d", l.meta.stream, l.meta.consumer, l.sseq)
+	return leaseConsumerKey(l) + "." + strconv.FormatUint(l.sseq, 10)
+}
+
+// leaseConsumerKey is the part of leaseKey that names the consumer.
+func leaseConsumerKey(l lease) string {
+	return fmt.Sprintf("%s.%x", l.meta.stream, l.meta.consumer)
 }
 
 type override struct {
@@ -506,36 +511,38 @@ func (b *Backend) putOverride(ctx context.Context, l lease, o override) error {
 	return mapErr(err)
 }
 
-// check decodes a handle and says whether its lease is live now.
-func (b *Backend) check(ctx context.Context, group, h string, now time.Time) (lease, core.HandleStatus, error) {
+// openHandle decodes a handle of group (false: invalid).
+func (b *Backend) openHandle(group, h string) (lease, bool) {
 	p, err := b.sealer.Open(h)
 	if err != nil {
-		return lease{}, core.HandleInvalid, nil
+		return lease{}, false
 	}
 	l, ok := decodeLease(p)
 	if !ok || l.group != group {
-		return lease{}, core.HandleInvalid, nil
+		return lease{}, false
 	}
-	o, found, err := b.override(ctx, l)
-	if err != nil {
-		return l, "", err
-	}
+	return l, true
+}
+
+// leaseStatus says whether l is live at now, given its override (if
+// found), and returns l marked ended when the override ended its message.
+func leaseStatus(l lease, o override, found bool, now time.Time) (lease, core.HandleStatus) {
 	deadline := l.deadline
 	if found {
 		l.ended = o.delivered == endedDelivery
 		switch {
 		case o.delivered > l.delivered:
-			return l, core.HandleExpired, nil // delivered again since
+			return l, core.HandleExpired // delivered again since
 		case o.delivered == l.delivered && o.nacked:
-			return l, core.HandleExpired, nil
+			return l, core.HandleExpired
 		case o.delivered == l.delivered:
 			deadline = o.deadline
 		}
 	}
 	if !now.Before(deadline) {
-		return l, core.HandleExpired, nil
+		return l, core.HandleExpired
 	}
-	return l, core.HandleOK, nil
+	return l, core.HandleOK
 }
 
 type checked struct {
@@ -543,20 +550,45 @@ type checked struct {
 	st core.HandleStatus
 }
 
-// checkAll checks handles concurrently (each reads its override from the
-// leases stream's leader: one round trip).
+// checkAll decodes handles and says whether each lease is live now. An
+// override is read (from the leases bucket's leader, concurrently) only
+// for a handle that may have one (overrides.go); when the view cannot
+// say, for every handle.
 func (b *Backend) checkAll(ctx context.Context, group string, handles []string, now time.Time) ([]checked, error) {
 	out := make([]checked, len(handles))
+	var live []int
+	for i, h := range handles {
+		l, ok := b.openHandle(group, h)
+		if !ok {
+			out[i].st = core.HandleInvalid
+			continue
+		}
+		out[i].l = l
+		live = append(live, i)
+	}
+	if len(live) == 0 {
+		return out, nil
+	}
+	readAll := b.barrier(ctx) != nil
 	errs := make([]error, len(handles))
 	sem := make(chan struct{}, 16)
 	var wg sync.WaitGroup
-	for i, h := range handles {
+	for _, i := range live {
+		l := out[i].l
+		if !readAll && !b.view.mayHaveOverride(l) {
+			b.overrideSkips.Add(1)
+			out[i].l, out[i].st = leaseStatus(l, override{}, false, now)
+			continue
+		}
+		b.overrideReads.Add(1)
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i].l, out[i].st, errs[i] = b.check(ctx, group, h, now)
+			o, found, err := b.override(ctx, l)
+			out[i].l, out[i].st = leaseStatus(l, o, found, now)
+			errs[i] = err
 		}()
 	}
 	wg.Wait()

@@ -19,7 +19,7 @@ import (
 // with the embedded engine's semantics (core/engine/dedup.go).
 //
 // A message carrying a DedupID is followed in its atomic batch by a dedup
-// entry on mq.<topic>.d.<h>, h = SHA-256 of (topic, DedupID), whose
+// entry on mqi.<topic>.d.<h>, h = SHA-256 of (topic, DedupID), whose
 // Nats-Msg-Id is h: the stream's duplicate window (the topic's
 // --dedup-window) makes JetStream itself refuse a second batch holding
 // the same h, atomically and on every instance, so two publishes of one
@@ -57,7 +57,7 @@ func dedupHashID(topic, id string) string {
 	return hex.EncodeToString(h.Sum(nil)[:20])
 }
 
-func dedupSubject(topic, id string) string { return "mq." + topic + ".d." + dedupHashID(topic, id) }
+func dedupSubject(topic, id string) string { return "mqi." + topic + ".d." + dedupHashID(topic, id) }
 
 // dedupEntry is the dedup entry of m, stored back sequences after it.
 func dedupEntry(topic string, m *core.PutMessage, res core.PutResult, back int) *nats.Msg {
@@ -129,7 +129,7 @@ func (b *Backend) putIdempotent(ctx context.Context, t core.Topic, msgs []core.P
 		for k, i := range fresh {
 			batch[k] = msgs[i]
 		}
-		stored, err := b.putNew(ctx, t, batch)
+		stored, err := b.putNew(ctx, t, batch, false)
 		if err == nil {
 			for k, i := range fresh {
 				out[i] = stored[k]
@@ -183,6 +183,9 @@ func (b *Backend) putIdempotent(ctx context.Context, t core.Topic, msgs []core.P
 // result when the entry is within the window, 422 when its hash differs.
 func (b *Backend) lookupDedup(ctx context.Context, topic string, m *core.PutMessage, window time.Duration) (core.PutResult, bool, error) {
 	e, err := b.leaderMsg(ctx, topicStream(topic), msgGet{LastBySubj: dedupSubject(topic, m.DedupID)})
+	if errors.Is(err, jsapi.ErrMsgNotFound) { // stored before indexSubjects?
+		e, err = b.leaderMsg(ctx, topicStream(topic), msgGet{LastBySubj: legacyIndexSubject(dedupSubject(topic, m.DedupID))})
+	}
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
 		return core.PutResult{}, false, nil
 	} else if err != nil {

@@ -202,7 +202,7 @@ func (b *Backend) RedriveIDs(ctx context.Context, group string, ids []string) (m
 }
 
 // Message implements core.TopicService through the id index entry published
-// with the message (mq.<topic>.i.<id>). A delayed message is found as
+// with the message (mqi.<topic>.i.<id>). A delayed message is found as
 // its schedule until it is due; once moved to its queue it is not (the
 // schedule is purged and the moved copy is not indexed).
 func (b *Backend) Message(topic, id string) (*core.Message, error) {
@@ -220,6 +220,9 @@ func (b *Backend) Message(topic, id string) (*core.Message, error) {
 		return nil, mapErr(err)
 	}
 	idx, err := st.GetLastMsgForSubject(ctx, idSubject(topic, id))
+	if errors.Is(err, jsapi.ErrMsgNotFound) { // stored before indexSubjects?
+		idx, err = st.GetLastMsgForSubject(ctx, legacyIndexSubject(idSubject(topic, id)))
+	}
 	if errors.Is(err, jsapi.ErrMsgNotFound) {
 		return nil, notFound
 	} else if err != nil {
@@ -255,7 +258,7 @@ func (b *Backend) indexed(ctx context.Context, st jsapi.Stream, idx *jsapi.RawSt
 }
 
 // MessagesByKey implements core.TopicService through the key index entries
-// (mq.<topic>.k.<hash>): the newest limit messages, oldest first.
+// (mqi.<topic>.k.<hash>): the newest limit messages, oldest first.
 func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, error) {
 	if _, err := b.Topic(topic); err != nil {
 		return nil, err
@@ -266,26 +269,29 @@ func (b *Backend) MessagesByKey(topic, key string, limit int) ([]*core.Message, 
 	if err != nil {
 		return nil, mapErr(err)
 	}
+	// Entries stored before indexSubjects first (they are all older).
 	subj := keySubject(topic, key)
 	var out []*core.Message
-	for seq := uint64(1); ; {
-		idx, err := st.GetMsg(ctx, seq, jsapi.WithGetMsgSubject(subj))
-		if errors.Is(err, jsapi.ErrMsgNotFound) {
-			break
-		} else if err != nil {
-			return nil, mapErr(err)
-		}
-		seq = idx.Sequence + 1
-		m, err := b.indexed(ctx, st, idx)
-		if err != nil {
-			return nil, err
-		}
-		if m == nil || !slices.Contains(m.Keys, key) { // a hash collision
-			continue
-		}
-		out = append(out, m)
-		if len(out) > limit {
-			out = out[1:]
+	for _, subj := range []string{legacyIndexSubject(subj), subj} {
+		for seq := uint64(1); ; {
+			idx, err := st.GetMsg(ctx, seq, jsapi.WithGetMsgSubject(subj))
+			if errors.Is(err, jsapi.ErrMsgNotFound) {
+				break
+			} else if err != nil {
+				return nil, mapErr(err)
+			}
+			seq = idx.Sequence + 1
+			m, err := b.indexed(ctx, st, idx)
+			if err != nil {
+				return nil, err
+			}
+			if m == nil || !slices.Contains(m.Keys, key) { // a hash collision
+				continue
+			}
+			out = append(out, m)
+			if len(out) > limit {
+				out = out[1:]
+			}
 		}
 	}
 	return out, nil

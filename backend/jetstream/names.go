@@ -13,8 +13,26 @@ import (
 // stream-name and subject tokens as they are; '~' (never in a name)
 // separates the parts of consumer names.
 
-func topicStream(topic string) string         { return "MQ_" + topic }
-func topicSubjects(topic string) string       { return "mq." + topic + ".>" }
+func topicStream(topic string) string   { return "MQ_" + topic }
+func topicSubjects(topic string) string { return "mq." + topic + ".>" }
+
+// indexSubjects holds a topic's index and dedup entries (publish.go,
+// dedup.go), one subject per message id, key and idempotency key, under
+// a first token of their own. Under mq.<topic> (as before) every
+// consumer's read of its next message walked all of them: a consumer
+// with several filter subjects (mq.<topic>.* and the group's redrive
+// subject) matches a stored block's subjects by intersecting its
+// filters with the block's subject tree, and a filter mq.<topic>.*
+// admits the prefix mq.<topic>.i, so the walk visited every index
+// subject of the block, at each delivery. Under mqi.<topic> the walk
+// leaves them at the first token. Streams created before keep their
+// older entries under mq.<topic> (legacyIndexSubject); lookups read both.
+func indexSubjects(topic string) string { return "mqi." + topic + ".>" }
+
+// legacyIndexSubject is an index or dedup subject as it was before
+// indexSubjects: mq.<topic>.<kind>.<token>.
+func legacyIndexSubject(subject string) string { return "mq." + strings.TrimPrefix(subject, "mqi.") }
+
 func queueSubject(topic string, q int) string { return "mq." + topic + "." + strconv.Itoa(q) }
 func queueWildcard(topic string) string       { return "mq." + topic + ".*" }
 

@@ -41,12 +41,13 @@ func (b *Backend) Put(ctx context.Context, topic string, msgs []core.PutMessage)
 			return b.putIdempotent(ctx, t, msgs)
 		}
 	}
-	return b.putNew(ctx, t, msgs)
+	return b.putNew(ctx, t, msgs, true)
 }
 
 // putNew stores msgs as one atomic batch, with their index entries and,
-// for those with a DedupID, their dedup entries.
-func (b *Backend) putNew(ctx context.Context, t core.Topic, msgs []core.PutMessage) ([]core.PutResult, error) {
+// for those with a DedupID, their dedup entries. With coalesce, the
+// batch may carry other publishes of the topic too (coalesce.go).
+func (b *Backend) putNew(ctx context.Context, t core.Topic, msgs []core.PutMessage, coalesce bool) ([]core.PutResult, error) {
 	topic := t.Name
 	now := time.Now().UTC()
 	out := make([]core.PutResult, len(msgs))
@@ -69,7 +70,7 @@ func (b *Backend) putNew(ctx context.Context, t core.Topic, msgs []core.PutMessa
 		nm[i], out[i] = msg, res
 	}
 	// Each message is followed, in the same atomic batch, by its index
-	// entries: mq.<topic>.i.<id> and mq.<topic>.k.<key hash>, whose payload
+	// entries: mqi.<topic>.i.<id> and mqi.<topic>.k.<key hash>, whose payload
 	// is how many sequences back the message is.
 	all := make([]*nats.Msg, 0, 2*len(nm))
 	pos := make([]int, len(nm))
@@ -92,11 +93,18 @@ func (b *Backend) putNew(ctx context.Context, t core.Topic, msgs []core.PutMessa
 	if len(all) > b.opts.MaxAtomicBatch {
 		return nil, core.Errorf(core.ETooLarge, "this batch needs %d JetStream messages with its index entries; the configured atomic batch limit is %d (raise jetstream.limits.batch.max_msgs on the servers and --nats-max-batch)", len(all), b.opts.MaxAtomicBatch)
 	}
-	last, err := b.publishBatch(ctx, all)
+	var first uint64
+	var err error
+	if coalesce {
+		first, err = b.publishCoalesced(ctx, topicStream(topic), all)
+	} else {
+		var last uint64
+		last, err = b.publishBatch(ctx, all)
+		first = last - uint64(len(all)) + 1
+	}
 	if err != nil {
 		return nil, err
 	}
-	first := last - uint64(len(all)) + 1
 	for i := range out {
 		if out[i].QueueOffset == 0 {
 			out[i].QueueOffset = int64(first + uint64(pos[i]))
@@ -112,13 +120,13 @@ func indexMsg(subject string, back int) *nats.Msg {
 }
 
 // idSubject and keySubject are a message's index entries in its topic's
-// stream (4 tokens: no consumer filter matches them). Keys are hashed:
+// stream, under indexSubjects (no consumer filter matches them). Keys are hashed:
 // they may hold any character.
-func idSubject(topic, id string) string { return "mq." + topic + ".i." + id }
+func idSubject(topic, id string) string { return "mqi." + topic + ".i." + id }
 
 func keySubject(topic, key string) string {
 	h := sha256.Sum256([]byte(key))
-	return "mq." + topic + ".k." + hex.EncodeToString(h[:20])
+	return "mqi." + topic + ".k." + hex.EncodeToString(h[:20])
 }
 
 func publishErr(err error) error {
@@ -214,6 +222,7 @@ func (b *Backend) publishBatchOnce(ctx context.Context, msgs []*nats.Msg) (uint6
 			m.Header.Set("Nats-Batch-Commit", "1")
 			break
 		}
+		m.Header.Del("Nats-Batch-Commit") // a batch resent in parts (coalesce.go)
 		if err := b.nc.PublishMsg(m); err != nil {
 			return 0, publishErr(err)
 		}

@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +47,7 @@ func (b *Backend) streamConfig(cfg core.TopicConfig) jsapi.StreamConfig {
 	maxAge := time.Duration(cfg.RetentionHours) * time.Hour
 	return jsapi.StreamConfig{
 		Name:      topicStream(cfg.Name),
-		Subjects:  []string{topicSubjects(cfg.Name)},
+		Subjects:  []string{topicSubjects(cfg.Name), indexSubjects(cfg.Name)},
 		Retention: jsapi.LimitsPolicy,
 		MaxAge:    maxAge,
 		Storage:   jsapi.FileStorage,
@@ -169,6 +170,9 @@ func (b *Backend) cachedTopicInfo(name string) (cachedTopic, error) {
 	if err != nil {
 		return cachedTopic{t: t}, err
 	}
+	if err := b.ensureIndexSubjects(t); err != nil {
+		return cachedTopic{t: t}, err
+	}
 	c = cachedTopic{t, fs, time.Now()}
 	b.topics.mu.Lock()
 	if b.topics.m == nil {
@@ -177,6 +181,32 @@ func (b *Backend) cachedTopicInfo(name string) (cachedTopic, error) {
 	b.topics.m[name] = c
 	b.topics.mu.Unlock()
 	return c, nil
+}
+
+// ensureIndexSubjects adds indexSubjects to the stream of a topic created
+// before them (once per topic incarnation per instance): publishes store
+// their index entries there.
+func (b *Backend) ensureIndexSubjects(t core.Topic) error {
+	key := fmt.Sprintf("%s/%d", t.Name, t.UID)
+	if _, ok := b.indexReady.Load(key); ok {
+		return nil
+	}
+	ctx, cancel := b.ctx(context.Background())
+	defer cancel()
+	s, err := b.stream(ctx, topicStream(t.Name))
+	if err != nil {
+		return mapErr(err)
+	}
+	cfg := s.CachedInfo().Config
+	if !slices.Contains(cfg.Subjects, indexSubjects(t.Name)) {
+		cfg.Subjects = append(cfg.Subjects, indexSubjects(t.Name))
+		if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+			return mapErr(err)
+		}
+		b.log.Info().Str("topic", t.Name).Msg("topic stream: index entries now go under " + indexSubjects(t.Name))
+	}
+	b.indexReady.Store(key, true)
+	return nil
 }
 
 func (b *Backend) forgetTopic(name string) {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,7 @@ type jsBenchConfig struct {
 	jsonOut     bool
 	only        string // run only the systems whose name contains it
 	cpuProfile  string // write a CPU profile of the whole run (servers, gateways, load) here
+	runs        int    // rounds over every system; the table shows each figure's median
 }
 
 func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,11 +61,12 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.BoolVar(&c.jsonOut, "json", false, "JSON output")
 	fs.StringVar(&c.only, "only", "", "run only the systems whose name contains this (e.g. \"no proxy\", direct)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the run (everything is in this process) to this file")
+	fs.IntVar(&c.runs, "runs", 1, "rounds over every system (interleaved: system 1, 2, …, then again); figures are medians")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if c.size < 16 || c.concurrency < 1 || c.duration <= 0 || c.messages < 1 || c.rate < 1 {
-		return usagef("--size ≥ 16, --concurrency, --duration, --messages and --rate must be positive")
+	if c.size < 16 || c.concurrency < 1 || c.duration <= 0 || c.messages < 1 || c.rate < 1 || c.runs < 1 {
+		return usagef("--size ≥ 16, --concurrency, --duration, --messages, --rate and --runs must be positive")
 	}
 	dir, err := os.MkdirTemp("", "mqbench-js-*")
 	if err != nil {
@@ -109,32 +112,171 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var rows []jsBenchRow
+	var runs [][]jsBenchRow // by system, one row per round
+	var picked []benchSUT
 	for _, s := range suts {
-		if c.only != "" && !strings.Contains(s.label(), c.only) {
-			continue
-		}
-		row, err := runJSBench(ctx, s, c)
-		if err != nil {
-			return fmt.Errorf("%s: %w", s.label(), err)
-		}
-		rows = append(rows, row)
-		if ctx.Err() != nil {
-			break
+		if c.only == "" || strings.Contains(s.label(), c.only) {
+			picked = append(picked, s)
 		}
 	}
+	runs = make([][]jsBenchRow, len(picked))
+	// A warm-up publish on every system first: the first system to run
+	// on a new cluster otherwise pays for its elections and cold caches.
+	for _, s := range picked {
+		n, err := warmUp(ctx, s, c)
+		if err != nil {
+			return fmt.Errorf("%s: warm-up: %w", s.label(), err)
+		}
+		fmt.Fprintf(stderr, "warm-up: %d publishes on %s\n", n, s.label())
+	}
+	for r := 0; r < c.runs && ctx.Err() == nil; r++ {
+		// Each round starts at another system, so none always runs first.
+		for k := range picked {
+			i := (k + r) % len(picked)
+			s := picked[i]
+			// Each round gets topics of its own (a system's earlier
+			// round left its messages and consumers behind).
+			row, err := runJSBench(ctx, s, c, fmt.Sprintf("r%d", r))
+			if err != nil {
+				return fmt.Errorf("%s: %w", s.label(), err)
+			}
+			runs[i] = append(runs[i], row)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	rows := make([]jsBenchRow, 0, len(runs))
+	for _, rs := range runs {
+		if len(rs) > 0 {
+			rows = append(rows, medianRow(rs))
+		}
+	}
+	ratios(rows)
 	if c.jsonOut {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rows)
 	}
-	fmt.Fprintf(stdout, "size %d B, concurrency %d, publish %v, receive+ack %d msgs, latency at %d/s\n",
-		c.size, c.concurrency, c.duration, c.messages, c.rate)
-	fmt.Fprintf(stdout, "%-30s %12s %16s %10s %10s\n", "system", "publish/s", "receive+ack/s", "p50 ms", "p99 ms")
+	fmt.Fprintf(stdout, "size %d B, concurrency %d, publish %v, receive+ack %d msgs, latency at %d/s; medians of %d rounds\n",
+		c.size, c.concurrency, c.duration, c.messages, c.rate, c.runs)
+	fmt.Fprintf(stdout, "%-30s %10s %13s %8s %8s %8s %8s %8s %8s %8s\n", "system", "publish/s", "receive+ack/s", "per rcv",
+		"p50 ms", "p99 ms", "pub p50", "pub/dir", "r+a/dir", "p99/dir")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-30s %12.0f %16.0f %10.2f %10.2f\n", r.System, r.PublishPerSec, r.ReceiveAckPerSec, r.Latency.P50Ms, r.Latency.P99Ms)
+		fmt.Fprintf(stdout, "%-30s %10.0f %13.0f %8.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", r.System, r.PublishPerSec,
+			r.ReceiveAckPerSec, r.PerReceive, r.Latency.P50Ms, r.Latency.P99Ms, r.PublishLatency.P50Ms,
+			r.VsDirect.Publish, r.VsDirect.ReceiveAck, r.VsDirect.P99)
 	}
 	return nil
+}
+
+// warmUp publishes to s for a second (at most 2,000 messages), unrecorded,
+// and says how many it stored (for CPU per message from --cpuprofile).
+func warmUp(ctx context.Context, s benchSUT, c jsBenchConfig) (int64, error) {
+	if err := s.setup(ctx, "warm"); err != nil {
+		return 0, err
+	}
+	var ok atomic.Int64
+	body := bytes.Repeat([]byte("x"), c.size)
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	for i := 0; i < c.concurrency; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for wctx.Err() == nil && n.Add(1) <= 2000 {
+				if s.publish(wctx, "warm", body) == nil {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return ok.Load(), nil
+}
+
+// medianRow is the median of each figure over a system's rounds (each
+// figure on its own: the rows' runs, in brackets in the docs, are in the
+// JSON as Runs).
+func medianRow(rs []jsBenchRow) jsBenchRow {
+	med := func(f func(jsBenchRow) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = f(r)
+		}
+		slices.Sort(v)
+		if len(v)%2 == 1 {
+			return v[len(v)/2]
+		}
+		return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	}
+	out := jsBenchRow{System: rs[0].System, Rounds: len(rs)}
+	out.PublishPerSec = med(func(r jsBenchRow) float64 { return r.PublishPerSec })
+	out.PublishErrors = int64(med(func(r jsBenchRow) float64 { return float64(r.PublishErrors) }))
+	out.ReceiveAckPerSec = med(func(r jsBenchRow) float64 { return r.ReceiveAckPerSec })
+	out.PerReceive = med(func(r jsBenchRow) float64 { return r.PerReceive })
+	out.Latency = LatencySummary{Count: rs[0].Latency.Count,
+		MeanMs: med(func(r jsBenchRow) float64 { return r.Latency.MeanMs }),
+		P50Ms:  med(func(r jsBenchRow) float64 { return r.Latency.P50Ms }),
+		P90Ms:  med(func(r jsBenchRow) float64 { return r.Latency.P90Ms }),
+		P99Ms:  med(func(r jsBenchRow) float64 { return r.Latency.P99Ms }),
+		MaxMs:  med(func(r jsBenchRow) float64 { return r.Latency.MaxMs })}
+	out.PublishLatency = LatencySummary{Count: rs[0].PublishLatency.Count,
+		P50Ms: med(func(r jsBenchRow) float64 { return r.PublishLatency.P50Ms }),
+		P99Ms: med(func(r jsBenchRow) float64 { return r.PublishLatency.P99Ms })}
+	for _, r := range rs {
+		out.Runs = append(out.Runs, jsRun{r.PublishPerSec, r.ReceiveAckPerSec, r.Latency.P99Ms})
+	}
+	return out
+}
+
+// ratios sets each row's figures against the direct client's and the
+// embedded backend's medians (when those ran).
+func ratios(rows []jsBenchRow) {
+	find := func(sub string) *jsBenchRow {
+		for i := range rows {
+			if strings.Contains(rows[i].System, sub) {
+				return &rows[i]
+			}
+		}
+		return nil
+	}
+	div := func(a, b float64) float64 {
+		if b == 0 {
+			return 0
+		}
+		return a / b
+	}
+	set := func(r *jsBenchRow, ref *jsBenchRow) jsRatio {
+		return jsRatio{Publish: div(r.PublishPerSec, ref.PublishPerSec), ReceiveAck: div(r.ReceiveAckPerSec, ref.ReceiveAckPerSec),
+			P99: div(r.Latency.P99Ms, ref.Latency.P99Ms)}
+	}
+	d, e := find("direct"), find("embedded")
+	for i := range rows {
+		if d != nil {
+			rows[i].VsDirect = set(&rows[i], d)
+		}
+		if e != nil {
+			rows[i].VsEmbedded = set(&rows[i], e)
+		}
+	}
+}
+
+// jsRatio is a row's figures over another's: throughputs (higher is
+// better) and p99 latency (lower is better).
+type jsRatio struct {
+	Publish    float64 `json:"publish"`
+	ReceiveAck float64 `json:"receiveAck"`
+	P99        float64 `json:"p99"`
+}
+
+// jsRun is one round's figures.
+type jsRun struct {
+	PublishPerSec    float64 `json:"publishPerSec"`
+	ReceiveAckPerSec float64 `json:"receiveAckPerSec"`
+	P99Ms            float64 `json:"p99Ms"`
 }
 
 type jsBenchRow struct {
@@ -143,6 +285,16 @@ type jsBenchRow struct {
 	PublishErrors    int64          `json:"publishErrors"`
 	ReceiveAckPerSec float64        `json:"receiveAckPerSec"`
 	Latency          LatencySummary `json:"publishToReceive"`
+	// PublishLatency is the publish round trip alone in the latency
+	// phase (at --rate): what of publishToReceive is the publish.
+	PublishLatency LatencySummary `json:"publishLatency"`
+	// PerReceive is messages per non-empty receive (of 32 asked) in the
+	// receive+ack phase.
+	PerReceive float64 `json:"perReceive"`
+	Rounds     int     `json:"rounds,omitempty"`
+	Runs       []jsRun `json:"runs,omitempty"`
+	VsDirect   jsRatio `json:"vsDirect"`
+	VsEmbedded jsRatio `json:"vsEmbedded"`
 }
 
 // benchSUT is one system under test. Every phase gets a fresh topic name.
@@ -155,12 +307,13 @@ type benchSUT interface {
 	receive(ctx context.Context, topic string, wait time.Duration) ([][]byte, error)
 }
 
-func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, error) {
+func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) (jsBenchRow, error) {
 	row := jsBenchRow{System: s.label()}
+	pubT, rcvT, latT := "pub"+round, "rcv"+round, "lat"+round
 	body := bytes.Repeat([]byte("x"), c.size)
 
 	// Publish for duration with concurrency publishers.
-	if err := s.setup(ctx, "pub"); err != nil {
+	if err := s.setup(ctx, pubT); err != nil {
 		return row, err
 	}
 	var ok, bad atomic.Int64
@@ -172,7 +325,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, e
 		go func() {
 			defer wg.Done()
 			for pctx.Err() == nil {
-				if err := s.publish(pctx, "pub", body); err != nil {
+				if err := s.publish(pctx, pubT, body); err != nil {
 					if pctx.Err() == nil {
 						bad.Add(1)
 					}
@@ -188,7 +341,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, e
 	row.PublishErrors = bad.Load()
 
 	// Receive+ack of messages pre-published.
-	if err := s.setup(ctx, "rcv"); err != nil {
+	if err := s.setup(ctx, rcvT); err != nil {
 		return row, err
 	}
 	var next atomic.Int64
@@ -197,13 +350,13 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, e
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(c.messages) && ctx.Err() == nil {
-				for s.publish(ctx, "rcv", body) != nil && ctx.Err() == nil {
+				for s.publish(ctx, rcvT, body) != nil && ctx.Err() == nil {
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	var got atomic.Int64
+	var got, receives atomic.Int64
 	start = time.Now()
 	deadline := start.Add(2 * time.Minute)
 	for i := 0; i < c.concurrency; i++ {
@@ -211,22 +364,26 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, e
 		go func() {
 			defer wg.Done()
 			for got.Load() < int64(c.messages) && time.Now().Before(deadline) && ctx.Err() == nil {
-				bs, err := s.receive(ctx, "rcv", time.Second)
-				if err == nil {
+				bs, err := s.receive(ctx, rcvT, time.Second)
+				if err == nil && len(bs) > 0 {
 					got.Add(int64(len(bs)))
+					receives.Add(1)
 				}
 			}
 		}()
 	}
 	wg.Wait()
 	row.ReceiveAckPerSec = float64(got.Load()) / time.Since(start).Seconds()
+	if n := receives.Load(); n > 0 {
+		row.PerReceive = float64(got.Load()) / float64(n)
+	}
 
 	// Publish → receive latency at a fixed rate.
-	if err := s.setup(ctx, "lat"); err != nil {
+	if err := s.setup(ctx, latT); err != nil {
 		return row, err
 	}
 	var mu sync.Mutex
-	var lat []time.Duration
+	var lat, pubLat []time.Duration
 	lctx, lcancel := context.WithCancel(ctx)
 	var cw sync.WaitGroup
 	for i := 0; i < min(c.concurrency, 8); i++ {
@@ -234,7 +391,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, e
 		go func() {
 			defer cw.Done()
 			for lctx.Err() == nil {
-				bs, err := s.receive(lctx, "lat", time.Second)
+				bs, err := s.receive(lctx, latT, time.Second)
 				now := time.Now()
 				if err != nil {
 					continue
@@ -259,7 +416,13 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, e
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = s.publish(ctx, "lat", b)
+			t0 := time.Now()
+			if s.publish(ctx, latT, b) == nil {
+				d := time.Since(t0)
+				mu.Lock()
+				pubLat = append(pubLat, d)
+				mu.Unlock()
+			}
 		}()
 		sent++
 	}
@@ -281,6 +444,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig) (jsBenchRow, e
 	lcancel()
 	cw.Wait()
 	row.Latency = summarize(lat)
+	row.PublishLatency = summarize(pubLat)
 	return row, nil
 }
 
