@@ -8,7 +8,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mqgate/mqgate/core"
@@ -78,12 +77,26 @@ func traceHeaders(r *http.Request) (parent, state string, ok bool) {
 }
 
 // requestContext is r's context with the remote parent its trace
-// headers name, if any (tracing on only).
+// headers name, if any (tracing on only): what the propagator's Extract
+// over the headers gives (the first traceparent and tracestate values),
+// read by tracing.Parse without the propagator's header carrier, whose
+// lookups canonicalize (allocate) each key, on every receive, ack and
+// nack that carries a context. TestRequestContextIsExtract holds the two
+// together.
 func requestContext(r *http.Request) context.Context {
-	if _, ok := r.Header[headerTraceParent]; !ok {
+	tp := r.Header[headerTraceParent]
+	if len(tp) == 0 {
 		return r.Context()
 	}
-	return propagation.TraceContext{}.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	var state string
+	if ts := r.Header[headerTraceState]; len(ts) > 0 {
+		state = ts[0]
+	}
+	sc, ok := tracing.Parse(tp[0], state)
+	if !ok {
+		return r.Context()
+	}
+	return trace.ContextWithRemoteSpanContext(r.Context(), sc)
 }
 
 // startPublish starts the publish span of pms (tracing on). Its parent is
@@ -111,7 +124,7 @@ func (s *Server) startPublish(ctx context.Context, start time.Time, topic string
 	opts := make([]trace.SpanStartOption, 0, 4)
 	opts = append(opts, tracing.KindServer, trace.WithTimestamp(start), sh.Attrs)
 	if batch {
-		opts = append(opts, trace.WithAttributes(tracing.BatchCount(len(pms))))
+		opts[2] = sh.With(tracing.BatchCount(len(pms)))
 	}
 	if len(links) > 0 {
 		opts = append(opts, trace.WithLinks(links...))
@@ -138,15 +151,12 @@ func (s *Server) put(ctx context.Context, topic string, pms []core.PutMessage) (
 	if s.tracer == nil || s.groupSpans || !trace.SpanFromContext(ctx).IsRecording() {
 		return s.backend.Put(ctx, topic, pms)
 	}
-	cctx, span := s.tracer.Start(ctx, "commit "+topic, tracing.KindInternal, commitAttrs,
-		trace.WithAttributes(tracing.Destination(topic), tracing.BatchCount(len(pms))))
+	sh := s.tracer.Shape("commit", attribute.KeyValue{}, topic, tracing.Destination) // no operation type
+	cctx, span := s.tracer.Start(ctx, sh.Name, tracing.KindInternal, sh.With(tracing.BatchCount(len(pms))))
 	res, err := s.backend.Put(cctx, topic, pms)
 	endSpan(span, err)
 	return res, err
 }
-
-// commitAttrs are the per-publish commit span's constant attributes.
-var commitAttrs = trace.WithAttributes(tracing.System, tracing.Operation("commit"))
 
 // endPublish ends a publish span. It does not name the message id (a
 // recommended attribute, not a required one): set after the start it
@@ -188,20 +198,22 @@ func (s *Server) traceReceive(ctx context.Context, start time.Time, group string
 			}
 		}
 	}
-	var buf [2]attribute.KeyValue
-	attrs := buf[:0]
-	if topic != "" {
-		attrs = append(attrs, tracing.Destination(topic))
-	}
 	// The conventions: a message id for one message, a count for a batch.
+	var one attribute.KeyValue
 	if len(got) == 1 {
-		attrs = append(attrs, tracing.MessageID(got[0].Message.UserID()))
+		one = tracing.MessageID(got[0].Message.UserID())
 	} else {
-		attrs = append(attrs, tracing.BatchCount(len(got)))
+		one = tracing.BatchCount(len(got))
 	}
 	sh := s.tracer.Shape("receive", tracing.OpReceive, group, tracing.Group)
+	var attrs trace.SpanStartOption // one attribute option (Shape.With)
+	if topic != "" {
+		attrs = sh.With(tracing.Destination(topic), one)
+	} else {
+		attrs = sh.With(one)
+	}
 	_, span := s.tracer.Start(ctx, sh.Name, tracing.KindConsumer,
-		trace.WithTimestamp(start), sh.Attrs, trace.WithAttributes(attrs...), trace.WithLinks(links...))
+		trace.WithTimestamp(start), attrs, trace.WithLinks(links...))
 	span.End()
 }
 
@@ -227,13 +239,14 @@ func (s *Server) traceSettle(ctx context.Context, start time.Time, group, op, ou
 			ok++
 		}
 	}
-	var buf [3]attribute.KeyValue
-	attrs := append(buf[:0], tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok))
-	if len(res) > 1 {
-		attrs = append(attrs, tracing.BatchCount(len(res)))
-	}
 	sh := s.tracer.Shape(op, tracing.OpSettle, group, tracing.Group)
-	_, span := s.tracer.Start(ctx, sh.Name, tracing.KindServer, trace.WithTimestamp(start), sh.Attrs, trace.WithAttributes(attrs...))
+	var attrs trace.SpanStartOption // one attribute option (Shape.With)
+	if len(res) > 1 {
+		attrs = sh.With(tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok), tracing.BatchCount(len(res)))
+	} else {
+		attrs = sh.With(tracing.Outcome(outcome), attribute.Int("mqgate.settled", ok))
+	}
+	_, span := s.tracer.Start(ctx, sh.Name, tracing.KindServer, trace.WithTimestamp(start), attrs)
 	endSpan(span, err)
 }
 

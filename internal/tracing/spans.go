@@ -26,6 +26,16 @@ import (
 type Shape struct {
 	Name  string
 	Attrs trace.SpanStartOption
+	kvs   []attribute.KeyValue // what Attrs holds, for With
+}
+
+// With is Attrs and more as one attribute option, for a span that adds
+// attributes of its own (a count, an outcome): the SDK copies each
+// attribute option into the span's start configuration, so two options
+// cost the span a second copy (and its slice growth) that one does not.
+func (sh *Shape) With(more ...attribute.KeyValue) trace.SpanStartOption {
+	kvs := make([]attribute.KeyValue, 0, len(sh.kvs)+len(more))
+	return trace.WithAttributes(append(append(kvs, sh.kvs...), more...)...)
 }
 
 // maxShapes bounds the shapes cached: names come from requests, and a
@@ -43,15 +53,19 @@ type shapes struct {
 
 // Shape returns the shape of op (publish, receive, ack…) on dest, whose
 // spans carry messaging.system, messaging.operation.name op, the
-// operation type typ and the attributes more(dest) gives (the
-// destination or consumer group).
+// operation type typ (none when typ is the zero KeyValue: a commit is
+// not one of the conventions' operation types) and the attribute
+// more(dest) gives (the destination or consumer group).
 func (t *Tracer) Shape(op string, typ attribute.KeyValue, dest string, more func(string) attribute.KeyValue) *Shape {
 	k := shapeKey{op, dest}
 	if v, ok := t.shapes.m.Load(k); ok {
 		return v.(*Shape)
 	}
-	sh := &Shape{Name: op + " " + dest,
-		Attrs: trace.WithAttributes(System, Operation(op), typ, more(dest))}
+	kvs := []attribute.KeyValue{System, Operation(op), typ, more(dest)}
+	if typ.Key == "" {
+		kvs = append(kvs[:2], kvs[3])
+	}
+	sh := &Shape{Name: op + " " + dest, Attrs: trace.WithAttributes(kvs...), kvs: kvs}
 	if t.shapes.n.Load() >= maxShapes {
 		return sh
 	}
@@ -62,9 +76,9 @@ func (t *Tracer) Shape(op string, typ attribute.KeyValue, dest string, more func
 	return sh
 }
 
-// commitAttrs are the commit span's constant attributes; its name is
-// "commit" alone, since a group holds publishes to any topics.
-var commitAttrs = trace.WithAttributes(System, Operation("commit"))
+// The commit span's name is "commit" alone, since a group holds
+// publishes to any topics; its attributes are System, Operation("commit")
+// and the group's count, one attribute option (Shape.With).
 
 // GroupCommitted records the commit span of one group commit
 // (engine.Options.GroupCommitted): INTERNAL, from when the writer took
@@ -94,7 +108,7 @@ func (t *Tracer) GroupCommitted(start time.Time, ctxs []context.Context, ops int
 		return
 	}
 	_, span := t.tracer.Start(context.Background(), "commit", KindInternal, trace.WithTimestamp(start),
-		commitAttrs, trace.WithAttributes(BatchCount(ops)), trace.WithLinks(links...))
+		trace.WithAttributes(System, Operation("commit"), BatchCount(ops)), trace.WithLinks(links...))
 	if err != nil {
 		span.SetStatus(codes.Error, err.Error())
 	}

@@ -128,6 +128,47 @@ func TestShape(t *testing.T) {
 	}
 }
 
+// TestShapeWith: Shape.With is the shape's attributes and the span's own
+// in one option, and leaves the shape's own option as it was.
+func TestShapeWith(t *testing.T) {
+	tr, rec := recorded(t)
+	sh := tr.Shape("ack", OpSettle, "g1", Group)
+	_, span := tr.Start(context.Background(), sh.Name, sh.With(Outcome("ack"), BatchCount(3)))
+	span.End()
+	_, span = tr.Start(context.Background(), sh.Name, sh.Attrs)
+	span.End()
+	with, alone := rec.Ended()[0], rec.Ended()[1]
+	want := map[string]string{"messaging.system": "mqgate", "messaging.operation.name": "ack",
+		"messaging.operation.type": "settle", "messaging.consumer.group.name": "g1", "mqgate.outcome": "ack"}
+	for k, w := range want {
+		if v, _ := attrOf(with, k); v.AsString() != w {
+			t.Errorf("With: %s = %q, want %q", k, v.Emit(), w)
+		}
+	}
+	if v, _ := attrOf(with, "messaging.batch.message_count"); v.AsInt64() != 3 {
+		t.Errorf("With: messaging.batch.message_count = %s, want 3", v.Emit())
+	}
+	if n := len(with.Attributes()); n != 6 {
+		t.Errorf("With: %d attributes, want 6", n)
+	}
+	if n := len(alone.Attributes()); n != 4 {
+		t.Errorf("Attrs after With: %d attributes %v, want the shape's 4", n, alone.Attributes())
+	}
+
+	// No operation type: the zero KeyValue is left out, not recorded as
+	// a dropped (invalid) attribute.
+	c := tr.Shape("commit", attribute.KeyValue{}, "orders", Destination)
+	_, span = tr.Start(context.Background(), c.Name, c.With(BatchCount(2)))
+	span.End()
+	s := rec.Ended()[2]
+	if c.Name != "commit orders" || len(s.Attributes()) != 4 || s.DroppedAttributes() != 0 {
+		t.Errorf("commit shape: name %q, attributes %v, %d dropped", c.Name, s.Attributes(), s.DroppedAttributes())
+	}
+	if _, ok := attrOf(s, "messaging.operation.type"); ok {
+		t.Error("commit shape: an operation type")
+	}
+}
+
 // TestBatchDefaults: mqgate's batch sizes apply only where the OTEL_BSP_*
 // variables are unset (an option would override the variable).
 func TestBatchDefaults(t *testing.T) {
