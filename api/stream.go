@@ -22,6 +22,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/internal/auth"
+	"github.com/mqgate/mqgate/internal/corkconn"
 )
 
 // WebSocket streams (docs/streaming.md, protocol mqgate.v1): the upgrade
@@ -316,7 +317,7 @@ type stream struct {
 	s    *Server
 	id   string
 	conn *websocket.Conn
-	raw  *corkConn
+	raw  *corkconn.Conn
 	log  zerolog.Logger
 
 	ctx    context.Context // ends when the stream is to close
@@ -485,7 +486,7 @@ func (st *stream) waitOutput(limit int) bool {
 	return st.ctx.Err() == nil
 }
 
-// writer writes queued frames, a batch per system call (corkConn), each
+// writer writes queued frames, a batch per system call (corkconn), each
 // batch under the write timeout: a client that stops reading is cut
 // after it, and what waits for it is bounded (waitOutput).
 func (st *stream) writer() {
@@ -553,14 +554,14 @@ func (st *stream) writeBatch(batch []outFrame) bool {
 		_ = st.raw.SetWriteDeadline(time.Time{}) // pings and the close frame keep the library's own
 		return err == nil
 	}
-	st.raw.cork()
+	st.raw.Cork()
 	for i := range batch {
 		if err := st.conn.Write(context.Background(), websocket.MessageText, *batch[i].buf); err != nil {
-			st.raw.uncork(deadline)
+			st.raw.Uncork(deadline)
 			return false
 		}
 	}
-	return st.raw.uncork(deadline) == nil
+	return st.raw.Uncork(deadline) == nil
 }
 
 func (st *stream) releaseBatch(batch []outFrame, written bool) {
@@ -682,11 +683,11 @@ func (st *stream) sendError(id string, err error) {
 }
 
 // hijackWriter hands websocket.Accept the connection wrapped in a
-// corkConn, with http.Server's deadlines cleared (they were set for the
+// corkconn.Conn, with http.Server's deadlines cleared (they were set for the
 // upgrade request; a stream keeps its own).
 type hijackWriter struct {
 	http.ResponseWriter
-	conn *corkConn
+	conn *corkconn.Conn
 }
 
 func (h *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -701,51 +702,6 @@ func (h *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		// and one frame, not the 4 MiB autotuning would give it.
 		_ = tc.SetWriteBuffer(streamSendBuffer)
 	}
-	h.conn = &corkConn{Conn: c}
+	h.conn = corkconn.New(c)
 	return h.conn, bufio.NewReadWriter(brw.Reader, bufio.NewWriterSize(h.conn, 4<<10)), nil
-}
-
-// corkConn gathers the writes of a batch of frames into one system call:
-// the library flushes each frame, and a frame per write made acks of one
-// message per frame cost a syscall each.
-type corkConn struct {
-	net.Conn
-	mu     sync.Mutex
-	corked bool
-	buf    []byte
-}
-
-func (c *corkConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.corked {
-		c.buf = append(c.buf, p...)
-		return len(p), nil
-	}
-	return c.Conn.Write(p)
-}
-
-func (c *corkConn) cork() {
-	c.mu.Lock()
-	c.corked = true
-	c.mu.Unlock()
-}
-
-// uncork writes what was gathered, by deadline.
-func (c *corkConn) uncork(deadline time.Time) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.corked = false
-	if len(c.buf) == 0 {
-		return nil
-	}
-	_ = c.Conn.SetWriteDeadline(deadline)
-	_, err := c.Conn.Write(c.buf)
-	_ = c.Conn.SetWriteDeadline(time.Time{})
-	if cap(c.buf) > 256<<10 {
-		c.buf = nil
-	} else {
-		c.buf = c.buf[:0]
-	}
-	return err
 }

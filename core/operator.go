@@ -1,6 +1,9 @@
 package core
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // The operator side of the seam (Backend): blocked and parked keys of
 // ORDERLY groups, per-key lag, message timelines and why a receive came
@@ -26,6 +29,21 @@ type BlockedEntry struct {
 	LastReason  string    // the last nack reason (none recorded yet)
 	State       BlockedState
 	ParkedIDs   []string // resume: the ids to redrive
+}
+
+// CompareBlocked orders a blocked-keys list the way every backend answers
+// it: by queue, then sharding key, then state (for slices.SortFunc).
+func CompareBlocked(a, b BlockedEntry) int {
+	if a.Queue != b.Queue {
+		if a.Queue.Less(b.Queue) {
+			return -1
+		}
+		return 1
+	}
+	if c := strings.Compare(a.ShardingKey, b.ShardingKey); c != 0 {
+		return c
+	}
+	return strings.Compare(string(a.State), string(b.State))
 }
 
 // KeyLag is the unfinished work of one ordering key as the backend sees

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
+
+	"github.com/mqgate/mqgate/internal/corkconn"
 )
 
 // A stream's frames are written by one writer goroutine per stream
@@ -16,65 +18,24 @@ import (
 //
 // The socket is reached through the upgrade's own transport: a clone of
 // the Client's *http.Transport whose dialer wraps each connection in a
-// corkConn and hands it to the dial that asked for it (a context value).
+// corkconn.Conn and hands it to the dial that asked for it (a context value).
 // Keep-alives are off on that transport, so a connection it dials serves
 // only the upgrade that dialed it. With any other RoundTripper the
 // frames are still batched by the writer, only not into one write.
 
-// corkConn gathers writes while corked and writes them at uncork.
-type corkConn struct {
-	net.Conn
-	mu     sync.Mutex
-	corked bool
-	buf    []byte
-}
-
-func (c *corkConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.corked {
-		c.buf = append(c.buf, p...)
-		return len(p), nil
-	}
-	return c.Conn.Write(p)
-}
-
-func (c *corkConn) cork() {
-	c.mu.Lock()
-	c.corked = true
-	c.mu.Unlock()
-}
-
-// uncork writes what was gathered.
-func (c *corkConn) uncork() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.corked = false
-	if len(c.buf) == 0 {
-		return nil
-	}
-	_, err := c.Conn.Write(c.buf)
-	if cap(c.buf) > 256<<10 {
-		c.buf = nil
-	} else {
-		c.buf = c.buf[:0]
-	}
-	return err
-}
-
-// corkSlot receives the corkConn dialed for one upgrade.
+// corkSlot receives the corkconn.Conn dialed for one upgrade.
 type corkSlot struct {
 	mu sync.Mutex
-	c  *corkConn
+	c  *corkconn.Conn
 }
 
-func (s *corkSlot) set(c *corkConn) {
+func (s *corkSlot) set(c *corkconn.Conn) {
 	s.mu.Lock()
 	s.c = c
 	s.mu.Unlock()
 }
 
-func (s *corkSlot) get() *corkConn {
+func (s *corkSlot) get() *corkconn.Conn {
 	if s == nil {
 		return nil
 	}
@@ -87,7 +48,7 @@ type corkSlotKey struct{}
 
 // upgradeClient returns the http.Client the upgrades go through (made
 // once per Client): the Client's HTTPClient with its transport cloned
-// to dial corkConns, or the HTTPClient itself when its transport is not
+// to dial corkconn.Conns, or the HTTPClient itself when its transport is not
 // an *http.Transport or dials TLS itself.
 func (c *Client) upgradeClient() *http.Client {
 	c.once.Do(func() {
@@ -116,7 +77,7 @@ func (c *Client) upgradeClient() *http.Client {
 			if err != nil {
 				return nil, err
 			}
-			cc := &corkConn{Conn: nc}
+			cc := corkconn.New(nc)
 			if slot, ok := ctx.Value(corkSlotKey{}).(*corkSlot); ok {
 				slot.set(cc)
 			}

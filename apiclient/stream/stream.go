@@ -20,6 +20,7 @@ import (
 	json "github.com/segmentio/encoding/json"
 
 	"github.com/mqgate/mqgate/apiclient"
+	"github.com/mqgate/mqgate/internal/corkconn"
 )
 
 // Protocol is the subprotocol this package speaks.
@@ -182,7 +183,7 @@ type frame struct {
 type conn struct {
 	ws *websocket.Conn
 	// cork is ws's socket when the upgrade dialed it (cork.go), else nil.
-	cork *corkConn
+	cork *corkconn.Conn
 	// ctx lives as long as the stream: coder/websocket closes the
 	// connection when a Read's or Write's context ends, so user contexts
 	// never reach those calls.
@@ -343,14 +344,14 @@ func (s *conn) writeBatch(batch [][]byte) bool {
 		}
 		return true
 	}
-	s.cork.cork()
+	s.cork.Cork()
 	for _, b := range batch {
 		if s.ws.Write(s.ctx, websocket.MessageText, b) != nil {
-			_ = s.cork.uncork()
+			_ = s.cork.Uncork(time.Time{})
 			return false
 		}
 	}
-	return s.cork.uncork() == nil
+	return s.cork.Uncork(time.Time{}) == nil
 }
 
 func (s *conn) releaseBatch(batch [][]byte) {

@@ -329,24 +329,7 @@ func (b *Backend) Blocked(group, consumerID string) ([]core.BlockedEntry, error)
 			out = append(out, en)
 		}
 	}
-	slices.SortFunc(out, func(a, b core.BlockedEntry) int {
-		if a.Queue != b.Queue {
-			if a.Queue.Less(b.Queue) {
-				return -1
-			}
-			return 1
-		}
-		if a.ShardingKey != b.ShardingKey {
-			if a.ShardingKey < b.ShardingKey {
-				return -1
-			}
-			return 1
-		}
-		if a.State < b.State {
-			return -1
-		}
-		return 0
-	})
+	slices.SortFunc(out, core.CompareBlocked)
 	return out, nil
 }
 
