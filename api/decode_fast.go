@@ -1,12 +1,10 @@
 package api
 
 import (
-	"bytes"
-	"encoding/binary"
 	"slices"
-	"unicode/utf8"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/internal/jsonscan"
 )
 
 // A fast path for the hottest bodies (publish, batch publish, ack). It
@@ -28,23 +26,23 @@ import (
 // and b is in its subset, and reports whether it did. When it reports
 // false, dst is unchanged.
 func fastDecode(b []byte, dst any) bool {
-	s := fastScanner{b: b}
+	s := fastScanner{Scanner: jsonscan.Scanner{B: b}}
 	switch v := dst.(type) {
 	case *PublishRequest:
 		var req PublishRequest
-		if !s.publish(&req) || !s.end() {
+		if !s.publish(&req) || !s.End() {
 			return false
 		}
 		*v = req
 	case *PublishBatchRequest:
 		var req PublishBatchRequest
-		if !s.batch(&req) || !s.end() {
+		if !s.batch(&req) || !s.End() {
 			return false
 		}
 		*v = req
 	case *AckRequest:
 		var req AckRequest
-		if !s.ack(&req) || !s.end() {
+		if !s.ack(&req) || !s.End() {
 			return false
 		}
 		*v = req
@@ -54,11 +52,10 @@ func fastDecode(b []byte, dst any) bool {
 	return true
 }
 
-// fastScanner reads b from i. Every method reports false for anything
+// fastScanner reads B from I (jsonscan). Every method reports false for anything
 // outside the fast path's subset (or malformed), never an error.
 type fastScanner struct {
-	b []byte
-	i int
+	jsonscan.Scanner
 	// short remembers the last short string value read, which the next
 	// batch entry's tags or key usually repeat: one copy, not one each.
 	short string
@@ -76,74 +73,10 @@ type fastScanner struct {
 	est int
 }
 
-func (s *fastScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// next skips white space and consumes c if it comes next.
-func (s *fastScanner) next(c byte) bool {
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// end reports whether only white space is left.
-func (s *fastScanner) end() bool {
-	s.ws()
-	return s.i == len(s.b)
-}
-
-// raw reads a string without escapes or control characters and returns
-// its bytes in b (valid UTF-8).
-func (s *fastScanner) raw() ([]byte, bool) {
-	if !s.next('"') {
-		return nil, false
-	}
-	n := bytes.IndexByte(s.b[s.i:], '"')
-	if n < 0 {
-		return nil, false
-	}
-	v := s.b[s.i : s.i+n]
-	if bytes.IndexByte(v, '\\') >= 0 {
-		return nil, false // an escape (perhaps of a quote): the strict decoder's
-	}
-	// Control characters and non-ASCII, eight bytes at a time ("Bit
-	// Twiddling Hacks": some byte of x is below 0x20 exactly when
-	// (x - 0x20*ones) &^ x has a high bit).
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	var below, high uint64
-	j := 0
-	for ; j+8 <= len(v); j += 8 {
-		x := binary.LittleEndian.Uint64(v[j:])
-		below |= (x - 0x20*ones) &^ x
-		high |= x
-	}
-	for ; j < len(v); j++ {
-		x := uint64(v[j])
-		below |= (x - 0x20) &^ x
-		high |= x
-	}
-	if below&highs != 0 || high&highs != 0 && !utf8.Valid(v) {
-		return nil, false
-	}
-	s.i += n + 1
-	return v, true
-}
-
 // str reads a string value (a copy, or the same short string as the
 // last one).
 func (s *fastScanner) str() (string, bool) {
-	v, ok := s.raw()
+	v, ok := s.Raw()
 	if len(v) > 32 {
 		return string(v), ok
 	}
@@ -156,15 +89,15 @@ func (s *fastScanner) str() (string, bool) {
 // body reads a body string (body or bodyBase64) as a substring of text,
 // returning a pointer to it.
 func (s *fastScanner) body() (*string, bool) {
-	v, ok := s.raw()
+	v, ok := s.Raw()
 	if !ok {
 		return nil, false
 	}
 	if s.text == "" {
-		s.text = string(s.b)
+		s.text = string(s.B)
 	}
 	// raw moved past the white space, the opening quote, v and the closing one.
-	end := s.i - 1
+	end := s.I - 1
 	if len(s.bodies) == cap(s.bodies) {
 		s.bodies = make([]string, 0, max(1, s.est))
 	}
@@ -172,41 +105,14 @@ func (s *fastScanner) body() (*string, bool) {
 	return &s.bodies[len(s.bodies)-1], true
 }
 
-// name reads a member name and its colon.
-func (s *fastScanner) name() ([]byte, bool) {
-	v, ok := s.raw()
-	return v, ok && s.next(':')
-}
-
-// members calls member for each member of an object until it reports
-// false (then members does too).
-func (s *fastScanner) members(member func(name []byte) bool) bool {
-	if !s.next('{') {
-		return false
-	}
-	if s.next('}') {
-		return true
-	}
-	for {
-		name, ok := s.name()
-		if !ok || !member(name) {
-			return false
-		}
-		if s.next(',') {
-			continue
-		}
-		return s.next('}')
-	}
-}
-
 // strs reads an array of strings; [] is an empty, non-nil slice, as
 // the strict decoder makes it.
 func (s *fastScanner) strs() ([]string, bool) {
-	if !s.next('[') {
+	if !s.Next('[') {
 		return nil, false
 	}
 	out := []string{}
-	if s.next(']') {
+	if s.Next(']') {
 		return out, true
 	}
 	for {
@@ -215,10 +121,10 @@ func (s *fastScanner) strs() ([]string, bool) {
 			return nil, false
 		}
 		out = append(out, v)
-		if s.next(',') {
+		if s.Next(',') {
 			continue
 		}
-		return out, s.next(']')
+		return out, s.Next(']')
 	}
 }
 
@@ -246,7 +152,7 @@ func (s *fastScanner) publish(req *PublishRequest) bool {
 		seen |= bit
 		return true
 	}
-	return s.members(func(name []byte) bool {
+	return s.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "body":
@@ -278,7 +184,7 @@ func (s *fastScanner) publish(req *PublishRequest) bool {
 				return false
 			}
 			req.Properties = map[string]string{}
-			return s.members(func(k []byte) bool {
+			return s.Object(func(k []byte) bool {
 				if _, dup := req.Properties[string(k)]; dup {
 					return false
 				}
@@ -294,17 +200,17 @@ func (s *fastScanner) publish(req *PublishRequest) bool {
 // batch reads {"messages": [entry, ...]}.
 func (s *fastScanner) batch(req *PublishBatchRequest) bool {
 	seen := false
-	return s.members(func(name []byte) bool {
-		if string(name) != "messages" || seen || !s.next('[') {
+	return s.Object(func(name []byte) bool {
+		if string(name) != "messages" || seen || !s.Next('[') {
 			return false
 		}
 		seen = true
 		req.Messages = []PublishRequest{}
-		if s.next(']') {
+		if s.Next(']') {
 			return true
 		}
 		for {
-			start := s.i
+			start := s.I
 			req.Messages = append(req.Messages, PublishRequest{})
 			if !s.publish(&req.Messages[len(req.Messages)-1]) {
 				return false
@@ -313,13 +219,13 @@ func (s *fastScanner) batch(req *PublishBatchRequest) bool {
 				// Entries of a batch are usually alike: size the
 				// entries and their bodies from the first one's length,
 				// instead of growing them by doubling.
-				s.est = min(core.MaxBatch, 1+(len(s.b)-s.i)/(s.i-start+1))
+				s.est = min(core.MaxBatch, 1+(len(s.B)-s.I)/(s.I-start+1))
 				req.Messages = slices.Grow(req.Messages, s.est-1)
 			}
-			if s.next(',') {
+			if s.Next(',') {
 				continue
 			}
-			return s.next(']')
+			return s.Next(']')
 		}
 	})
 }
@@ -327,7 +233,7 @@ func (s *fastScanner) batch(req *PublishBatchRequest) bool {
 // ack reads {"receiptHandles": [...]}.
 func (s *fastScanner) ack(req *AckRequest) bool {
 	seen := false
-	return s.members(func(name []byte) bool {
+	return s.Object(func(name []byte) bool {
 		if string(name) != "receiptHandles" || seen {
 			return false
 		}

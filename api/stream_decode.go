@@ -6,6 +6,7 @@ import (
 	jsonv2 "github.com/go-json-experiment/json"
 
 	"github.com/mqgate/mqgate/core"
+	"github.com/mqgate/mqgate/internal/jsonscan"
 )
 
 // clientFrame is any client → server frame, decoded once under the REST
@@ -95,11 +96,11 @@ func validFrameID(id string) bool {
 // the simplest consumers). Anything else reports false and goes to the
 // strict decoder.
 func fastAckFrame(b []byte, f *clientFrame) bool {
-	s := fastScanner{b: b}
+	s := fastScanner{Scanner: jsonscan.Scanner{B: b}}
 	var head frameHead
 	var seenHandles bool
 	var out clientFrame
-	ok := s.members(func(name []byte) bool {
+	ok := s.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "type", "id":
@@ -113,7 +114,7 @@ func fastAckFrame(b []byte, f *clientFrame) bool {
 		}
 		return ok
 	})
-	if !ok || !s.end() || !head.complete() || !seenHandles {
+	if !ok || !s.End() || !head.complete() || !seenHandles {
 		return false
 	}
 	*f = out
@@ -130,7 +131,7 @@ func (h frameHead) complete() bool { return h.seenType && h.seenID }
 // "id" member into out, refusing a member seen before: the part every
 // fast frame decoder shares.
 func (s *fastScanner) frameHead(name []byte, want string, h *frameHead, out *clientFrame) bool {
-	v, ok := s.raw()
+	v, ok := s.Raw()
 	if string(name) == "type" {
 		if h.seenType {
 			return false

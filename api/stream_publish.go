@@ -9,6 +9,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/internal/auth"
+	"github.com/mqgate/mqgate/internal/jsonscan"
 )
 
 // The publish stream, GET /v1/topics/{topic}/stream. Each publish frame
@@ -366,11 +367,11 @@ func (p *publishStream) finish() {
 // strict decoder would (decode_fast.go's subset); anything else reports
 // false.
 func fastPublishFrame(b []byte, f *clientFrame) bool {
-	s := fastScanner{b: b}
+	s := fastScanner{Scanner: jsonscan.Scanner{B: b}}
 	var head frameHead
 	var seenMsg bool
 	var out clientFrame
-	ok := s.members(func(name []byte) bool {
+	ok := s.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "type", "id":
@@ -385,7 +386,7 @@ func fastPublishFrame(b []byte, f *clientFrame) bool {
 		}
 		return ok
 	})
-	if !ok || !s.end() || !head.complete() || !seenMsg {
+	if !ok || !s.End() || !head.complete() || !seenMsg {
 		return false
 	}
 	*f = out

@@ -3,7 +3,6 @@ package stream
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/binary"
 	"reflect"
 	"slices"
 	"strconv"
@@ -13,6 +12,7 @@ import (
 	json "github.com/segmentio/encoding/json"
 
 	"github.com/mqgate/mqgate/apiclient"
+	"github.com/mqgate/mqgate/internal/jsonscan"
 )
 
 // A fast path for the frames a stream client handles most: the server's
@@ -35,75 +35,14 @@ import (
 // encoding/json for every publish, and every results and confirm frame
 // was decoded twice (the frame, then its results).
 
-// scanner reads b from i; every method reports false for anything
+// scanner reads B from I (jsonscan); every method reports false for anything
 // outside the subset (or malformed).
 type scanner struct {
-	b []byte
-	i int
-}
-
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// next skips white space and consumes c if it comes next.
-func (s *scanner) next(c byte) bool {
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-func (s *scanner) end() bool {
-	s.ws()
-	return s.i == len(s.b)
-}
-
-// raw reads a string without escapes or control characters (valid
-// UTF-8) and returns its bytes in b.
-func (s *scanner) raw() ([]byte, bool) {
-	if !s.next('"') {
-		return nil, false
-	}
-	n := bytes.IndexByte(s.b[s.i:], '"')
-	if n < 0 {
-		return nil, false
-	}
-	v := s.b[s.i : s.i+n]
-	if bytes.IndexByte(v, '\\') >= 0 {
-		return nil, false
-	}
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	var below, high uint64
-	j := 0
-	for ; j+8 <= len(v); j += 8 {
-		x := binary.LittleEndian.Uint64(v[j:])
-		below |= (x - 0x20*ones) &^ x
-		high |= x
-	}
-	for ; j < len(v); j++ {
-		x := uint64(v[j])
-		below |= (x - 0x20) &^ x
-		high |= x
-	}
-	if below&highs != 0 || high&highs != 0 && !utf8.Valid(v) {
-		return nil, false
-	}
-	s.i += n + 1
-	return v, true
+	jsonscan.Scanner
 }
 
 func (s *scanner) str() (string, bool) {
-	v, ok := s.raw()
+	v, ok := s.Raw()
 	return string(v), ok
 }
 
@@ -114,23 +53,23 @@ func (s *scanner) strPtr() (*string, bool) {
 
 // integer reads an integer that fits an int, digits only.
 func (s *scanner) integer() (int, bool) {
-	s.ws()
-	j := s.i
-	if j < len(s.b) && s.b[j] == '-' {
+	s.WS()
+	j := s.I
+	if j < len(s.B) && s.B[j] == '-' {
 		j++
 	}
 	k := j
-	for k < len(s.b) && s.b[k] >= '0' && s.b[k] <= '9' {
+	for k < len(s.B) && s.B[k] >= '0' && s.B[k] <= '9' {
 		k++
 	}
-	if k == j || k-j > 1 && s.b[j] == '0' || k < len(s.b) && (s.b[k] == '.' || s.b[k] == 'e' || s.b[k] == 'E') {
+	if k == j || k-j > 1 && s.B[j] == '0' || k < len(s.B) && (s.B[k] == '.' || s.B[k] == 'e' || s.B[k] == 'E') {
 		return 0, false
 	}
-	n, err := strconv.Atoi(string(s.b[s.i:k]))
+	n, err := strconv.Atoi(string(s.B[s.I:k]))
 	if err != nil {
 		return 0, false
 	}
-	s.i = k
+	s.I = k
 	return n, true
 }
 
@@ -140,13 +79,13 @@ func (s *scanner) intPtr() (*int, bool) {
 }
 
 func (s *scanner) boolean() (bool, bool) {
-	s.ws()
+	s.WS()
 	switch {
-	case bytes.HasPrefix(s.b[s.i:], []byte("true")):
-		s.i += 4
+	case bytes.HasPrefix(s.B[s.I:], []byte("true")):
+		s.I += 4
 		return true, true
-	case bytes.HasPrefix(s.b[s.i:], []byte("false")):
-		s.i += 5
+	case bytes.HasPrefix(s.B[s.I:], []byte("false")):
+		s.I += 5
 		return false, true
 	}
 	return false, false
@@ -154,7 +93,7 @@ func (s *scanner) boolean() (bool, bool) {
 
 // time reads a time as the server writes it, 2006-01-02T15:04:05.000Z.
 func (s *scanner) time() (time.Time, bool) {
-	v, ok := s.raw()
+	v, ok := s.Raw()
 	if !ok || len(v) != 24 || v[4] != '-' || v[7] != '-' || v[10] != 'T' || v[13] != ':' || v[16] != ':' || v[19] != '.' || v[23] != 'Z' {
 		return time.Time{}, false
 	}
@@ -184,48 +123,22 @@ func (s *scanner) timePtr() (*time.Time, bool) {
 	return &t, ok
 }
 
-// name reads a member name and its colon.
-func (s *scanner) name() ([]byte, bool) {
-	v, ok := s.raw()
-	return v, ok && s.next(':')
-}
-
-// object calls member for each member until it reports false.
-func (s *scanner) object(member func(name []byte) bool) bool {
-	if !s.next('{') {
-		return false
-	}
-	if s.next('}') {
-		return true
-	}
-	for {
-		name, ok := s.name()
-		if !ok || !member(name) {
-			return false
-		}
-		if s.next(',') {
-			continue
-		}
-		return s.next('}')
-	}
-}
-
 // array calls elem for each element until it reports false.
 func (s *scanner) array(elem func() bool) bool {
-	if !s.next('[') {
+	if !s.Next('[') {
 		return false
 	}
-	if s.next(']') {
+	if s.Next(']') {
 		return true
 	}
 	for {
 		if !elem() {
 			return false
 		}
-		if s.next(',') {
+		if s.Next(',') {
 			continue
 		}
-		return s.next(']')
+		return s.Next(']')
 	}
 }
 
@@ -233,9 +146,9 @@ func (s *scanner) array(elem func() bool) bool {
 // into f (Messages, or the decoded results in f.handles or f.confirms);
 // false leaves the frame to the general decoder.
 func fastFrame(b []byte, f *frame) bool {
-	s := scanner{b: b}
+	s := scanner{Scanner: jsonscan.Scanner{B: b}}
 	var out frame
-	ok := s.object(func(name []byte) bool {
+	ok := s.Object(func(name []byte) bool {
 		switch string(name) {
 		case "type":
 			v, ok := s.str()
@@ -256,7 +169,7 @@ func fastFrame(b []byte, f *frame) bool {
 		case "results":
 			// The frame's type may come after its results: both readings
 			// are kept until the end, and the type picks one.
-			start := s.i
+			start := s.I
 			var hs []apiclient.HandleResult
 			okH := s.array(func() bool {
 				var r apiclient.HandleResult
@@ -268,7 +181,7 @@ func fastFrame(b []byte, f *frame) bool {
 				out.handles, out.confirms, out.fastResults = hs, nil, true
 				return true
 			}
-			s.i = start
+			s.I = start
 			var ps []apiclient.PublishResult
 			okP := s.array(func() bool {
 				var r apiclient.PublishResult
@@ -281,7 +194,7 @@ func fastFrame(b []byte, f *frame) bool {
 		}
 		return false
 	})
-	if !ok || !s.end() {
+	if !ok || !s.End() {
 		return false
 	}
 	switch out.Type {
@@ -317,7 +230,7 @@ func fastFrame(b []byte, f *frame) bool {
 }
 
 func (s *scanner) handleResult(r *apiclient.HandleResult) bool {
-	return s.object(func(name []byte) bool {
+	return s.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "receiptHandle":
@@ -334,7 +247,7 @@ func (s *scanner) handleResult(r *apiclient.HandleResult) bool {
 }
 
 func (s *scanner) publishResult(r *apiclient.PublishResult) bool {
-	return s.object(func(name []byte) bool {
+	return s.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "messageId":
@@ -357,7 +270,7 @@ func (s *scanner) publishResult(r *apiclient.PublishResult) bool {
 }
 
 func (s *scanner) received(m *apiclient.ReceivedMessage) bool {
-	return s.object(func(name []byte) bool {
+	return s.Object(func(name []byte) bool {
 		var ok bool
 		switch string(name) {
 		case "messageId":
@@ -372,7 +285,7 @@ func (s *scanner) received(m *apiclient.ReceivedMessage) bool {
 			m.Body, ok = s.strPtr()
 		case "bodyBase64":
 			var v []byte
-			if v, ok = s.raw(); ok {
+			if v, ok = s.Raw(); ok {
 				dec, err := base64.StdEncoding.AppendDecode(make([]byte, 0, base64.StdEncoding.DecodedLen(len(v))), v)
 				m.BodyBase64 = &dec
 				ok = err == nil
@@ -392,7 +305,7 @@ func (s *scanner) received(m *apiclient.ReceivedMessage) bool {
 			if m.Properties != nil {
 				props = *m.Properties // a member given twice: the general decoder merges the two
 			}
-			ok = s.object(func(name []byte) bool {
+			ok = s.Object(func(name []byte) bool {
 				v, ok := s.str()
 				props[string(name)] = v
 				return ok
