@@ -247,7 +247,9 @@ func (m *Main) Close() error {
 		m.pprof = nil
 	}
 	if m.js != nil {
-		errs = append(errs, m.closeJetStream(ctx))
+		if err := m.closeJetStream(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if m.http != nil {
 		m.api.SetShuttingDown()
@@ -266,7 +268,9 @@ func (m *Main) Close() error {
 	// Push consumers persist their offsets and unlock their queues before
 	// the registry and the bbolt file close under them (Backend.Close).
 	if m.backend != nil {
-		errs = append(errs, m.backend.Close(ctx))
+		if err := m.backend.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
 		m.backend = nil
 	}
 	// Last: the spans of the shutdown itself (final pushes, settles) are
