@@ -209,41 +209,37 @@ type queueHead struct {
 
 // failedHeads lists the failing heads of (g, consumerID)'s queues.
 func (b *Backend) failedHeads(ctx context.Context, g core.Group, consumerID string) ([]queueHead, error) {
+	refs, err := b.subscribedConsumers(g, consumerID)
+	if err != nil {
+		return nil, err
+	}
 	var out []queueHead
-	for _, s := range g.Subscriptions {
-		t, err := b.cachedTopic(s.Topic)
-		if core.ErrorCode(err) == core.ENotFound {
-			continue
-		} else if err != nil {
+	for _, ref := range refs {
+		var rec headRecord
+		rev, err := b.kvRead(ctx, headKey(g.Name, consumerID, ref.topic, ref.queue), &rec)
+		if err != nil {
 			return nil, err
 		}
-		for _, ref := range b.consumersOf(g, consumerID, t) {
-			var rec headRecord
-			rev, err := b.kvRead(ctx, headKey(g.Name, consumerID, ref.topic, ref.queue), &rec)
-			if err != nil {
-				return nil, err
-			}
-			if rev == 0 {
-				continue
-			}
-			h, err := b.head(ctx, ref)
-			if err != nil {
-				return nil, err
-			}
-			h.rec = rec
-			if !h.out || rec.Seq <= h.floor {
-				continue // settled since
-			}
-			// The record names the consumer's head now (not a message of
-			// a topic deleted and made again, or of a consumer reset).
-			if seq, id, err := b.headMsg(ctx, g.Name, h); err != nil {
-				return nil, err
-			} else if seq != rec.Seq || id != rec.ID {
-				continue
-			}
-			h.ok = true
-			out = append(out, h)
+		if rev == 0 {
+			continue
 		}
+		h, err := b.head(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		h.rec = rec
+		if !h.out || rec.Seq <= h.floor {
+			continue // settled since
+		}
+		// The record names the consumer's head now (not a message of
+		// a topic deleted and made again, or of a consumer reset).
+		if seq, id, err := b.headMsg(ctx, g.Name, h); err != nil {
+			return nil, err
+		} else if seq != rec.Seq || id != rec.ID {
+			continue
+		}
+		h.ok = true
+		out = append(out, h)
 	}
 	return out, nil
 }

@@ -55,19 +55,13 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req core.ReceiveReq
 	if invisible <= 0 {
 		invisible = core.DefaultInvisibleSeconds * time.Second
 	}
-	var refs []consumerRef
-	for _, s := range g.Subscriptions {
-		t, err := b.cachedTopic(s.Topic)
-		if core.ErrorCode(err) == core.ENotFound {
-			continue
-		} else if err != nil {
+	refs, err := b.subscribedConsumers(g, consumerID)
+	if err != nil {
+		return nil, err
+	}
+	for _, ref := range refs {
+		if err := b.ensureConsumer(ctx, g, ref, false); err != nil {
 			return nil, err
-		}
-		for _, ref := range b.consumersOf(g, consumerID, t) {
-			if err := b.ensureConsumer(ctx, g, ref, false); err != nil {
-				return nil, err
-			}
-			refs = append(refs, ref)
 		}
 	}
 

@@ -227,6 +227,23 @@ type consumerRef struct {
 	queue  int // -1: every queue
 }
 
+// subscribedConsumers lists the consumers of (g, consumerID) on every
+// topic it subscribes to; a subscribed topic that does not exist (yet, or
+// any more) has none.
+func (b *Backend) subscribedConsumers(g core.Group, consumerID string) ([]consumerRef, error) {
+	var refs []consumerRef
+	for _, s := range g.Subscriptions {
+		t, err := b.cachedTopic(s.Topic)
+		if core.ErrorCode(err) == core.ENotFound {
+			continue
+		} else if err != nil {
+			return nil, err
+		}
+		refs = append(refs, b.consumersOf(g, consumerID, t)...)
+	}
+	return refs, nil
+}
+
 // consumersOf lists the consumers of (g, consumerID) on topic.
 func (b *Backend) consumersOf(g core.Group, consumerID string, t core.Topic) []consumerRef {
 	if g.ConsumeMode != core.Orderly {

@@ -47,15 +47,9 @@ func (b *Backend) KeyLags(group string, limit int) ([]core.KeyLag, error) {
 	if g.ConsumeMode != core.Orderly {
 		return nil, core.Errorf(core.EConflict, "group %q is not ORDERLY: it has no blocked keys", group)
 	}
-	var refs []consumerRef
-	for _, s := range g.Subscriptions {
-		t, err := b.cachedTopic(s.Topic)
-		if core.ErrorCode(err) == core.ENotFound {
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		refs = append(refs, b.consumersOf(g, "", t)...)
+	refs, err := b.subscribedConsumers(g, "")
+	if err != nil {
+		return nil, err
 	}
 	var mu sync.Mutex
 	byKey := map[keyRefJS]*core.KeyLag{}
