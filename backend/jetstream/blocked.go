@@ -418,20 +418,30 @@ func (b *Backend) endHead(ctx context.Context, group, consumerID string, ref con
 	return b.deadLetterLease(ctx, group, l, times, reason)
 }
 
+// parkableGroup is group when its keys can be parked and resumed, or why
+// not: it is unknown, BROADCASTING ORDERLY, or not ORDERLY.
+func (b *Backend) parkableGroup(ctx context.Context, group string) (core.Group, error) {
+	g, err := b.Group(ctx, group)
+	if err != nil {
+		return core.Group{}, err
+	}
+	if g.ConsumeMode == core.Orderly && g.MessageModel == core.Broadcasting {
+		return core.Group{}, errBroadcastPark(group)
+	}
+	if _, _, err := b.orderlyGroup(ctx, group, ""); err != nil {
+		return core.Group{}, err
+	}
+	return g, nil
+}
+
 // ParkKey sets (mq, key) aside: its messages go to the DLQ as they reach
 // the head of the queue, recorded for resume, and the other keys continue.
 // CLUSTERING only.
 func (b *Backend) ParkKey(group, consumerID string, mq core.MessageQueue, key string) (core.BlockedEntry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.RequestTimeout)
 	defer cancel()
-	g, err := b.Group(ctx, group)
+	g, err := b.parkableGroup(ctx, group)
 	if err != nil {
-		return core.BlockedEntry{}, err
-	}
-	if g.ConsumeMode == core.Orderly && g.MessageModel == core.Broadcasting {
-		return core.BlockedEntry{}, errBroadcastPark(group)
-	}
-	if _, _, err := b.orderlyGroup(ctx, group, ""); err != nil {
 		return core.BlockedEntry{}, err
 	}
 	since := time.Now().UTC()
@@ -547,14 +557,8 @@ func errBroadcastPark(group string) error {
 func (b *Backend) ResumeKey(group, consumerID string, mq core.MessageQueue, key string, release func(ids []string) error) (core.BlockedEntry, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*b.opts.RequestTimeout)
 	defer cancel()
-	g, err := b.Group(ctx, group)
+	_, err := b.parkableGroup(ctx, group)
 	if err != nil {
-		return core.BlockedEntry{}, err
-	}
-	if g.ConsumeMode == core.Orderly && g.MessageModel == core.Broadcasting {
-		return core.BlockedEntry{}, errBroadcastPark(group)
-	}
-	if _, _, err := b.orderlyGroup(ctx, group, ""); err != nil {
 		return core.BlockedEntry{}, err
 	}
 	pk := parkKey(group, mq, key)
