@@ -62,6 +62,7 @@ type streamsConfig struct {
 	JSON           bool
 	CPUProfile     string
 	H2C            bool
+	NoREST         bool
 }
 
 func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -92,6 +93,7 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&c.Peers, "peers", "", "../shared/peers results (JSON lines) of the same session: report the issue's ratios to them")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
 	fs.BoolVar(&c.H2C, "h2c", false, "also run consume rest-ack1 over cleartext HTTP/2 (one connection, the requests multiplexed; the started gateway gets --h2c, a --url one must have it)")
+	fs.BoolVar(&c.NoREST, "no-rest", false, "run only the stream cases (a profile of the streams alone; no ratios to REST)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this client process (the load generator) to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -267,10 +269,13 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 		return nil
 	}
 	pair := func(streamName string, s func(context.Context) (StreamCase, error), restCases ...func() error) error {
-		if !restFirst {
+		if !restFirst || c.NoREST {
 			if err := step(streamName, s); err != nil {
 				return err
 			}
+		}
+		if c.NoREST {
+			return nil
 		}
 		for _, rc := range restCases {
 			if err := rc(); err != nil {
