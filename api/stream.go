@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -23,6 +22,7 @@ import (
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/internal/auth"
 	"github.com/mqgate/mqgate/internal/corkconn"
+	"github.com/mqgate/mqgate/internal/wsread"
 )
 
 // WebSocket streams (docs/streaming.md, protocol mqgate.v1): the upgrade
@@ -641,23 +641,8 @@ func (st *stream) pinger() (stop func()) {
 // closed, the connection broke, or a frame was over the limit, which the
 // library answers with 1009).
 func (st *stream) readFrame(buf *[]byte) (ok bool, binary bool) {
-	typ, rd, err := st.conn.Reader(context.Background())
-	if err == nil {
-		*buf = (*buf)[:0]
-		for {
-			if len(*buf) == cap(*buf) {
-				*buf = append(*buf, 0)[:len(*buf)]
-			}
-			n, rerr := rd.Read((*buf)[len(*buf):cap(*buf)])
-			*buf = (*buf)[:len(*buf)+n]
-			if rerr != nil {
-				if !errors.Is(rerr, io.EOF) {
-					err = rerr
-				}
-				break
-			}
-		}
-	}
+	typ, b, err := wsread.Message(st.conn, *buf)
+	*buf = b
 	if err != nil {
 		if errors.Is(err, websocket.ErrMessageTooBig) {
 			st.fail() // the library has sent the close frame, 1009

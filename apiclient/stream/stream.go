@@ -21,6 +21,7 @@ import (
 
 	"github.com/mqgate/mqgate/apiclient"
 	"github.com/mqgate/mqgate/internal/corkconn"
+	"github.com/mqgate/mqgate/internal/wsread"
 )
 
 // Protocol is the subprotocol this package speaks.
@@ -293,6 +294,10 @@ func refused(resp *http.Response) error {
 	return e
 }
 
+// maxKeptReadBuf is the largest read buffer the reader keeps for the
+// next frame.
+const maxKeptReadBuf = 1 << 20
+
 // maxQueued is about the most encoded bytes waiting for the writer; a
 // send beyond it waits (the publish window bounds publishes well below).
 const maxQueued = 4 << 20
@@ -336,9 +341,17 @@ func (s *conn) writer() {
 }
 
 func (s *conn) writeBatch(batch [][]byte) bool {
+	// A write stuck on a peer that stopped reading must end with the
+	// stream: on a corkable socket end's write deadline does that, so the
+	// writes need no context (the library arms a context.AfterFunc per
+	// write for one that can end); otherwise the stream's context does.
+	ctx := s.ctx
+	if s.cork != nil {
+		ctx = context.Background()
+	}
 	if s.cork == nil || len(batch) == 1 {
 		for _, b := range batch {
-			if s.ws.Write(s.ctx, websocket.MessageText, b) != nil {
+			if s.ws.Write(ctx, websocket.MessageText, b) != nil {
 				return false
 			}
 		}
@@ -346,7 +359,7 @@ func (s *conn) writeBatch(batch [][]byte) bool {
 	}
 	s.cork.Cork()
 	for _, b := range batch {
-		if s.ws.Write(s.ctx, websocket.MessageText, b) != nil {
+		if s.ws.Write(ctx, websocket.MessageText, b) != nil {
 			_ = s.cork.Uncork(time.Time{})
 			return false
 		}
@@ -378,12 +391,14 @@ func (s *conn) flush() {
 	}
 }
 
+// read reads and dispatches the server's frames until the stream ends.
+// One buffer serves every frame: both decoders copy what they keep.
 func (s *conn) read() {
 	var err error
+	var buf []byte
 	for {
 		var typ websocket.MessageType
-		var b []byte
-		typ, b, err = s.ws.Read(s.ctx)
+		typ, buf, err = wsread.Message(s.ws, buf)
 		if err != nil {
 			break
 		}
@@ -391,7 +406,11 @@ func (s *conn) read() {
 			continue
 		}
 		var f frame
-		if !fastFrame(b, &f) && json.Unmarshal(b, &f) != nil {
+		ok := fastFrame(buf, &f) || json.Unmarshal(buf, &f) == nil
+		if cap(buf) > maxKeptReadBuf {
+			buf = nil // one large frame does not pin its buffer for the stream's life
+		}
+		if !ok {
 			continue // not the protocol; nothing to match it to
 		}
 		switch f.Type {
