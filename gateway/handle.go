@@ -117,13 +117,13 @@ func parseFields(p []byte) (f receiptFields, ok bool) {
 	return f, true
 }
 
-// receiptRef is a verified handle's fields and where its payload sits in
-// a buffer shared by the handles of one request (offsets, not slices:
-// the refs hold no pointers, so a request's buffer can live on the
-// stack).
+// receiptRef is a handle's fields and where its payload sits in a buffer
+// shared by the handles of one request (offsets, not slices: the refs
+// hold no pointers, so a request's buffer can live on the stack). Its MAC
+// follows the payload there.
 type receiptRef struct {
 	receiptFields
-	at, n int // payload = buf[at:at+n]
+	at, n int // payload = buf[at:at+n], its MAC the handleMACSize bytes after
 }
 
 // is reports whether the handle names exactly receipt r (what a whole
@@ -146,12 +146,25 @@ func (rf *receiptRef) inGroup(buf []byte, g string) bool {
 // that gives buf room for every handle of a request (a stack array for
 // a few) verifies them without allocating.
 func (c *handleCodec) decodeTo(buf []byte, h string) (ref receiptRef, out []byte, ok bool) {
+	ref, out, ok = c.peekTo(buf, h)
+	if !ok || !c.verifies(out, &ref) {
+		return receiptRef{}, buf, false
+	}
+	return ref, out, true
+}
+
+// peekTo is decodeTo without the MAC check: what h would name, if it is
+// authentic. The ack path looks up the lease that names and takes h as
+// authentic when it is the very string that lease was issued with (it
+// was sealed here), which spares the MAC of every live handle; any other
+// handle goes through verifies before it counts.
+func (c *handleCodec) peekTo(buf []byte, h string) (ref receiptRef, out []byte, ok bool) {
 	if len(h) > maxHandleLen {
 		return ref, buf, false
 	}
 	at := len(buf)
 	buf = slices.Grow(buf, base64.RawURLEncoding.DecodedLen(len(h)))
-	payload, err := c.s.OpenTo(buf[at:at], h) // decodes into buf's room
+	payload, sum, err := policy.Decode(buf[at:at], h) // decodes into buf's room
 	if err != nil {
 		return ref, buf[:at], false
 	}
@@ -159,7 +172,14 @@ func (c *handleCodec) decodeTo(buf []byte, h string) (ref receiptRef, out []byte
 	if !ok {
 		return ref, buf[:at], false
 	}
-	return receiptRef{receiptFields: f, at: at, n: len(payload)}, buf[:at+len(payload)], true
+	return receiptRef{receiptFields: f, at: at, n: len(payload)}, buf[:at+len(payload)+len(sum)], true
+}
+
+// verifies reports whether the MAC of the handle ref was peeked from is
+// right.
+func (c *handleCodec) verifies(buf []byte, ref *receiptRef) bool {
+	end := ref.at + ref.n
+	return c.s.Verifies(buf[ref.at:end], buf[end:end+handleMACSize])
 }
 
 // decodedLen is the room decodeTo needs for every handle of hs (each

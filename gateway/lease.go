@@ -26,6 +26,7 @@ const (
 type lease struct {
 	seq      uint64
 	rc       receipt // what the handle names
+	handle   string  // the handle issued for rc ("" until grant has signed it)
 	deadline time.Time
 	index    int // in leaseHeap
 
@@ -149,9 +150,18 @@ func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline
 	}
 	box.mu.Unlock()
 	t.mu.Unlock()
-	// Sign outside the locks: a receipt never changes once granted.
+	// Sign outside the locks: a receipt never changes once granted. The
+	// handles go on their leases before any caller has them, so an ack
+	// finds each live handle there (apply).
 	for k, l := range leased {
 		out[k].ReceiptHandle = t.codec.encode(l.rc)
+	}
+	if len(leased) > 0 {
+		t.mu.Lock()
+		for k, l := range leased {
+			l.handle = out[k].ReceiptHandle
+		}
+		t.mu.Unlock()
 	}
 	if earliest {
 		t.poke()
@@ -177,13 +187,12 @@ const (
 // caller's stack buffer saves an allocation per request).
 func (t *leaseTable) apply(group string, handles []string, o op, level int, reason string, extendTo time.Time, now time.Time, calls []call) ([]core.HandleResult, []call) {
 	res := make([]core.HandleResult, len(handles))
-	// Verify and parse every handle before taking the table's lock: the
-	// MACs are most of an ack's work, and concurrent acks need not
-	// queue behind each other's.
-	// A handle that verifies starts out expired; the loop below turns
-	// live ones ok. The handles are decoded into one buffer and checked
-	// against their leases in place: a request of a few handles (one per
-	// ack is common) verifies them on the stack, with no allocation.
+	// The handles are decoded into one buffer and checked against their
+	// leases in place: a request of a few handles (one per ack is common)
+	// is checked on the stack, with no allocation. A live lease's own
+	// handle is known without its MAC (peekTo); the MACs of the others
+	// (ended leases, an earlier run's, forgeries) are verified outside
+	// the table's lock, so concurrent acks need not queue behind them.
 	var refStack [8]receiptRef
 	var bufStack [1024]byte
 	refs, buf := refStack[:0], bufStack[:0]
@@ -195,71 +204,91 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 	}
 	for k, h := range handles {
 		res[k] = core.HandleResult{ReceiptHandle: h, Status: core.HandleInvalid}
-		ref, b, ok := t.codec.decodeTo(buf, h)
+		ref, b, ok := t.codec.peekTo(buf, h)
 		buf = b
 		if ok && ref.inGroup(buf, group) {
-			res[k].Status = core.HandleExpired
+			res[k].Status = core.HandleExpired // until its lease says otherwise
 		}
 		refs = append(refs, ref)
 	}
-	moved := false
+	moved, unverified := false, 0
 	t.mu.Lock()
-	for k := range handles {
+	for k, h := range handles {
 		if res[k].Status == core.HandleInvalid {
 			continue
 		}
 		rf := &refs[k]
-		if rf.epoch != t.epoch {
-			continue // a handle of an earlier run: its message is delivered again
+		var l *lease
+		if rf.epoch == t.epoch {
+			l = t.byID[rf.seq]
 		}
-		l := t.byID[rf.seq]
-		if l == nil {
-			// Ended. The handle is signed and names this run's lease
-			// rf.seq, so its tombstone is all there is to check.
-			if o == opAck && t.acked.has(rf.seq) {
-				res[k].Status = core.HandleOK // idempotent ack
-			}
+		if l == nil || l.handle != h {
+			res[k].Status = core.HandleInvalid // until its MAC verifies, below
+			unverified++
 			continue
 		}
-		if !rf.is(buf, &l.rc) {
-			continue
-		}
-		if !now.Before(l.deadline) {
-			continue // the timer is about to count it as RECONSUME_LATER
-		}
-		box := l.box
-		box.mu.Lock()
-		if box.closed || l.dl.d.Dropped() {
-			box.voidLocked(l.dl, l.i)
-			t.endLocked(l, outcomeVoided)
-			box.mu.Unlock()
-			continue
-		}
-		switch o {
-		case opAck:
-			t.note(l, core.EventAcked, 0, "")
-			calls = box.answerLocked(l.dl, l.i, true, 0, calls)
-			t.endLocked(l, outcomeAcked)
-		case opNack:
-			t.note(l, core.EventNacked, level, reason)
-			n := len(calls)
-			calls = box.answerLocked(l.dl, l.i, false, level, calls)
-			withReason(calls[n:], reason)
-			t.endLocked(l, outcomeNacked)
-		case opExtend:
-			l.deadline = extendTo
-			heap.Fix(&t.h, l.index)
-			res[k].InvisibleUntil = extendTo
-			moved = true
-		}
-		box.mu.Unlock()
-		res[k].Status = core.HandleOK
+		calls = t.applyLocked(l, &res[k], o, level, reason, extendTo, now, calls, &moved)
 	}
 	t.mu.Unlock()
+	if unverified > 0 {
+		verified := 0
+		for k := range handles {
+			if res[k].Status == core.HandleInvalid && refs[k].n > 0 && refs[k].inGroup(buf, group) && t.codec.verifies(buf, &refs[k]) {
+				res[k].Status = core.HandleExpired
+				verified++
+			}
+		}
+		// A verified handle names no live lease (the lease would hold
+		// that very handle): only an acked one's tombstone makes it ok.
+		if o == opAck && verified > 0 {
+			t.mu.Lock()
+			for k := range handles {
+				if rf := &refs[k]; res[k].Status == core.HandleExpired && rf.epoch == t.epoch && t.byID[rf.seq] == nil && t.acked.has(rf.seq) {
+					res[k].Status = core.HandleOK // idempotent ack
+				}
+			}
+			t.mu.Unlock()
+		}
+	}
 	if moved {
 		t.poke()
 	}
 	return res, calls
+}
+
+// applyLocked runs o on live lease l (t.mu held) and answers r: ok, or
+// expired when its deadline has passed or its ProcessQueue was dropped.
+func (t *leaseTable) applyLocked(l *lease, r *core.HandleResult, o op, level int, reason string, extendTo, now time.Time, calls []call, moved *bool) []call {
+	if !now.Before(l.deadline) {
+		return calls // the timer is about to count it as RECONSUME_LATER
+	}
+	box := l.box
+	box.mu.Lock()
+	defer box.mu.Unlock()
+	if box.closed || l.dl.d.Dropped() {
+		box.voidLocked(l.dl, l.i)
+		t.endLocked(l, outcomeVoided)
+		return calls
+	}
+	switch o {
+	case opAck:
+		t.note(l, core.EventAcked, 0, "")
+		calls = box.answerLocked(l.dl, l.i, true, 0, calls)
+		t.endLocked(l, outcomeAcked)
+	case opNack:
+		t.note(l, core.EventNacked, level, reason)
+		n := len(calls)
+		calls = box.answerLocked(l.dl, l.i, false, level, calls)
+		withReason(calls[n:], reason)
+		t.endLocked(l, outcomeNacked)
+	case opExtend:
+		l.deadline = extendTo
+		heap.Fix(&t.h, l.index)
+		r.InvisibleUntil = extendTo
+		*moved = true
+	}
+	r.Status = core.HandleOK
+	return calls
 }
 
 // expire ends leases whose deadline has passed: each counts as

@@ -299,6 +299,41 @@ func TestAckIdempotentNackLevelsAndForeignHandles(t *testing.T) {
 	}
 }
 
+// TestForgedHandleOfLiveLease: a live lease's own handle is taken
+// without its MAC (leaseTable.apply), so a handle that differs from it
+// in the MAC alone, or names its lease with other fields, must still be
+// refused and leave the lease live.
+func TestForgedHandleOfLiveLease(t *testing.T) {
+	r := newRig(t, Options{}, clustering("g"))
+	f := r.client("g", "gw1")
+	f.deliver(q(0), false, 0, 2)
+	got := r.receive("g", core.ReceiveRequest{MaxMessages: 2})
+	ctx := context.Background()
+	h := got[0].ReceiptHandle
+	forged := h[:len(h)-2] + map[bool]string{true: "AA", false: "AB"}[h[len(h)-2:] != "AA"]
+	rc, err := r.gw.leases.codec.decode(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc.Offset++ // the lease's seq, other fields, signed with another key
+	otherKey := newHandleCodec(append([]byte("another key, as long as it must"), 'x')).encode(rc)
+	res, _ := r.gw.Ack(ctx, "g", []string{forged, otherKey, got[1].ReceiptHandle})
+	if res[0].Status != core.HandleInvalid || res[1].Status != core.HandleInvalid || res[2].Status != core.HandleOK {
+		t.Fatalf("forged handles of a live lease beside a real one: %+v", res)
+	}
+	res, _ = r.gw.Extend(ctx, "g", []string{forged}, time.Minute)
+	if res[0].Status != core.HandleInvalid {
+		t.Fatalf("extend with a forged handle: %+v", res)
+	}
+	res, _ = r.gw.Ack(ctx, "g", []string{h, h})
+	if res[0].Status != core.HandleOK || res[1].Status != core.HandleOK {
+		t.Fatalf("the lease did not stay live for its real handle: %+v", res)
+	}
+	if a := f.got(); len(a) != 2 || !a[0].ok || !a[1].ok {
+		t.Fatalf("answers %+v, want both acked once", a)
+	}
+}
+
 func TestOrderlyHandOutAndNackCascade(t *testing.T) {
 	r := newRig(t, Options{}, orderly("g"))
 	f := r.client("g", "gw1")

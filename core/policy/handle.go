@@ -132,13 +132,27 @@ func (s *Sealer) Open(h string) ([]byte, error) {
 // aliases dst): a caller with a stack buffer verifies a handle without
 // allocating, which an ack of one handle per request notices.
 func (s *Sealer) OpenTo(dst []byte, h string) ([]byte, error) {
-	if len(h) == 0 || len(h) > MaxHandleLen {
+	payload, sum, err := Decode(dst, h)
+	if err != nil || !s.Verifies(payload, sum) {
 		return nil, ErrBadHandle
+	}
+	return payload, nil
+}
+
+// Decode splits h into its payload and MAC without checking the MAC,
+// decoding into dst when it has room (both then alias dst); only the one
+// spelling of a handle decodes. What it returns is not authenticated: a
+// caller may look at it only to find what h would name, and must then
+// either check the MAC (Verifies) or find h to be, byte for byte, a
+// handle it sealed itself.
+func Decode(dst []byte, h string) (payload, sum []byte, err error) {
+	if len(h) == 0 || len(h) > MaxHandleLen {
+		return nil, nil, ErrBadHandle
 	}
 	// The decoder skips CR and LF and tolerates stray trailing bits.
 	for i := 0; i < len(h); i++ {
 		if c := h[i]; !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
-			return nil, ErrBadHandle
+			return nil, nil, ErrBadHandle
 		}
 	}
 	n := strictB64.DecodedLen(len(h))
@@ -150,18 +164,14 @@ func (s *Sealer) OpenTo(dst []byte, h string) ([]byte, error) {
 	k, err := strictB64.Decode(dst[:n], unsafe.Slice(unsafe.StringData(h), len(h)))
 	raw := dst[:k]
 	if err != nil || len(raw) < 1+MACSize {
-		return nil, ErrBadHandle
+		return nil, nil, ErrBadHandle
 	}
-	payload, sum := raw[:len(raw)-MACSize], raw[len(raw)-MACSize:]
-	if !s.verifies(payload, sum) {
-		return nil, ErrBadHandle
-	}
-	return payload, nil
+	return raw[:len(raw)-MACSize], raw[len(raw)-MACSize:], nil
 }
 
-// verifies reports whether sum is payload's MAC under the key or a
+// Verifies reports whether sum is payload's MAC under the key or a
 // previous one.
-func (s *Sealer) verifies(payload, sum []byte) bool {
+func (s *Sealer) Verifies(payload, sum []byte) bool {
 	var want [MACSize]byte
 	if hmac.Equal(sum, s.appendMAC(want[:0], payload)) {
 		return true
