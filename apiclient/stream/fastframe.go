@@ -37,9 +37,21 @@ import (
 
 // scanner reads B from I (jsonscan); every method reports false for anything
 // outside the subset (or malformed).
+//
+// The pointer fields of a frame's values point into slabs the scanner
+// hands out a few dozen at a time, and a string equal to the one read
+// before it in the same member (every delivery of a frame names the same
+// topic) is that string again: a delivery's decode made an allocation
+// per field, most of a stream client's garbage.
 type scanner struct {
 	jsonscan.Scanner
+	ints  []int
+	strs  []string
+	topic string
 }
+
+// slabSize is how many values of a kind one slab holds.
+const slabSize = 32
 
 func (s *scanner) str() (string, bool) {
 	v, ok := s.Raw()
@@ -48,7 +60,34 @@ func (s *scanner) str() (string, bool) {
 
 func (s *scanner) strPtr() (*string, bool) {
 	v, ok := s.str()
-	return &v, ok
+	return s.newStr(v), ok
+}
+
+// newStr returns a pointer to a copy of v in the scanner's string slab.
+func (s *scanner) newStr(v string) *string {
+	if len(s.strs) == cap(s.strs) {
+		s.strs = make([]string, 0, slabSize)
+	}
+	s.strs = append(s.strs, v)
+	return &s.strs[len(s.strs)-1]
+}
+
+// newInt is newStr for an int.
+func (s *scanner) newInt(v int) *int {
+	if len(s.ints) == cap(s.ints) {
+		s.ints = make([]int, 0, slabSize)
+	}
+	s.ints = append(s.ints, v)
+	return &s.ints[len(s.ints)-1]
+}
+
+// topicStr reads a topic, the previous one's string when it is the same.
+func (s *scanner) topicStr() (string, bool) {
+	v, ok := s.Raw()
+	if ok && string(v) != s.topic {
+		s.topic = string(v)
+	}
+	return s.topic, ok
 }
 
 // integer reads an integer that fits an int, digits only.
@@ -75,7 +114,7 @@ func (s *scanner) integer() (int, bool) {
 
 func (s *scanner) intPtr() (*int, bool) {
 	n, ok := s.integer()
-	return &n, ok
+	return s.newInt(n), ok
 }
 
 func (s *scanner) boolean() (bool, bool) {
@@ -253,7 +292,7 @@ func (s *scanner) publishResult(r *apiclient.PublishResult) bool {
 		case "messageId":
 			r.MessageId, ok = s.str()
 		case "topic":
-			r.Topic, ok = s.str()
+			r.Topic, ok = s.topicStr()
 		case "queueId":
 			r.QueueId, ok = s.intPtr()
 		case "queueOffset":
@@ -276,7 +315,7 @@ func (s *scanner) received(m *apiclient.ReceivedMessage) bool {
 		case "messageId":
 			m.MessageId, ok = s.str()
 		case "topic":
-			m.Topic, ok = s.str()
+			m.Topic, ok = s.topicStr()
 		case "queueId":
 			m.QueueId, ok = s.intPtr()
 		case "queueOffset":

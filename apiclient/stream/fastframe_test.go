@@ -4,6 +4,7 @@ import (
 	"bytes"
 	stdjson "encoding/json"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -37,6 +38,36 @@ var frameSeeds = []string{
 	`{"type":"messages","messages":[],"id":"x"}`,
 	`{"type":"messages","messages":[{"messageId":null}]}`,
 	`{"type":"results","id":"13"}`,
+	// The same topic twice, then another (scanner.topicStr).
+	`{"type":"messages","messages":[{"messageId":"a1","topic":"a","queueId":1,"receiptHandle":"h1","invisibleUntil":"2026-01-02T15:05:35.000Z"},{"messageId":"a2","topic":"a","queueId":2,"receiptHandle":"h2","invisibleUntil":"2026-01-02T15:05:35.000Z"},{"messageId":"b1","topic":"b","queueOffset":7,"receiptHandle":"h3","invisibleUntil":"2026-01-02T15:05:35.000Z"}]}`,
+}
+
+// BenchmarkFastFrameMessages: a messages frame of 16 deliveries of 1 KiB
+// text, as a consume stream sends them.
+func BenchmarkFastFrameMessages(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"type":"messages","messages":[`)
+	body := bytes.Repeat([]byte("abcdefghijklmnop"), 64)
+	for i := range 16 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`{"messageId":"0A1B2C3D4E5F60718293A4B5","topic":"mqbench-streams-x","queueId":3,"queueOffset":`)
+		buf.WriteString(strconv.Itoa(1000 + i))
+		buf.WriteString(`,"body":"`)
+		buf.Write(body)
+		buf.WriteString(`","bornAt":"2026-01-02T15:04:05.000Z","storedAt":"2026-01-02T15:04:05.123Z","reconsumeTimes":0,"receiptHandle":"AQGV6ZTA3ZuE9gGHBBDbAYqAjZ2wM2IGZ3JvdXAABm9yZGVycwGkZ2VuZXJhdGVkLW1hYw","invisibleUntil":"2026-01-02T15:05:35.000Z"}`)
+	}
+	buf.WriteString(`]}`)
+	frameBytes := buf.Bytes()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frameBytes)))
+	for b.Loop() {
+		var f frame
+		if !fastFrame(frameBytes, &f) || len(f.Messages) != 16 {
+			b.Fatal("not decoded")
+		}
+	}
 }
 
 // FuzzFastFrames: whatever the fast path decodes, the general decoder
