@@ -250,7 +250,12 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 		cpu0 := processCPU()
 		srv0, ok0 := pidCPU(c.ServerPID)
 		start := time.Now()
-		sc, err := f(cctx)
+		var sc StreamCase
+		var err error
+		// The case's goroutines (its streams' readers and writers too)
+		// carry its name: `go tool pprof -tagfocus case=...` splits a
+		// --cpuprofile by case.
+		pprof.Do(cctx, pprof.Labels("case", name), func(cctx context.Context) { sc, err = f(cctx) })
 		wall := time.Since(start)
 		srv1, ok1 := pidCPU(c.ServerPID)
 		sc.Case = name
