@@ -63,6 +63,13 @@ func appendPublishObject(b []byte, r *core.PutResult) []byte {
 // Encoder writes it.
 func appendHandleResults(b []byte, rs []core.HandleResult) []byte {
 	b = append(b, `{"results":[`...)
+	b = appendHandleResultObjects(b, rs)
+	return append(b, "]}\n"...)
+}
+
+// appendHandleResultObjects appends rs as the members of a results
+// array (a REST answer's or a stream's results frame).
+func appendHandleResultObjects(b []byte, rs []core.HandleResult) []byte {
 	for i := range rs {
 		r := &rs[i]
 		if i > 0 {
@@ -74,18 +81,26 @@ func appendHandleResults(b []byte, rs []core.HandleResult) []byte {
 		b = appendJSONString(b, string(r.Status))
 		if !r.InvisibleUntil.IsZero() {
 			b = append(b, `,"invisibleUntil":`...)
-			b = appendJSONString(b, formatTime(r.InvisibleUntil))
+			b = wire.AppendTime(b, r.InvisibleUntil)
 		}
 		b = append(b, '}')
 	}
-	return append(b, "]}\n"...)
+	return b
 }
 
 // appendReceived appends the ReceiveResponse of got (not empty) as
-// encoding/json's Encoder writes it: each message straight from the
-// stored one (wire.AppendMessageFields), no Message in between.
+// encoding/json's Encoder writes it.
 func appendReceived(b []byte, got []core.Received) []byte {
 	b = append(b, `{"messages":[`...)
+	b = appendReceivedObjects(b, got)
+	return append(b, "]}\n"...)
+}
+
+// appendReceivedObjects appends got as the members of a messages array
+// (a receive's answer or a stream's messages frame): each message
+// straight from the stored one (wire.AppendMessageFields), no Message in
+// between.
+func appendReceivedObjects(b []byte, got []core.Received) []byte {
 	for i := range got {
 		if i > 0 {
 			b = append(b, ',')
@@ -97,5 +112,5 @@ func appendReceived(b []byte, got []core.Received) []byte {
 		b = wire.AppendTime(b, got[i].InvisibleUntil)
 		b = append(b, '}')
 	}
-	return append(b, "]}\n"...)
+	return b
 }

@@ -8,7 +8,6 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/mqgate/mqgate/core"
-	"github.com/mqgate/mqgate/gateway/wire"
 )
 
 // The stream frames sent most (deliveries, results, confirms) are appended
@@ -24,17 +23,7 @@ var pathMatch = path.Match
 // appendMessagesFrame appends a MessagesFrame of got.
 func appendMessagesFrame(b []byte, got []core.Received) []byte {
 	b = append(b, `{"type":"messages","messages":[`...)
-	for i := range got {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = wire.AppendMessageFields(b, got[i].Message)
-		b = append(b, `,"receiptHandle":`...)
-		b = appendJSONString(b, got[i].ReceiptHandle)
-		b = append(b, `,"invisibleUntil":`...)
-		b = wire.AppendTime(b, got[i].InvisibleUntil)
-		b = append(b, '}')
-	}
+	b = appendReceivedObjects(b, got)
 	return append(b, "]}"...)
 }
 
@@ -43,21 +32,7 @@ func appendResultsFrame(b []byte, id string, rs []core.HandleResult) []byte {
 	b = append(b, `{"type":"results","id":`...)
 	b = appendJSONString(b, id)
 	b = append(b, `,"results":[`...)
-	for i := range rs {
-		r := &rs[i]
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"receiptHandle":`...)
-		b = appendJSONString(b, r.ReceiptHandle)
-		b = append(b, `,"status":`...)
-		b = appendJSONString(b, string(r.Status))
-		if !r.InvisibleUntil.IsZero() {
-			b = append(b, `,"invisibleUntil":`...)
-			b = appendJSONString(b, formatTime(r.InvisibleUntil))
-		}
-		b = append(b, '}')
-	}
+	b = appendHandleResultObjects(b, rs)
 	return append(b, "]}"...)
 }
 
