@@ -118,6 +118,8 @@ func (t *leaseTable) endLocked(l *lease, o outcome) {
 func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline time.Time) []core.Received {
 	out := make([]core.Received, 0, len(items))
 	leased := make([]*lease, 0, len(items))
+	var evStack [maxReceiveBatchEvents]core.Event
+	evs := evStack[:0]
 	t.mu.Lock()
 	earliest := len(t.h) == 0 || deadline.Before(t.h[0].deadline)
 	box.mu.Lock()
@@ -144,10 +146,11 @@ func (t *leaseTable) grant(box *inbox, consumerID string, items []item, deadline
 		it.dl.leases[it.i] = l
 		t.byID[l.seq] = l
 		heap.Push(&t.h, l)
-		t.note(l, core.EventDelivered, 0, "")
+		evs = t.noteTo(evs, l, core.EventDelivered, 0, "")
 		out = append(out, core.Received{Message: m, InvisibleUntil: deadline})
 		leased = append(leased, l)
 	}
+	t.tl.RecordAll(box.group, evs)
 	box.mu.Unlock()
 	t.mu.Unlock()
 	// Sign outside the locks: a receipt never changes once granted. The
@@ -211,7 +214,9 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 		}
 		refs = append(refs, ref)
 	}
-	moved, unverified := false, 0
+	var evStack [maxReceiveBatchEvents]core.Event
+	a := applyOp{o: o, level: level, reason: reason, extendTo: extendTo, now: now}
+	evs, moved, unverified := evStack[:0], false, 0
 	t.mu.Lock()
 	for k, h := range handles {
 		if res[k].Status == core.HandleInvalid {
@@ -227,8 +232,11 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 			unverified++
 			continue
 		}
-		calls = t.applyLocked(l, &res[k], o, level, reason, extendTo, now, calls, &moved)
+		var m bool
+		calls, evs, m = t.applyLocked(l, &res[k], &a, calls, evs)
+		moved = moved || m
 	}
+	t.tl.RecordAll(group, evs)
 	t.mu.Unlock()
 	if unverified > 0 {
 		verified := 0
@@ -256,11 +264,26 @@ func (t *leaseTable) apply(group string, handles []string, o op, level int, reas
 	return res, calls
 }
 
-// applyLocked runs o on live lease l (t.mu held) and answers r: ok, or
+// maxReceiveBatchEvents is room on the stack for the timeline events of
+// a grant or an apply of a receive's worth of messages.
+const maxReceiveBatchEvents = 32
+
+// applyOp is one apply's operation on each of its handles.
+type applyOp struct {
+	o        op
+	level    int
+	reason   string
+	extendTo time.Time
+	now      time.Time
+}
+
+// applyLocked runs a on live lease l (t.mu held) and answers r: ok, or
 // expired when its deadline has passed or its ProcessQueue was dropped.
-func (t *leaseTable) applyLocked(l *lease, r *core.HandleResult, o op, level int, reason string, extendTo, now time.Time, calls []call, moved *bool) []call {
-	if !now.Before(l.deadline) {
-		return calls // the timer is about to count it as RECONSUME_LATER
+// The Delivery calls and timeline events it makes are appended to calls
+// and evs; moved reports an extended deadline.
+func (t *leaseTable) applyLocked(l *lease, r *core.HandleResult, a *applyOp, calls []call, evs []core.Event) (_ []call, _ []core.Event, moved bool) {
+	if !a.now.Before(l.deadline) {
+		return calls, evs, false // the timer is about to count it as RECONSUME_LATER
 	}
 	box := l.box
 	box.mu.Lock()
@@ -268,27 +291,27 @@ func (t *leaseTable) applyLocked(l *lease, r *core.HandleResult, o op, level int
 	if box.closed || l.dl.d.Dropped() {
 		box.voidLocked(l.dl, l.i)
 		t.endLocked(l, outcomeVoided)
-		return calls
+		return calls, evs, false
 	}
-	switch o {
+	switch a.o {
 	case opAck:
-		t.note(l, core.EventAcked, 0, "")
+		evs = t.noteTo(evs, l, core.EventAcked, 0, "")
 		calls = box.answerLocked(l.dl, l.i, true, 0, calls)
 		t.endLocked(l, outcomeAcked)
 	case opNack:
-		t.note(l, core.EventNacked, level, reason)
+		evs = t.noteTo(evs, l, core.EventNacked, a.level, a.reason)
 		n := len(calls)
-		calls = box.answerLocked(l.dl, l.i, false, level, calls)
-		withReason(calls[n:], reason)
+		calls = box.answerLocked(l.dl, l.i, false, a.level, calls)
+		withReason(calls[n:], a.reason)
 		t.endLocked(l, outcomeNacked)
 	case opExtend:
-		l.deadline = extendTo
+		l.deadline = a.extendTo
 		heap.Fix(&t.h, l.index)
-		r.InvisibleUntil = extendTo
-		*moved = true
+		r.InvisibleUntil = a.extendTo
+		moved = true
 	}
 	r.Status = core.HandleOK
-	return calls
+	return calls, evs, moved
 }
 
 // expire ends leases whose deadline has passed: each counts as

@@ -53,26 +53,35 @@ func NewTimeline(size int) *Timeline {
 
 // Record adds one event of group.
 func (t *Timeline) Record(group string, ev core.Event) {
-	if t == nil {
+	t.RecordAll(group, []core.Event{ev})
+}
+
+// RecordAll adds events of group, in order, under one lock; those
+// without a time get one reading of the clock.
+func (t *Timeline) RecordAll(group string, evs []core.Event) {
+	if t == nil || len(evs) == 0 {
 		return
 	}
-	if ev.At.IsZero() {
-		ev.At = time.Now()
-	}
+	now := time.Now()
 	t.mu.Lock()
 	r := t.groups[group]
 	if r == nil {
 		r = &ring{}
 		t.groups[group] = r
 	}
-	if !r.full && len(r.ev) < t.size {
-		r.ev = append(r.ev, ev) // grows to size, then wraps
-	} else {
-		r.ev[r.next] = ev
-	}
-	r.next++
-	if r.next == t.size {
-		r.next, r.full = 0, true
+	for _, ev := range evs {
+		if ev.At.IsZero() {
+			ev.At = now
+		}
+		if !r.full && len(r.ev) < t.size {
+			r.ev = append(r.ev, ev) // grows to size, then wraps
+		} else {
+			r.ev[r.next] = ev
+		}
+		r.next++
+		if r.next == t.size {
+			r.next, r.full = 0, true
+		}
 	}
 	t.mu.Unlock()
 }
@@ -149,8 +158,25 @@ func (e *Embedded) RecordEvents(group string, evs ...core.Event) {
 
 // note records an event of lease l (t.mu held, before l ends).
 func (t *leaseTable) note(l *lease, typ core.EventType, level int, reason string) {
+	if ev, ok := t.event(l, typ, level, reason); ok {
+		t.tl.Record(l.box.group, ev)
+	}
+}
+
+// noteTo is note for a pass over many leases of one group: the event is
+// appended to evs, which the pass records (RecordAll) before it releases
+// the table's lock, so the events keep their order among all others.
+func (t *leaseTable) noteTo(evs []core.Event, l *lease, typ core.EventType, level int, reason string) []core.Event {
+	if ev, ok := t.event(l, typ, level, reason); ok {
+		evs = append(evs, ev)
+	}
+	return evs
+}
+
+// event is the event of typ for lease l; false when nothing records it.
+func (t *leaseTable) event(l *lease, typ core.EventType, level int, reason string) (core.Event, bool) {
 	if t.tl == nil || l.dl == nil {
-		return
+		return core.Event{}, false
 	}
 	m := l.dl.msgs[l.i]
 	ev := core.Event{Type: typ, MessageID: m.UserID(), DelayLevel: level, Reason: reason}
@@ -160,7 +186,7 @@ func (t *leaseTable) note(l *lease, typ core.EventType, level int, reason string
 			ev.ConsumerID = l.box.clientID
 		}
 	}
-	t.tl.Record(l.box.group, ev)
+	return ev, true
 }
 
 // RecordJobRedriven records REDRIVEN by job j for each id (its group's
