@@ -2,6 +2,7 @@ package jetstream_test
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,4 +115,88 @@ func TestOrderlyAcrossGrowth(t *testing.T) {
 	if len(order) != total || inversions != 0 || redelivered != 0 {
 		t.Fatalf("received %d of %d, %d inversions, %d with reconsumeTimes > 0: %v", len(order), total, inversions, redelivered, order)
 	}
+}
+
+// An offsets reset re-arms the growth fences. An ORDERLY topic grows from
+// 1 to 4 queues; messages stored long enough after the growth pass their
+// fence check, which each instance then remembers. A reset to the first
+// offset through the other instance sends every queue back to its start:
+// the old queue's backlog is delivered again, and the moved keys' later
+// messages on the new queues must wait for it again, on the instance that
+// had remembered the pass too.
+func TestOrderlyResetAfterGrowth(t *testing.T) {
+	e := newEnv(t)
+	e.topic("rst", 1)
+	e.group("rst-g", groupCfg("rst", map[string]any{"consumeMode": "ORDERLY", "maxReconsumeTimes": 2}))
+	// Keys that move off queue 0 when the topic grows to 4 queues.
+	var keys []string
+	for k := 0; len(keys) < 6; k++ {
+		key := "k" + strconv.Itoa(k)
+		h := fnv.New32a()
+		h.Write([]byte(key))
+		if h.Sum32()%4 != 0 {
+			keys = append(keys, key)
+		}
+	}
+	const per = 2 // each key's messages before and after the growth
+	publish := func(from, to int) {
+		for i := from; i < to; i++ {
+			for _, key := range keys {
+				e.publish(e.gws[0].URL(), "rst", map[string]any{"body": fmt.Sprintf("%s/%d", key, i), "shardingKey": key})
+			}
+		}
+	}
+	publish(0, per)
+	mustDo(t, "PUT", e.gws[0].URL()+"/v1/topics/rst", map[string]any{"queues": 4}, nil, 200)
+	// Past the fence's settle time, so that a passing check is remembered.
+	<-time.After(fenceSettle + 500*time.Millisecond)
+	publish(per, 2*per)
+
+	total := len(keys) * 2 * per
+	checkOrder := func(round string) {
+		t.Helper()
+		order := e.drainOrderly(e.gws[0].URL(), "rst-g", total, 60*time.Second)
+		next := map[string]int{}
+		for _, body := range order {
+			key, idx, _ := strings.Cut(body, "/")
+			if i, _ := strconv.Atoi(idx); i != next[key] {
+				t.Fatalf("%s: %s received when %s/%d was next; order %v", round, body, key, next[key], order)
+			}
+			next[key]++
+		}
+	}
+	checkOrder("before the reset")
+	mustDo(t, "POST", e.gws[1].URL()+"/v1/groups/rst-g/offsets/reset",
+		map[string]any{"topic": "rst", "position": "FIRST_OFFSET"}, nil, 200)
+	checkOrder("after the reset")
+}
+
+// fenceSettle mirrors the backend's (fence.go): how long after a growth a
+// message must be stored for its passing check to be remembered.
+const fenceSettle = 5 * time.Second
+
+// drainOrderly receives and acks from base until n messages came (or
+// within passes) and returns their bodies in the order received.
+func (e *env) drainOrderly(base, group string, n int, within time.Duration) []string {
+	e.t.Helper()
+	var order []string
+	deadline := time.Now().Add(within)
+	for len(order) < n && time.Now().Before(deadline) {
+		got := e.receive(base, group, 8, 1, 30)
+		var hs []string
+		for _, m := range got {
+			if m.ReconsumeTimes != 0 {
+				e.t.Fatalf("%s delivered again (reconsumeTimes %d): a fence return counted as a failure", m.Body, m.ReconsumeTimes)
+			}
+			order = append(order, m.Body)
+			hs = append(hs, m.ReceiptHandle)
+		}
+		if len(hs) > 0 {
+			e.settle(base, group, "ack", hs, nil)
+		}
+	}
+	if len(order) != n {
+		e.t.Fatalf("%s: received %d of %d in %v: %v", group, len(order), n, within, order)
+	}
+	return order
 }

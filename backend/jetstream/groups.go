@@ -422,7 +422,9 @@ func (b *Backend) groupConsumer(ctx context.Context, group, consumerID string) (
 // ResetOffsets implements core.GroupService: each consumer of the group on
 // topic is reset to the stream sequence of position (JetStream consumer
 // reset, nats-server ≥ 2.14); messages it had delivered and not yet had
-// acknowledged are forgotten.
+// acknowledged are forgotten. An ORDERLY group's reset is counted first,
+// so that no instance trusts a growth-fence check made before it
+// (fence.go).
 func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]core.QueueOffset, error) {
 	g, consumerID, err := b.groupConsumer(ctx, group, consumerID)
 	if err != nil {
@@ -450,6 +452,15 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 		seq = si.State.FirstSeq
 	case core.ConsumeFromTimestamp:
 		seq = b.seqAt(ctx, st, ts, si.State.LastSeq+1)
+	}
+	if g.ConsumeMode == core.Orderly {
+		err := kvUpdate(ctx, b, rulesKey(group, consumerID), func(rs *ruleSet, _ bool) bool {
+			rs.Resets++
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	for _, ref := range b.consumersOf(g, consumerID, t) {
 		cc := b.consumerConfig(g, ref)
