@@ -66,6 +66,7 @@ var rules = []rule{
 	{"BlockedKeys", ruleBlockedKeys},
 	{"PauseResume", rulePauseResume},
 	{"EmptyReceiveReasons", ruleEmptyReceiveReasons},
+	{"FilterJobs", ruleFilterJobs},
 }
 
 func TestConformance(t *testing.T) {

@@ -84,6 +84,8 @@ type Backend struct {
 	// orderly holds ORDERLY groups' failing heads, parks and skips
 	// (blocked.go).
 	orderly jsapi.KeyValue
+	jobs    jsapi.KeyValue // filter jobs (jobs.go)
+	jobRun  jobRunner      // under mu
 
 	topics  topicCache
 	fences  fenceState // growth-fence checks passed for good (fence.go)
@@ -206,6 +208,10 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		case <-tick.C:
 		}
 	}
+	if err := b.startJobSupervisor(); err != nil {
+		b.Close(ctx)
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -252,6 +258,9 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 		return err
 	}
 	if err := b.createTimeline(ctx); err != nil {
+		return err
+	}
+	if err := b.createJobsBucket(ctx); err != nil {
 		return err
 	}
 	b.startOverrideView(ctx)

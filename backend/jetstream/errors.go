@@ -16,6 +16,7 @@ import (
 const (
 	errCodeUnavailable          jsapi.ErrorCode = 10008 // "JetStream system temporarily unavailable" (no leader known yet)
 	errCodeStreamNotFound       jsapi.ErrorCode = 10059
+	errCodeNoMessageFound       jsapi.ErrorCode = 10037 // a message delete or get of a sequence that is not stored
 	errCodeReplicasNotClustered jsapi.ErrorCode = 10074 // "replicas > 1 not supported in non-clustered mode"
 	errCodeDuplicateInProcess                   = 10158 // the same Nats-Msg-Id is being stored by another publish
 	errCodeBatchDuplicate                       = 10201 // an atomic batch holds a Nats-Msg-Id already stored
