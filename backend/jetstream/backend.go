@@ -68,9 +68,8 @@ type Options struct {
 }
 
 // Backend serves the HTTP API over a JetStream cluster: it implements
-// core.Backend, the seam (the capabilities it cannot offer answer
-// core.Unsupported, unsupported.go). It keeps no state that
-// another instance needs: everything shared lives in JetStream.
+// core.Backend, the seam, in full. It keeps no state that another
+// instance needs: everything shared lives in JetStream.
 type Backend struct {
 	opts   Options
 	log    zerolog.Logger
