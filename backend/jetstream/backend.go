@@ -102,6 +102,7 @@ type Backend struct {
 	pulls        map[string]bool     // consumers with a waiting pull from this instance
 	lanes        map[string]*pubLane // coalesced publishes by stream (coalesce.go), under mu
 	laneCounters
+	resumes                      resumeWatches // paused groups' watches, shared by their waiting receives (pause.go)
 	view                         overrideView  // the leases bucket as this instance follows it (overrides.go)
 	overrideReads, overrideSkips atomic.Uint64 // settles' override reads made and skipped
 	stop                         chan struct{}
