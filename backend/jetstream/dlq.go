@@ -194,7 +194,11 @@ func (b *Backend) RedriveIDs(ctx context.Context, group string, ids []string) (m
 // one dead letter (by ids, by a job, a job resumed after its owner died)
 // store one copy.
 func (b *Backend) redriveOne(ctx context.Context, group string, raw *jsapi.RawStreamMsg) (bool, error) {
-	m := nats.NewMsg(redriveSubject(raw.Header.Get(hTopic), group))
+	topic := raw.Header.Get(hTopic)
+	if _, err := b.cachedTopic(topic); err != nil {
+		return false, err // a deleted topic takes no redrive (ENotFound), now or at a retry
+	}
+	m := nats.NewMsg(redriveSubject(topic, group))
 	m.Data = raw.Data
 	for k, v := range raw.Header {
 		switch k {

@@ -280,8 +280,10 @@ func (b *Backend) writeJob(ctx context.Context, rec jobRecord, rev uint64) (uint
 	n, err := b.jobs.Update(ctx, rec.ID, raw, rev)
 	if errors.Is(err, jsapi.ErrKeyRevisionMismatch) {
 		return 0, errJobTaken
+	} else if err != nil {
+		return 0, mapErr(err)
 	}
-	return n, err
+	return n, nil
 }
 
 // spawnJob runs rec (owned by this instance at rev) on a goroutine of the
@@ -336,7 +338,10 @@ func (b *Backend) runJob(rec jobRecord, rev uint64, sel core.JobSelector) {
 			}
 			rec.Until = time.Now().Add(jobLease)
 			wctx, wcancel := b.ctx(ctx)
-			rev, err = b.writeJob(wctx, rec, rev)
+			var next uint64
+			if next, err = b.writeJob(wctx, rec, rev); err == nil {
+				rev = next
+			}
 			wcancel()
 		}
 		p.Took(moved)
