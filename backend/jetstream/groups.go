@@ -329,6 +329,18 @@ func (b *Backend) ensureConsumer(ctx context.Context, g core.Group, ref consumer
 			cc.DeliverPolicy, cc.OptStartTime = jsapi.DeliverAllPolicy, nil
 		}
 		_, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, cc)
+		var ae *jsapi.APIError
+		if errors.As(err, &ae) && ae.ErrorCode == errCodeConsumerCreate {
+			// Where an existing consumer starts cannot be updated, and
+			// need not be: it was set when it was made, or by an offsets
+			// reset since (a consumeFrom changed later applies to new
+			// consumers only, as on embedded). Keep it.
+			if c, ierr := b.js.Consumer(ctx, ref.stream, ref.name); ierr == nil {
+				cur := c.CachedInfo().Config
+				cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = cur.DeliverPolicy, cur.OptStartSeq, cur.OptStartTime
+				_, err = b.js.CreateOrUpdateConsumer(ctx, ref.stream, cc)
+			}
+		}
 		return err
 	})
 	if err != nil {
