@@ -215,6 +215,31 @@ func (b *Backend) fenceReturns(ctx context.Context, meta ackMeta) int {
 	return min(n, int(meta.delivered)-1)
 }
 
+// forgetFenceReturns drops the fence returns counted on refs' consumers
+// (an offsets reset: their delivery counts start again, and returns
+// counted before would be taken off failures after).
+func (b *Backend) forgetFenceReturns(ctx context.Context, refs []consumerRef) {
+	filters := make([]string, len(refs))
+	for i, ref := range refs {
+		filters[i] = fmt.Sprintf("f.%s.%x.*", ref.stream, ref.name)
+	}
+	lister, err := b.leases.ListKeysFiltered(ctx, filters...)
+	if err == nil {
+		var keys []string
+		for k := range lister.Keys() {
+			keys = append(keys, k)
+		}
+		for _, k := range keys {
+			if err = b.leases.Purge(ctx, k); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, jsapi.ErrNoKeysFound) {
+		b.log.Warn().Err(err).Msg("forgetting growth-fence returns at a reset; some retries may count short")
+	}
+}
+
 // holdAtFence sends a fenced delivery back for fenceWait, counting the
 // return (n returns before this one).
 func (b *Backend) holdAtFence(ctx context.Context, p pulled, meta ackMeta, n int) {

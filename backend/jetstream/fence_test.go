@@ -1,6 +1,7 @@
 package jetstream_test
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"strconv"
@@ -8,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	jsapi "github.com/nats-io/nats.go/jetstream"
 )
 
 // Growth fences: an ORDERLY topic grows from 1 to 4 queues with messages
@@ -199,4 +202,71 @@ func (e *env) drainOrderly(base, group string, n int, within time.Duration) []st
 		e.t.Fatalf("%s: received %d of %d in %v: %v", group, len(order), n, within, order)
 	}
 	return order
+}
+
+// An offsets reset forgets the fence returns counted before it: they
+// would be taken off the failures of deliveries after it (whose delivery
+// count starts again). A moved key's new message is held at its fence
+// while the old one is out, then consumed; after a reset to the first
+// offset it is nacked once and comes back with reconsumeTimes 1, not 0.
+func TestResetForgetsFenceReturns(t *testing.T) {
+	e := newEnv(t)
+	e.topic("frt", 1)
+	e.group("frt-g", groupCfg("frt", map[string]any{"consumeMode": "ORDERLY", "maxReconsumeTimes": 5}))
+	key := ""
+	for k := 0; key == ""; k++ {
+		h := fnv.New32a()
+		h.Write([]byte("k" + strconv.Itoa(k)))
+		if h.Sum32()%4 != 0 {
+			key = "k" + strconv.Itoa(k)
+		}
+	}
+	gw := e.gws[0].URL()
+	e.publish(gw, "frt", map[string]any{"body": "old", "shardingKey": key})
+	mustDo(t, "PUT", gw+"/v1/topics/frt", map[string]any{"queues": 4}, nil, 200)
+	e.publish(gw, "frt", map[string]any{"body": "new", "shardingKey": key})
+	one := func(want string, times int) msg {
+		t.Helper()
+		got := e.receive(gw, "frt-g", 1, 5, 30)
+		if len(got) != 1 || got[0].Body != want || got[0].ReconsumeTimes != times {
+			t.Fatalf("received %+v, want %s with reconsumeTimes %d", got, want, times)
+		}
+		return got[0]
+	}
+	// The fence returns as the leases bucket counts them.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	js, _ := jsapi.New(e.gws[0].nc)
+	leases, err := js.KeyValue(ctx, "MQGATE_LEASES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	returns, err := leases.Watch(ctx, "f.MQ_frt.>", jsapi.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer returns.Stop()
+	old := one("old", 0)
+	// While old is out, new is pulled and held at its fence (a return
+	// counted): these receives have nothing to hand out.
+	for held := false; !held; {
+		if got := e.receive(gw, "frt-g", 1, 1, 30); len(got) != 0 {
+			t.Fatalf("received %+v while the old queue's head is out", got)
+		}
+		select {
+		case <-returns.Updates():
+			held = true
+		case <-ctx.Done():
+			t.Fatal("new was never held at its fence")
+		default:
+		}
+	}
+	e.settle(gw, "frt-g", "ack", []string{old.ReceiptHandle}, nil)
+	e.settle(gw, "frt-g", "ack", []string{one("new", 0).ReceiptHandle}, nil)
+
+	mustDo(t, "POST", e.gws[1].URL()+"/v1/groups/frt-g/offsets/reset",
+		map[string]any{"topic": "frt", "position": "FIRST_OFFSET"}, nil, 200)
+	e.settle(gw, "frt-g", "ack", []string{one("old", 0).ReceiptHandle}, nil)
+	e.settle(gw, "frt-g", "nack", []string{one("new", 0).ReceiptHandle}, map[string]any{"delayLevel": 1})
+	e.settle(gw, "frt-g", "ack", []string{one("new", 1).ReceiptHandle}, nil)
 }

@@ -465,6 +465,7 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 	case core.ConsumeFromTimestamp:
 		seq = b.seqAt(ctx, st, ts, si.State.LastSeq+1)
 	}
+	refs := b.consumersOf(g, consumerID, t)
 	if g.ConsumeMode == core.Orderly {
 		err := kvUpdate(ctx, b, rulesKey(group, consumerID), func(rs *ruleSet, _ bool) bool {
 			rs.Resets++
@@ -473,8 +474,9 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 		if err != nil {
 			return nil, err
 		}
+		b.forgetFenceReturns(ctx, refs)
 	}
-	for _, ref := range b.consumersOf(g, consumerID, t) {
+	for _, ref := range refs {
 		cc := b.consumerConfig(g, ref)
 		// Recreate from the sequence: a consumer's deliver policy must
 		// admit the position it is reset to.
