@@ -195,7 +195,12 @@ func (b *Backend) oldQueueDone(ctx context.Context, ref consumerRef, seq uint64)
 
 // fenceKey counts the fence returns of one message on one consumer.
 func fenceKey(stream, consumer string, seq uint64) string {
-	return fmt.Sprintf("f.%s.%x.%d", stream, consumer, seq)
+	return fenceKeys(stream, consumer) + "." + strconv.FormatUint(seq, 10)
+}
+
+// fenceKeys is what the fence return keys of one consumer begin with.
+func fenceKeys(stream, consumer string) string {
+	return fmt.Sprintf("f.%s.%x", stream, consumer)
 }
 
 // fenceReturns is how many of a delivery's earlier deliveries were fence
@@ -221,7 +226,7 @@ func (b *Backend) fenceReturns(ctx context.Context, meta ackMeta) int {
 func (b *Backend) forgetFenceReturns(ctx context.Context, refs []consumerRef) {
 	filters := make([]string, len(refs))
 	for i, ref := range refs {
-		filters[i] = fmt.Sprintf("f.%s.%x.*", ref.stream, ref.name)
+		filters[i] = fenceKeys(ref.stream, ref.name) + ".*"
 	}
 	lister, err := b.leases.ListKeysFiltered(ctx, filters...)
 	if err == nil {
