@@ -107,8 +107,8 @@ type publishStream struct {
 	unconfMsgs  int
 	unconfBytes int64
 	// jobs hands a publish to an idle worker (unbuffered: a send succeeds
-	// only when one is waiting); workers counts them, under mu while the
-	// stream is open, so finish can wait for them.
+	// only when one is waiting); finish closes it. workers counts them,
+	// under mu while the stream is open, so finish can wait for them.
 	jobs    chan publishJob
 	workers sync.WaitGroup
 }
@@ -251,14 +251,12 @@ func (p *publishStream) dispatchLocked(job publishJob) {
 func (p *publishStream) work(job publishJob) {
 	idle := time.NewTimer(workerIdle)
 	defer idle.Stop()
-	for {
+	for ok := true; ok; {
 		p.publish(job)
 		idle.Reset(workerIdle)
 		select {
-		case job = <-p.jobs:
+		case job, ok = <-p.jobs:
 		case <-idle.C:
-			return
-		case <-p.ctx.Done():
 			return
 		}
 	}
@@ -411,6 +409,7 @@ func (p *publishStream) publish(job publishJob) {
 func (p *publishStream) finish() {
 	p.mu.Lock()
 	p.drained.Broadcast()
+	close(p.jobs) // the stream has ended: handle dispatches nothing more
 	p.mu.Unlock()
 	p.workers.Wait()
 }

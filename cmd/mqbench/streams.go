@@ -76,7 +76,7 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&c.Key, "key", os.Getenv("MQGATE_KEY"), "API key of a --url gateway with keys (env MQGATE_KEY); streams only")
 	fs.IntVar(&c.Queues, "queues", 8, "queues of each topic")
 	fs.IntVar(&c.Producers, "producers", 32, "concurrent producers, each on its own publish stream (REST: its own client)")
-	fs.IntVar(&c.Window, "window", 16, "publish stream: messages each producer has in flight, each with its own confirm (as AMQP publisher confirms); REST has one")
+	fs.IntVar(&c.Window, "window", 0, "publish stream: messages each producer has in flight, each with its own confirm (as AMQP publisher confirms); 0 leaves it to the Go client, which keeps the limit the stream states at open (maxUnconfirmedMessages, the server's default 1000); REST has one")
 	fs.IntVar(&c.Count, "count", 30000, "messages each publish case stores (the consume cases drain the stream publish's)")
 	fs.IntVar(&c.Size, "size", 1024, "message body bytes")
 	fs.IntVar(&c.Consumers, "consumers", 4, "concurrent consumers")
@@ -101,8 +101,8 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usagef("--producers and --consumers must be at least 1")
 	case c.Count < 1 || c.Runs < 1 || c.Rate < 1:
 		return usagef("--count, --runs and --rate must be at least 1")
-	case c.Window < 1 || c.Window > 10000:
-		return usagef("--window must be 1..10000")
+	case c.Window < 0 || c.Window > 10000:
+		return usagef("--window must be 1..10000, or 0 for the stream's own limit")
 	case c.MaxOutstanding < 1 || c.MaxOutstanding > 10000:
 		return usagef("--max-outstanding must be 1..10000")
 	case c.GatewayBin != "" && c.URL != "":
