@@ -45,8 +45,9 @@ dir=
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
 	[ -n "$dir" ] && rm -rf "$dir"
-	rm -f "$out"
 	[ -n "$sinkpid" ] && kill "$sinkpid" 2>/dev/null && wait "$sinkpid" 2>/dev/null || true
+	# the sink's log is "$out.sink": remove it with the result file
+	rm -f "$out" "$out.sink"
 }
 trap cleanup EXIT
 
