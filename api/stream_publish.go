@@ -86,7 +86,8 @@ func (s *Server) handleTopicStream(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept has answered
 	}
-	p := &publishStream{stream: st, topic: topic, maxMsgs: maxMsgs, maxBytes: maxBytes, jobs: make(chan publishJob)}
+	p := &publishStream{stream: st, topic: topic, maxMsgs: maxMsgs, maxBytes: maxBytes, jobs: make(chan publishJob),
+		putCtx: context.WithoutCancel(st.ctx)}
 	st.sent = p.sentLocked
 	st.allowed = s.keyCheck(st, up, auth.Pub, topic)
 	b := getFrameBuf()
@@ -111,6 +112,10 @@ type publishStream struct {
 	// under mu while the stream is open, so finish can wait for them.
 	jobs    chan publishJob
 	workers sync.WaitGroup
+	// putCtx is the publishes' context: not the stream's, so a publish
+	// handed to the engine is carried out and answered even while the
+	// stream closes (made once: it was an allocation per publish).
+	putCtx context.Context
 }
 
 // publishJob is one checked publish frame on its way to the engine.
@@ -369,9 +374,7 @@ func (p *publishStream) publish(job publishJob) {
 	if batch {
 		kind = "batch"
 	}
-	// Not the stream's context: a publish handed to the engine is carried
-	// out and answered even while the stream closes.
-	ctx := context.WithoutCancel(p.ctx)
+	ctx := p.putCtx
 	var res []core.PutResult
 	var err error
 	if p.s.tracer == nil {
