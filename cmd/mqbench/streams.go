@@ -155,6 +155,12 @@ type StreamCase struct {
 	// Latency is per publish (its confirm or 201), per ack, or
 	// publish→delivery for the latency cases.
 	Latency LatencySummary `json:"latency"`
+	// The latency cases' two legs of publish→delivery: PublishLeg from
+	// the publish to its confirm or 201 (the message durable),
+	// AfterPublish from that answer to the delivery (the consume path
+	// alone; 0 when the delivery came first).
+	PublishLeg   *LatencySummary `json:"publishLeg,omitempty"`
+	AfterPublish *LatencySummary `json:"afterPublish,omitempty"`
 	// Missing and Duplicates: consume and latency cases.
 	Missing    int64 `json:"missing"`
 	Duplicates int64 `json:"duplicates"`
@@ -374,6 +380,7 @@ func restLatencyCase(ctx context.Context, c streamsConfig, topic string) (Stream
 		errs += n
 	}
 	return StreamCase{Messages: r.Received, MsgsPerSec: r.PublishRate, Latency: r.EndToEnd, Missing: r.Missing,
+		PublishLeg: &r.PublishLatency, AfterPublish: &r.AfterPublish,
 		Duplicates: r.Duplicates, Errors: errs, FirstError: r.FirstError}, err
 }
 
@@ -394,11 +401,20 @@ func medianCases(runs []StreamsRun) []StreamCase {
 		}
 		f := func(get func(StreamCase) float64) float64 { return medianOf(cs, get) }
 		n := func(get func(StreamCase) int64) int64 { return medianCount(cs, get) }
+		leg := func(get func(StreamCase) *LatencySummary) *LatencySummary {
+			if get(cs[0]) == nil {
+				return nil
+			}
+			m := medianLatencyOf(cs, func(c StreamCase) LatencySummary { return *get(c) })
+			return &m
+		}
 		out = append(out, StreamCase{
 			Case:              name,
 			Messages:          n(func(c StreamCase) int64 { return c.Messages }),
 			MsgsPerSec:        f(func(c StreamCase) float64 { return c.MsgsPerSec }),
 			Latency:           medianLatencyOf(cs, func(c StreamCase) LatencySummary { return c.Latency }),
+			PublishLeg:        leg(func(c StreamCase) *LatencySummary { return c.PublishLeg }),
+			AfterPublish:      leg(func(c StreamCase) *LatencySummary { return c.AfterPublish }),
 			Missing:           n(func(c StreamCase) int64 { return c.Missing }),
 			Duplicates:        n(func(c StreamCase) int64 { return c.Duplicates }),
 			Errors:            n(func(c StreamCase) int64 { return c.Errors }),
@@ -459,6 +475,22 @@ func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	legs := func(name string, c StreamCase) {
+		if c.PublishLeg != nil && c.AfterPublish != nil {
+			fmt.Fprintf(w, "%-8s %-15s publish→answer p50 %.2f p99 %.2f ms, answer→delivery p50 %.2f p99 %.2f ms\n", name, c.Case,
+				c.PublishLeg.P50Ms, c.PublishLeg.P99Ms, c.AfterPublish.P50Ms, c.AfterPublish.P99Ms)
+		}
+	}
+	for i, run := range r.Runs {
+		for _, c := range run.Cases {
+			legs(fmt.Sprintf("run %d", i+1), c)
+		}
+	}
+	if len(r.Runs) > 1 {
+		for _, c := range r.Median {
+			legs("median", c)
+		}
 	}
 	for i, run := range r.Runs {
 		for _, c := range run.Cases {

@@ -354,6 +354,7 @@ func streamLatencyCase(ctx context.Context, c streamsConfig, topic string) (Stre
 		first = fe.msg
 	}
 	return StreamCase{Messages: received, MsgsPerSec: ps.PublishRate, Latency: ps.EndToEnd, Missing: ps.Missing,
+		PublishLeg: &ps.PublishLatency, AfterPublish: &ps.AfterPublish,
 		Duplicates: ps.Duplicates, Errors: errs + fe.n, FirstError: first}, nil
 }
 
