@@ -107,10 +107,10 @@ type jfRun struct {
 	// before it and answered after it overlapped that fault, whatever the
 	// window it was sent in.
 	faultBegan atomic.Int64
-	stop   chan struct{}
-	pubs   sync.WaitGroup
-	cons   sync.WaitGroup
-	stopC  chan struct{}
+	stop       chan struct{}
+	pubs       sync.WaitGroup
+	cons       sync.WaitGroup
+	stopC      chan struct{}
 
 	mu          sync.Mutex
 	published   map[string]jfBody            // message id → body, answered 201

@@ -132,7 +132,7 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req core.ReceiveReq
 		if left <= 0 || len(refs) == 0 {
 			return nil, nil
 		}
-		b.parkPulls(key, st, refs, req.MaxMessages, left)
+		b.parkPulls(key, st, refs, req.MaxMessages, pullExpiry(left))
 		if timer == nil {
 			timer = time.NewTimer(left)
 		}
@@ -232,6 +232,23 @@ func (b *Backend) stashOne(st *stash, p pulled) {
 	close(st.signal)
 	st.signal = make(chan struct{})
 	b.mu.Unlock()
+}
+
+// pullMargin is how much sooner than its receive a waiting pull expires
+// on the server. A pull still waiting there after its receive answered
+// would take the next message into this instance's stash, where a
+// receive through another instance cannot see it until the ack wait
+// ends; a message that comes in the margin stays in the stream for the
+// next receive, on any instance.
+const pullMargin = 50 * time.Millisecond
+
+// pullExpiry is the expiry of a waiting pull for a receive with left to
+// wait: left less pullMargin, or half of left when left is shorter.
+func pullExpiry(left time.Duration) time.Duration {
+	if left > 2*pullMargin {
+		return left - pullMargin
+	}
+	return left / 2
 }
 
 // parkPulls starts a waiting pull on every consumer of key that has none
