@@ -496,6 +496,7 @@ func (st *stream) writer() {
 		st.drained.Broadcast()
 		st.mu.Unlock()
 	}()
+	last := 0 // frames in the last batch
 	for {
 		stopping := false
 		select {
@@ -503,14 +504,20 @@ func (st *stream) writer() {
 		case <-st.stopWriter:
 			stopping = true
 		}
-		// Let the other goroutines woken by the same event (the confirms
-		// of one group commit, the results of one settle) queue theirs,
-		// so that one write carries them all.
-		runtime.Gosched()
+		if last > 1 {
+			// Frames come in bursts: let the other goroutines woken by
+			// the same event (the confirms of one group commit, the
+			// results of one settle) queue theirs, so that one write
+			// carries them all. Not after a lone frame: a yield puts the
+			// writer behind whatever else is runnable, which at a low
+			// rate only delays the frame (publish->delivery p99).
+			runtime.Gosched()
+		}
 		st.mu.Lock()
 		batch := st.queue
 		st.queue, st.spare = st.spare[:0], nil // the two slices take turns
 		st.mu.Unlock()
+		last = len(batch)
 		if len(batch) > 0 {
 			if st.failedNow() || !st.writeBatch(batch) {
 				st.fail()

@@ -376,7 +376,8 @@ func (s *scanner) received(m *apiclient.ReceivedMessage) bool {
 // appendString appends s as encoding/json writes it: plain text as it
 // is, anything it would escape through encoding/json itself.
 func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); {
+	i := plainPrefix(s)
+	for i < len(s) {
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
@@ -394,6 +395,29 @@ func appendString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// plainPrefix is a length, a multiple of 8, of s's start that holds only
+// ASCII encoding/json writes as it is (no control character, '"', '\\',
+// '<', '>' or '&'), checked eight bytes at a time: a body was scanned a
+// byte at a time, 7% of a benchmark publisher's CPU. Each test below
+// (some byte of y is zero when (y - ones) &^ y has a high bit, "Bit
+// Twiddling Hacks") can flag a byte wrongly only beside one it rightly
+// flags, so the eight bytes are then left to appendString's own loop.
+func plainPrefix(s string) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(y uint64) uint64 { return (y - ones) &^ y }
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		t := x | (x-0x20*ones)&^x | zero(x^'"'*ones) | zero(x^'\\'*ones) |
+			zero(x^'<'*ones) | zero(x^'>'*ones) | zero(x^'&'*ones)
+		if t&highs != 0 {
+			break
+		}
+	}
+	return i
 }
 
 func appendEscaped(b []byte, s string) []byte {

@@ -5,6 +5,7 @@ import (
 	stdjson "encoding/json"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -183,4 +184,18 @@ func mustStd(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestAppendStringEveryPosition puts each byte the encoder escapes (and a
+// few it does not) at every place of the eight-byte words plainPrefix
+// reads, and holds appendString to encoding/json.
+func TestAppendStringEveryPosition(t *testing.T) {
+	for _, c := range []string{"\x00", "\x1f", "\"", "\\", "<", ">", "&", " ", "~", "\x7f", "é", "\u2028", "\xff", "!", "=", "?", "%", "'"} {
+		for at := range 25 {
+			s := strings.Repeat("a", at) + c + strings.Repeat("b", 24-at)
+			if got, want := appendString(nil, s), mustStd(t, s); !bytes.Equal(got, want) {
+				t.Fatalf("%q: got %s, want %s", s, got, want)
+			}
+		}
+	}
 }

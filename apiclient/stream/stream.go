@@ -312,20 +312,26 @@ func (s *conn) start() {
 // socket is corkable, until the stream ends.
 func (s *conn) writer() {
 	defer close(s.writerEnd)
+	last := 0 // frames in the last batch
 	for {
 		select {
 		case <-s.wake:
 		case <-s.ctx.Done():
 			return
 		}
-		// Let the goroutines woken by the same event (a messages frame
-		// taken by several workers) queue theirs into this batch.
-		runtime.Gosched()
+		if last > 1 {
+			// In a burst, let the goroutines woken by the same event (a
+			// messages frame taken by several workers) queue theirs into
+			// this batch; not after a lone frame, which the yield would
+			// only delay (api/stream.go's writer does the same).
+			runtime.Gosched()
+		}
 		s.mu.Lock()
 		batch := s.queue
 		s.queue, s.spare = s.spare[:0], nil
 		s.writing = len(batch) > 0
 		s.mu.Unlock()
+		last = len(batch)
 		if len(batch) == 0 {
 			continue
 		}

@@ -77,7 +77,7 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&c.Key, "key", os.Getenv("MQGATE_KEY"), "API key of a --url gateway with keys (env MQGATE_KEY); streams only")
 	fs.IntVar(&c.Queues, "queues", 8, "queues of each topic")
 	fs.IntVar(&c.Producers, "producers", 32, "concurrent producers, each on its own publish stream (REST: its own client)")
-	fs.IntVar(&c.Window, "window", 16, "publish stream: messages each producer has in flight, each with its own confirm (as AMQP publisher confirms); REST has one")
+	fs.IntVar(&c.Window, "window", 0, "publish stream: messages each producer has in flight, each with its own confirm (as AMQP publisher confirms); 0 leaves it to the Go client, which keeps the limit the stream states at open (maxUnconfirmedMessages, the server's default 1000); REST has one")
 	fs.IntVar(&c.Count, "count", 30000, "messages each publish case stores (the consume cases drain the stream publish's)")
 	fs.IntVar(&c.Size, "size", 1024, "message body bytes")
 	fs.IntVar(&c.Consumers, "consumers", 4, "concurrent consumers")
@@ -103,8 +103,8 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usagef("--producers and --consumers must be at least 1")
 	case c.Count < 1 || c.Runs < 1 || c.Rate < 1:
 		return usagef("--count, --runs and --rate must be at least 1")
-	case c.Window < 1 || c.Window > 10000:
-		return usagef("--window must be 1..10000")
+	case c.Window < 0 || c.Window > 10000:
+		return usagef("--window must be 1..10000, or 0 for the stream's own limit")
 	case c.MaxOutstanding < 1 || c.MaxOutstanding > 10000:
 		return usagef("--max-outstanding must be 1..10000")
 	case c.GatewayBin != "" && c.URL != "":
@@ -157,6 +157,12 @@ type StreamCase struct {
 	// Latency is per publish (its confirm or 201), per ack, or
 	// publish→delivery for the latency cases.
 	Latency LatencySummary `json:"latency"`
+	// The latency cases' two legs of publish→delivery: PublishLeg from
+	// the publish to its confirm or 201 (the message durable),
+	// AfterPublish from that answer to the delivery (the consume path
+	// alone; 0 when the delivery came first).
+	PublishLeg   *LatencySummary `json:"publishLeg,omitempty"`
+	AfterPublish *LatencySummary `json:"afterPublish,omitempty"`
 	// Missing and Duplicates: consume and latency cases.
 	Missing    int64 `json:"missing"`
 	Duplicates int64 `json:"duplicates"`
@@ -384,6 +390,7 @@ func restLatencyCase(ctx context.Context, c streamsConfig, topic string) (Stream
 		errs += n
 	}
 	return StreamCase{Messages: r.Received, MsgsPerSec: r.PublishRate, Latency: r.EndToEnd, Missing: r.Missing,
+		PublishLeg: &r.PublishLatency, AfterPublish: &r.AfterPublish,
 		Duplicates: r.Duplicates, Errors: errs, FirstError: r.FirstError}, err
 }
 
@@ -404,11 +411,20 @@ func medianCases(runs []StreamsRun) []StreamCase {
 		}
 		f := func(get func(StreamCase) float64) float64 { return medianOf(cs, get) }
 		n := func(get func(StreamCase) int64) int64 { return medianCount(cs, get) }
+		leg := func(get func(StreamCase) *LatencySummary) *LatencySummary {
+			if get(cs[0]) == nil {
+				return nil
+			}
+			m := medianLatencyOf(cs, func(c StreamCase) LatencySummary { return *get(c) })
+			return &m
+		}
 		out = append(out, StreamCase{
 			Case:              name,
 			Messages:          n(func(c StreamCase) int64 { return c.Messages }),
 			MsgsPerSec:        f(func(c StreamCase) float64 { return c.MsgsPerSec }),
 			Latency:           medianLatencyOf(cs, func(c StreamCase) LatencySummary { return c.Latency }),
+			PublishLeg:        leg(func(c StreamCase) *LatencySummary { return c.PublishLeg }),
+			AfterPublish:      leg(func(c StreamCase) *LatencySummary { return c.AfterPublish }),
 			Missing:           n(func(c StreamCase) int64 { return c.Missing }),
 			Duplicates:        n(func(c StreamCase) int64 { return c.Duplicates }),
 			Errors:            n(func(c StreamCase) int64 { return c.Errors }),
@@ -469,6 +485,22 @@ func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	legs := func(name string, c StreamCase) {
+		if c.PublishLeg != nil && c.AfterPublish != nil {
+			fmt.Fprintf(w, "%-8s %-15s publish→answer p50 %.2f p99 %.2f ms, answer→delivery p50 %.2f p99 %.2f ms\n", name, c.Case,
+				c.PublishLeg.P50Ms, c.PublishLeg.P99Ms, c.AfterPublish.P50Ms, c.AfterPublish.P99Ms)
+		}
+	}
+	for i, run := range r.Runs {
+		for _, c := range run.Cases {
+			legs(fmt.Sprintf("run %d", i+1), c)
+		}
+	}
+	if len(r.Runs) > 1 {
+		for _, c := range r.Median {
+			legs("median", c)
+		}
 	}
 	for i, run := range r.Runs {
 		for _, c := range run.Cases {

@@ -46,8 +46,9 @@ func (f *firstErr) add(err error) {
 }
 
 // streamPublishCase: --producers publish streams, each with --window
-// messages in flight and a confirm per message, until --count are stored
-// (a publish that failed is not retried, so a failing run stores fewer).
+// messages in flight (by default as many as the stream's limit lets the
+// client send) and a confirm per message, until --count are stored (a
+// publish that failed is not retried, so a failing run stores fewer).
 func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (StreamCase, error) {
 	hc := newClient(1, c.Timeout)
 	defer closeClient(hc)
@@ -81,22 +82,21 @@ func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (Stre
 	var mu sync.Mutex // guards lats and ends: each producer's confirms are collected by several goroutines
 	for i, p := range pubs {
 		wg.Go(func() {
-			// --window publishes in flight on this stream, each with its
-			// own confirm: a slot is taken per publish and given back
-			// when its confirm (or error) is in.
-			slots := make(chan struct{}, c.Window)
+			// Each publish in flight has its own confirm. Publish waits
+			// while the stream is at its limit; with --window a slot is
+			// also taken per publish and given back when its confirm (or
+			// error) is in.
+			slots := newSlots(c.Window)
 			var inflight sync.WaitGroup
 			defer inflight.Wait()
 			for ctx.Err() == nil && next.Add(1) <= int64(c.Count) {
-				select {
-				case slots <- struct{}{}:
-				case <-ctx.Done():
+				if !slots.take(ctx) {
 					return
 				}
 				t0 := time.Now()
 				conf, err := p.Publish(ctx, apiclient.PublishRequest{Body: &body})
 				if err != nil {
-					<-slots
+					slots.give()
 					if ctx.Err() == nil {
 						fe.add(err)
 					}
@@ -106,7 +106,7 @@ func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (Stre
 					continue
 				}
 				inflight.Go(func() {
-					defer func() { <-slots }()
+					defer slots.give()
 					if _, err := conf.Wait(ctx); err != nil {
 						if ctx.Err() == nil {
 							fe.add(err)
@@ -139,6 +139,36 @@ func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (Stre
 		return sc, fmt.Errorf("%d of %d published (%s)", done.Load(), c.Count, fe.msg)
 	}
 	return sc, nil
+}
+
+// slots bounds the publishes a producer has in flight; nil has no bound
+// of its own.
+type slots chan struct{}
+
+func newSlots(n int) slots {
+	if n <= 0 {
+		return nil
+	}
+	return make(slots, n)
+}
+
+// take waits for a slot; false when ctx ended first.
+func (s slots) take(ctx context.Context) bool {
+	if s == nil {
+		return ctx.Err() == nil
+	}
+	select {
+	case s <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (s slots) give() {
+	if s != nil {
+		<-s
+	}
 }
 
 // pendingAck is one ack frame in flight.
@@ -324,6 +354,7 @@ func streamLatencyCase(ctx context.Context, c streamsConfig, topic string) (Stre
 		first = fe.msg
 	}
 	return StreamCase{Messages: received, MsgsPerSec: ps.PublishRate, Latency: ps.EndToEnd, Missing: ps.Missing,
+		PublishLeg: &ps.PublishLatency, AfterPublish: &ps.AfterPublish,
 		Duplicates: ps.Duplicates, Errors: errs + fe.n, FirstError: first}, nil
 }
 
