@@ -172,13 +172,14 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "size %d B, concurrency %d, publish %v, receive+ack %d msgs, latency at %d/s; medians of %d rounds\n",
 		c.size, c.concurrency, c.duration, c.messages, c.rate, c.runs)
-	fmt.Fprintf(stdout, "%-30s %10s %13s %8s %8s %8s %8s %8s %8s %8s\n", "system", "publish/s", "receive+ack/s", "per rcv",
-		"p50 ms", "p99 ms", "pub p50", "pub/dir", "r+a/dir", "p99/dir")
+	fmt.Fprintf(stdout, "%-32s %10s %13s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "system", "publish/s", "receive+ack/s", "per rcv",
+		"p50 ms", "p99 ms", "pub p50", "pub µs", "r+a µs", "pub/dir", "r+a/dir", "p99/dir")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-30s %10.0f %13.0f %8.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", r.System, r.PublishPerSec,
+		fmt.Fprintf(stdout, "%-32s %10.0f %13.0f %8.1f %8.2f %8.2f %8.2f %8.0f %8.0f %8.2f %8.2f %8.2f\n", r.System, r.PublishPerSec,
 			r.ReceiveAckPerSec, r.PerReceive, r.Latency.P50Ms, r.Latency.P99Ms, r.PublishLatency.P50Ms,
-			r.VsDirect.Publish, r.VsDirect.ReceiveAck, r.VsDirect.P99)
+			r.PublishCPUMicros, r.ReceiveAckCPUMicros, r.VsDirect.Publish, r.VsDirect.ReceiveAck, r.VsDirect.P99)
 	}
+	fmt.Fprintln(stdout, "pub µs, r+a µs: this process's CPU (servers, gateways, proxy, load) per message in that phase")
 	return nil
 }
 
@@ -229,6 +230,8 @@ func medianRow(rs []jsBenchRow) jsBenchRow {
 	out.PublishErrors = int64(med(func(r jsBenchRow) float64 { return float64(r.PublishErrors) }))
 	out.ReceiveAckPerSec = med(func(r jsBenchRow) float64 { return r.ReceiveAckPerSec })
 	out.PerReceive = med(func(r jsBenchRow) float64 { return r.PerReceive })
+	out.PublishCPUMicros = med(func(r jsBenchRow) float64 { return r.PublishCPUMicros })
+	out.ReceiveAckCPUMicros = med(func(r jsBenchRow) float64 { return r.ReceiveAckCPUMicros })
 	out.Latency = LatencySummary{Count: rs[0].Latency.Count,
 		MeanMs: med(func(r jsBenchRow) float64 { return r.Latency.MeanMs }),
 		P50Ms:  med(func(r jsBenchRow) float64 { return r.Latency.P50Ms }),
@@ -242,6 +245,14 @@ func medianRow(rs []jsBenchRow) jsBenchRow {
 		out.Runs = append(out.Runs, jsRun{r.PublishPerSec, r.ReceiveAckPerSec, r.Latency.P99Ms})
 	}
 	return out
+}
+
+// cpuPer is d per message in µs (0 without messages).
+func cpuPer(d time.Duration, msgs int64) float64 {
+	if msgs <= 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(msgs)
 }
 
 // ratios sets each row's figures against the direct client's and the
@@ -302,6 +313,12 @@ type jsBenchRow struct {
 	// PublishLatency is the publish round trip alone in the latency
 	// phase (at --rate): what of publishToReceive is the publish.
 	PublishLatency LatencySummary `json:"publishLatency"`
+	// PublishCPUMicros and ReceiveAckCPUMicros are this process's CPU
+	// (servers, gateways, proxy and load generator: everything) per
+	// message stored or received and acked in those phases, in µs: less
+	// sensitive to a shared machine than the rates.
+	PublishCPUMicros    float64 `json:"publishCpuMicros"`
+	ReceiveAckCPUMicros float64 `json:"receiveAckCpuMicros"`
 	// PerReceive is messages per non-empty receive (of 32 asked) in the
 	// receive+ack phase.
 	PerReceive float64 `json:"perReceive"`
@@ -342,6 +359,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) 
 	}
 	var ok, bad int64
 	var elapsed time.Duration
+	cpu0 := processCPU()
 	if ps, pipelined := s.(pipelinedSUT); pipelined {
 		ok, bad, elapsed = publishPipelined(ctx, ps, pubT, body, c)
 	} else {
@@ -349,6 +367,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) 
 	}
 	row.PublishPerSec = float64(ok) / elapsed.Seconds()
 	row.PublishErrors = bad
+	row.PublishCPUMicros = cpuPer(processCPU()-cpu0, ok)
 	var wg sync.WaitGroup
 
 	// Receive+ack of messages pre-published.
@@ -369,6 +388,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) 
 	wg.Wait()
 	var got, receives atomic.Int64
 	start := time.Now()
+	cpu0 = processCPU()
 	deadline := start.Add(2 * time.Minute)
 	for i := 0; i < c.concurrency; i++ {
 		wg.Add(1)
@@ -385,6 +405,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) 
 	}
 	wg.Wait()
 	row.ReceiveAckPerSec = float64(got.Load()) / time.Since(start).Seconds()
+	row.ReceiveAckCPUMicros = cpuPer(processCPU()-cpu0, got.Load())
 	if n := receives.Load(); n > 0 {
 		row.PerReceive = float64(got.Load()) / float64(n)
 	}
