@@ -9,7 +9,7 @@ import (
 // handleGroupPause pauses a group.
 //
 //	@Summary		Pause a consumer group
-//	@Description	The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+//	@Description	The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no new request. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group before the answer (it survives restarts, and PUT keeps it). When it takes hold depends on the backend: the embedded server applies it before the answer (webhook requests in flight are aborted, and what they carried is delivered again after the resume); behind JetStream every gateway applies it within about a second of the answer (its group cache; push groups within the bucket watch's latency), and webhook requests in flight finish and are answered by their outcome. Pausing a paused group changes nothing.
 //	@Tags			groups
 //	@Produce		json
 //	@Param			group	path		string	true	"Group name"

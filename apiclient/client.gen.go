@@ -2781,7 +2781,7 @@ type ClientInterface interface {
 
 	// PauseGroup Pause a consumer group
 	//
-	// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+	// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no new request. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group before the answer (it survives restarts, and PUT keeps it). When it takes hold depends on the backend: the embedded server applies it before the answer (webhook requests in flight are aborted, and what they carried is delivered again after the resume); behind JetStream every gateway applies it within about a second of the answer (its group cache; push groups within the bucket watch's latency), and webhook requests in flight finish and are answered by their outcome. Pausing a paused group changes nothing.
 	//
 	// Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
 	PauseGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3609,7 +3609,7 @@ func (c *Client) ResetGroupOffsets(ctx context.Context, group string, body Reset
 
 // PauseGroup Pause a consumer group
 //
-// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no new request. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group before the answer (it survives restarts, and PUT keeps it). When it takes hold depends on the backend: the embedded server applies it before the answer (webhook requests in flight are aborted, and what they carried is delivered again after the resume); behind JetStream every gateway applies it within about a second of the answer (its group cache; push groups within the bucket watch's latency), and webhook requests in flight finish and are answered by their outcome. Pausing a paused group changes nothing.
 //
 // Corresponds with POST /v1/groups/{group}/pause (the `PauseGroup` operationId).
 func (c *Client) PauseGroup(ctx context.Context, group string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -6429,7 +6429,7 @@ type ClientWithResponsesInterface interface {
 
 	// PauseGroupWithResponse Pause a consumer group
 	//
-	// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+	// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no new request. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group before the answer (it survives restarts, and PUT keeps it). When it takes hold depends on the backend: the embedded server applies it before the answer (webhook requests in flight are aborted, and what they carried is delivered again after the resume); behind JetStream every gateway applies it within about a second of the answer (its group cache; push groups within the bucket watch's latency), and webhook requests in flight finish and are answered by their outcome. Pausing a paused group changes nothing.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11221,7 +11221,7 @@ func (c *ClientWithResponses) ResetGroupOffsetsWithResponse(ctx context.Context,
 
 // PauseGroupWithResponse Pause a consumer group
 //
-// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no request — requests in flight are aborted and what they carried is delivered again after the resume. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group (it survives restarts, and PUT keeps it); it applies before the answer. Pausing a paused group changes nothing.
+// The group hands out nothing until resumed: a receive waits out its waitSeconds and answers empty with reason PAUSED (GET of the group shows the same), and a push group's webhook gets no new request. Messages already received can still be acked, nacked and extended, and leases still expire. The pause is stored with the group before the answer (it survives restarts, and PUT keeps it). When it takes hold depends on the backend: the embedded server applies it before the answer (webhook requests in flight are aborted, and what they carried is delivered again after the resume); behind JetStream every gateway applies it within about a second of the answer (its group cache; push groups within the bucket watch's latency), and webhook requests in flight finish and are answered by their outcome. Pausing a paused group changes nothing.
 //
 // Returns a wrapper object for the known response body format(s).
 //

@@ -114,7 +114,7 @@ func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 	}
 	// A 503 with Retry-After is counted per window; it is no failure
 	// while a fault lasts or within jfGrace after it ended, and one
-	// later; before the first fault it is counted as start-up.
+	// later; one before the first fault is a start-up failure.
 	for _, tc := range []struct {
 		name string
 		win  jfWindow
@@ -123,17 +123,39 @@ func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
 		{"in a fault", jfWindow{name: "r0 partition n1", fault: true}, false},
 		{"within the grace", jfWindow{name: "r0 after partition", ended: time.Now().Add(-jfGrace / 2)}, false},
 		{"after the grace", jfWindow{name: "r0 after partition", ended: time.Now().Add(-jfGrace - time.Second)}, true},
-		{"before any fault (start-up: counted, not failed)", jfWindow{name: "steady"}, false},
+		{"before any fault (start-up)", jfWindow{name: "steady"}, true},
 	} {
 		h = clean()
 		h.r.window.Store(tc.win)
 		answerWith(t, h.r, 503, "1")
 		rep := h.r.check(h.dlq)
 		f := rep.failure()
-		if rep.answers[tc.win.name][503] != 1 || (f != "") != tc.fail ||
-			tc.fail && !strings.Contains(f, "5xx after a fault and its") ||
-			(len(rep.startup5xx) == 1) != (tc.win.name == "steady") {
+		wantIn := "5xx after a fault and its"
+		if tc.win.name == "steady" {
+			wantIn = "5xx before the first fault (start-up): 1"
+		}
+		if rep.answers[tc.win.name][503] != 1 || (f != "") != tc.fail || tc.fail && !strings.Contains(f, wantIn) {
 			t.Errorf("a 503 with Retry-After %s: failure %q (want one: %v), counted %v", tc.name, f, tc.fail, rep.answers)
+		}
+	}
+	// A request sent in a quiet window and answered 503 after a fault
+	// began belongs to that fault: before the first one, and long after
+	// the grace of the last.
+	for _, quiet := range []jfWindow{{name: "steady"}, {name: "r0 after partition", ended: time.Now().Add(-jfGrace - time.Second)}} {
+		h = clean()
+		h.r.window.Store(quiet)
+		ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			h.r.setWindow("r1 kill -9 leader n1")
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(503)
+		}))
+		h.r.gws[0] = &server{base: ts.URL}
+		if _, err := h.r.call(0, "publish", "POST", "/v1/topics/x/messages", map[string]any{}); err != nil {
+			t.Fatal(err)
+		}
+		ts.Close()
+		if rep := h.r.check(h.dlq); rep.failure() != "" || rep.overlapped != 1 || rep.answers[quiet.name][503] != 1 {
+			t.Errorf("a 503 sent in %q, answered in a fault: failure %q, overlapped %d, counted %v", quiet.name, rep.failure(), rep.overlapped, rep.answers)
 		}
 	}
 	// The windows the nemesis names: faults, and what is none.

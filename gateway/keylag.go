@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"slices"
-
 	"github.com/mqgate/mqgate/core"
 )
 
@@ -34,21 +32,5 @@ func (e *Embedded) KeyLags(group string, limit int) ([]core.KeyLag, error) {
 	if !ok {
 		return nil, core.Errorf(core.EUnavailable, "per-key lag is not available on this backend")
 	}
-	out := kl.KeyLags()
-	slices.SortFunc(out, func(a, b core.KeyLag) int {
-		if c := a.Oldest.Compare(b.Oldest); c != 0 {
-			return c
-		}
-		if a.ShardingKey != b.ShardingKey {
-			if a.ShardingKey < b.ShardingKey {
-				return -1
-			}
-			return 1
-		}
-		return 0
-	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
+	return core.SortKeyLags(kl.KeyLags(), limit), nil
 }

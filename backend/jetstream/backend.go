@@ -68,9 +68,8 @@ type Options struct {
 }
 
 // Backend serves the HTTP API over a JetStream cluster: it implements
-// core.Backend, the seam (the capabilities it cannot offer answer
-// core.Unsupported, unsupported.go). It keeps no state that
-// another instance needs: everything shared lives in JetStream.
+// core.Backend, the seam, in full. It keeps no state that another
+// instance needs: everything shared lives in JetStream.
 type Backend struct {
 	opts   Options
 	log    zerolog.Logger
@@ -84,6 +83,8 @@ type Backend struct {
 	// orderly holds ORDERLY groups' failing heads, parks and skips
 	// (blocked.go).
 	orderly jsapi.KeyValue
+	jobs    jsapi.KeyValue // filter jobs (jobs.go)
+	jobRun  jobRunner      // under mu
 
 	topics  topicCache
 	fences  fenceState // growth-fence checks passed for good (fence.go)
@@ -101,6 +102,7 @@ type Backend struct {
 	pulls        map[string]bool     // consumers with a waiting pull from this instance
 	lanes        map[string]*pubLane // coalesced publishes by stream (coalesce.go), under mu
 	laneCounters
+	resumes                      resumeWatches // paused groups' watches, shared by their waiting receives (pause.go)
 	view                         overrideView  // the leases bucket as this instance follows it (overrides.go)
 	overrideReads, overrideSkips atomic.Uint64 // settles' override reads made and skipped
 	stop                         chan struct{}
@@ -206,6 +208,10 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 		case <-tick.C:
 		}
 	}
+	if err := b.startJobSupervisor(); err != nil {
+		b.Close(ctx)
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -252,6 +258,9 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 		return err
 	}
 	if err := b.createTimeline(ctx); err != nil {
+		return err
+	}
+	if err := b.createJobsBucket(ctx); err != nil {
 		return err
 	}
 	b.startOverrideView(ctx)

@@ -75,6 +75,11 @@ type skipRule struct {
 type ruleSet struct {
 	Parks []parkRule `json:"parks,omitempty"`
 	Skips []skipRule `json:"skips,omitempty"`
+	// Resets counts the offsets resets of its consumers: a reset moves
+	// ack floors back, so growth-fence checks remembered before it no
+	// longer hold (fence.go). Kept here because every ORDERLY lease call
+	// reads this record from the leader anyway.
+	Resets uint64 `json:"resets,omitempty"`
 }
 
 // maxSkipRules bounds the skips a rule set remembers (each matters only
@@ -612,11 +617,11 @@ func (b *Backend) ResumeKey(group, consumerID string, mq core.MessageQueue, key 
 }
 
 // orderlyRules is what ORDERLY leases check: the rules of (group,
-// consumerID), read from the bucket's leader (nil: none).
+// consumerID), read from the bucket's leader (nil: unreadable; an absent
+// record is an empty set).
 func (b *Backend) orderlyRules(ctx context.Context, group, consumerID string) (*ruleSet, error) {
 	var rs ruleSet
-	rev, err := b.kvRead(ctx, rulesKey(group, consumerID), &rs)
-	if err != nil || rev == 0 || (len(rs.Parks) == 0 && len(rs.Skips) == 0) {
+	if _, err := b.kvRead(ctx, rulesKey(group, consumerID), &rs); err != nil {
 		return nil, err
 	}
 	return &rs, nil
@@ -710,7 +715,7 @@ func (b *Backend) forgetOrderly(ctx context.Context, group string) {
 // orderlyGateState is what one lease call read for its ORDERLY messages.
 type orderlyGateState struct {
 	read  bool
-	rules *ruleSet
+	rules *ruleSet // nil when unreadable
 }
 
 // orderlyGate runs the checks of an ORDERLY delivery before it is leased:
@@ -728,7 +733,7 @@ func (b *Backend) orderlyGate(ctx context.Context, g core.Group, consumerID stri
 	if b.caught(ctx, g, consumerID, st.rules, p, meta, m) {
 		return true
 	}
-	if b.fenced(ctx, g, consumerID, p, m) {
+	if b.fenced(ctx, g, consumerID, st.rules, p, m) {
 		b.holdAtFence(ctx, p, meta, returns)
 		return true
 	}

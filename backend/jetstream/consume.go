@@ -132,7 +132,7 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req core.ReceiveReq
 		if left <= 0 || len(refs) == 0 {
 			return nil, nil
 		}
-		b.parkPulls(key, st, refs, left)
+		b.parkPulls(key, st, refs, pullExpiry(left))
 		if timer == nil {
 			timer = time.NewTimer(left)
 		}
@@ -234,6 +234,23 @@ func (b *Backend) stashOne(st *stash, p pulled) {
 	b.mu.Unlock()
 }
 
+// pullMargin is how much sooner than its receive a waiting pull expires
+// on the server. A pull still waiting there after its receive answered
+// would take the next message into this instance's stash, where a
+// receive through another instance cannot see it until the ack wait
+// ends; a message that comes in the margin stays in the stream for the
+// next receive, on any instance.
+const pullMargin = 50 * time.Millisecond
+
+// pullExpiry is the expiry of a waiting pull for a receive with left to
+// wait: left less pullMargin, or half of left when left is shorter.
+func pullExpiry(left time.Duration) time.Duration {
+	if left > 2*pullMargin {
+		return left - pullMargin
+	}
+	return left / 2
+}
+
 // parkPulls starts a waiting pull on every consumer of key that has none
 // from this instance. Each runs on its own goroutine, owned by the backend
 // (Close stops it), and stashes what it gets.
@@ -241,11 +258,12 @@ func (b *Backend) stashOne(st *stash, p pulled) {
 // A parked pull asks for one message: that wakes a waiting receive, which
 // takes what else is ready with a no_wait pull. A larger batch kept the
 // request first in the consumer's queue of waiting pulls (served in
-// arrival order, across instances) after its receive had answered, so
+// arrival order, across instances) after its receive had answered with
+// its first message (pullExpiry covers a receive that answers empty), so
 // the messages that came next went to this instance's stash, where no
 // receive might be waiting, while the receives waiting on the other
-// instance got nothing until the batch filled or the wait ended: up to a
-// whole long poll between publish and receive.
+// instance got nothing until the batch filled or the pull expired: up to
+// a whole long poll between publish and receive.
 func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, wait time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

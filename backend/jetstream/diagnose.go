@@ -49,35 +49,31 @@ func (b *Backend) Diagnose(group, consumerID string) (core.Diagnosis, error) {
 	orderly := g.ConsumeMode == core.Orderly
 	var held []core.HeldQueue
 	out := false
-	for _, s := range g.Subscriptions {
-		t, err := b.cachedTopic(s.Topic)
-		if core.ErrorCode(err) == core.ENotFound {
-			continue
+	refs, err := b.subscribedConsumers(g, consumerID)
+	if err != nil {
+		return core.Diagnosis{}, err
+	}
+	for _, ref := range refs {
+		c, err := b.consumer(ctx, ref.stream, ref.name)
+		if errors.Is(err, jsapi.ErrConsumerNotFound) {
+			continue // never received from: holds nothing
 		} else if err != nil {
+			return core.Diagnosis{}, mapErr(err)
+		}
+		ci := c.CachedInfo()
+		if ci.NumAckPending == 0 {
+			continue
+		}
+		out = out || ci.NumPending == 0
+		if !orderly {
+			continue
+		}
+		h, ok, err := b.heldQueue(ctx, g, consumerID, queueHead{ref: ref, floor: ci.AckFloor.Stream, out: true})
+		if err != nil {
 			return core.Diagnosis{}, err
 		}
-		for _, ref := range b.consumersOf(g, consumerID, t) {
-			c, err := b.consumer(ctx, ref.stream, ref.name)
-			if errors.Is(err, jsapi.ErrConsumerNotFound) {
-				continue // never received from: holds nothing
-			} else if err != nil {
-				return core.Diagnosis{}, mapErr(err)
-			}
-			ci := c.CachedInfo()
-			if ci.NumAckPending == 0 {
-				continue
-			}
-			out = out || ci.NumPending == 0
-			if !orderly {
-				continue
-			}
-			h, ok, err := b.heldQueue(ctx, g, consumerID, queueHead{ref: ref, floor: ci.AckFloor.Stream, out: true})
-			if err != nil {
-				return core.Diagnosis{}, err
-			}
-			if ok {
-				held = append(held, h)
-			}
+		if ok {
+			held = append(held, h)
 		}
 	}
 	if len(held) > 0 {

@@ -157,8 +157,7 @@ func (b *Backend) Redrive(ctx context.Context, group string, ids []string) (int,
 
 // RedriveIDs implements core.DeadLetterService.
 func (b *Backend) RedriveIDs(ctx context.Context, group string, ids []string) (moved []string, err error) {
-	st, err := b.stream(ctx, dlqStream(group))
-	if errors.Is(err, jsapi.ErrStreamNotFound) {
+	if _, err := b.stream(ctx, dlqStream(group)); errors.Is(err, jsapi.ErrStreamNotFound) {
 		return nil, nil
 	} else if err != nil {
 		return nil, mapErr(err)
@@ -177,28 +176,45 @@ func (b *Backend) RedriveIDs(ctx context.Context, group string, ids []string) (m
 		if len(ids) > 0 && !slices.Contains(ids, id) {
 			continue
 		}
-		topic := raw.Header.Get(hTopic)
-		m := nats.NewMsg(redriveSubject(topic, group))
-		m.Data = raw.Data
-		for k, v := range raw.Header {
-			switch k {
-			case hReconsume, hOrigin, hTopic:
-				continue
-			}
-			if len(k) > 5 && k[:5] == "Nats-" {
-				continue
-			}
-			m.Header[k] = v
+		took, err := b.redriveOne(ctx, group, raw)
+		if err != nil {
+			return moved, err
 		}
-		m.Header.Set(jsapi.MsgIDHeader, fmt.Sprintf("redrive:%s:%d", group, raw.Sequence))
-		if _, err := b.js.PublishMsg(ctx, m); err != nil {
-			return moved, publishErr(err)
-		}
-		if err := st.DeleteMsg(ctx, raw.Sequence); err != nil && !errors.Is(err, jsapi.ErrMsgNotFound) {
-			return moved, mapErr(err)
+		if !took {
+			continue // another redrive (or a job) took it
 		}
 		moved = append(moved, id)
 	}
+}
+
+// redriveOne sends dead letter raw of group back to its topic's redrive
+// subject with reconsume times reset, then deletes it from the DLQ; false
+// when it was gone already (another redrive took it). The copy's
+// Nats-Msg-Id names the dead letter's DLQ sequence, so two redrives of
+// one dead letter (by ids, by a job, a job resumed after its owner died)
+// store one copy.
+func (b *Backend) redriveOne(ctx context.Context, group string, raw *jsapi.RawStreamMsg) (bool, error) {
+	topic := raw.Header.Get(hTopic)
+	if _, err := b.cachedTopic(topic); err != nil {
+		return false, err // a deleted topic takes no redrive (ENotFound), now or at a retry
+	}
+	m := nats.NewMsg(redriveSubject(topic, group))
+	m.Data = raw.Data
+	for k, v := range raw.Header {
+		switch k {
+		case hReconsume, hOrigin, hTopic:
+			continue
+		}
+		if len(k) > 5 && k[:5] == "Nats-" {
+			continue
+		}
+		m.Header[k] = v
+	}
+	m.Header.Set(jsapi.MsgIDHeader, fmt.Sprintf("redrive:%s:%d", group, raw.Sequence))
+	if _, err := b.js.PublishMsg(ctx, m); err != nil {
+		return false, publishErr(err)
+	}
+	return b.deleteMsg(ctx, dlqStream(group), raw.Sequence)
 }
 
 // Message implements core.TopicService through the id index entry published

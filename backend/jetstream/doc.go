@@ -50,7 +50,12 @@
 //     bucket MQGATE_ORDERLY (blocked.go), read by ORDERLY leases. Per-key
 //     lag → a batched direct get per queue past its ack floor (keylag.go).
 //   - topic growth → a fence in the stream's metadata; ORDERLY leases of
-//     a moved key wait for its other queue (fence.go).
+//     a moved key wait for its other queue (fence.go). An offsets reset
+//     is counted in the group's rules (MQGATE_ORDERLY), which re-arms
+//     the fences on every instance.
+//   - redrive / purge by filter → a job record in KV bucket MQGATE_JOBS
+//     (progress, owner, lease), run by its owner and taken over by
+//     another instance when the lease ends unrenewed (jobs.go).
 //
 // # Goroutines
 //
@@ -60,4 +65,7 @@
 // (≤ 30 s) passes or Close; what it brings after its receive answered is
 // stashed for the next receive on this instance. A stashed message older
 // than half its ack wait is NAKed (redelivered at once) instead of leased.
+// One goroutine per instance follows MQGATE_JOBS (superviseJobs) and one
+// runs each job this instance owns; Close stops them all and lets the
+// jobs go.
 package jetstream

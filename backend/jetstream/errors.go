@@ -16,6 +16,8 @@ import (
 const (
 	errCodeUnavailable          jsapi.ErrorCode = 10008 // "JetStream system temporarily unavailable" (no leader known yet)
 	errCodeStreamNotFound       jsapi.ErrorCode = 10059
+	errCodeConsumerCreate       jsapi.ErrorCode = 10012 // a consumer create or update refused, e.g. "deliver policy can not be updated"
+	errCodeNoMessageFound       jsapi.ErrorCode = 10037 // a message delete or get of a sequence that is not stored
 	errCodeReplicasNotClustered jsapi.ErrorCode = 10074 // "replicas > 1 not supported in non-clustered mode"
 	errCodeDuplicateInProcess                   = 10158 // the same Nats-Msg-Id is being stored by another publish
 	errCodeBatchDuplicate                       = 10201 // an atomic batch holds a Nats-Msg-Id already stored

@@ -11,3 +11,15 @@ func (b *Backend) LaneCounts() (batches, publishes uint64) {
 func (b *Backend) OverrideCounts() (reads, skips uint64) {
 	return b.overrideReads.Load(), b.overrideSkips.Load()
 }
+
+// ResumeWatches is how many paused groups this instance watches and how
+// many receives wait on those watches (pause.go).
+func (b *Backend) ResumeWatches() (watches, waiters int) {
+	b.resumes.mu.Lock()
+	defer b.resumes.mu.Unlock()
+	for _, rw := range b.resumes.m {
+		watches++
+		waiters += rw.waiters
+	}
+	return watches, waiters
+}

@@ -40,7 +40,12 @@ import (
 // layout just after the growth (topics are cached for topicTTL). Once a
 // check passes for a message stored well after the growth (fenceSettle),
 // every later one of that old queue passes without a read: the old
-// layout can no longer be written to.
+// layout can no longer be written to. That holds until an offsets reset
+// moves the consumers' ack floors back, so a remembered pass is good only
+// for the reset count it was made under (ruleSet.Resets, which the reset
+// bumps before it recreates the consumers and every ORDERLY lease call
+// reads from the leader): a delivery of a reset consumer is always
+// checked again, on every instance.
 //
 // A queue added by growth is consumed by groups that subscribed before
 // it from its first message (SPEC §8.7): its consumer delivers all.
@@ -85,25 +90,26 @@ func withFences(cfg *jsapi.StreamConfig, cur *jsapi.StreamInfo, old, queues int)
 }
 
 // fenceState caches fence checks that passed for good, by group,
-// consumer, topic, fence and old queue.
+// consumer, topic, fence and old queue: the reset count they passed under.
 type fenceState struct {
 	mu     sync.Mutex
-	passed map[string]bool
+	passed map[string]uint64
 }
 
-func (f *fenceState) ok(k string) bool {
+func (f *fenceState) ok(k string, resets uint64) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.passed[k]
+	n, ok := f.passed[k]
+	return ok && n == resets
 }
 
-func (f *fenceState) pass(k string) {
+func (f *fenceState) pass(k string, resets uint64) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.passed == nil {
-		f.passed = map[string]bool{}
+		f.passed = map[string]uint64{}
 	}
-	f.passed[k] = true
+	f.passed[k] = resets
 }
 
 func keyQueue(key string, queues int) int {
@@ -118,8 +124,10 @@ func keyQueue(key string, queues int) int {
 // instance that had the old layout cached) in its queue before it: each
 // waits until the other of the two has nothing left below it. Only
 // lower sequences are waited for, so the lowest held message always
-// passes: no two queues wait on each other.
-func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, p pulled, m *core.Message) bool {
+// passes: no two queues wait on each other. rules is what the lease call
+// read for (g, consumerID); without them (unreadable) every check is
+// made, none remembered.
+func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, rules *ruleSet, p pulled, m *core.Message) bool {
 	if p.ref.queue < 0 || m.ShardingKey == "" {
 		return false
 	}
@@ -146,7 +154,7 @@ func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, p
 			// Named by incarnations too: a topic or group deleted and made
 			// again starts with no passed fences.
 			ck := fmt.Sprintf("%s/%d/%s/%s/%d/%d/%d/%d", g.Name, g.Incarnation, consumerID, p.ref.topic, c.t.UID, i, p.ref.queue, other)
-			if b.fences.ok(ck) {
+			if rules != nil && b.fences.ok(ck, rules.Resets) {
 				continue
 			}
 			ref := consumerRef{p.ref.topic, p.ref.stream, consumerName(g.Name, consumerID, other), other}
@@ -158,8 +166,8 @@ func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, p
 			if !done {
 				return true
 			}
-			if m.StoredAt.After(time.UnixMilli(f.At).Add(fenceSettle)) {
-				b.fences.pass(ck)
+			if rules != nil && m.StoredAt.After(time.UnixMilli(f.At).Add(fenceSettle)) {
+				b.fences.pass(ck, rules.Resets)
 			}
 		}
 	}
@@ -187,7 +195,12 @@ func (b *Backend) oldQueueDone(ctx context.Context, ref consumerRef, seq uint64)
 
 // fenceKey counts the fence returns of one message on one consumer.
 func fenceKey(stream, consumer string, seq uint64) string {
-	return fmt.Sprintf("f.%s.%x.%d", stream, consumer, seq)
+	return fenceKeys(stream, consumer) + "." + strconv.FormatUint(seq, 10)
+}
+
+// fenceKeys is what the fence return keys of one consumer begin with.
+func fenceKeys(stream, consumer string) string {
+	return fmt.Sprintf("f.%s.%x", stream, consumer)
 }
 
 // fenceReturns is how many of a delivery's earlier deliveries were fence
@@ -205,6 +218,31 @@ func (b *Backend) fenceReturns(ctx context.Context, meta ackMeta) int {
 	}
 	n, _ := strconv.Atoi(string(v))
 	return min(n, int(meta.delivered)-1)
+}
+
+// forgetFenceReturns drops the fence returns counted on refs' consumers
+// (an offsets reset: their delivery counts start again, and returns
+// counted before would be taken off failures after).
+func (b *Backend) forgetFenceReturns(ctx context.Context, refs []consumerRef) {
+	filters := make([]string, len(refs))
+	for i, ref := range refs {
+		filters[i] = fenceKeys(ref.stream, ref.name) + ".*"
+	}
+	lister, err := b.leases.ListKeysFiltered(ctx, filters...)
+	if err == nil {
+		var keys []string
+		for k := range lister.Keys() {
+			keys = append(keys, k)
+		}
+		for _, k := range keys {
+			if err = b.leases.Purge(ctx, k); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, jsapi.ErrNoKeysFound) {
+		b.log.Warn().Err(err).Msg("forgetting growth-fence returns at a reset; some retries may count short")
+	}
 }
 
 // holdAtFence sends a fenced delivery back for fenceWait, counting the

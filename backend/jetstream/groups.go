@@ -329,6 +329,18 @@ func (b *Backend) ensureConsumer(ctx context.Context, g core.Group, ref consumer
 			cc.DeliverPolicy, cc.OptStartTime = jsapi.DeliverAllPolicy, nil
 		}
 		_, err := b.js.CreateOrUpdateConsumer(ctx, ref.stream, cc)
+		var ae *jsapi.APIError
+		if errors.As(err, &ae) && ae.ErrorCode == errCodeConsumerCreate {
+			// Where an existing consumer starts cannot be updated, and
+			// need not be: it was set when it was made, or by an offsets
+			// reset since (a consumeFrom changed later applies to new
+			// consumers only, as on embedded). Keep it.
+			if c, ierr := b.js.Consumer(ctx, ref.stream, ref.name); ierr == nil {
+				cur := c.CachedInfo().Config
+				cc.DeliverPolicy, cc.OptStartSeq, cc.OptStartTime = cur.DeliverPolicy, cur.OptStartSeq, cur.OptStartTime
+				_, err = b.js.CreateOrUpdateConsumer(ctx, ref.stream, cc)
+			}
+		}
 		return err
 	})
 	if err != nil {
@@ -422,7 +434,9 @@ func (b *Backend) groupConsumer(ctx context.Context, group, consumerID string) (
 // ResetOffsets implements core.GroupService: each consumer of the group on
 // topic is reset to the stream sequence of position (JetStream consumer
 // reset, nats-server ≥ 2.14); messages it had delivered and not yet had
-// acknowledged are forgotten.
+// acknowledged are forgotten. An ORDERLY group's reset is counted first,
+// so that no instance trusts a growth-fence check made before it
+// (fence.go).
 func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic string, position core.ConsumeFromWhere, ts time.Time) ([]core.QueueOffset, error) {
 	g, consumerID, err := b.groupConsumer(ctx, group, consumerID)
 	if err != nil {
@@ -451,7 +465,18 @@ func (b *Backend) ResetOffsets(ctx context.Context, group, consumerID, topic str
 	case core.ConsumeFromTimestamp:
 		seq = b.seqAt(ctx, st, ts, si.State.LastSeq+1)
 	}
-	for _, ref := range b.consumersOf(g, consumerID, t) {
+	refs := b.consumersOf(g, consumerID, t)
+	if g.ConsumeMode == core.Orderly {
+		err := kvUpdate(ctx, b, rulesKey(group, consumerID), func(rs *ruleSet, _ bool) bool {
+			rs.Resets++
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+		b.forgetFenceReturns(ctx, refs)
+	}
+	for _, ref := range refs {
 		cc := b.consumerConfig(g, ref)
 		// Recreate from the sequence: a consumer's deliver policy must
 		// admit the position it is reset to.

@@ -3,7 +3,6 @@ package jetstream
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -52,7 +51,7 @@ func (b *Backend) KeyLags(group string, limit int) ([]core.KeyLag, error) {
 		return nil, err
 	}
 	var mu sync.Mutex
-	byKey := map[keyRefJS]*core.KeyLag{}
+	var tally core.KeyLagTally
 	var firstErr error
 	sem := make(chan struct{}, keyLagParallel)
 	var wg sync.WaitGroup
@@ -76,16 +75,7 @@ func (b *Backend) KeyLags(group string, limit int) ([]core.KeyLag, error) {
 				return
 			}
 			for _, m := range msgs {
-				k := keyRefJS{core.MessageQueue{Topic: ref.topic, QueueID: ref.queue}, m.ShardingKey}
-				kl := byKey[k]
-				if kl == nil {
-					kl = &core.KeyLag{Queue: k.mq, ShardingKey: k.key, Oldest: m.BornAt, OldestID: m.UserID()}
-					byKey[k] = kl
-				}
-				kl.Depth++
-				if m.BornAt.Before(kl.Oldest) {
-					kl.Oldest, kl.OldestID = m.BornAt, m.UserID()
-				}
+				tally.Add(core.MessageQueue{Topic: ref.topic, QueueID: ref.queue}, m)
 			}
 		}()
 	}
@@ -93,34 +83,7 @@ func (b *Backend) KeyLags(group string, limit int) ([]core.KeyLag, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	out := make([]core.KeyLag, 0, len(byKey))
-	for _, kl := range byKey {
-		out = append(out, *kl)
-	}
-	slices.SortFunc(out, func(a, b core.KeyLag) int {
-		if c := a.Oldest.Compare(b.Oldest); c != 0 {
-			return c
-		}
-		if a.ShardingKey != b.ShardingKey {
-			if a.ShardingKey < b.ShardingKey {
-				return -1
-			}
-			return 1
-		}
-		if a.Queue.Less(b.Queue) {
-			return -1
-		}
-		return 0
-	})
-	if limit > 0 && len(out) > limit {
-		out = out[:limit]
-	}
-	return out, nil
-}
-
-type keyRefJS struct {
-	mq  core.MessageQueue
-	key string
+	return core.SortKeyLags(tally.Rows(), limit), nil
 }
 
 // directBatch is a batched direct get (nats-server ≥ 2.11): up to Batch

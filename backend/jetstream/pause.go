@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"time"
 
 	jsapi "github.com/nats-io/nats.go/jetstream"
@@ -15,8 +16,9 @@ import (
 // (gateway/pause.go). The flag lives in the group's config in
 // MQGATE_GROUPS, so every instance answers the same and a pause survives
 // restarts. A paused pull group hands nothing out: a receive waits out its
-// waitSeconds on a watch of the group's key and answers empty (Diagnose:
-// PAUSED); a resume through any instance wakes it at once. Acks, nacks and
+// waitSeconds on this instance's one watch of the group's key (shared by
+// all its waiting receives) and answers empty (Diagnose: PAUSED); a
+// resume through any instance wakes them at once. Acks, nacks and
 // extends of what was received before go on, and leases still expire.
 // Messages an instance had already pulled stay unleased in its stash and
 // are redelivered by JetStream when their ack wait ends. A paused push
@@ -63,44 +65,129 @@ func (b *Backend) PauseGroup(ctx context.Context, name string, paused bool) (cor
 }
 
 // awaitResume waits until group is no longer paused (true), or wait ends,
-// ctx ends or the backend drains (false). It watches the group's key, so
-// a resume through any instance ends it at once; the config is read again
-// once the watch runs, so a resume just before it is not missed.
+// ctx ends or the backend drains (false). It joins this instance's watch
+// of the group's key (resumeWatch: one per paused group, however many
+// receives wait), so a resume through any instance ends it at once; the
+// config is read again once the watch runs, so a resume just before it is
+// not missed.
 func (b *Backend) awaitResume(ctx context.Context, group string, wait time.Duration) bool {
 	if wait <= 0 {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	w, err := b.groups.Watch(ctx, group, jsapi.UpdatesOnly())
+	resumed, leave, err := b.joinResumeWatch(group)
 	if err != nil {
 		<-ctx.Done() // the cluster is unreachable: answer empty at the end of the wait
 		return false
 	}
-	defer w.Stop()
+	defer leave()
 	if g, err := b.Group(ctx, group); err != nil || !g.Paused {
 		b.gcache().forget(group)
 		return err == nil
+	}
+	select {
+	case <-resumed:
+		// Resumed (or deleted: the receive then answers 404).
+		b.gcache().forget(group)
+		return true
+	case <-ctx.Done():
+		return false
+	case <-b.drain:
+		return false
+	}
+}
+
+// resumeWatch is this instance's watch of one paused group's key, shared
+// by the receives waiting for its resume.
+type resumeWatch struct {
+	waiters int
+	resumed chan struct{} // closed at a resume, the group's deletion, or the watch's end
+	left    chan struct{} // closed when the last waiter leaves
+	ended   bool
+}
+
+// resumeWatches are the watches by group (awaitResume).
+type resumeWatches struct {
+	mu sync.Mutex // held while a watch is started: joins wait for it
+	m  map[string]*resumeWatch
+}
+
+// joinResumeWatch joins group's watch, starting it if none runs; the
+// watch runs (it sees every later change) when this returns. leave must
+// be called when done.
+func (b *Backend) joinResumeWatch(group string) (resumed <-chan struct{}, leave func(), err error) {
+	ws := &b.resumes
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	rw := ws.m[group]
+	if rw == nil {
+		w, err := b.groups.Watch(context.Background(), group, jsapi.UpdatesOnly())
+		if err != nil {
+			return nil, nil, err
+		}
+		b.mu.Lock()
+		if b.closed {
+			b.mu.Unlock()
+			w.Stop()
+			return nil, nil, core.ErrClosed
+		}
+		b.wg.Add(1)
+		b.mu.Unlock()
+		rw = &resumeWatch{resumed: make(chan struct{}), left: make(chan struct{})}
+		if ws.m == nil {
+			ws.m = map[string]*resumeWatch{}
+		}
+		ws.m[group] = rw
+		go b.followResume(group, rw, w)
+	}
+	rw.waiters++
+	return rw.resumed, func() {
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
+		if rw.waiters--; rw.waiters == 0 && !rw.ended {
+			rw.ended = true
+			delete(ws.m, group)
+			close(rw.left)
+		}
+	}, nil
+}
+
+// followResume runs rw's watch until the group is resumed (or deleted),
+// the watch ends, its last waiter leaves, or the backend closes.
+func (b *Backend) followResume(group string, rw *resumeWatch, w jsapi.KeyWatcher) {
+	defer b.wg.Done()
+	defer w.Stop()
+	end := func() {
+		ws := &b.resumes
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
+		if !rw.ended {
+			rw.ended = true
+			delete(ws.m, group)
+		}
+		close(rw.resumed)
 	}
 	for {
 		select {
 		case e, ok := <-w.Updates():
 			if !ok {
-				return false
+				end() // its waiters look again
+				return
 			}
 			if e == nil {
 				continue
 			}
 			var g core.Group
 			if e.Operation() != jsapi.KeyValuePut || json.Unmarshal(e.Value(), &g) != nil || !g.Paused {
-				// Resumed (or deleted: the receive then answers 404).
-				b.gcache().forget(group)
-				return true
+				end()
+				return
 			}
-		case <-ctx.Done():
-			return false
-		case <-b.drain:
-			return false
+		case <-rw.left:
+			return
+		case <-b.stop:
+			end()
+			return
 		}
 	}
 }

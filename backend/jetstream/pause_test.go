@@ -169,3 +169,54 @@ func TestDiagnoseEmptyReceive(t *testing.T) {
 		t.Fatalf("paused: %+v, want PAUSED", empty)
 	}
 }
+
+// Receives parked on a paused group share one watch per instance: three
+// of them on one gateway hold one watch between them; a resume through
+// the other gateway wakes all three (each gets one of the messages
+// published while paused, which it could not without waking before its
+// 20 s wait ends), and the watch is gone after.
+func TestPausedReceivesShareOneWatch(t *testing.T) {
+	e := newEnv(t)
+	e.topic("pw", 1)
+	e.group("pw-g", groupCfg("pw", nil))
+	mustDo(t, "POST", e.gws[1].URL()+"/v1/groups/pw-g/pause", nil, nil, 200)
+	for i := 0; i < 3; i++ {
+		e.publish(e.lb.URL, "pw", map[string]any{"body": "x"})
+	}
+	got := make(chan int, 3)
+	for i := 0; i < 3; i++ {
+		go func() {
+			var r struct {
+				Messages []msg `json:"messages"`
+			}
+			do(t, "POST", e.gws[0].URL()+"/v1/groups/pw-g/receive", map[string]any{"maxMessages": 1, "waitSeconds": 20}, &r)
+			got <- len(r.Messages)
+		}()
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(10 * time.Second)
+	for {
+		watches, waiters := e.gws[0].b.ResumeWatches()
+		if waiters == 3 {
+			if watches != 1 {
+				t.Fatalf("%d watches for 3 receives of one paused group, want 1", watches)
+			}
+			break
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("%d receives parked, want 3", waiters)
+		}
+	}
+	mustDo(t, "POST", e.gws[1].URL()+"/v1/groups/pw-g/resume", nil, nil, 200)
+	for i := 0; i < 3; i++ {
+		if n := <-got; n != 1 {
+			t.Fatalf("a receive woken by the resume got %d messages, want 1", n)
+		}
+	}
+	if watches, waiters := e.gws[0].b.ResumeWatches(); watches != 0 || waiters != 0 {
+		t.Fatalf("after the resume: %d watches, %d waiters, want none", watches, waiters)
+	}
+}

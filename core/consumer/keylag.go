@@ -17,30 +17,16 @@ func (c *PushConsumer) KeyLags() []core.KeyLag {
 		}
 	}
 	c.mu.Unlock()
-	var out []core.KeyLag
+	var tally core.KeyLagTally
 	for _, pr := range prs {
-		byKey := map[string]int{}
-		add := func(m *core.Message) {
-			i, ok := byKey[m.ShardingKey]
-			if !ok {
-				i = len(out)
-				byKey[m.ShardingKey] = i
-				out = append(out, core.KeyLag{Queue: pr.mq, ShardingKey: m.ShardingKey, Oldest: m.BornAt, OldestID: m.UserID()})
-			}
-			k := &out[i]
-			k.Depth++
-			if m.BornAt.Before(k.Oldest) {
-				k.Oldest, k.OldestID = m.BornAt, m.UserID()
-			}
-		}
 		pr.pq.mu.Lock()
 		for _, m := range pr.pq.consuming {
-			add(m)
+			tally.Add(pr.mq, m)
 		}
 		for _, m := range pr.pq.msgs {
-			add(m)
+			tally.Add(pr.mq, m)
 		}
 		pr.pq.mu.Unlock()
 	}
-	return out
+	return tally.Rows()
 }

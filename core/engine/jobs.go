@@ -104,11 +104,11 @@ func (e *Engine) jobTarget(kind, name string) (topic string, uid uint64, start, 
 // name (a group for the DLQ kinds, a topic for core.JobTopicPurge) would
 // select now.
 func (e *Engine) CountMatching(kind, name string, f core.MessageFilter) (int64, error) {
-	sel, err := compileFilter(f)
+	sel, err := f.Compile()
 	if err != nil {
 		return 0, err
 	}
-	if err := validKind(kind); err != nil {
+	if err := core.ValidJobKind(kind); err != nil {
 		return 0, err
 	}
 	topic, uid, start, ends, err := e.jobTarget(kind, name)
@@ -138,23 +138,15 @@ func (e *Engine) CountMatching(kind, name string, f core.MessageFilter) (int64, 
 	}
 }
 
-func validKind(kind string) error {
-	switch kind {
-	case core.JobDLQRedrive, core.JobDLQPurge, core.JobTopicPurge:
-		return nil
-	}
-	return core.Errorf(core.EInvalid, "unknown job kind %q", kind)
-}
-
 // StartJob starts a redrive or purge job (kind) on name (a group for the
 // DLQ kinds, a user topic for core.JobTopicPurge) at ratePerSecond (0:
 // unbounded) and returns it RUNNING; it is stored before this returns.
 func (e *Engine) StartJob(kind, name string, f core.MessageFilter, ratePerSecond int) (core.Job, error) {
-	sel, err := compileFilter(f)
+	sel, err := f.Compile()
 	if err != nil {
 		return core.Job{}, err
 	}
-	if err := validKind(kind); err != nil {
+	if err := core.ValidJobKind(kind); err != nil {
 		return core.Job{}, err
 	}
 	if ratePerSecond < 0 {
@@ -187,7 +179,7 @@ func (e *Engine) StartJob(kind, name string, f core.MessageFilter, ratePerSecond
 
 // spawnJob starts j's goroutine unless the engine is closing (then j
 // stays RUNNING in the file and resumes at the next open).
-func (e *Engine) spawnJob(j core.Job, sel selector) error {
+func (e *Engine) spawnJob(j core.Job, sel core.JobSelector) error {
 	e.jobs.mu.Lock()
 	defer e.jobs.mu.Unlock()
 	if e.jobs.closed {
@@ -231,7 +223,7 @@ func (e *Engine) resumeJobs() error {
 		return err
 	}
 	for _, j := range running {
-		sel, err := compileFilter(j.Filter)
+		sel, err := j.Filter.Compile()
 		if err != nil {
 			e.finishJob(j, err)
 			continue

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/core/store"
+	"github.com/mqgate/mqgate/internal/pace"
 )
 
 // queueTopic is the topic a job walks.
@@ -41,7 +42,7 @@ var errTargetGone = core.Errorf(core.ENotFound, "the topic or group was deleted 
 // scanJob selects up to limit unmarked messages of j's current queue from
 // j.At, scanning at most dlqScanLimit units; at the queue's end (as of
 // the job's start) it moves on to the next queue.
-func scanJob(tx store.ReadTx, j *core.Job, topic string, sel selector, limit int) (jobChunk, error) {
+func scanJob(tx store.ReadTx, j *core.Job, topic string, sel core.JobSelector, limit int) (jobChunk, error) {
 	c := jobChunk{queue: j.Queue, at: j.At}
 	if j.Queue >= len(j.Ends) {
 		c.done = true
@@ -72,7 +73,7 @@ func scanJob(tx store.ReadTx, j *core.Job, topic string, sel selector, limit int
 			return true
 		}
 		m, err := tx.MessageAt(u.CommitLogOffset)
-		if err != nil || m == nil || !sel.match(m) {
+		if err != nil || m == nil || !sel.Match(m) {
 			return true // a corrupt record is the reads' to set aside
 		}
 		c.offs = append(c.offs, off)
@@ -93,19 +94,19 @@ func scanJob(tx store.ReadTx, j *core.Job, topic string, sel selector, limit int
 
 // runJob is a job's goroutine: scan, wait for the rate, move, record,
 // until the range is walked, the job fails, or the engine closes.
-func (e *Engine) runJob(j core.Job, sel selector) {
+func (e *Engine) runJob(j core.Job, sel core.JobSelector) {
 	defer e.jobs.wg.Done()
-	p := newPacer(j.RatePerSecond)
-	defer p.close()
+	p := pace.New(j.RatePerSecond, moveBatch)
+	defer p.Stop()
 	topic := queueTopic(&j)
 	for {
 		var c jobChunk
 		err := e.view(func(tx store.ReadTx) error {
 			var err error
-			c, err = scanJob(tx, &j, topic, sel, p.chunk())
+			c, err = scanJob(tx, &j, topic, sel, p.Chunk())
 			return err
 		})
-		if err == nil && len(c.offs) > 0 && !p.wait(len(c.offs), e.closing) {
+		if err == nil && len(c.offs) > 0 && !p.Wait(len(c.offs), e.closing) {
 			err = core.ErrClosed
 		}
 		var moved int
@@ -122,7 +123,7 @@ func (e *Engine) runJob(j core.Job, sel selector) {
 			e.finishJob(j, err)
 			return
 		}
-		p.took(moved)
+		p.Took(moved)
 		if c.done {
 			e.finishJob(j, nil)
 			return
@@ -229,64 +230,4 @@ func (e *Engine) finishJob(j core.Job, err error) {
 	}
 	ev.Str("job", j.ID).Str("kind", j.Kind).Str("state", j.State).Int64("matched", j.Matched).Int64("moved", j.Moved).
 		Dur("took", j.FinishedAt.Sub(j.StartedAt)).Msg("job finished")
-}
-
-// pacer spaces a job's moves to its rate: a token bucket of chunk() tokens
-// refilled at rate a second, waited on with one timer (no polling).
-type pacer struct {
-	rate  int
-	burst int
-	start time.Time
-	done  int64
-	timer *time.Timer
-}
-
-func newPacer(rate int) *pacer {
-	b := moveBatch
-	if rate > 0 {
-		b = min(max(rate/10, 1), moveBatch) // a tenth of a second's worth
-	}
-	return &pacer{rate: rate, burst: b, start: time.Now()}
-}
-
-// chunk is how many messages one move may take.
-func (p *pacer) chunk() int { return p.burst }
-
-// wait blocks until n more moves fit the rate; false when stop closed.
-func (p *pacer) wait(n int, stop <-chan struct{}) bool {
-	select {
-	case <-stop:
-		return false
-	default:
-	}
-	if p.rate <= 0 {
-		return true
-	}
-	need := p.done + int64(n) - int64(p.burst)
-	if need <= 0 {
-		return true
-	}
-	d := time.Until(p.start.Add(time.Duration(float64(need) / float64(p.rate) * float64(time.Second))))
-	if d <= 0 {
-		return true
-	}
-	if p.timer == nil {
-		p.timer = time.NewTimer(d)
-	} else {
-		p.timer.Reset(d)
-	}
-	select {
-	case <-p.timer.C:
-		return true
-	case <-stop:
-		return false
-	}
-}
-
-func (p *pacer) took(n int) { p.done += int64(n) }
-
-func (p *pacer) close() {
-	if p.timer != nil {
-		p.timer.Stop()
-	}
 }
