@@ -25,6 +25,8 @@ import (
 	jsapi "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/mqgate/mqgate/api"
+	"github.com/mqgate/mqgate/apiclient"
+	"github.com/mqgate/mqgate/apiclient/stream"
 	"github.com/mqgate/mqgate/backend/embedded"
 	"github.com/mqgate/mqgate/backend/jetstream"
 	"github.com/mqgate/mqgate/backend/jetstream/jstest"
@@ -89,16 +91,26 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	defer closeEmb()
-	direct, err := newDirectSUT(ctx, cl)
+	direct, err := newDirectSUT(ctx, cl, false)
 	if err != nil {
 		return err
 	}
 	defer direct.close()
 
+	directAsync, err := newDirectSUT(ctx, cl, true)
+	if err != nil {
+		return err
+	}
+	defer directAsync.close()
+	gwStreams := newStreamSUT("2 gateways, publish stream (R3)", gws, c.concurrency)
+	defer gwStreams.close()
+
 	suts := []benchSUT{
 		&httpSUT{name: "2 gateways, jetstream (R3)", base: gws, client: benchClient(c.concurrency)},
+		gwStreams,
 		&httpSUT{name: "1 jetstream gateway, no proxy", base: gw0URL, client: benchClient(c.concurrency)},
 		direct,
+		directAsyncSUT{directAsync},
 		&httpSUT{name: "embedded (bbolt)", base: emb, client: benchClient(c.concurrency)},
 	}
 	if c.cpuProfile != "" {
@@ -160,13 +172,14 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	fmt.Fprintf(stdout, "size %d B, concurrency %d, publish %v, receive+ack %d msgs, latency at %d/s; medians of %d rounds\n",
 		c.size, c.concurrency, c.duration, c.messages, c.rate, c.runs)
-	fmt.Fprintf(stdout, "%-30s %10s %13s %8s %8s %8s %8s %8s %8s %8s\n", "system", "publish/s", "receive+ack/s", "per rcv",
-		"p50 ms", "p99 ms", "pub p50", "pub/dir", "r+a/dir", "p99/dir")
+	fmt.Fprintf(stdout, "%-32s %10s %13s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "system", "publish/s", "receive+ack/s", "per rcv",
+		"p50 ms", "p99 ms", "pub p50", "pub µs", "r+a µs", "pub/dir", "r+a/dir", "p99/dir")
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-30s %10.0f %13.0f %8.1f %8.2f %8.2f %8.2f %8.2f %8.2f %8.2f\n", r.System, r.PublishPerSec,
+		fmt.Fprintf(stdout, "%-32s %10.0f %13.0f %8.1f %8.2f %8.2f %8.2f %8.0f %8.0f %8.2f %8.2f %8.2f\n", r.System, r.PublishPerSec,
 			r.ReceiveAckPerSec, r.PerReceive, r.Latency.P50Ms, r.Latency.P99Ms, r.PublishLatency.P50Ms,
-			r.VsDirect.Publish, r.VsDirect.ReceiveAck, r.VsDirect.P99)
+			r.PublishCPUMicros, r.ReceiveAckCPUMicros, r.VsDirect.Publish, r.VsDirect.ReceiveAck, r.VsDirect.P99)
 	}
+	fmt.Fprintln(stdout, "pub µs, r+a µs: this process's CPU (servers, gateways, proxy, load) per message in that phase")
 	return nil
 }
 
@@ -217,6 +230,8 @@ func medianRow(rs []jsBenchRow) jsBenchRow {
 	out.PublishErrors = int64(med(func(r jsBenchRow) float64 { return float64(r.PublishErrors) }))
 	out.ReceiveAckPerSec = med(func(r jsBenchRow) float64 { return r.ReceiveAckPerSec })
 	out.PerReceive = med(func(r jsBenchRow) float64 { return r.PerReceive })
+	out.PublishCPUMicros = med(func(r jsBenchRow) float64 { return r.PublishCPUMicros })
+	out.ReceiveAckCPUMicros = med(func(r jsBenchRow) float64 { return r.ReceiveAckCPUMicros })
 	out.Latency = LatencySummary{Count: rs[0].Latency.Count,
 		MeanMs: med(func(r jsBenchRow) float64 { return r.Latency.MeanMs }),
 		P50Ms:  med(func(r jsBenchRow) float64 { return r.Latency.P50Ms }),
@@ -232,12 +247,20 @@ func medianRow(rs []jsBenchRow) jsBenchRow {
 	return out
 }
 
+// cpuPer is d per message in µs (0 without messages).
+func cpuPer(d time.Duration, msgs int64) float64 {
+	if msgs <= 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(msgs)
+}
+
 // ratios sets each row's figures against the direct client's and the
 // embedded backend's medians (when those ran).
 func ratios(rows []jsBenchRow) {
 	find := func(sub string) *jsBenchRow {
 		for i := range rows {
-			if strings.Contains(rows[i].System, sub) {
+			if rows[i].System == sub || sub == "embedded" && strings.Contains(rows[i].System, sub) {
 				return &rows[i]
 			}
 		}
@@ -253,7 +276,9 @@ func ratios(rows []jsBenchRow) {
 		return jsRatio{Publish: div(r.PublishPerSec, ref.PublishPerSec), ReceiveAck: div(r.ReceiveAckPerSec, ref.ReceiveAckPerSec),
 			P99: div(r.Latency.P99Ms, ref.Latency.P99Ms)}
 	}
-	d, e := find("direct"), find("embedded")
+	// The reference is the synchronous direct client (not its async
+	// acks row, which would otherwise match too).
+	d, e := find(directSyncLabel), find("embedded")
 	for i := range rows {
 		if d != nil {
 			rows[i].VsDirect = set(&rows[i], d)
@@ -288,6 +313,12 @@ type jsBenchRow struct {
 	// PublishLatency is the publish round trip alone in the latency
 	// phase (at --rate): what of publishToReceive is the publish.
 	PublishLatency LatencySummary `json:"publishLatency"`
+	// PublishCPUMicros and ReceiveAckCPUMicros are this process's CPU
+	// (servers, gateways, proxy and load generator: everything) per
+	// message stored or received and acked in those phases, in µs: less
+	// sensitive to a shared machine than the rates.
+	PublishCPUMicros    float64 `json:"publishCpuMicros"`
+	ReceiveAckCPUMicros float64 `json:"receiveAckCpuMicros"`
 	// PerReceive is messages per non-empty receive (of 32 asked) in the
 	// receive+ack phase.
 	PerReceive float64 `json:"perReceive"`
@@ -307,6 +338,16 @@ type benchSUT interface {
 	receive(ctx context.Context, topic string, wait time.Duration) ([][]byte, error)
 }
 
+// pipelinedSUT is a system whose publish phase keeps many publishes in
+// flight per connection, each confirmed on its own (a client with async
+// acks), instead of one per publisher.
+type pipelinedSUT interface {
+	benchSUT
+	// publishAsync sends one publish and returns the wait for its
+	// confirm; it blocks while the connection's window is full.
+	publishAsync(ctx context.Context, topic string, body []byte) (wait func(context.Context) error, err error)
+}
+
 func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) (jsBenchRow, error) {
 	row := jsBenchRow{System: s.label()}
 	pubT, rcvT, latT := "pub"+round, "rcv"+round, "lat"+round
@@ -316,29 +357,18 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) 
 	if err := s.setup(ctx, pubT); err != nil {
 		return row, err
 	}
-	var ok, bad atomic.Int64
-	pctx, cancel := context.WithTimeout(ctx, c.duration)
-	start := time.Now()
-	var wg sync.WaitGroup
-	for i := 0; i < c.concurrency; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for pctx.Err() == nil {
-				if err := s.publish(pctx, pubT, body); err != nil {
-					if pctx.Err() == nil {
-						bad.Add(1)
-					}
-					continue
-				}
-				ok.Add(1)
-			}
-		}()
+	var ok, bad int64
+	var elapsed time.Duration
+	cpu0 := processCPU()
+	if ps, pipelined := s.(pipelinedSUT); pipelined {
+		ok, bad, elapsed = publishPipelined(ctx, ps, pubT, body, c)
+	} else {
+		ok, bad, elapsed = publishEach(ctx, s, pubT, body, c)
 	}
-	wg.Wait()
-	cancel()
-	row.PublishPerSec = float64(ok.Load()) / time.Since(start).Seconds()
-	row.PublishErrors = bad.Load()
+	row.PublishPerSec = float64(ok) / elapsed.Seconds()
+	row.PublishErrors = bad
+	row.PublishCPUMicros = cpuPer(processCPU()-cpu0, ok)
+	var wg sync.WaitGroup
 
 	// Receive+ack of messages pre-published.
 	if err := s.setup(ctx, rcvT); err != nil {
@@ -357,7 +387,8 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) 
 	}
 	wg.Wait()
 	var got, receives atomic.Int64
-	start = time.Now()
+	start := time.Now()
+	cpu0 = processCPU()
 	deadline := start.Add(2 * time.Minute)
 	for i := 0; i < c.concurrency; i++ {
 		wg.Add(1)
@@ -374,6 +405,7 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) 
 	}
 	wg.Wait()
 	row.ReceiveAckPerSec = float64(got.Load()) / time.Since(start).Seconds()
+	row.ReceiveAckCPUMicros = cpuPer(processCPU()-cpu0, got.Load())
 	if n := receives.Load(); n > 0 {
 		row.PerReceive = float64(got.Load()) / float64(n)
 	}
@@ -446,6 +478,80 @@ func runJSBench(ctx context.Context, s benchSUT, c jsBenchConfig, round string) 
 	row.Latency = summarize(lat)
 	row.PublishLatency = summarize(pubLat)
 	return row, nil
+}
+
+// publishEach is the publish phase of a system with one publish in flight
+// per publisher: --concurrency publishers for --duration.
+func publishEach(ctx context.Context, s benchSUT, topic string, body []byte, c jsBenchConfig) (ok, bad int64, elapsed time.Duration) {
+	var okN, badN atomic.Int64
+	pctx, cancel := context.WithTimeout(ctx, c.duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < c.concurrency; i++ {
+		wg.Go(func() {
+			for pctx.Err() == nil {
+				if err := s.publish(pctx, topic, body); err != nil {
+					if pctx.Err() == nil {
+						badN.Add(1)
+					}
+					continue
+				}
+				okN.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	return okN.Load(), badN.Load(), time.Since(start)
+}
+
+// publishPipelined is the publish phase of a pipelined system:
+// --concurrency senders publish for --duration, as fast as the system's
+// windows let them, each handing its confirms, in order, to a waiter of
+// its own. The rate counts the confirms over the time until the last one
+// is in (publishes still in flight at the end are waited for, not cut).
+func publishPipelined(ctx context.Context, s pipelinedSUT, topic string, body []byte, c jsBenchConfig) (ok, bad int64, elapsed time.Duration) {
+	var okN, badN atomic.Int64
+	var lastMu sync.Mutex
+	var last time.Time
+	pctx, cancel := context.WithTimeout(ctx, c.duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i := 0; i < c.concurrency; i++ {
+		waits := make(chan func(context.Context) error, 256)
+		wg.Go(func() {
+			for wait := range waits {
+				if err := wait(ctx); err != nil {
+					badN.Add(1)
+					continue
+				}
+				okN.Add(1)
+				now := time.Now()
+				lastMu.Lock()
+				last = now
+				lastMu.Unlock()
+			}
+		})
+		wg.Go(func() {
+			defer close(waits)
+			for pctx.Err() == nil {
+				wait, err := s.publishAsync(pctx, topic, body)
+				if err != nil {
+					if pctx.Err() == nil {
+						badN.Add(1)
+					}
+					continue
+				}
+				waits <- wait
+			}
+		})
+	}
+	wg.Wait()
+	if last.IsZero() {
+		last = time.Now()
+	}
+	return okN.Load(), badN.Load(), last.Sub(start)
 }
 
 func benchClient(conc int) *http.Client {
@@ -523,16 +629,103 @@ func (h *httpSUT) receive(ctx context.Context, topic string, wait time.Duration)
 	return out, nil
 }
 
-// directSUT is a plain JetStream client: publish with PubAck, pull
-// consumer Fetch, synchronous ack (as the gateway's).
-type directSUT struct {
-	nc   *nats.Conn
-	js   jsapi.JetStream
-	mu   sync.Mutex
-	cons map[string]jsapi.Consumer
+// streamSUT publishes over the gateways' publish streams
+// (GET /v1/topics/{topic}/stream, the Go stream client with its default
+// window: the server's 1,000 unconfirmed messages) and receives over
+// REST, as httpSUT. Each topic gets jsPublishStreams streams, opened one
+// after the other so the round-robin proxy puts one on each gateway.
+type streamSUT struct {
+	*httpSUT
+	streams *stream.Client
+	rr      atomic.Uint64
+	mu      sync.Mutex
+	pubs    map[string][]*stream.Publisher // by topic
 }
 
-func newDirectSUT(ctx context.Context, cl *jstest.Cluster) (*directSUT, error) {
+const jsPublishStreams = 2
+
+func newStreamSUT(name, base string, conc int) *streamSUT {
+	return &streamSUT{httpSUT: &httpSUT{name: name, base: base, client: benchClient(conc)},
+		streams: &stream.Client{BaseURL: base, HTTPClient: benchClient(jsPublishStreams)}, pubs: map[string][]*stream.Publisher{}}
+}
+
+// setup makes the topic and its group, closes the streams of the
+// previous phases (whose publishes are all confirmed) and opens topic's.
+func (s *streamSUT) setup(ctx context.Context, topic string) error {
+	if err := s.httpSUT.setup(ctx, topic); err != nil {
+		return err
+	}
+	s.close()
+	pubs := make([]*stream.Publisher, 0, jsPublishStreams)
+	for range jsPublishStreams {
+		p, err := s.streams.PublishStream(ctx, topic, stream.PublishOptions{})
+		if err != nil {
+			for _, p := range pubs {
+				p.Close()
+			}
+			return fmt.Errorf("open publish stream: %w", err)
+		}
+		pubs = append(pubs, p)
+	}
+	s.mu.Lock()
+	s.pubs[topic] = pubs
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *streamSUT) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t, ps := range s.pubs {
+		for _, p := range ps {
+			p.Close()
+		}
+		delete(s.pubs, t)
+	}
+}
+
+func (s *streamSUT) publishAsync(ctx context.Context, topic string, body []byte) (func(context.Context) error, error) {
+	s.mu.Lock()
+	ps := s.pubs[topic]
+	s.mu.Unlock()
+	if len(ps) == 0 {
+		return nil, fmt.Errorf("no publish stream open on %s", topic)
+	}
+	b := string(body)
+	conf, err := ps[s.rr.Add(1)%uint64(len(ps))].Publish(ctx, apiclient.PublishRequest{Body: &b})
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		_, err := conf.Wait(ctx)
+		return err
+	}, nil
+}
+
+func (s *streamSUT) publish(ctx context.Context, topic string, body []byte) error {
+	wait, err := s.publishAsync(ctx, topic, body)
+	if err != nil {
+		return err
+	}
+	return wait(ctx)
+}
+
+// directSUT is a plain JetStream client: publish with PubAck, pull
+// consumer Fetch, synchronous ack (as the gateway's). With async, its
+// publish phase pipelines (PublishAsync, nats.go's default window of
+// 4,000 unacknowledged publishes).
+type directSUT struct {
+	nc    *nats.Conn
+	js    jsapi.JetStream
+	async bool
+	mu    sync.Mutex
+	cons  map[string]jsapi.Consumer
+}
+
+// directSyncLabel is the reference of every ratio.
+const directSyncLabel = "direct JetStream client (R3)"
+
+func newDirectSUT(ctx context.Context, cl *jstest.Cluster, async bool) (*directSUT, error) {
 	nc, err := nats.Connect(cl.URLs())
 	if err != nil {
 		return nil, err
@@ -542,11 +735,37 @@ func newDirectSUT(ctx context.Context, cl *jstest.Cluster) (*directSUT, error) {
 		nc.Close()
 		return nil, err
 	}
-	return &directSUT{nc: nc, js: js, cons: map[string]jsapi.Consumer{}}, nil
+	return &directSUT{nc: nc, js: js, async: async, cons: map[string]jsapi.Consumer{}}, nil
 }
 
-func (d *directSUT) label() string { return "direct JetStream client (R3)" }
-func (d *directSUT) close()        { d.nc.Close() }
+func (d *directSUT) label() string {
+	if d.async {
+		return "direct client, async acks (R3)"
+	}
+	return directSyncLabel
+}
+
+func (d *directSUT) close() { d.nc.Close() }
+
+// directAsyncSUT is a directSUT that is a pipelinedSUT.
+type directAsyncSUT struct{ *directSUT }
+
+func (d directAsyncSUT) publishAsync(ctx context.Context, topic string, body []byte) (func(context.Context) error, error) {
+	f, err := d.js.PublishAsync(d.subject(topic), body)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		select {
+		case <-f.Ok():
+			return nil
+		case err := <-f.Err():
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}, nil
+}
 
 func (d *directSUT) setup(ctx context.Context, topic string) error {
 	name := "DIRECT_" + topic
@@ -567,8 +786,13 @@ func (d *directSUT) setup(ctx context.Context, topic string) error {
 
 var directRR atomic.Uint64
 
+// subject spreads publishes over 8 subjects, as the gateways over 8 queues.
+func (d *directSUT) subject(topic string) string {
+	return fmt.Sprintf("direct.%s.%d", topic, directRR.Add(1)%8)
+}
+
 func (d *directSUT) publish(ctx context.Context, topic string, body []byte) error {
-	_, err := d.js.Publish(ctx, fmt.Sprintf("direct.%s.%d", topic, directRR.Add(1)%8), body)
+	_, err := d.js.Publish(ctx, d.subject(topic), body)
 	return err
 }
 
