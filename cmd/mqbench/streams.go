@@ -461,6 +461,21 @@ func streamRatios(med []StreamCase) map[string]float64 {
 	return out
 }
 
+// eachCase calls f on every run's cases, named "run N", then, with more
+// than one run, on the medians, named "median": the order of the table.
+func (r StreamsReport) eachCase(f func(name string, c StreamCase)) {
+	for i, run := range r.Runs {
+		for _, c := range run.Cases {
+			f(fmt.Sprintf("run %d", i+1), c)
+		}
+	}
+	if len(r.Runs) > 1 {
+		for _, c := range r.Median {
+			f("median", c)
+		}
+	}
+}
+
 func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 	r.Mode = "streams"
 	if asJSON {
@@ -473,16 +488,7 @@ func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.2f\t%.2f\t%d\t%d\t%d\t%s\t%s\t%.2f\t\n", name, c.Case, c.Messages, c.MsgsPerSec,
 			c.Latency.P50Ms, c.Latency.P99Ms, c.Missing, c.Duplicates, c.Errors, cores(c.ServerCPU), perMsg(c.ServerCPUPerMsgUs), c.ClientCPU)
 	}
-	for i, run := range r.Runs {
-		for _, c := range run.Cases {
-			row(fmt.Sprintf("run %d", i+1), c)
-		}
-	}
-	if len(r.Runs) > 1 {
-		for _, c := range r.Median {
-			row("median", c)
-		}
-	}
+	r.eachCase(row)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -492,16 +498,7 @@ func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 				c.PublishLeg.P50Ms, c.PublishLeg.P99Ms, c.AfterPublish.P50Ms, c.AfterPublish.P99Ms)
 		}
 	}
-	for i, run := range r.Runs {
-		for _, c := range run.Cases {
-			legs(fmt.Sprintf("run %d", i+1), c)
-		}
-	}
-	if len(r.Runs) > 1 {
-		for _, c := range r.Median {
-			legs("median", c)
-		}
-	}
+	r.eachCase(legs)
 	for i, run := range r.Runs {
 		for _, c := range run.Cases {
 			if c.FirstError != "" {
