@@ -1104,10 +1104,14 @@ func jfPathShape(p string) string {
 // reach it), can deliver again, from its stale state, a message its
 // successor has seen acknowledged — at-least-once allows it. Such
 // duplicates are counted and printed there, not failed; anywhere else
-// they fail the run. An ORDERLY one after a later message of its key
-// fails everywhere: the gateway fences it off (backend/jetstream/orderclaim.go).
+// they fail the run. So can a consumer leader killed with -9: it answers
+// an ack before its peers have it, and its successor, without that state,
+// delivers the message again (delivery count 1 again) while the node is
+// down, restarts, and just after. An ORDERLY one after a later message of
+// its key fails everywhere: the gateway fences it off
+// (backend/jetstream/orderclaim.go).
 func jfStaleLeaderWindow(w string) bool {
-	for _, s := range []string{"SIGSTOP", "after stop-leader", "partition", "catching up"} {
+	for _, s := range []string{"SIGSTOP", "after stop-leader", "partition", "catching up", "kill -9 leader", "restart n", "after kill-leader"} {
 		if strings.Contains(w, s) {
 			return true
 		}
