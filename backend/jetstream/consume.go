@@ -132,7 +132,7 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req core.ReceiveReq
 		if left <= 0 || len(refs) == 0 {
 			return nil, nil
 		}
-		b.parkPulls(key, st, refs, req.MaxMessages, pullExpiry(left))
+		b.parkPulls(key, st, refs, pullExpiry(left))
 		if timer == nil {
 			timer = time.NewTimer(left)
 		}
@@ -254,7 +254,17 @@ func pullExpiry(left time.Duration) time.Duration {
 // parkPulls starts a waiting pull on every consumer of key that has none
 // from this instance. Each runs on its own goroutine, owned by the backend
 // (Close stops it), and stashes what it gets.
-func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, batch int, wait time.Duration) {
+//
+// A parked pull asks for one message: that wakes a waiting receive, which
+// takes what else is ready with a no_wait pull. A larger batch kept the
+// request first in the consumer's queue of waiting pulls (served in
+// arrival order, across instances) after its receive had answered with
+// its first message (pullExpiry covers a receive that answers empty), so
+// the messages that came next went to this instance's stash, where no
+// receive might be waiting, while the receives waiting on the other
+// instance got nothing until the batch filled or the pull expired: up to
+// a whole long poll between publish and receive.
+func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, wait time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
@@ -271,7 +281,7 @@ func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, batch int
 			defer b.wg.Done()
 			ctx, cancel := b.stopContext()
 			defer cancel()
-			_, _ = b.pull(ctx, ref, batch, wait, func(m *nats.Msg) { b.stashOne(st, pulled{m, ref, time.Now()}) })
+			_, _ = b.pull(ctx, ref, 1, wait, func(m *nats.Msg) { b.stashOne(st, pulled{m, ref, time.Now()}) })
 			b.mu.Lock()
 			delete(b.pulls, pk)
 			// Parked receives re-park: without a waiting pull they would
