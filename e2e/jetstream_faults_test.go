@@ -68,8 +68,8 @@ func TestJetStreamFaults(t *testing.T) {
 		t.Logf("KNOWN OPEN DEFECT (not failed, MQGATE_JSFAULTS_KNOWN_INVERSIONS=1): %d ORDERLY per-key inversions:\n  %s\n%s",
 			len(rep.knownInversions), strings.Join(rep.knownInversions, "\n  "), f)
 	}
-	if msg := rep.failure(); msg != "" || rep.dupStale[jfConc]+rep.dupStale[jfOrd] > 0 {
-		keepNATSLogs(t, cl, seed)
+	if msg := rep.failure(); msg != "" || len(rep.knownInversions) > 0 || rep.dupStale[jfConc]+rep.dupStale[jfOrd] > 0 {
+		keepLogs(t, cl, r, seed)
 		if msg != "" {
 			t.Fatal(msg)
 		}
@@ -181,7 +181,10 @@ func newJFRun(t *testing.T, cl *natsProcCluster, seed uint64) *jfRun {
 		t.Fatal(err)
 	}
 	r.flags = []string{"--backend", "jetstream", "--nats-url", cl.URLs(), "--nats-replicas", "3",
-		"--handle-key-file", keyFile, "--nats-max-batch", "50000", "--access-log=false"}
+		"--handle-key-file", keyFile, "--nats-max-batch", "50000", "--access-log=false",
+		// Debug: a failing run's kept gateway logs show every ORDERLY
+		// claim move (backend/jetstream/orderclaim.go).
+		"--log-level", "debug"}
 	r.setWindow("steady")
 	return r
 }
@@ -1132,9 +1135,11 @@ func jfStaleLeaderWindow(w string) bool {
 	return false
 }
 
-// keepNATSLogs copies the nodes' logs to build/jsfaults-<seed>/ (the
-// test's temporary directory goes away) for a run worth reading.
-func keepNATSLogs(t *testing.T, cl *natsProcCluster, seed uint64) {
+// keepLogs copies the nodes' and the gateways' logs to
+// build/jsfaults-<seed>/ (the test's temporary directory goes away) for a
+// run worth reading: n1.log…, and gw-<k>.log per gateway process in the
+// order they started.
+func keepLogs(t *testing.T, cl *natsProcCluster, r *jfRun, seed uint64) {
 	dir, err := filepath.Abs(filepath.Join("..", "build", fmt.Sprintf("jsfaults-%d", seed)))
 	if err == nil {
 		err = os.MkdirAll(dir, 0o755)
@@ -1148,9 +1153,18 @@ func keepNATSLogs(t *testing.T, cl *natsProcCluster, seed uint64) {
 			err = os.WriteFile(filepath.Join(dir, nd.name+".log"), b, 0o644)
 		}
 	}
+	r.gwMu.Lock()
+	gws := slices.Clone(r.allGWs)
+	r.gwMu.Unlock()
+	for k, s := range gws {
+		if err != nil {
+			break
+		}
+		err = os.WriteFile(filepath.Join(dir, fmt.Sprintf("gw-%d.log", k)), []byte(s.Logs()), 0o644)
+	}
 	if err != nil {
-		t.Logf("keeping the nats-server logs: %v", err)
+		t.Logf("keeping the logs: %v", err)
 		return
 	}
-	t.Logf("nats-server logs kept in %s", dir)
+	t.Logf("nats-server and gateway logs kept in %s", dir)
 }

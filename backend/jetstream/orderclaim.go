@@ -167,6 +167,8 @@ func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict
 		_, err = b.claims.Update(wctx, key, claim{meta.sseq, meta.ts}.encode(), rev)
 		cancel()
 		if err == nil {
+			b.log.Debug().Str("claim", key).Uint64("sseq", meta.sseq).Uint64("rev", rev).
+				Uint64("delivered", meta.delivered).Msg("ORDERLY claim moved")
 			return claimIn, nil
 		}
 		if !errors.Is(err, jsapi.ErrKeyRevisionMismatch) {
