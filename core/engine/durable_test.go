@@ -107,6 +107,18 @@ func dedupCommitted(t *testing.T, e *Engine, topic, key string) bool {
 	return found
 }
 
+// topicCommitted reports whether topic is in bbolt, durable or not.
+func topicCommitted(t *testing.T, e *Engine, topic string) bool {
+	var found bool
+	if err := e.st.View(func(tx store.ReadTx) error {
+		found = tx.TopicCommitted(topic)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
+
 type putAnswer struct {
 	res []core.PutResult
 	err error
@@ -161,7 +173,10 @@ func TestTopicGetWaitsForCreate(t *testing.T) {
 	h.arm()
 	created := make(chan error, 1)
 	go func() { _, _, err := e.PutTopic(core.TopicConfig{Name: "fresh", Queues: 2}); created <- err }()
-	<-h.entered // the cleaner is done: the only Update is the create's
+	// Hold the create's checkpoint, not a background write's (a cleaner
+	// or sweep chunk): a GET started behind another write's sync reads
+	// the store before the create commits and rightly says not found.
+	h.holdUntil(t, func() bool { return topicCommitted(t, e, "fresh") })
 	got := make(chan error, 1)
 	go func() { _, err := e.Topic("fresh"); got <- err }()
 	listed := make(chan int, 1)

@@ -118,6 +118,14 @@ func (tx ReadTx) GetTopic(name string) (TopicRecord, bool, error) {
 	return getTopic(tx.tx, name)
 }
 
+// TopicCommitted reports whether a topic record exists, durable or not:
+// a look-up past the read barrier, like BucketUnsynced, for a caller to
+// whom "not yet" is a safe answer (a test holding a sync, say).
+func (tx ReadTx) TopicCommitted(name string) bool {
+	_, ok, err := getTopic(tx.tx, name)
+	return ok && err == nil
+}
+
 // ListTopics returns every topic record (system topics included), by name.
 func (tx ReadTx) ListTopics() ([]TopicRecord, error) {
 	tx.awaitOwn()
