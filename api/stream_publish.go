@@ -420,7 +420,19 @@ func (p *publishStream) publish(job publishJob) {
 	if err == nil && len(res) != len(pms) {
 		err = fmt.Errorf("engine returned %d results for %d messages", len(res), len(pms))
 	}
+	p.closeIfTopicGone(err)
 	p.answerPublish(job, kind, res, err)
+}
+
+// closeIfTopicGone closes the stream when a Put failed because its topic
+// was deleted (the stream's topic cannot come back under it); called
+// once per Put, not once per publish answered from it.
+func (p *publishStream) closeIfTopicGone(err error) {
+	if err != nil && core.ErrorCode(err) == core.ENotFound {
+		if _, terr := p.s.backend.Topic(p.topic); core.ErrorCode(terr) == core.ENotFound {
+			p.closeWith(closeGone, "the topic was deleted")
+		}
+	}
 }
 
 // answerPublish counts a stored (or failed) publish frame and answers it:
@@ -432,11 +444,6 @@ func (p *publishStream) answerPublish(job publishJob, kind string, res []core.Pu
 		total += len(pms[i].Body)
 	}
 	p.s.metrics.observePublish(kind, len(pms), total, err)
-	if err != nil && core.ErrorCode(err) == core.ENotFound {
-		if _, terr := p.s.backend.Topic(p.topic); core.ErrorCode(terr) == core.ENotFound {
-			p.closeWith(closeGone, "the topic was deleted")
-		}
-	}
 	b := getFrameBuf()
 	if err != nil {
 		pr := problemFor(err)
@@ -500,6 +507,7 @@ func (p *publishStream) putPlain(jobs []publishJob) {
 		}
 		return
 	}
+	p.closeIfTopicGone(err)
 	for i, j := range jobs {
 		var r []core.PutResult
 		if err == nil {

@@ -723,7 +723,7 @@ func (r *jfRun) partitionOne(round int) {
 
 // jfStreams are the streams every request of the run needs: the topic's,
 // the backend's buckets and the groups' DLQs.
-var jfStreams = []string{jfStream, "KV_MQGATE_GROUPS", "KV_MQGATE_LEASES", "KV_MQGATE_CLAIMS", "MQD_" + jfConc, "MQD_" + jfOrd}
+var jfStreams = []string{jfStream, "KV_MQGATE_GROUPS", "KV_MQGATE_LEASES", "KV_MQGATE_ORDER_CLAIMS", "MQD_" + jfConc, "MQD_" + jfOrd}
 
 // caughtUp waits (bounded) until each of jfStreams has a leader and both
 // other replicas current: a node back from a kill, a SIGSTOP or a

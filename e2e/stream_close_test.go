@@ -11,7 +11,7 @@ import (
 )
 
 // TestStreamCloseCodes: the close codes of docs/streaming.md other than
-// shutdown's: 4000 when the group is deleted, 1008 when the stream's API
+// shutdown's: 4000 when the group or the topic is deleted, 1008 when the stream's API
 // key is revoked (a reload of the key file), 4008 when no pong answers
 // the server's ping.
 func TestStreamCloseCodes(t *testing.T) {
@@ -29,6 +29,23 @@ func TestStreamCloseCodes(t *testing.T) {
 	want(t, s.do(t, "DELETE", "/v1/groups/doomed", nil, admin...), http.StatusNoContent)
 	if code, why := doomed.closeStatus(30 * time.Second); code != 4000 {
 		t.Fatalf("deleted group: closed %d %q, want 4000", code, why)
+	}
+
+	// The topic deleted under a publish stream: the next publish gets its
+	// error frame, then the stream closes with 4000.
+	want(t, s.do(t, "PUT", "/v1/topics/brief", map[string]any{"queues": 1}, admin...), http.StatusCreated)
+	brief := dialStream(t, s, "/v1/topics/brief/stream", admin...)
+	brief.send(map[string]any{"type": "publish", "id": "before", "message": map[string]any{"body": "a"}})
+	if f, _ := brief.readType("confirm", "before", 10*time.Second); len(f.results()) != 1 {
+		t.Fatalf("confirm before the delete: %v", f)
+	}
+	want(t, s.do(t, "DELETE", "/v1/topics/brief", nil, admin...), http.StatusNoContent)
+	brief.send(map[string]any{"type": "publish", "id": "after", "message": map[string]any{"body": "b"}})
+	if f, _ := brief.readType("error", "after", 10*time.Second); f.problemType() != "urn:mqgate:problem:not_found" {
+		t.Fatalf("a publish to the deleted topic answered %v", f)
+	}
+	if code, why := brief.closeStatus(10 * time.Second); code != 4000 {
+		t.Fatalf("deleted topic: closed %d %q, want 4000", code, why)
 	}
 
 	// The key revoked: 1008 at the next ping.

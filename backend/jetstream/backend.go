@@ -122,7 +122,11 @@ var _ core.Backend = (*Backend)(nil)
 const (
 	groupsBucket = "MQGATE_GROUPS"
 	leasesBucket = "MQGATE_LEASES"
-	claimsBucket = "MQGATE_CLAIMS"
+	// claimsBucket is file-stored; MQGATE_CLAIMS, its in-memory
+	// predecessor, is left alone for gateways of older versions during
+	// a rolling upgrade (docs/jetstream.md, "ORDERLY through a stale
+	// leader").
+	claimsBucket = "MQGATE_ORDER_CLAIMS"
 )
 
 // Open connects (unless Options.Conn is set), checks the server version,
@@ -244,13 +248,16 @@ func (b *Backend) createBuckets(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("jetstream: leases bucket: %w", err)
 	}
-	// Memory storage, replicated: a claim must commit through a quorum,
-	// but it matters only while a replaced leader may still act, so it
-	// need not reach a disk (an fsync per ORDERLY message let a fault
-	// run's ORDERLY backlog outgrow its drain); after a restart of every
-	// node there is no claim, and no stale leader either.
+	// File storage, replicated: a claim must commit through a quorum,
+	// and a node must not forget it. An in-memory bucket's replica comes
+	// back from a kill -9 empty; if the leader goes down before it caught
+	// up, it can be elected with claims missing, answer a stale claim and
+	// let a stale delivery's compare-and-set through (a fault run saw an
+	// ORDERLY key's message again after a later one that way: the
+	// restarted node became the bucket's leader while the old one was
+	// SIGSTOPped).
 	if b.claims, err = b.js.CreateOrUpdateKeyValue(ctx, jsapi.KeyValueConfig{
-		Bucket: claimsBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.MemoryStorage,
+		Bucket: claimsBucket, Replicas: b.opts.Replicas, History: 1, Storage: jsapi.FileStorage,
 	}); err != nil {
 		return fmt.Errorf("jetstream: claims bucket: %w", err)
 	}

@@ -33,7 +33,7 @@
 //   - ORDERLY order through a stale consumer leader → before an ORDERLY
 //     message is handed out, its sequence is written, compare-and-set
 //     and so through a quorum, as its queue consumer's claim in
-//     MQGATE_CLAIMS; a delivery behind the claim is stale, acked and
+//     MQGATE_ORDER_CLAIMS; a delivery behind the claim is stale, acked and
 //     not handed out (orderclaim.go).
 //   - retry → NAK with the level's delay (3 + reconsumeTimes for level
 //     0) on the same consumer; reconsumeTimes = delivery count - 1. The

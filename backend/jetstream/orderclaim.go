@@ -30,7 +30,7 @@ import (
 // The claim makes per-key order a matter of one replicated write: before
 // an ORDERLY message is handed out, its stream sequence is written as the
 // queue consumer's claim (key claim.<stream>.<consumer hex> in the bucket
-// MQGATE_CLAIMS, R3 in memory) with a compare-and-set on the claim read
+// MQGATE_ORDER_CLAIMS, R3 on file) with a compare-and-set on the claim read
 // from the bucket's leader. Claims of one queue never go backwards:
 //
 //   - sequence ≥ the claim: in order (equal: a redelivery of the message
@@ -54,7 +54,7 @@ import (
 // made FIRST_OFFSET on a topic with messages) are not fenced from each
 // other.
 //
-// Cost: one leader read and one replicated (in-memory) write per ORDERLY
+// Cost: one leader read and one replicated, fsynced write per ORDERLY
 // message handed out; none for CONCURRENTLY groups.
 
 // claimKey is the leases-bucket key of an ORDERLY queue consumer's claim.
