@@ -98,11 +98,11 @@ type directBatch struct {
 // (a diagnostic read: any replica may answer).
 func (b *Backend) scanQueue(ctx context.Context, ref consumerRef, seq uint64, n int) ([]*core.Message, error) {
 	inbox := b.nc.NewInbox()
-	sub, err := b.nc.SubscribeSync(inbox)
+	sub, err := b.subscribeReplies(inbox, n+1) // n messages and the end-of-batch status
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	defer sub.Unsubscribe()
+	defer sub.close()
 	subj := queueSubject(ref.topic, ref.queue)
 	body, _ := json.Marshal(directBatch{Seq: max(seq, 1), NextBySubj: subj, Batch: n})
 	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+ref.stream, inbox, body); err != nil {
@@ -112,9 +112,9 @@ func (b *Backend) scanQueue(ctx context.Context, ref consumerRef, seq uint64, n 
 	defer cancel()
 	var out []*core.Message
 	for len(out) < n {
-		m, err := sub.NextMsgWithContext(ctx)
-		if err != nil {
-			return nil, mapErr(err)
+		m, ok := sub.next(ctx)
+		if !ok {
+			return nil, mapErr(ctx.Err())
 		}
 		if _, st := isStatus(m); st {
 			return out, nil // 204 end of batch, 404 nothing (more)

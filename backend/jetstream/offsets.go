@@ -81,20 +81,20 @@ func (b *Backend) queueRows(ctx context.Context, g core.Group, ref consumerRef, 
 // get of one, whose answer carries how many more match.
 func (b *Backend) countFrom(ctx context.Context, stream, subj string, seq uint64) (int64, error) {
 	inbox := b.nc.NewInbox()
-	sub, err := b.nc.SubscribeSync(inbox)
+	sub, err := b.subscribeReplies(inbox, 2) // the message and the end-of-batch status
 	if err != nil {
 		return 0, mapErr(err)
 	}
-	defer sub.Unsubscribe()
+	defer sub.close()
 	body, _ := json.Marshal(directBatch{Seq: max(seq, 1), NextBySubj: subj, Batch: 1})
 	if err := b.nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, body); err != nil {
 		return 0, mapErr(err)
 	}
 	ctx, cancel := b.ctx(ctx)
 	defer cancel()
-	m, err := sub.NextMsgWithContext(ctx)
-	if err != nil {
-		return 0, mapErr(err)
+	m, ok := sub.next(ctx)
+	if !ok {
+		return 0, mapErr(ctx.Err())
 	}
 	if st, ok := isStatus(m); ok {
 		if st == "404" || st == "204" {
