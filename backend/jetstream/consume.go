@@ -198,7 +198,7 @@ func (b *Backend) pullNow(st *stash, refs []consumerRef, n int) <-chan struct{} 
 			defer wg.Done()
 			ctx, cancel := b.stopContext()
 			defer cancel()
-			missing, err := b.pull(ctx, ref, n, 0, func(m *nats.Msg) { b.stashOne(st, pulled{m, ref, time.Now()}) })
+			missing, err := b.pull(ctx, ref, n, 0, func(m *nats.Msg) { b.stashOne(st, pulled{msg: m, ref: ref, at: time.Now()}) })
 			if missing || err != nil {
 				b.ensured.Delete(ref.stream + "/" + ref.name) // recreated on the next receive
 			}
@@ -281,7 +281,7 @@ func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, wait time
 			defer b.wg.Done()
 			ctx, cancel := b.stopContext()
 			defer cancel()
-			_, _ = b.pull(ctx, ref, 1, wait, func(m *nats.Msg) { b.stashOne(st, pulled{m, ref, time.Now()}) })
+			_, _ = b.pull(ctx, ref, 1, wait, func(m *nats.Msg) { b.stashOne(st, pulled{msg: m, ref: ref, at: time.Now()}) })
 			b.mu.Lock()
 			delete(b.pulls, pk)
 			// Parked receives re-park: without a waiting pull they would
@@ -371,10 +371,22 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	for _, i := range nakIdx {
 		naked[i] = true
 	}
+	// The claims were written before the waits above (orderclaim.go):
+	// one held up since is confirmed again before it is handed out.
+	held := make([]pulled, len(keep))
+	for i, c := range keep {
+		if errs[i] == nil {
+			held[i] = c.p
+		}
+	}
+	confirmed := b.reconfirmClaims(ctx, g.Name, held, ackWait)
 	var out []core.Received
 	for i, c := range keep {
 		if errs[i] != nil {
 			continue // not leased: JetStream redelivers it after its ack wait
+		}
+		if !confirmed[i] {
+			continue // another delivery holds its queue's claim: not handed out
 		}
 		until := start.Add(invisible)
 		if !naked[i] {
@@ -385,6 +397,13 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 			group: g.Name, consumerID: consumerID, reply: c.p.msg.Reply,
 		}))
 		out = append(out, core.Received{Message: c.m, ReceiptHandle: h, InvisibleUntil: until})
+		if c.p.ref.queue >= 0 {
+			// With the claim log (orderclaim.go), what a fault run needs
+			// to place an ORDERLY message's every hand-out.
+			b.log.Debug().Str("group", g.Name).Int("queue", c.p.ref.queue).Str("id", c.m.UserID()).
+				Uint64("sseq", c.meta.sseq).Uint64("delivered", c.meta.delivered).
+				Int("reconsume", c.m.ReconsumeTimes).Msg("ORDERLY handed out")
+		}
 		who := consumerID
 		if who == "" {
 			who = b.opts.InstanceID

@@ -203,6 +203,8 @@ func (b *Backend) lookupDedup(ctx context.Context, topic string, m *core.PutMess
 	if hash != hex.EncodeToString(m.DedupHash[:]) {
 		return core.PutResult{}, false, dedupMismatch(topic, m.DedupID)
 	}
+	b.log.Debug().Str("id", res.MessageID).Int64("sseq", res.QueueOffset).Str("dedup", m.DedupID).
+		Msg("idempotent publish replayed")
 	return res, true, nil
 }
 

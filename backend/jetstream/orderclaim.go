@@ -54,8 +54,22 @@ import (
 // made FIRST_OFFSET on a topic with messages) are not fenced from each
 // other.
 //
+// A claim proves the order when it is written, not when the message is
+// handed out: between the two, lease() may wait on JetStream (the ORDERLY
+// rules read, the lease's NAK), for seconds while a node is stopped. A
+// fault run saw a delivery claimed, its lease held up 7 s behind a
+// SIGSTOPped leader, the message redelivered meanwhile, claimed and
+// acknowledged, later messages of the queue handed out, and then the
+// held-up copy handed out after them. So a claim older than
+// claimFreshFor at hand-out, or of a delivery older than half its ack
+// wait (JetStream may have sent it again), is confirmed once more with a
+// compare-and-set on the revision it was written at (reconfirmClaims):
+// if another delivery claimed the queue since, this one is not handed
+// out (its lease runs out; the claim fences it when it comes again).
+//
 // Cost: one leader read and one replicated, fsynced write per ORDERLY
-// message handed out; none for CONCURRENTLY groups.
+// message handed out, and a second write for a hand-out held up past
+// claimFreshFor; none for CONCURRENTLY groups.
 
 // claimKey is the leases-bucket key of an ORDERLY queue consumer's claim.
 func claimKey(m ackMeta) string {
@@ -92,6 +106,22 @@ const claimRetry = time.Second
 // instance's claim of the same queue, or a read a stale leader answered).
 const claimTries = 3
 
+// claimFreshFor: a claim younger than this at hand-out is handed out
+// without a second compare-and-set. Another delivery of the queue could
+// be claimed, handed out, acknowledged and followed by the next message
+// inside it only if a new consumer leader resent the message at once,
+// without waiting out its ack wait.
+const claimFreshFor = 100 * time.Millisecond
+
+// heldClaim is the claim an ORDERLY delivery was handed out under: the
+// key, the value and the revision written, and when.
+type heldClaim struct {
+	key string
+	val []byte
+	rev uint64
+	at  time.Time
+}
+
 type claimVerdict int
 
 const (
@@ -114,7 +144,7 @@ func (b *Backend) claimOrderly(ctx context.Context, group string, items []pulled
 		if p.ref.queue < 0 || !ok {
 			continue // lease() skips what has no ack subject
 		}
-		wg.Go(func() { verdicts[i], errs[i] = b.claimDelivery(ctx, meta) })
+		wg.Go(func() { verdicts[i], items[i].held, errs[i] = b.claimDelivery(ctx, meta) })
 	}
 	wg.Wait()
 	out := items[:0:0]
@@ -137,8 +167,9 @@ func (b *Backend) claimOrderly(ctx context.Context, group string, items []pulled
 
 // claim decides one ORDERLY delivery against its queue's claim and, when
 // it is in order, moves the claim to it.
-func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict, error) {
+func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict, heldClaim, error) {
 	key := claimKey(meta)
+	val := claim{meta.sseq, meta.ts}.encode()
 	var err error
 	for range claimTries {
 		var cur *jsapi.RawStreamMsg
@@ -147,16 +178,16 @@ func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict
 		if errors.Is(err, jsapi.ErrMsgNotFound) {
 			err = nil
 		} else if err != nil {
-			return 0, mapErr(err)
+			return 0, heldClaim{}, mapErr(err)
 		} else {
 			rev = cur.Sequence
 			if c, ok := parseClaim(cur.Data); ok && meta.sseq < c.sseq {
 				older, err := b.claimBeforeConsumer(ctx, meta, c)
 				if err != nil {
-					return 0, err
+					return 0, heldClaim{}, err
 				}
 				if !older {
-					return claimStale, nil
+					return claimStale, heldClaim{}, nil
 				}
 			}
 		}
@@ -164,18 +195,52 @@ func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict
 		// the compare-and-set is what proves the read was not a stale
 		// leader's.
 		wctx, cancel := b.ctx(ctx)
-		_, err = b.claims.Update(wctx, key, claim{meta.sseq, meta.ts}.encode(), rev)
+		var wrote uint64
+		wrote, err = b.claims.Update(wctx, key, val, rev)
 		cancel()
 		if err == nil {
 			b.log.Debug().Str("claim", key).Uint64("sseq", meta.sseq).Uint64("rev", rev).
 				Uint64("delivered", meta.delivered).Msg("ORDERLY claim moved")
-			return claimIn, nil
+			return claimIn, heldClaim{key: key, val: val, rev: wrote, at: time.Now()}, nil
 		}
 		if !errors.Is(err, jsapi.ErrKeyRevisionMismatch) {
-			return 0, mapErr(err)
+			return 0, heldClaim{}, mapErr(err)
 		}
 	}
-	return 0, core.Errorf(core.EUnavailable, "JetStream: the ORDERLY claim of %s moved %d times: %v", key, claimTries, err)
+	return 0, heldClaim{}, core.Errorf(core.EUnavailable, "JetStream: the ORDERLY claim of %s moved %d times: %v", key, claimTries, err)
+}
+
+// reconfirmClaims reports, for each delivery about to be handed out,
+// whether it may be: yes for one without a claim (not ORDERLY), or whose
+// claim is fresh (claimFreshFor) and whose delivery is younger than half
+// its ack wait; otherwise the claim is written again, compare-and-set on
+// the revision it was written at, and only a write that commits says
+// yes (another delivery claimed the queue meanwhile: a mismatch; or no
+// quorum now).
+func (b *Backend) reconfirmClaims(ctx context.Context, group string, items []pulled, ackWait time.Duration) []bool {
+	ok := make([]bool, len(items))
+	var wg sync.WaitGroup
+	for i, p := range items {
+		h := p.held
+		if h.key == "" || (time.Since(h.at) < claimFreshFor && time.Since(p.at) < ackWait/2) {
+			ok[i] = true
+			continue
+		}
+		wg.Go(func() {
+			wctx, cancel := b.ctx(ctx)
+			defer cancel()
+			_, err := b.claims.Update(wctx, h.key, h.val, h.rev)
+			if err == nil {
+				ok[i] = true
+				return
+			}
+			b.log.Info().Err(err).Str("group", group).Str("claim", h.key).Str("ack", p.msg.Reply).
+				Dur("claimed", time.Since(h.at)).
+				Msg("ORDERLY claim not confirmed at hand-out (it moved, or no quorum): not handed out, the lease runs out")
+		})
+	}
+	wg.Wait()
+	return ok
 }
 
 // claimBeforeConsumer reports whether c's message was stored before

@@ -97,6 +97,74 @@ func TestOrderlyClaimStaleLeader(t *testing.T) {
 	}
 }
 
+// A delivery claimed and then held up in lease() (behind a stopped
+// node) while its message came again and was claimed by that later
+// delivery must not be handed out: at hand-out a claim older than
+// claimFreshFor is confirmed by a compare-and-set on the revision it was
+// written at. A fault run handed out such a held-up copy after later
+// messages of its queue (an ORDERLY inversion) before the confirmation.
+func TestOrderlyClaimConfirmedAtHandOut(t *testing.T) {
+	b, nc := singleNode(t)
+	ctx := context.Background()
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: "held", Queues: 1}); err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := b.PutGroup(ctx, core.GroupConfig{Name: "held-g", Subscriptions: []core.Subscription{{Topic: "held", Filter: "*"}},
+		MessageModel: core.Clustering, ConsumeMode: core.Orderly, ConsumeFrom: core.ConsumeFromFirstOffset, InvisibleSeconds: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Put(ctx, "held", []core.PutMessage{{Body: []byte("k-1"), BodyIsText: true, ShardingKey: "k"}}); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := b.Topic("held")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := b.consumersOf(g, "", tp)[0]
+	deliver := func() pulled {
+		t.Helper()
+		var m *nats.Msg
+		if _, err := b.pull(ctx, ref, 1, 2*time.Second, func(got *nats.Msg) { m = got }); err != nil || m == nil {
+			t.Fatalf("pull: %v, %v", m, err)
+		}
+		kept, err := b.claimOrderly(ctx, "held-g", []pulled{{msg: m, ref: ref, at: time.Now()}})
+		if err != nil || len(kept) != 1 || kept[0].held.key == "" {
+			t.Fatalf("claim of %q: %v, %+v", m.Data, err, kept)
+		}
+		return kept[0]
+	}
+	first := deliver()
+	if ok := b.reconfirmClaims(ctx, "held-g", []pulled{first}, 30*time.Second); !ok[0] {
+		t.Fatal("a fresh claim was not confirmed")
+	}
+	// Held up: the lease is not set, the message comes again and its new
+	// delivery claims the queue.
+	if _, err := nc.Request(first.msg.Reply, []byte("-NAK"), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	second := deliver()
+	first.held.at = first.held.at.Add(-time.Second)
+	second.held.at = second.held.at.Add(-time.Second)
+	ok := b.reconfirmClaims(ctx, "held-g", []pulled{first, second, {msg: first.msg, ref: ref, at: time.Now()}}, 30*time.Second)
+	if ok[0] {
+		t.Fatal("the held-up delivery was confirmed after a later delivery claimed its queue")
+	}
+	if !ok[1] {
+		t.Fatal("the later delivery, which holds the claim, was not confirmed")
+	}
+	if !ok[2] {
+		t.Fatal("a delivery without a claim (not ORDERLY) was refused")
+	}
+	// One past half its ack wait is confirmed by a write too, however
+	// fresh its claim: JetStream may have sent it again.
+	third := second
+	third.held.at, third.at = time.Now(), time.Now().Add(-20*time.Second)
+	if ok := b.reconfirmClaims(ctx, "held-g", []pulled{third}, 30*time.Second); ok[0] {
+		t.Fatal("an old delivery was confirmed on a revision already rewritten (the previous confirmation moved it)")
+	}
+}
+
 // singleNode is a backend on its own one-server in-process cluster.
 func singleNode(t *testing.T) (*Backend, *nats.Conn) {
 	t.Helper()

@@ -109,6 +109,10 @@ func (b *Backend) putNew(ctx context.Context, t core.Topic, msgs []core.PutMessa
 		if out[i].QueueOffset == 0 {
 			out[i].QueueOffset = int64(first + uint64(pos[i]))
 		}
+		if msgs[i].ShardingKey != "" {
+			b.log.Debug().Str("id", out[i].MessageID).Int("queue", out[i].QueueID).
+				Int64("sseq", out[i].QueueOffset).Str("dedup", msgs[i].DedupID).Msg("keyed publish stored")
+		}
 	}
 	return out, nil
 }

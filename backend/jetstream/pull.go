@@ -24,6 +24,9 @@ type pulled struct {
 	msg *nats.Msg
 	ref consumerRef
 	at  time.Time
+	// held is an ORDERLY delivery's claim once claimOrderly moved it
+	// (orderclaim.go); zero otherwise.
+	held heldClaim
 }
 
 // stash is what (group, consumerId) pulled on this instance and no receive
