@@ -15,8 +15,6 @@ import (
 // redelivery after an ok ack, a 500, a 503 without Retry-After, a 5xx
 // after a fault and its grace) fails it with its own line.
 func TestJetStreamFaultsCheckerCanFail(t *testing.T) {
-	// The checker as it judges everywhere but CI (.ci/run sets this).
-	t.Setenv("MQGATE_JSFAULTS_KNOWN_INVERSIONS", "")
 	type history struct {
 		r   *jfRun
 		dlq map[string]map[string]int

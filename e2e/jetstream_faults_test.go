@@ -64,11 +64,7 @@ func TestJetStreamFaults(t *testing.T) {
 	r.nemesis(rounds)
 	rep := r.finish()
 	t.Log(rep.summary())
-	if f := rep.failure(); len(rep.knownInversions) > 0 {
-		t.Logf("KNOWN OPEN DEFECT (not failed, MQGATE_JSFAULTS_KNOWN_INVERSIONS=1): %d ORDERLY per-key inversions:\n  %s\n%s",
-			len(rep.knownInversions), strings.Join(rep.knownInversions, "\n  "), f)
-	}
-	if msg := rep.failure(); msg != "" || len(rep.knownInversions) > 0 || rep.dupStale[jfConc]+rep.dupStale[jfOrd] > 0 {
+	if msg := rep.failure(); msg != "" || rep.dupStale[jfConc]+rep.dupStale[jfOrd] > 0 {
 		keepLogs(t, cl, r, seed)
 		if msg != "" {
 			t.Fatal(msg)
@@ -887,7 +883,6 @@ type jfReport struct {
 	dlqExactlyOne, dlqMissing, dlqExtra map[string]int
 	inversions, five00, noRetry         []string
 	late5xx, startup5xx                 []string
-	knownInversions                     []string // MQGATE_JSFAULTS_KNOWN_INVERSIONS: printed, not failed
 	graced, overlapped                  int
 	latestGraced                        time.Duration
 	dupAfterOKs                         []string
@@ -1038,15 +1033,7 @@ func (rep *jfReport) failure() string {
 	}
 	list("lost acknowledged publishes", rep.lost)
 	list("DLQ copies not exactly one", rep.dlqWrong)
-	if os.Getenv("MQGATE_JSFAULTS_KNOWN_INVERSIONS") == "1" && len(rep.inversions) > 0 {
-		// A known open defect (issue 26's note of 2026-12-02: a stale
-		// consumer leader's earlier message gets past the ORDERLY claim in
-		// some fault runs). .ci/run sets this so the run's other checks
-		// keep guarding CI until it is fixed; it is never set elsewhere.
-		rep.knownInversions = rep.inversions
-	} else {
-		list("ORDERLY per-key inversions", rep.inversions)
-	}
+	list("ORDERLY per-key inversions", rep.inversions)
 	list("idempotency keys stored twice", rep.idemTwice)
 	list("500 answers", rep.five00)
 	list("503 without Retry-After", rep.noRetry)
