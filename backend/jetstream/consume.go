@@ -314,6 +314,7 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	if len(items) == 0 && ferr != nil {
 		return nil, ferr
 	}
+	ackWait := time.Duration(max(g.InvisibleSeconds, 1)) * time.Second
 	var keep []cand
 	var skip []string
 	var og orderlyGateState
@@ -329,7 +330,11 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		}
 		m.ReconsumeTimes = int(meta.delivered) - 1 - returns
 		if policy.Exhausted(m.ReconsumeTimes, g.MaxReconsumeTimes) {
-			// Failed by lease expiry more often than allowed.
+			// Failed by lease expiry more often than allowed; not when an
+			// ORDERLY claim held up since moved to another delivery.
+			if !b.reconfirmClaims(ctx, g.Name, []pulled{p}, ackWait)[0] {
+				continue
+			}
 			if err := b.deadLetter(ctx, g.Name, p.msg, meta, m.ReconsumeTimes-1, expiredReason); err != nil {
 				b.log.Warn().Err(err).Str("group", g.Name).Msg("dead-letter on receive failed; retried at redelivery")
 			} else {
@@ -354,7 +359,6 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	// needs no NAK: JetStream redelivers it one ack wait after it sent it,
 	// and the handle's deadline is set leaseMargin before that. Any other
 	// lease is set with a NAK delay (one more replicated write).
-	ackWait := time.Duration(max(g.InvisibleSeconds, 1)) * time.Second
 	var subs []string
 	var nakIdx []int
 	for i, c := range keep {
