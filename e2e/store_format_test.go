@@ -140,7 +140,12 @@ func checkFixture(t *testing.T, s *server) {
 func TestStoreWrittenBeforeStore10(t *testing.T) {
 	dir := t.TempDir()
 	loadFixture(t, dir)
-	seg := []string{"--segment-bytes", "1"} // the migration cuts a segment per record
+	// The migration cuts a segment per record. The fixture's messages
+	// were stored on 2026-11-30 under 48 and 72 h of retention, so at
+	// the real hour the cleaner's first pass would remove them (from
+	// 2026-12-02 on the old answers were 404s): an hour of retention is
+	// stretched to 10,000 h, which keeps them for decades.
+	seg := []string{"--segment-bytes", "1", "--retention-unit", "10000h"}
 	s := startServer(t, dir, seg...)
 	if !strings.Contains(s.Logs(), "store migrated from layout version 1 to 2") {
 		t.Fatal("the layout version 1 store was not migrated")
