@@ -561,14 +561,14 @@ func (st *stream) writeBatch(batch []outFrame) bool {
 		_ = st.raw.SetWriteDeadline(time.Time{}) // pings and the close frame keep the library's own
 		return err == nil
 	}
-	st.raw.Cork()
+	st.raw.Cork(deadline)
 	for i := range batch {
 		if err := st.conn.Write(context.Background(), websocket.MessageText, *batch[i].buf); err != nil {
-			st.raw.Uncork(deadline)
+			st.raw.Uncork()
 			return false
 		}
 	}
-	return st.raw.Uncork(deadline) == nil
+	return st.raw.Uncork() == nil
 }
 
 func (st *stream) releaseBatch(batch []outFrame, written bool) {

@@ -272,3 +272,99 @@ func TestStreamClientReconnects(t *testing.T) {
 		t.Fatalf("Err after Close: %v", c.Err())
 	}
 }
+
+// The callback forms (PublishAsync, AckFunc) against the real binary:
+// 500 publishes in flight through a window of 50, each callback told its
+// own message's id once, a bad message's problem through its callback,
+// then every message consumed and acked through AckFunc with ok.
+func TestStreamClientCallbacks(t *testing.T) {
+	s := startServer(t, t.TempDir())
+	createTopic(t, s, "cb", 2)
+	want(t, s.do(t, "PUT", "/v1/groups/cbg", map[string]any{
+		"subscriptions": []map[string]any{{"topic": "cb"}},
+		"consumeFrom":   map[string]any{"position": "FIRST_OFFSET"},
+	}), 201)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cl := &stream.Client{BaseURL: s.base}
+	pub, err := cl.PublishStream(ctx, "cb", stream.PublishOptions{MaxUnconfirmedMessages: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	const n = 500
+	type answer struct {
+		i   int
+		r   apiclient.PublishResult
+		err error
+	}
+	answers := make(chan answer, n+1)
+	for i := range n {
+		err := pub.PublishAsync(ctx, apiclient.PublishRequest{Body: sptr(fmt.Sprint("cb-", i))}, func(r apiclient.PublishResult, err error) {
+			answers <- answer{i, r, err}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := pub.PublishAsync(ctx, apiclient.PublishRequest{Body: sptr("late"), DelaySeconds: sptr(1 << 30)}, func(r apiclient.PublishResult, err error) {
+		answers <- answer{-1, r, err}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	byID := map[string]int{}
+	for range n + 1 {
+		var a answer
+		select {
+		case a = <-answers:
+		case <-ctx.Done():
+			t.Fatalf("%d of %d callbacks called", len(byID), n+1)
+		}
+		if a.i < 0 {
+			var pe *stream.ProblemError
+			if !errors.As(a.err, &pe) || pe.Problem.Status != 400 {
+				t.Fatalf("bad message's callback: %+v %v", a.r, a.err)
+			}
+			continue
+		}
+		if a.err != nil || a.r.MessageId == "" {
+			t.Fatalf("publish %d: %+v %v", a.i, a.r, a.err)
+		}
+		if j, dup := byID[a.r.MessageId]; dup {
+			t.Fatalf("publishes %d and %d confirmed as one message", j, a.i)
+		}
+		byID[a.r.MessageId] = a.i
+	}
+	if len(byID) != n {
+		t.Fatalf("%d distinct confirms, want %d", len(byID), n)
+	}
+
+	c, err := cl.Consume(ctx, "cbg", stream.ConsumeOptions{MaxOutstandingMessages: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	acked := make(chan error, n)
+	for range n {
+		m, err := c.Receive(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i, ok := byID[m.MessageId]
+		if !ok || m.Body == nil || *m.Body != fmt.Sprint("cb-", i) {
+			t.Fatalf("delivery %s (%v) is no confirmed publish's", m.MessageId, m.Body)
+		}
+		delete(byID, m.MessageId) // a second delivery of it fails above
+		c.AckFunc(func(rs []apiclient.HandleResult, err error) {
+			if err == nil && (len(rs) != 1 || rs[0].Status != "ok") {
+				err = fmt.Errorf("ack of %s: %+v", m.MessageId, rs)
+			}
+			acked <- err
+		}, m.ReceiptHandle)
+	}
+	for range n {
+		if err := <-acked; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -262,6 +262,13 @@ type settleFrame struct {
 // settle sends one settlement frame and returns its future.
 func (c *Consumer) settle(f settleFrame) *Future[[]apiclient.HandleResult] {
 	fut := newFuture[[]apiclient.HandleResult]()
+	c.settleFunc(f, fut.complete)
+	return fut
+}
+
+// settleFunc sends one settlement frame; done gets its results, or the
+// error of a frame that could not be sent or was not answered.
+func (c *Consumer) settleFunc(f settleFrame, done func([]apiclient.HandleResult, error)) {
 	s := c.current()
 	id := s.newID()
 	f.ID = id
@@ -274,12 +281,20 @@ func (c *Consumer) settle(f settleFrame) *Future[[]apiclient.HandleResult] {
 		default:
 			err = json.Unmarshal(a.Results, &rs)
 		}
-		fut.complete(rs, err)
+		done(rs, err)
 	})
 	if err != nil {
-		fut.complete(nil, err)
+		done(nil, err)
 	}
-	return fut
+}
+
+// AckFunc sends an ack of 1..100 handles like AckAsync and calls done
+// with one result per handle instead of returning a future. done runs on
+// the stream's reader (or at once, on this goroutine, when the frame
+// could not be sent) and must not block; a worker that acks each message
+// as it finishes needs no goroutine waiting per ack this way.
+func (c *Consumer) AckFunc(done func([]apiclient.HandleResult, error), handles ...string) {
+	c.settleFunc(settleFrame{Type: "ack", ReceiptHandles: handles}, done)
 }
 
 // AckAsync sends an ack of 1..100 handles; the future gets one result per

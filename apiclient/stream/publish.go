@@ -97,21 +97,50 @@ func (p *Publisher) PublishWait(ctx context.Context, m apiclient.PublishRequest)
 	return rs[0], nil
 }
 
+// PublishAsync sends one message like Publish, and calls done with its
+// result instead of returning a confirm: once the message is durable, or
+// with a *ProblemError, or an error wrapping ErrNotConfirmed if the stream
+// ends first. done runs on the stream's reader and must not block; a
+// producer with thousands of publishes in flight needs no goroutine (nor
+// Confirm) per publish this way. The error is Publish's: when it is not
+// nil, done is never called.
+func (p *Publisher) PublishAsync(ctx context.Context, m apiclient.PublishRequest, done func(apiclient.PublishResult, error)) error {
+	return p.send(ctx, publishFrame{Type: "publish", Message: &m}, 1, func(rs []apiclient.PublishResult, err error) {
+		if err == nil && len(rs) != 1 {
+			err = fmt.Errorf("stream: confirm has %d results for one message", len(rs))
+		}
+		if err != nil {
+			done(apiclient.PublishResult{}, err)
+			return
+		}
+		done(rs[0], nil)
+	})
+}
+
 func (p *Publisher) publish(ctx context.Context, f publishFrame, n int) (*Confirm, error) {
+	c := newFuture[[]apiclient.PublishResult]()
+	if err := p.send(ctx, f, n, c.complete); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// send writes f (n messages) once the window has room for it and calls
+// done with its results when the answer (or the stream's end) is in.
+func (p *Publisher) send(ctx context.Context, f publishFrame, n int, done func([]apiclient.PublishResult, error)) error {
 	id := p.newID()
 	f.ID = id
 	b, err := encodePublishFrame(&f)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	size := int64(len(b))
 	if err := p.win.acquire(ctx, p.done, int64(n), size); err != nil {
 		if errors.Is(err, errWindowClosed) {
-			return nil, p.err
+			return p.err
 		}
-		return nil, err
+		return err
 	}
-	c := newFuture[[]apiclient.PublishResult]()
 	err = p.sendRaw(id, b, func(a *frame, err error) {
 		p.win.release(int64(n), size)
 		var rs []apiclient.PublishResult
@@ -123,13 +152,13 @@ func (p *Publisher) publish(ctx context.Context, f publishFrame, n int) (*Confir
 		case !errors.As(err, new(*ProblemError)):
 			err = fmt.Errorf("%w (%w)", ErrNotConfirmed, err)
 		}
-		c.complete(rs, err)
+		done(rs, err)
 	})
 	if err != nil {
 		p.win.release(int64(n), size)
-		return nil, err
+		return err
 	}
-	return c, nil
+	return nil
 }
 
 // Close ends the stream with a normal close (1000) once the server has
@@ -154,7 +183,8 @@ type window struct {
 	mu         sync.Mutex
 	n, b       int64
 	maxN, maxB int64
-	changed    chan struct{} // closed and replaced on every release
+	changed    chan struct{} // closed and replaced on a release that has waiters
+	waiting    bool          // someone holds changed and waits on it
 }
 
 func (w *window) init(maxN, maxB int64) {
@@ -179,6 +209,7 @@ func (w *window) acquire(ctx context.Context, done <-chan struct{}, n, b int64) 
 			return nil
 		}
 		ch := w.changed
+		w.waiting = true
 		w.mu.Unlock()
 		select {
 		case <-ch:
@@ -194,8 +225,10 @@ func (w *window) release(n, b int64) {
 	w.mu.Lock()
 	w.n -= n
 	w.b -= b
-	close(w.changed)
-	w.changed = make(chan struct{})
+	if w.waiting {
+		close(w.changed)
+		w.changed, w.waiting = make(chan struct{}), false
+	}
 	w.mu.Unlock()
 }
 
@@ -208,6 +241,7 @@ func (w *window) drain(ctx context.Context, done <-chan struct{}) error {
 			return nil
 		}
 		ch := w.changed
+		w.waiting = true
 		w.mu.Unlock()
 		select {
 		case <-ch:

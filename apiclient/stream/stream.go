@@ -363,14 +363,14 @@ func (s *conn) writeBatch(batch [][]byte) bool {
 		}
 		return true
 	}
-	s.cork.Cork()
+	s.cork.Cork(time.Time{})
 	for _, b := range batch {
 		if s.ws.Write(ctx, websocket.MessageText, b) != nil {
-			_ = s.cork.Uncork(time.Time{})
+			_ = s.cork.Uncork()
 			return false
 		}
 	}
-	return s.cork.Uncork(time.Time{}) == nil
+	return s.cork.Uncork() == nil
 }
 
 func (s *conn) releaseBatch(batch [][]byte) {

@@ -82,10 +82,11 @@ func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (Stre
 	var mu sync.Mutex // guards lats and ends: each producer's confirms are collected by several goroutines
 	for i, p := range pubs {
 		wg.Go(func() {
-			// Each publish in flight has its own confirm. Publish waits
-			// while the stream is at its limit; with --window a slot is
-			// also taken per publish and given back when its confirm (or
-			// error) is in.
+			// Each publish in flight has its own confirm, taken by a
+			// callback on the stream's reader (PublishAsync), so thousands
+			// in flight cost no goroutine each. Publish waits while the
+			// stream is at its limit; with --window a slot is also taken
+			// per publish and given back when its confirm (or error) is in.
 			slots := newSlots(c.Window)
 			var inflight sync.WaitGroup
 			defer inflight.Wait()
@@ -94,20 +95,11 @@ func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (Stre
 					return
 				}
 				t0 := time.Now()
-				conf, err := p.Publish(ctx, apiclient.PublishRequest{Body: &body})
-				if err != nil {
-					slots.give()
-					if ctx.Err() == nil {
-						fe.add(err)
-					}
-					if fe.count() > 1000 || p.Err() != nil {
-						return
-					}
-					continue
-				}
-				inflight.Go(func() {
+				inflight.Add(1)
+				err := p.PublishAsync(ctx, apiclient.PublishRequest{Body: &body}, func(_ apiclient.PublishResult, err error) {
+					defer inflight.Done()
 					defer slots.give()
-					if _, err := conf.Wait(ctx); err != nil {
+					if err != nil {
 						if ctx.Err() == nil {
 							fe.add(err)
 						}
@@ -120,6 +112,16 @@ func streamPublishCase(ctx context.Context, c streamsConfig, topic string) (Stre
 					mu.Unlock()
 					done.Add(1)
 				})
+				if err != nil {
+					inflight.Done()
+					slots.give()
+					if ctx.Err() == nil {
+						fe.add(err)
+					}
+					if fe.count() > 1000 || p.Err() != nil {
+						return
+					}
+				}
 			}
 		})
 	}
@@ -171,18 +173,11 @@ func (s slots) give() {
 	}
 }
 
-// pendingAck is one ack frame in flight.
-type pendingAck struct {
-	fut  *stream.Future[[]apiclient.HandleResult]
-	m    receivedMessage
-	sent time.Time
-}
-
 // streamConsumeCase: --consumers consume streams on a new group of topic
 // (which holds --count messages), one ack frame per message. Acks are
 // pipelined, as AMQP's basic.ack per message is: the loop sends the ack
-// and takes the next delivery; a collector per stream waits for the
-// results, and a message counts once its ack is answered ok.
+// and takes the next delivery; the ack's callback takes its result, and a
+// message counts once its ack is answered ok.
 func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string) (StreamCase, error) {
 	hc := newClient(1, c.Timeout)
 	defer closeClient(hc)
@@ -216,9 +211,11 @@ func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string
 			return StreamCase{}, fmt.Errorf("open consume stream: %w", err)
 		}
 		cons[i] = s
-		acks := make(chan pendingAck, 2*c.MaxOutstanding)
+		// Each ack's result is taken by a callback on the stream's reader
+		// (AckFunc), as a worker acking each message as it finishes would.
+		var acks sync.WaitGroup
 		wg.Go(func() {
-			defer close(acks)
+			defer acks.Wait()
 			for {
 				m, err := s.Receive(rctx)
 				if err != nil {
@@ -230,27 +227,22 @@ func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string
 				deliveries.Add(1)
 				rm := receivedMessage{MessageID: m.MessageId}
 				tr.received([]receivedMessage{rm}, time.Now())
-				select {
-				case acks <- pendingAck{fut: s.AckAsync(m.ReceiptHandle), m: rm, sent: time.Now()}:
-				case <-rctx.Done():
-					return
-				}
-			}
-		})
-		wg.Go(func() {
-			for a := range acks {
-				rs, err := a.fut.Wait(rctx)
-				switch {
-				case err != nil:
-					if rctx.Err() == nil {
-						fe.add(err)
+				sent := time.Now()
+				acks.Add(1)
+				s.AckFunc(func(rs []apiclient.HandleResult, err error) {
+					defer acks.Done()
+					switch {
+					case err != nil:
+						if rctx.Err() == nil {
+							fe.add(err)
+						}
+					case len(rs) == 1 && rs[0].Status == "ok":
+						lats[i] = append(lats[i], time.Since(sent))
+						tr.ackedOK(rm)
+					default:
+						fe.add(fmt.Errorf("ack: %+v", rs))
 					}
-				case len(rs) == 1 && rs[0].Status == "ok":
-					lats[i] = append(lats[i], time.Since(a.sent))
-					tr.ackedOK(a.m)
-				default:
-					fe.add(fmt.Errorf("ack: %+v", rs))
-				}
+				}, m.ReceiptHandle)
 			}
 		})
 	}

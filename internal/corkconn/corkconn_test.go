@@ -41,7 +41,7 @@ func TestCorkedWritesLeaveAsOne(t *testing.T) {
 	}
 	cc := &countingConn{Conn: raw}
 	c := New(cc)
-	c.Cork()
+	c.Cork(time.Now().Add(5 * time.Second))
 	for _, s := range []string{"ab", "cd", "ef"} {
 		if n, err := c.Write([]byte(s)); n != 2 || err != nil {
 			t.Fatalf("corked write: %d, %v", n, err)
@@ -50,13 +50,13 @@ func TestCorkedWritesLeaveAsOne(t *testing.T) {
 	if cc.writes != 0 {
 		t.Fatalf("%d writes reached the socket while corked", cc.writes)
 	}
-	if err := c.Uncork(time.Now().Add(5 * time.Second)); err != nil {
+	if err := c.Uncork(); err != nil {
 		t.Fatal(err)
 	}
 	if cc.writes != 1 {
 		t.Fatalf("uncork made %d writes, want 1", cc.writes)
 	}
-	if err := c.Uncork(time.Time{}); err != nil || cc.writes != 1 {
+	if err := c.Uncork(); err != nil || cc.writes != 1 {
 		t.Fatalf("an empty uncork wrote: %d writes, %v", cc.writes, err)
 	}
 	if _, err := c.Write([]byte("gh")); err != nil || cc.writes != 2 {
@@ -66,4 +66,76 @@ func TestCorkedWritesLeaveAsOne(t *testing.T) {
 	if b := <-got; string(b) != "abcdefgh" {
 		t.Fatalf("peer read %q", b)
 	}
+}
+
+// A corked burst bigger than flushAt is written through in pieces of at
+// most flushAt, in order, and the held buffer never grows past flushAt.
+func TestCorkedBurstIsBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer c.Close()
+		b, _ := io.ReadAll(c)
+		got <- b
+	}()
+	raw, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := &sizingConn{Conn: raw}
+	c := New(cc)
+	var want []byte
+	c.Cork(time.Now().Add(5 * time.Second))
+	frame := make([]byte, 1100)
+	for i := range 1000 {
+		for j := range frame {
+			frame[j] = byte(i + j)
+		}
+		want = append(want, frame...)
+		if _, err := c.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		if cap(c.buf) > flushAt {
+			t.Fatalf("held buffer grew to %d bytes (bound %d)", cap(c.buf), flushAt)
+		}
+	}
+	big := make([]byte, 2*flushAt) // one frame past the bound goes through whole
+	want = append(want, big...)
+	if _, err := c.Write(big); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Uncork(); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range cc.sizes {
+		if n > flushAt && n != len(big) {
+			t.Fatalf("a write of %d bytes (bound %d)", n, flushAt)
+		}
+	}
+	if len(cc.sizes) < len(want)/flushAt || len(cc.sizes) > 2*len(want)/flushAt+2 {
+		t.Fatalf("%d writes for %d bytes", len(cc.sizes), len(want))
+	}
+	c.Close()
+	if b := <-got; string(b) != string(want) {
+		t.Fatalf("peer read %d bytes, not the %d written in order", len(b), len(want))
+	}
+}
+
+type sizingConn struct {
+	net.Conn
+	sizes []int
+}
+
+func (c *sizingConn) Write(p []byte) (int, error) {
+	c.sizes = append(c.sizes, len(p))
+	return c.Conn.Write(p)
 }
