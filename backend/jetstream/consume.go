@@ -403,10 +403,13 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		out = append(out, core.Received{Message: c.m, ReceiptHandle: h, InvisibleUntil: until})
 		if c.p.ref.queue >= 0 {
 			// With the claim log (orderclaim.go), what a fault run needs
-			// to place an ORDERLY message's every hand-out.
-			b.log.Debug().Str("group", g.Name).Int("queue", c.p.ref.queue).Str("id", c.m.UserID()).
-				Uint64("sseq", c.meta.sseq).Uint64("delivered", c.meta.delivered).
-				Int("reconsume", c.m.ReconsumeTimes).Msg("ORDERLY handed out")
+			// to place an ORDERLY message's every hand-out. (Guarded: the
+			// id is a map look-up, paid per hand-out even with debug off.)
+			if e := b.log.Debug(); e.Enabled() {
+				e.Str("group", g.Name).Int("queue", c.p.ref.queue).Str("id", c.m.UserID()).
+					Uint64("sseq", c.meta.sseq).Uint64("delivered", c.meta.delivered).
+					Int("reconsume", c.m.ReconsumeTimes).Msg("ORDERLY handed out")
+			}
 		}
 		who := consumerID
 		if who == "" {

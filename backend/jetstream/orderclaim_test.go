@@ -12,6 +12,32 @@ import (
 	"github.com/mqgate/mqgate/core"
 )
 
+// orderlyQueue makes topic name (one queue) and its ORDERLY group
+// name+"-g" reading from the first offset, publishes bodies under one key,
+// and returns the queue's consumer.
+func orderlyQueue(t *testing.T, b *Backend, name string, bodies ...string) consumerRef {
+	t.Helper()
+	ctx := context.Background()
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: name, Queues: 1}); err != nil {
+		t.Fatal(err)
+	}
+	g, _, err := b.PutGroup(ctx, core.GroupConfig{Name: name + "-g", Subscriptions: []core.Subscription{{Topic: name, Filter: "*"}},
+		MessageModel: core.Clustering, ConsumeMode: core.Orderly, ConsumeFrom: core.ConsumeFromFirstOffset, InvisibleSeconds: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range bodies {
+		if _, err := b.Put(ctx, name, []core.PutMessage{{Body: []byte(body), BodyIsText: true, ShardingKey: "k"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tp, err := b.Topic(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.consumersOf(g, "", tp)[0]
+}
+
 // A stale consumer leader (one SIGSTOPped and continued, or cut off from
 // its peers, that does not know yet it was replaced) answers the pulls
 // that reach it from its stale state: it delivers again an ORDERLY
@@ -29,24 +55,7 @@ import (
 func TestOrderlyClaimStaleLeader(t *testing.T) {
 	b, nc := singleNode(t)
 	ctx := context.Background()
-	if _, _, err := b.PutTopic(core.TopicConfig{Name: "claim", Queues: 1}); err != nil {
-		t.Fatal(err)
-	}
-	g, _, err := b.PutGroup(ctx, core.GroupConfig{Name: "claim-g", Subscriptions: []core.Subscription{{Topic: "claim", Filter: "*"}},
-		MessageModel: core.Clustering, ConsumeMode: core.Orderly, ConsumeFrom: core.ConsumeFromFirstOffset, InvisibleSeconds: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, body := range []string{"k-1", "k-2", "k-3"} {
-		if _, err := b.Put(ctx, "claim", []core.PutMessage{{Body: []byte(body), BodyIsText: true, ShardingKey: "k"}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tp, err := b.Topic("claim")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := b.consumersOf(g, "", tp)[0]
+	ref := orderlyQueue(t, b, "claim", "k-1", "k-2", "k-3")
 
 	// k-1's delivery, kept, and acknowledged: the queue moves on to k-2.
 	var first *nats.Msg
@@ -106,22 +115,7 @@ func TestOrderlyClaimStaleLeader(t *testing.T) {
 func TestOrderlyClaimConfirmedAtHandOut(t *testing.T) {
 	b, nc := singleNode(t)
 	ctx := context.Background()
-	if _, _, err := b.PutTopic(core.TopicConfig{Name: "held", Queues: 1}); err != nil {
-		t.Fatal(err)
-	}
-	g, _, err := b.PutGroup(ctx, core.GroupConfig{Name: "held-g", Subscriptions: []core.Subscription{{Topic: "held", Filter: "*"}},
-		MessageModel: core.Clustering, ConsumeMode: core.Orderly, ConsumeFrom: core.ConsumeFromFirstOffset, InvisibleSeconds: 30})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Put(ctx, "held", []core.PutMessage{{Body: []byte("k-1"), BodyIsText: true, ShardingKey: "k"}}); err != nil {
-		t.Fatal(err)
-	}
-	tp, err := b.Topic("held")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := b.consumersOf(g, "", tp)[0]
+	ref := orderlyQueue(t, b, "held", "k-1")
 	deliver := func() pulled {
 		t.Helper()
 		var m *nats.Msg

@@ -22,7 +22,7 @@ const flushAt = 256 << 10
 // Conn is a net.Conn whose writes are held while corked.
 type Conn struct {
 	net.Conn
-	mu     sync.Mutex
+	mu       sync.Mutex
 	corked   bool
 	deadline time.Time // of the writes made through while corked
 	buf      []byte
