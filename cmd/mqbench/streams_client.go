@@ -225,8 +225,7 @@ func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string
 					return
 				}
 				deliveries.Add(1)
-				rm := receivedMessage{MessageID: m.MessageId}
-				tr.received([]receivedMessage{rm}, time.Now())
+				e := tr.delivered(m.MessageId)
 				sent := time.Now()
 				acks.Add(1)
 				s.AckFunc(func(rs []apiclient.HandleResult, err error) {
@@ -238,7 +237,7 @@ func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string
 						}
 					case len(rs) == 1 && rs[0].Status == "ok":
 						lats[i] = append(lats[i], time.Since(sent))
-						tr.ackedOK(rm)
+						tr.ackedEntry(e)
 					default:
 						fe.add(fmt.Errorf("ack: %+v", rs))
 					}
@@ -259,7 +258,7 @@ func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string
 	if end.IsZero() {
 		end = time.Now()
 	}
-	acked, unique := int64(len(tr.acked)), int64(len(tr.seen))
+	acked, unique := int64(tr.acked), int64(len(tr.seen))
 	tr.mu.Unlock()
 	var lat []time.Duration
 	for _, l := range lats {
