@@ -151,6 +151,28 @@ func TestStageTimes(t *testing.T) {
 		_, err := g.nc.Request("$JS.API.STREAM.MSG.GET.KV_MQGATE_LEASES", []byte(`{"last_by_subj":"$KV.MQGATE_LEASES.none"}`), 5*time.Second)
 		return err
 	})
+	// ORDERLY on one queue: one message out at a time (MaxAckPending 1),
+	// a claim written per hand-out (orderclaim.go). A receive waits for
+	// the message the previous ack let the consumer deliver, so the
+	// receive+ack pair is the queue's drain cycle.
+	e.topic("stages-o", 1)
+	e.group("stages-o-g", groupCfg("stages-o", map[string]any{"consumeMode": "ORDERLY"}))
+	for i := 0; i < n; i++ {
+		if _, err := g.b.Put(ctx, "stages-o", []core.PutMessage{{Body: body, ShardingKey: "k"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	timeIt("backend: ORDERLY Receive + Ack of 1 (the queue's drain cycle)", func(int) error {
+		got, err := g.b.Receive(ctx, "stages-o-g", core.ReceiveRequest{MaxMessages: 1, Wait: 2 * time.Second})
+		if err != nil || len(got) != 1 {
+			return fmt.Errorf("receive: %d, %v", len(got), err)
+		}
+		res, err := g.b.Ack(ctx, "stages-o-g", []string{got[0].ReceiptHandle})
+		if err != nil || res[0].Status != core.HandleOK {
+			return fmt.Errorf("ack: %+v, %v", res, err)
+		}
+		return nil
+	})
 	c, err := js.CreateOrUpdateConsumer(ctx, "STAGES_RAW", jsapi.ConsumerConfig{Durable: "raw", AckPolicy: jsapi.AckExplicitPolicy,
 		FilterSubject: "raw.p", Replicas: 3})
 	if err != nil {
@@ -176,5 +198,90 @@ func TestStageTimes(t *testing.T) {
 		}
 		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
 		t.Logf("%-55s mean %6.2f ms  p50 %6.2f ms  p99 %6.2f ms", r.name, ms(sum/time.Duration(len(r.d))), ms(r.d[len(r.d)/2]), ms(r.d[len(r.d)*99/100]))
+	}
+}
+
+// TestOrderlyDrain measures how fast an ORDERLY group drains 8 queues
+// with receivers on one or both instances (backend calls, no HTTP):
+// the shape of mqbench jetstream's ORDERLY rows. Opt-in like
+// TestStageTimes (MQGATE_STAGES=1); it checks only that every message
+// is acked once.
+func TestOrderlyDrain(t *testing.T) {
+	if os.Getenv("MQGATE_STAGES") == "" {
+		t.Skip("set MQGATE_STAGES=1 to measure")
+	}
+	e := newEnv(t)
+	ctx := context.Background()
+	body := bytes.Repeat([]byte("x"), 1024)
+	for _, c := range []struct {
+		name      string
+		receivers int
+		instances int
+		max       int
+	}{
+		{"1 receiver, 1 instance, max 32", 1, 1, 32},
+		{"8 receivers, 1 instance, max 32", 8, 1, 32},
+		{"32 receivers, 1 instance, max 32", 32, 1, 32},
+		{"32 receivers, 2 instances, max 32", 32, 2, 32},
+		{"32 receivers, 2 instances, max 1", 32, 2, 1},
+	} {
+		topic := fmt.Sprintf("drain%d-%d-%d", c.receivers, c.instances, c.max)
+		e.topic(topic, 8)
+		e.group(topic+"-g", groupCfg(topic, map[string]any{"consumeMode": "ORDERLY"}))
+		const n = 800
+		for i := 0; i < n; i++ {
+			if _, err := e.gws[0].b.Put(ctx, topic, []core.PutMessage{{Body: body, ShardingKey: strconv.Itoa(i % 64)}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var mu sync.Mutex
+		seen := map[string]bool{}
+		var receives int
+		start := time.Now()
+		var wg sync.WaitGroup
+		for r := 0; r < c.receivers; r++ {
+			b := e.gws[r%c.instances].b
+			wg.Go(func() {
+				for {
+					mu.Lock()
+					done := len(seen) >= n || time.Since(start) > time.Minute
+					mu.Unlock()
+					if done {
+						return
+					}
+					got, err := b.Receive(ctx, topic+"-g", core.ReceiveRequest{MaxMessages: c.max, Wait: time.Second})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if len(got) == 0 {
+						continue
+					}
+					hs := make([]string, len(got))
+					for i, m := range got {
+						hs[i] = m.ReceiptHandle
+					}
+					res, err := b.Ack(ctx, topic+"-g", hs)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					receives++
+					for i, m := range got {
+						if res[i].Status == core.HandleOK {
+							seen[m.Message.UserID()] = true
+						}
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		el := time.Since(start)
+		if len(seen) < n {
+			t.Errorf("%s: %d of %d acked in %s", c.name, len(seen), n, el)
+		}
+		t.Logf("%-36s %6.0f msgs/s  %.1f per receive", c.name, float64(len(seen))/el.Seconds(), float64(len(seen))/float64(max(receives, 1)))
 	}
 }

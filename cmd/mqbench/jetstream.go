@@ -111,7 +111,9 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		&httpSUT{name: "1 jetstream gateway, no proxy", base: gw0URL, client: benchClient(c.concurrency)},
 		direct,
 		directAsyncSUT{directAsync},
-		&httpSUT{name: "embedded (bbolt)", base: emb, client: benchClient(c.concurrency)},
+		&httpSUT{name: embeddedLabel, base: emb, client: benchClient(c.concurrency)},
+		&httpSUT{name: "2 gateways, jetstream (R3), ORDERLY group", base: gws, client: benchClient(c.concurrency), orderly: true},
+		&httpSUT{name: "embedded (bbolt), ORDERLY group", base: emb, client: benchClient(c.concurrency), orderly: true},
 	}
 	if c.cpuProfile != "" {
 		f, err := os.Create(c.cpuProfile)
@@ -260,7 +262,7 @@ func cpuPer(d time.Duration, msgs int64) float64 {
 func ratios(rows []jsBenchRow) {
 	find := func(sub string) *jsBenchRow {
 		for i := range rows {
-			if rows[i].System == sub || sub == "embedded" && strings.Contains(rows[i].System, sub) {
+			if rows[i].System == sub {
 				return &rows[i]
 			}
 		}
@@ -278,7 +280,7 @@ func ratios(rows []jsBenchRow) {
 	}
 	// The reference is the synchronous direct client (not its async
 	// acks row, which would otherwise match too).
-	d, e := find(directSyncLabel), find("embedded")
+	d, e := find(directSyncLabel), find(embeddedLabel)
 	for i := range rows {
 		if d != nil {
 			rows[i].VsDirect = set(&rows[i], d)
@@ -559,10 +561,15 @@ func benchClient(conc int) *http.Client {
 }
 
 // httpSUT drives the HTTP API (the gateways' proxy or the embedded one).
+// An orderly one consumes through an ORDERLY group: per queue one message
+// in flight, and on JetStream a claim written per hand-out
+// (backend/jetstream/orderclaim.go); its receive+ack against the same
+// system's CONCURRENTLY row is what ORDERLY costs.
 type httpSUT struct {
-	name   string
-	base   string
-	client *http.Client
+	name    string
+	base    string
+	client  *http.Client
+	orderly bool
 }
 
 func (h *httpSUT) label() string { return h.name }
@@ -595,8 +602,11 @@ func (h *httpSUT) setup(ctx context.Context, topic string) error {
 	if _, err := h.do(ctx, "PUT", "/v1/topics/"+topic, map[string]any{"queues": 8}, nil); err != nil {
 		return err
 	}
-	_, err := h.do(ctx, "PUT", "/v1/groups/"+topic+"-g", map[string]any{
-		"subscriptions": []map[string]any{{"topic": topic}}, "consumeFrom": map[string]any{"position": "FIRST_OFFSET"}}, nil)
+	g := map[string]any{"subscriptions": []map[string]any{{"topic": topic}}, "consumeFrom": map[string]any{"position": "FIRST_OFFSET"}}
+	if h.orderly {
+		g["consumeMode"] = "ORDERLY"
+	}
+	_, err := h.do(ctx, "PUT", "/v1/groups/"+topic+"-g", g, nil)
 	return err
 }
 
@@ -722,8 +732,12 @@ type directSUT struct {
 	cons  map[string]jsapi.Consumer
 }
 
-// directSyncLabel is the reference of every ratio.
-const directSyncLabel = "direct JetStream client (R3)"
+// directSyncLabel is the reference of every ratio, embeddedLabel of the
+// vsEmbedded ones.
+const (
+	directSyncLabel = "direct JetStream client (R3)"
+	embeddedLabel   = "embedded (bbolt)"
+)
 
 func newDirectSUT(ctx context.Context, cl *jstest.Cluster, async bool) (*directSUT, error) {
 	nc, err := nats.Connect(cl.URLs())
