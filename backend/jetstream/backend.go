@@ -99,7 +99,8 @@ type Backend struct {
 	// under mu.
 	pushers      map[string]*webhook.Pusher
 	checkPushURL func(ctx context.Context, url string) error
-	pulls        map[string]bool     // consumers with a waiting pull from this instance
+	pulls        map[string]bool     // consumers with a waiting pull from this instance (pullKey)
+	noWaitPulls  map[string]bool     // ORDERLY queue consumers with a no_wait pull from this instance (pullNow)
 	lanes        map[string]*pubLane // coalesced publishes by stream (coalesce.go), under mu
 	laneCounters
 	resumes                      resumeWatches // paused groups' watches, shared by their waiting receives (pause.go)
@@ -166,7 +167,7 @@ func Open(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	b := &Backend{opts: opts, log: opts.Logger, sealer: sealer, rr: map[string]uint32{},
 		drain: make(chan struct{}), waiting: map[string]int{}, stash: map[string]*stash{},
-		pulls: map[string]bool{}, lanes: map[string]*pubLane{}, stop: make(chan struct{}), pushers: map[string]*webhook.Pusher{}}
+		pulls: map[string]bool{}, noWaitPulls: map[string]bool{}, lanes: map[string]*pubLane{}, stop: make(chan struct{}), pushers: map[string]*webhook.Pusher{}}
 	b.nc = opts.Conn
 	if b.nc == nil {
 		no := []nats.Option{nats.Name("mqgate " + opts.InstanceID), nats.MaxReconnects(-1)}

@@ -112,7 +112,7 @@ func (b *Backend) receive(ctx context.Context, g core.Group, req core.ReceiveReq
 		}
 		items, signal := b.take(ctx, st, req.MaxMessages, g)
 		if len(items) == 0 && len(refs) > 0 {
-			done := b.pullNow(st, refs, req.MaxMessages)
+			done := b.pullNow(key, st, refs, req.MaxMessages)
 			select {
 			case <-signal:
 			case <-done:
@@ -180,8 +180,16 @@ func (b *Backend) take(ctx context.Context, st *stash, n int, g core.Group) ([]p
 // to n each. The pulls run on goroutines owned by the backend and stash
 // what they get (signalling each arrival), so the caller can take the
 // first message at once while a request still runs; the returned channel
-// closes when every pull ended.
-func (b *Backend) pullNow(st *stash, refs []consumerRef, n int) <-chan struct{} {
+// closes when every pull it started ended.
+//
+// An ORDERLY queue's consumer (MaxAckPending 1) is asked only when this
+// instance has no pull of key on it yet, parked or no_wait: it has at
+// most one message out, which an earlier pull already asks for, and a
+// second pull could only come back empty after noWaitExpiry. Without
+// this, every arrival woke each waiting receive of the group into one
+// no_wait pull per queue, nearly all empty: with 32 receives on 8 queues
+// that churn, not the claim, was what capped the drain (TestOrderlyDrain).
+func (b *Backend) pullNow(key string, st *stash, refs []consumerRef, n int) <-chan struct{} {
 	done := make(chan struct{})
 	b.mu.Lock()
 	if b.closed {
@@ -191,6 +199,14 @@ func (b *Backend) pullNow(st *stash, refs []consumerRef, n int) <-chan struct{} 
 	}
 	var wg sync.WaitGroup
 	for _, ref := range refs {
+		pk := ""
+		if ref.queue >= 0 {
+			pk = pullKey(key, ref)
+			if b.pulls[pk] || b.noWaitPulls[pk] {
+				continue
+			}
+			b.noWaitPulls[pk] = true
+		}
 		wg.Add(1)
 		b.wg.Add(1)
 		go func() {
@@ -202,6 +218,11 @@ func (b *Backend) pullNow(st *stash, refs []consumerRef, n int) <-chan struct{} 
 			if missing || err != nil {
 				b.ensured.Delete(ref.stream + "/" + ref.name) // recreated on the next receive
 			}
+			if pk != "" {
+				b.mu.Lock()
+				delete(b.noWaitPulls, pk)
+				b.mu.Unlock()
+			}
 		}()
 	}
 	b.mu.Unlock()
@@ -210,6 +231,11 @@ func (b *Backend) pullNow(st *stash, refs []consumerRef, n int) <-chan struct{} 
 		close(done)
 	}()
 	return done
+}
+
+// pullKey names the pulls of (group / consumerId) key on one consumer.
+func pullKey(key string, ref consumerRef) string {
+	return key + "\x00" + ref.stream + "/" + ref.name
 }
 
 // stopContext is a context that ends at Close.
@@ -271,7 +297,7 @@ func (b *Backend) parkPulls(key string, st *stash, refs []consumerRef, wait time
 		return
 	}
 	for _, ref := range refs {
-		pk := key + "\x00" + ref.stream + "/" + ref.name
+		pk := pullKey(key, ref)
 		if b.pulls[pk] {
 			continue
 		}
