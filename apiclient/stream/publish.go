@@ -87,14 +87,7 @@ func (p *Publisher) PublishWait(ctx context.Context, m apiclient.PublishRequest)
 	if err != nil {
 		return apiclient.PublishResult{}, err
 	}
-	rs, err := c.Wait(ctx)
-	if err != nil {
-		return apiclient.PublishResult{}, err
-	}
-	if len(rs) != 1 {
-		return apiclient.PublishResult{}, fmt.Errorf("stream: confirm has %d results for one message", len(rs))
-	}
-	return rs[0], nil
+	return oneResult(c.Wait(ctx))
 }
 
 // PublishAsync sends one message like Publish, and calls done with its
@@ -106,15 +99,19 @@ func (p *Publisher) PublishWait(ctx context.Context, m apiclient.PublishRequest)
 // nil, done is never called.
 func (p *Publisher) PublishAsync(ctx context.Context, m apiclient.PublishRequest, done func(apiclient.PublishResult, error)) error {
 	return p.send(ctx, publishFrame{Type: "publish", Message: &m}, 1, func(rs []apiclient.PublishResult, err error) {
-		if err == nil && len(rs) != 1 {
-			err = fmt.Errorf("stream: confirm has %d results for one message", len(rs))
-		}
-		if err != nil {
-			done(apiclient.PublishResult{}, err)
-			return
-		}
-		done(rs[0], nil)
+		done(oneResult(rs, err))
 	})
+}
+
+// oneResult is the result of a one-message publish's confirm.
+func oneResult(rs []apiclient.PublishResult, err error) (apiclient.PublishResult, error) {
+	if err != nil {
+		return apiclient.PublishResult{}, err
+	}
+	if len(rs) != 1 {
+		return apiclient.PublishResult{}, fmt.Errorf("stream: confirm has %d results for one message", len(rs))
+	}
+	return rs[0], nil
 }
 
 func (p *Publisher) publish(ctx context.Context, f publishFrame, n int) (*Confirm, error) {

@@ -176,10 +176,18 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		c.size, c.concurrency, c.duration, c.messages, c.rate, c.runs)
 	fmt.Fprintf(stdout, "%-32s %10s %13s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "system", "publish/s", "receive+ack/s", "per rcv",
 		"p50 ms", "p99 ms", "pub p50", "pub µs", "r+a µs", "pub/dir", "r+a/dir", "p99/dir")
+	// Without the direct client's row (--only) there is nothing to divide
+	// by: a dash, not a ratio of 0.
+	cell := func(v float64) string {
+		if v == 0 {
+			return "—"
+		}
+		return fmt.Sprintf("%.2f", v)
+	}
 	for _, r := range rows {
-		fmt.Fprintf(stdout, "%-32s %10.0f %13.0f %8.1f %8.2f %8.2f %8.2f %8.0f %8.0f %8.2f %8.2f %8.2f\n", r.System, r.PublishPerSec,
+		fmt.Fprintf(stdout, "%-32s %10.0f %13.0f %8.1f %8.2f %8.2f %8.2f %8.0f %8.0f %8s %8s %8s\n", r.System, r.PublishPerSec,
 			r.ReceiveAckPerSec, r.PerReceive, r.Latency.P50Ms, r.Latency.P99Ms, r.PublishLatency.P50Ms,
-			r.PublishCPUMicros, r.ReceiveAckCPUMicros, r.VsDirect.Publish, r.VsDirect.ReceiveAck, r.VsDirect.P99)
+			r.PublishCPUMicros, r.ReceiveAckCPUMicros, cell(r.VsDirect.Publish), cell(r.VsDirect.ReceiveAck), cell(r.VsDirect.P99))
 	}
 	fmt.Fprintln(stdout, "pub µs, r+a µs: this process's CPU (servers, gateways, proxy, load) per message in that phase")
 	return nil
