@@ -136,8 +136,8 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 	runs = make([][]jsBenchRow, len(picked))
 	// A warm-up publish on every system first: the first system to run
 	// on a new cluster otherwise pays for its elections and cold caches.
-	for _, s := range picked {
-		n, err := warmUp(ctx, s, c)
+	for i, s := range picked {
+		n, err := warmUp(ctx, s, c, fmt.Sprintf("warms%d", i))
 		if err != nil {
 			return fmt.Errorf("%s: warm-up: %w", s.label(), err)
 		}
@@ -148,9 +148,13 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 		for k := range picked {
 			i := (k + r) % len(picked)
 			s := picked[i]
-			// Each round gets topics of its own (a system's earlier
-			// round left its messages and consumers behind).
-			row, err := runJSBench(ctx, s, c, fmt.Sprintf("r%d", r))
+			// Each round and system gets topics of its own: a system's
+			// earlier round left its messages and consumers behind, and
+			// systems on one cluster would share a group (the ORDERLY
+			// rows' PUT turned the CONCURRENTLY rows' group ORDERLY,
+			// whose new consumers then delivered every earlier message
+			// again from the first offset).
+			row, err := runJSBench(ctx, s, c, fmt.Sprintf("r%ds%d", r, i))
 			if err != nil {
 				return fmt.Errorf("%s: %w", s.label(), err)
 			}
@@ -195,8 +199,8 @@ func jetstreamMain(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // warmUp publishes to s for a second (at most 2,000 messages), unrecorded,
 // and says how many it stored (for CPU per message from --cpuprofile).
-func warmUp(ctx context.Context, s benchSUT, c jsBenchConfig) (int64, error) {
-	if err := s.setup(ctx, "warm"); err != nil {
+func warmUp(ctx context.Context, s benchSUT, c jsBenchConfig, topic string) (int64, error) {
+	if err := s.setup(ctx, topic); err != nil {
 		return 0, err
 	}
 	var ok atomic.Int64
@@ -210,7 +214,7 @@ func warmUp(ctx context.Context, s benchSUT, c jsBenchConfig) (int64, error) {
 		go func() {
 			defer wg.Done()
 			for wctx.Err() == nil && n.Add(1) <= 2000 {
-				if s.publish(wctx, "warm", body) == nil {
+				if s.publish(wctx, topic, body) == nil {
 					ok.Add(1)
 				}
 			}
