@@ -18,27 +18,35 @@ func (c *countingConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-func TestCorkedWritesLeaveAsOne(t *testing.T) {
+// loopbackPeer dials a loopback listener whose one connection is read to
+// its end; got receives everything the peer read once raw is closed.
+func loopbackPeer(t *testing.T) (raw net.Conn, got <-chan []byte) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	got := make(chan []byte, 1)
+	t.Cleanup(func() { ln.Close() })
+	read := make(chan []byte, 1)
 	go func() {
 		c, err := ln.Accept()
 		if err != nil {
-			got <- nil
+			read <- nil
 			return
 		}
 		defer c.Close()
 		b, _ := io.ReadAll(c)
-		got <- b
+		read <- b
 	}()
-	raw, err := net.Dial("tcp", ln.Addr().String())
+	raw, err = net.Dial("tcp", ln.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return raw, read
+}
+
+func TestCorkedWritesLeaveAsOne(t *testing.T) {
+	raw, got := loopbackPeer(t)
 	cc := &countingConn{Conn: raw}
 	c := New(cc)
 	c.Cork(time.Now().Add(5 * time.Second))
@@ -71,26 +79,7 @@ func TestCorkedWritesLeaveAsOne(t *testing.T) {
 // A corked burst bigger than flushAt is written through in pieces of at
 // most flushAt, in order, and the held buffer never grows past flushAt.
 func TestCorkedBurstIsBounded(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	got := make(chan []byte, 1)
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			got <- nil
-			return
-		}
-		defer c.Close()
-		b, _ := io.ReadAll(c)
-		got <- b
-	}()
-	raw, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, got := loopbackPeer(t)
 	cc := &sizingConn{Conn: raw}
 	c := New(cc)
 	var want []byte
