@@ -402,14 +402,16 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		naked[i] = true
 	}
 	// The claims were written before the waits above (orderclaim.go):
-	// one held up since is confirmed again before it is handed out.
-	held := make([]pulled, len(keep))
+	// one held up since is confirmed again before it is handed out. Only
+	// leased deliveries are asked about; the zero pulled of one that was
+	// not has no claim and is skipped below anyway.
+	leased := make([]pulled, len(keep))
 	for i, c := range keep {
 		if errs[i] == nil {
-			held[i] = c.p
+			leased[i] = c.p
 		}
 	}
-	confirmed := b.reconfirmClaims(ctx, g.Name, held, ackWait)
+	confirmed := b.reconfirmClaims(ctx, g.Name, leased, ackWait)
 	var out []core.Received
 	for i, c := range keep {
 		if errs[i] != nil {
