@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/rs/zerolog"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/mqgate/mqgate/core"
 	"github.com/mqgate/mqgate/internal/auth"
@@ -109,6 +110,9 @@ type Server struct {
 
 	streamOpts StreamOptions  // Options.Streams, with defaults
 	streams    streamRegistry // the live WebSocket streams
+	// publishAhead holds StreamOptions.PublishAhead bytes; each publish
+	// frame read takes its share until the store has answered it.
+	publishAhead *semaphore.Weighted
 
 	// shuttingDown turns /readyz to 503 so load balancers stop sending
 	// new work while in-flight requests finish.
@@ -137,6 +141,7 @@ func New(opts Options) *Server {
 		groupSpans:  opts.GroupCommitSpans,
 	}
 	s.streamOpts.defaults()
+	s.publishAhead = semaphore.NewWeighted(s.streamOpts.PublishAhead)
 	if s.bodyTimeout <= 0 {
 		s.bodyTimeout = DefaultBodyReadTimeout
 	}

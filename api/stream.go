@@ -50,6 +50,10 @@ type StreamOptions struct {
 	// Ping is how often the server pings each stream; a stream whose pong
 	// does not come within it is closed 4008. Default 30s.
 	Ping time.Duration
+	// PublishAhead bounds the publish frames' bytes that all publish
+	// streams together have read and the store has not yet answered
+	// (stream_publish.go, "Reading ahead"). Default 8 MiB.
+	PublishAhead int64
 }
 
 // Stream close codes (docs/streaming.md "Errors on a stream").
@@ -84,6 +88,9 @@ func (o *StreamOptions) defaults() {
 	}
 	if o.Ping <= 0 {
 		o.Ping = 30 * time.Second
+	}
+	if o.PublishAhead <= 0 {
+		o.PublishAhead = 8 << 20
 	}
 }
 

@@ -131,7 +131,29 @@ type publishJob struct {
 	batch  bool
 	size   int64
 	start  time.Time // when the frame was read, with tracing on
+	ahead  int64     // its share of the server's publishAhead, given back when the store answers
 	gather bool
+}
+
+// Reading ahead. A stream's window is what its client may send
+// unconfirmed (1,000 messages by default), but what the server holds read
+// and not yet answered by the store is bounded across all streams, by
+// StreamOptions.PublishAhead: a frame read past it waits, and its stream's
+// further frames wait in TCP. With 32 streams each at a window of 1,000,
+// every message of the benchmark was in the server at once: the same
+// copies of the same bytes (into records, strings, bbolt's pages) then
+// cost 2-3x, the cache being too small for them (docs/performance.md,
+// "What moves the publish stream"). A frame takes its size, at most the
+// whole bound, so any frame can pass once the others are answered.
+func (p *publishStream) readAhead(size int64) (int64, bool) {
+	n := min(size, p.s.streamOpts.PublishAhead)
+	if p.s.publishAhead.TryAcquire(n) {
+		return n, true
+	}
+	release := p.hold() // not reading pongs while it waits: not idle
+	err := p.s.publishAhead.Acquire(p.ctx, n)
+	release()
+	return n, err == nil
 }
 
 // Plain publishes are gathered. A single message without a
@@ -244,16 +266,21 @@ func (p *publishStream) handle(b []byte) bool {
 		p.answerError(f.ID, n, size, err)
 		return false
 	}
+	ahead, ok := p.readAhead(size)
+	if !ok {
+		return true // closing while it waited: not confirmed, not stored; the client resends it
+	}
 	p.mu.Lock()
 	if p.ctx.Err() != nil {
 		// Closing: finish may be waiting already. Not confirmed, not
 		// stored; the client resends it.
 		p.mu.Unlock()
+		p.s.publishAhead.Release(ahead)
 		return true
 	}
 	p.unconfMsgs += n
 	p.unconfBytes += size
-	job := publishJob{id: f.ID, pms: pms, batch: f.Message == nil, size: size, start: start}
+	job := publishJob{id: f.ID, pms: pms, batch: f.Message == nil, size: size, start: start, ahead: ahead}
 	if p.gatherable(&f, pms) {
 		p.plain = append(p.plain, job)
 		if p.gatherers < maxGatherers {
@@ -438,6 +465,7 @@ func (p *publishStream) closeIfTopicGone(err error) {
 // answerPublish counts a stored (or failed) publish frame and answers it:
 // its confirm with res, or err's error frame.
 func (p *publishStream) answerPublish(job publishJob, kind string, res []core.PutResult, err error) {
+	p.s.publishAhead.Release(job.ahead) // the store has answered it
 	id, pms, size := job.id, job.pms, job.size
 	total := 0
 	for i := range pms {
