@@ -18,13 +18,20 @@ import (
 // U+2029 escaped. Runs of plain ASCII are copied eight bytes at a time.
 func AppendString(b []byte, s string) []byte {
 	// A read-only view: appendEscaped never writes to its input.
-	return appendEscaped(b, unsafe.Slice(unsafe.StringData(s), len(s)))
+	b, _ = appendEscaped(b, unsafe.Slice(unsafe.StringData(s), len(s)))
+	return b
 }
 
 // AppendBytes is AppendString for text held in a byte slice (a body).
-func AppendBytes(b, s []byte) []byte { return appendEscaped(b, s) }
+func AppendBytes(b, s []byte) []byte {
+	b, _ = appendEscaped(b, s)
+	return b
+}
 
-func appendEscaped(b, s []byte) []byte {
+// appendEscaped is AppendString's loop; valid reports whether s was
+// valid UTF-8 (each invalid byte was written as \ufffd).
+func appendEscaped(b, s []byte) (_ []byte, valid bool) {
+	valid = true
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
 	b = append(b, '"')
 	start := 0
@@ -82,6 +89,7 @@ func appendEscaped(b, s []byte) []byte {
 		r, size := utf8.DecodeRune(s[i:])
 		switch {
 		case r == utf8.RuneError && size == 1:
+			valid = false
 			b = append(b, s[start:i]...)
 			b = append(b, `\ufffd`...)
 		case r == '\u2028' || r == '\u2029':
@@ -95,7 +103,7 @@ func appendEscaped(b, s []byte) []byte {
 		start = i
 	}
 	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, '"'), valid
 }
 
 const hexDigits = "0123456789abcdef"
@@ -131,10 +139,18 @@ func AppendMessageFields(b []byte, m *core.Message) []byte {
 		b = append(b, `,"queueOffset":`...)
 		b = strconv.AppendInt(b, m.QueueOffset, 10)
 	}
-	if m.BodyIsText && utf8.Valid(m.Body) {
+	text := false
+	if m.BodyIsText {
+		n := len(b)
 		b = append(b, `,"body":`...)
-		b = AppendBytes(b, m.Body)
-	} else {
+		// One pass both escapes the body and checks that it is UTF-8
+		// (a separate utf8.Valid was a tenth of a consume stream's
+		// frame encoding); a body that is not goes as base64.
+		if b, text = appendEscaped(b, m.Body); !text {
+			b = b[:n]
+		}
+	}
+	if !text {
 		b = append(b, `,"bodyBase64":"`...)
 		b = base64.StdEncoding.AppendEncode(b, m.Body)
 		b = append(b, '"')

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mqgate/mqgate/core"
 )
@@ -94,5 +95,22 @@ func FuzzAppendString(f *testing.F) {
 		if got := AppendBytes(nil, []byte(s)); !bytes.Equal(got, want) {
 			t.Fatalf("%q as bytes: got %s, want %s", s, got, want)
 		}
+		if _, valid := appendEscaped(nil, []byte(s)); valid != utf8.ValidString(s) {
+			t.Fatalf("%q: valid %v, utf8.ValidString %v", s, valid, !valid)
+		}
 	})
+}
+
+// BenchmarkAppendMessageFields encodes a delivery as the consume stream
+// and receive do: a 1 KiB text body, the benchmarks' shape.
+func BenchmarkAppendMessageFields(b *testing.B) {
+	body := bytes.Repeat([]byte("0123456789abcdef"), 64)
+	m := &core.Message{ID: "01JD7W3KX2V9Q8R4T6Y1Z0A5BC", Topic: "bench", QueueID: 3, QueueOffset: 123456,
+		Body: body, BodyIsText: true, BornAt: time.Now(), StoredAt: time.Now()}
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendMessageFields(buf[:0], m)
+	}
 }
