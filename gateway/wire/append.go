@@ -143,9 +143,10 @@ func AppendMessageFields(b []byte, m *core.Message) []byte {
 	if m.BodyIsText {
 		n := len(b)
 		b = append(b, `,"body":`...)
-		// One pass both escapes the body and checks that it is UTF-8
-		// (a separate utf8.Valid was a tenth of a consume stream's
-		// frame encoding); a body that is not goes as base64.
+		// One pass both escapes the body and checks that it is UTF-8,
+		// where utf8.Valid first read every body twice (7% of encoding
+		// a 1 KiB delivery, BenchmarkAppendMessageFields); a body that
+		// is not UTF-8 goes as base64.
 		if b, text = appendEscaped(b, m.Body); !text {
 			b = b[:n]
 		}
