@@ -104,6 +104,10 @@ type streamRegistry struct {
 	live    map[*stream]struct{}
 	closing bool
 	done    sync.WaitGroup
+	// frames counts the frames read (0) and written (1) by kind
+	// (mqgate_stream_frames_total): against the messages, how much each
+	// frame carries.
+	frames [2][2]atomic.Uint64
 }
 
 // acquire reserves a place for a stream of key ("" without API keys).
@@ -185,7 +189,8 @@ const (
 	kindPublish = 1
 )
 
-// registerMetrics adds mqgate_streams_open{kind}.
+// registerMetrics adds mqgate_streams_open{kind} and
+// mqgate_stream_frames_total{kind,direction}.
 func (g *streamRegistry) registerMetrics(reg prometheus.Registerer) {
 	for kind, name := range []string{"consume", "publish"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -197,6 +202,13 @@ func (g *streamRegistry) registerMetrics(reg prometheus.Registerer) {
 			defer g.mu.Unlock()
 			return float64(g.kinds[kind])
 		}))
+		for dir, dname := range []string{"in", "out"} {
+			reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name:        "mqgate_stream_frames_total",
+				Help:        "WebSocket data frames read from clients (in) and written to them (out), by stream kind.",
+				ConstLabels: prometheus.Labels{"kind": name, "direction": dname},
+			}, func() float64 { return float64(g.frames[kind][dir].Load()) }))
+		}
 	}
 }
 
@@ -323,6 +335,7 @@ func keyFromSubprotocol(r *http.Request) string {
 type stream struct {
 	s    *Server
 	id   string
+	kind int // kindConsume or kindPublish
 	conn *websocket.Conn
 	raw  *corkconn.Conn
 	log  zerolog.Logger
@@ -376,7 +389,7 @@ func putFrameBuf(b *[]byte) {
 }
 
 // accept upgrades the connection; it answers the error itself on failure.
-func (s *Server) accept(w http.ResponseWriter, r *http.Request, readLimit int64) (*stream, error) {
+func (s *Server) accept(w http.ResponseWriter, r *http.Request, kind int, readLimit int64) (*stream, error) {
 	hw := &hijackWriter{ResponseWriter: w}
 	conn, err := websocket.Accept(hw, r, &websocket.AcceptOptions{
 		Subprotocols: []string{StreamProtocol},
@@ -394,7 +407,7 @@ func (s *Server) accept(w http.ResponseWriter, r *http.Request, readLimit int64)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(base))
 	st := &stream{
-		s: s, id: newStreamID(), conn: conn, raw: hw.conn,
+		s: s, id: newStreamID(), kind: kind, conn: conn, raw: hw.conn,
 		log:    loggerFrom(r.Context(), s.log).With().Str("path", r.URL.Path).Logger(),
 		ctx:    ctx,
 		cancel: cancel,
@@ -579,6 +592,9 @@ func (st *stream) writeBatch(batch []outFrame) bool {
 }
 
 func (st *stream) releaseBatch(batch []outFrame, written bool) {
+	if written {
+		st.s.streams.frames[st.kind][1].Add(uint64(len(batch)))
+	}
 	st.mu.Lock()
 	for i := range batch {
 		st.queued -= len(*batch[i].buf)
@@ -667,6 +683,7 @@ func (st *stream) readFrame(buf *[]byte) (ok bool, binary bool) {
 		}
 		return false, false
 	}
+	st.s.streams.frames[st.kind][0].Add(1)
 	return true, typ == websocket.MessageBinary
 }
 

@@ -112,7 +112,7 @@ func (s *Server) handleGroupStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.releaseStream(up)
-	st, err := s.accept(w, r, maxConsumeFrame)
+	st, err := s.accept(w, r, kindConsume, maxConsumeFrame)
 	if err != nil {
 		return // Accept has answered
 	}

@@ -83,7 +83,7 @@ func (s *Server) handleTopicStream(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.releaseStream(up)
-	st, err := s.accept(w, r, maxPublishFrame)
+	st, err := s.accept(w, r, kindPublish, maxPublishFrame)
 	if err != nil {
 		return // Accept has answered
 	}

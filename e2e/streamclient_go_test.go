@@ -367,4 +367,12 @@ func TestStreamClientCallbacks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Every ack had its own answer; the acks given while the client's
+	// writer was busy shared frames (apiclient/stream/ackgather.go), so
+	// the server read at most one frame per ack.
+	frames := scrape(t, s)[`mqgate_stream_frames_total{direction="in",kind="consume"}`]
+	if frames < 1 || frames > n {
+		t.Fatalf("the server read %v consume stream frames for %d acks", frames, n)
+	}
+	t.Logf("%d acks in %v frames", n, frames)
 }

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 
-	json "github.com/segmentio/encoding/json"
-
 	"github.com/mqgate/mqgate/apiclient"
 )
 
@@ -22,6 +20,10 @@ type ConsumeOptions struct {
 	// out and not yet settled on the stream (defaults 1000 and 10 MiB).
 	MaxOutstandingMessages int
 	MaxOutstandingBytes    int
+	// OneFramePerAck sends every ack in a frame of its own. By default
+	// the acks given while the stream's writer is busy go out together,
+	// in one frame (ackgather.go); each still gets its own results.
+	OneFramePerAck bool
 	// Reconnect, when set, opens a new stream whenever the stream ends
 	// without Close (reconnect.go); nil: the first end is the Consumer's.
 	Reconnect *Reconnect
@@ -270,19 +272,14 @@ func (c *Consumer) settle(f settleFrame) *Future[[]apiclient.HandleResult] {
 // error of a frame that could not be sent or was not answered.
 func (c *Consumer) settleFunc(f settleFrame, done func([]apiclient.HandleResult, error)) {
 	s := c.current()
-	id := s.newID()
-	f.ID = id
-	err := s.sendRaw(id, encodeSettleFrame(&f), func(a *frame, err error) {
-		var rs []apiclient.HandleResult
-		switch {
-		case err != nil:
-		case a.fastResults:
-			rs = a.handles
-		default:
-			err = json.Unmarshal(a.Results, &rs)
-		}
-		done(rs, err)
-	})
+	var err error
+	if f.Type == "ack" && !c.opts.OneFramePerAck && len(f.ReceiptHandles) > 0 && len(f.ReceiptHandles) <= maxAckHandles {
+		err = s.sendAck(f.ReceiptHandles, done)
+	} else {
+		id := s.newID()
+		f.ID = id
+		err = s.sendRaw(id, encodeSettleFrame(&f), func(a *frame, err error) { done(settleResults(a, err)) })
+	}
 	if err != nil {
 		done(nil, err)
 	}

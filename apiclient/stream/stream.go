@@ -211,6 +211,11 @@ type conn struct {
 	drained      *sync.Cond // the writer took a batch, or the stream ended
 	wake         chan struct{}
 	writerEnd    chan struct{}
+	// Gathered acks (ackgather.go), under mu: gathers are the frames the
+	// queue's placeholders (nil entries) stand for, in queue order;
+	// gathering is the last of them while acks may still join it.
+	gathers   []*ackGather
+	gathering *ackGather
 
 	// onFrame handles the frames that answer no id (messages, empty).
 	onFrame func(*frame)
@@ -302,6 +307,11 @@ const maxKeptReadBuf = 1 << 20
 // send beyond it waits (the publish window bounds publishes well below).
 const maxQueued = 4 << 20
 
+// testHookBatch, when set (by tests, before a stream starts), runs on
+// the writer once it holds a batch, before writing it: a test holds the
+// writer busy with it.
+var testHookBatch func()
+
 // start runs the reader and the writer; onFrame and onEnd must be set.
 func (s *conn) start() {
 	go s.read()
@@ -327,13 +337,20 @@ func (s *conn) writer() {
 			runtime.Gosched()
 		}
 		s.mu.Lock()
-		batch := s.queue
+		batch, gathers := s.queue, s.gathers
 		s.queue, s.spare = s.spare[:0], nil
+		s.gathers, s.gathering = nil, nil
 		s.writing = len(batch) > 0
 		s.mu.Unlock()
 		last = len(batch)
 		if len(batch) == 0 {
 			continue
+		}
+		if len(gathers) > 0 {
+			s.fillGathered(batch, gathers)
+		}
+		if testHookBatch != nil {
+			testHookBatch()
 		}
 		if !s.writeBatch(batch) {
 			// The library has closed the connection: the reader ends and
@@ -357,7 +374,7 @@ func (s *conn) writeBatch(batch [][]byte) bool {
 	}
 	if s.cork == nil || len(batch) == 1 {
 		for _, b := range batch {
-			if s.ws.Write(ctx, websocket.MessageText, b) != nil {
+			if b != nil && s.ws.Write(ctx, websocket.MessageText, b) != nil {
 				return false
 			}
 		}
@@ -365,6 +382,9 @@ func (s *conn) writeBatch(batch [][]byte) bool {
 	}
 	s.cork.Cork(time.Time{})
 	for _, b := range batch {
+		if b == nil {
+			continue // a gathered ack frame whose stream ended (fillGathered)
+		}
 		if s.ws.Write(ctx, websocket.MessageText, b) != nil {
 			_ = s.cork.Uncork()
 			return false
@@ -467,13 +487,16 @@ func (s *conn) end(readErr error) {
 		err = &ClosedError{Code: -1, Err: readErr}
 	}
 	s.err = err
-	pend := s.pending
+	pend, gathers := s.pending, s.gathers
 	s.pending = nil
-	s.queue = nil
+	s.queue, s.gathers, s.gathering = nil, nil, nil
 	s.drained.Broadcast()
 	s.mu.Unlock()
 	for _, cb := range pend {
 		cb(nil, err)
+	}
+	for _, g := range gathers {
+		g.fail(err) // acks gathered that the writer never took
 	}
 	s.onEnd(err)
 	s.cancel()
@@ -527,6 +550,7 @@ func (s *conn) sendRaw(id string, b []byte, cb func(*frame, error)) error {
 	// out: cb is called exactly once either way.
 	s.pending[id] = cb
 	s.queue = append(s.queue, b)
+	s.gathering = nil // an ack after this frame does not pass it
 	s.queued += len(b)
 	s.mu.Unlock()
 	select {

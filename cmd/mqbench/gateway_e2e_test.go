@@ -152,7 +152,7 @@ func TestStreamsStartsGateway(t *testing.T) {
 	bin := buildGateway(t)
 	var rep StreamsReport
 	runMode(t, &rep, "streams", "--gateway-bin", bin, "--gateway-args", "--log-level warn", "--runs", "1",
-		"--count", "500", "--producers", "8", "--rate", "200", "--latency-duration", "1s", "--latency-warmup", "300ms", "--h2c")
+		"--count", "500", "--producers", "8", "--rate", "200", "--latency-duration", "1s", "--latency-warmup", "300ms", "--h2c", "--frame-per-ack")
 	if len(rep.Runs) != 1 || len(rep.Runs[0].Cases) != len(caseOrder) {
 		t.Fatalf("report = %+v", rep)
 	}
@@ -166,6 +166,18 @@ func TestStreamsStartsGateway(t *testing.T) {
 		}
 		if c.ServerCPUPerMsgUs <= 0 && !strings.HasPrefix(c.Case, "consume") {
 			t.Errorf("%s: no server CPU per message", c.Case)
+		}
+		// The server's frame counts: a frame per ack with OneFramePerAck,
+		// at most that gathered, a frame per publish.
+		switch c.Case {
+		case "consume stream frame/ack", "publish stream":
+			if c.FramesIn != 1 {
+				t.Errorf("%s: %v frames read per message, want 1", c.Case, c.FramesIn)
+			}
+		case "consume stream":
+			if c.FramesIn <= 0 || c.FramesIn > 1 {
+				t.Errorf("%s: %v frames read per message, want (0, 1]", c.Case, c.FramesIn)
+			}
 		}
 	}
 	if rep.Ratios["publish msgs/s stream/rest"] <= 0 || rep.Ratios["consume msgs/s stream/rest-ack1"] <= 0 {

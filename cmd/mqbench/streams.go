@@ -26,7 +26,11 @@ import (
 //
 //	publish stream     --producers publish streams, PublishWait per message
 //	publish rest       --producers clients, POST .../messages per message
-//	consume stream     --consumers consume streams, an ack frame per message
+//	consume stream     --consumers consume streams, an ack per message (the
+//	                   Go client gathers the acks given while its writer is
+//	                   busy into one frame)
+//	consume stream frame/ack  the same with an ack frame per message
+//	                   (--frame-per-ack)
 //	consume rest-ack1  --consumers receive 32 + POST ack per message
 //	consume rest-batch --consumers receive 32 + one ack of the 32
 //	consume rest-ack1 std  rest-ack1 on net/http over HTTP/1.1 (--h2c)
@@ -63,6 +67,7 @@ type streamsConfig struct {
 	CPUProfile     string
 	H2C            bool
 	NoREST         bool
+	FramePerAck    bool
 }
 
 func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -93,6 +98,7 @@ func streamsMain(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&c.Peers, "peers", "", "../shared/peers results (JSON lines) of the same session: report the issue's ratios to them")
 	fs.BoolVar(&c.JSON, "json", false, "print JSON instead of a table")
 	fs.BoolVar(&c.H2C, "h2c", false, "also run consume rest-ack1 over cleartext HTTP/2 (one connection, the requests multiplexed; the started gateway gets --h2c, a --url one must have it)")
+	fs.BoolVar(&c.FramePerAck, "frame-per-ack", false, "also run the consume stream with the Go client's OneFramePerAck (every ack in a frame of its own, not gathered)")
 	fs.BoolVar(&c.NoREST, "no-rest", false, "run only the stream cases (a profile of the streams alone; no ratios to REST)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of this client process (the load generator) to this file")
 	if err := fs.Parse(args); err != nil {
@@ -174,6 +180,11 @@ type StreamCase struct {
 	ClientCPU         float64 `json:"clientCpuCores"`
 	ElapsedSec        float64 `json:"elapsedSec"`
 	FirstError        string  `json:"firstError,omitempty"`
+	// FramesIn and FramesOut are the stream frames the server read and
+	// wrote per message (mqgate_stream_frames_total of the case's kind);
+	// stream cases only.
+	FramesIn  float64 `json:"framesInPerMsg,omitempty"`
+	FramesOut float64 `json:"framesOutPerMsg,omitempty"`
 }
 
 // StreamsRun is one round: every case once.
@@ -199,7 +210,7 @@ type StreamsReport struct {
 }
 
 // caseOrder is the report's row order.
-var caseOrder = []string{"publish stream", "publish rest", "consume stream", "consume rest-ack1", "consume rest-ack1 std", "consume rest-ack1 h2c", "consume rest-batch", "latency stream", "latency rest"}
+var caseOrder = []string{"publish stream", "publish rest", "consume stream", "consume stream frame/ack", "consume rest-ack1", "consume rest-ack1 std", "consume rest-ack1 h2c", "consume rest-batch", "latency stream", "latency rest"}
 
 func runStreams(ctx context.Context, c streamsConfig, logw io.Writer) (rep StreamsReport, err error) {
 	rep.Config = map[string]any{"producers": c.Producers, "window": c.Window, "count": c.Count, "size": c.Size, "consumers": c.Consumers,
@@ -255,6 +266,7 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 		defer cancel()
 		cpu0 := processCPU()
 		srv0, ok0 := pidCPU(c.ServerPID)
+		frames0, okF0 := streamFrames(ctx, c.URL, c.Key)
 		start := time.Now()
 		var sc StreamCase
 		var err error
@@ -264,6 +276,11 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 		pprof.Do(cctx, pprof.Labels("case", name), func(cctx context.Context) { sc, err = f(cctx) })
 		wall := time.Since(start)
 		srv1, ok1 := pidCPU(c.ServerPID)
+		if frames1, ok := streamFrames(ctx, c.URL, c.Key); ok && okF0 && sc.Messages > 0 && !strings.Contains(name, "rest") {
+			k := streamKindOf(name)
+			sc.FramesIn = (frames1[k][0] - frames0[k][0]) / float64(sc.Messages)
+			sc.FramesOut = (frames1[k][1] - frames0[k][1]) / float64(sc.Messages)
+		}
 		sc.Case = name
 		sc.ClientCPU = (processCPU() - cpu0).Seconds() / wall.Seconds()
 		if c.ServerPID > 0 && ok0 && ok1 {
@@ -279,21 +296,27 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 		}
 		return nil
 	}
-	pair := func(streamName string, s func(context.Context) (StreamCase, error), restCases ...func() error) error {
-		if !restFirst || c.NoREST {
+	// restCases is the REST cases given, none with --no-rest.
+	restCases := func(fs ...func() error) []func() error {
+		if c.NoREST {
+			return nil
+		}
+		return fs
+	}
+	// pair runs a stream case and the cases it is compared with, in the
+	// round's order.
+	pair := func(streamName string, s func(context.Context) (StreamCase, error), others ...func() error) error {
+		if !restFirst || len(others) == 0 {
 			if err := step(streamName, s); err != nil {
 				return err
 			}
 		}
-		if c.NoREST {
-			return nil
-		}
-		for _, rc := range restCases {
+		for _, rc := range others {
 			if err := rc(); err != nil {
 				return err
 			}
 		}
-		if restFirst {
+		if restFirst && len(others) > 0 {
 			return step(streamName, s)
 		}
 		return nil
@@ -301,9 +324,9 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 	if c.has("publish") {
 		restTopic := run.Topic + "-rest"
 		err := pair("publish stream", func(ctx context.Context) (StreamCase, error) { return streamPublishCase(ctx, c, run.Topic) },
-			func() error {
+			restCases(func() error {
 				return step("publish rest", func(ctx context.Context) (StreamCase, error) { return restPublishCase(ctx, c, restTopic) })
-			})
+			})...)
 		if err != nil {
 			return run, err
 		}
@@ -332,8 +355,18 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 				return restConsumeCase(ctx, c, run.Topic, "mqbench-batch-"+id, 0, "raw")
 			})
 		})
+		rest = restCases(rest...)
+		if c.FramePerAck {
+			// A stream case, run with --no-rest too: the gathered acks'
+			// own A/B, the first of the other side's cases.
+			rest = append([]func() error{func() error {
+				return step("consume stream frame/ack", func(ctx context.Context) (StreamCase, error) {
+					return streamConsumeCase(ctx, c, run.Topic, "mqbench-stream1f-"+id, true)
+				})
+			}}, rest...)
+		}
 		err := pair("consume stream", func(ctx context.Context) (StreamCase, error) {
-			return streamConsumeCase(ctx, c, run.Topic, "mqbench-stream-"+id)
+			return streamConsumeCase(ctx, c, run.Topic, "mqbench-stream-"+id, false)
 		}, rest...)
 		if err != nil {
 			return run, err
@@ -342,9 +375,9 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 	if c.has("latency") {
 		err := pair("latency stream", func(ctx context.Context) (StreamCase, error) {
 			return streamLatencyCase(ctx, c, "mqbench-slat-"+id)
-		}, func() error {
+		}, restCases(func() error {
 			return step("latency rest", func(ctx context.Context) (StreamCase, error) { return restLatencyCase(ctx, c, "mqbench-rlat-"+id) })
-		})
+		})...)
 		if err != nil {
 			return run, err
 		}
@@ -432,6 +465,8 @@ func medianCases(runs []StreamsRun) []StreamCase {
 			ServerCPUPerMsgUs: f(func(c StreamCase) float64 { return c.ServerCPUPerMsgUs }),
 			ClientCPU:         f(func(c StreamCase) float64 { return c.ClientCPU }),
 			ElapsedSec:        f(func(c StreamCase) float64 { return c.ElapsedSec }),
+			FramesIn:          f(func(c StreamCase) float64 { return c.FramesIn }),
+			FramesOut:         f(func(c StreamCase) float64 { return c.FramesOut }),
 		})
 	}
 	return out
@@ -453,6 +488,8 @@ func streamRatios(med []StreamCase) map[string]float64 {
 	div("consume msgs/s rest-ack1 h2c/std http1.1", by["consume rest-ack1 h2c"].MsgsPerSec, by["consume rest-ack1 std"].MsgsPerSec)
 	div("consume msgs/s rest-ack1 h2c/raw http1.1", by["consume rest-ack1 h2c"].MsgsPerSec, by["consume rest-ack1"].MsgsPerSec)
 	div("consume cpu/msg rest-ack1 std http1.1/h2c", by["consume rest-ack1 std"].ServerCPUPerMsgUs, by["consume rest-ack1 h2c"].ServerCPUPerMsgUs)
+	div("consume msgs/s stream/frame-per-ack", by["consume stream"].MsgsPerSec, by["consume stream frame/ack"].MsgsPerSec)
+	div("consume cpu/msg frame-per-ack/stream", by["consume stream frame/ack"].ServerCPUPerMsgUs, by["consume stream"].ServerCPUPerMsgUs)
 	div("consume msgs/s stream/rest-batch", by["consume stream"].MsgsPerSec, by["consume rest-batch"].MsgsPerSec)
 	div("latency p99 rest/stream", by["latency rest"].Latency.P99Ms, by["latency stream"].Latency.P99Ms)
 	div("publish cpu/msg rest/stream", by["publish rest"].ServerCPUPerMsgUs, by["publish stream"].ServerCPUPerMsgUs)
@@ -499,6 +536,12 @@ func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 		}
 	}
 	r.eachCase(legs)
+	frames := func(name string, c StreamCase) {
+		if c.FramesIn > 0 || c.FramesOut > 0 {
+			fmt.Fprintf(w, "%-8s %-24s frames per message: %.3f read, %.3f written by the server\n", name, c.Case, c.FramesIn, c.FramesOut)
+		}
+	}
+	r.eachCase(frames)
 	for i, run := range r.Runs {
 		for _, c := range run.Cases {
 			if c.FirstError != "" {
@@ -507,6 +550,7 @@ func (r StreamsReport) write(w io.Writer, asJSON bool) error {
 		}
 	}
 	keys := []string{"publish msgs/s stream/rest", "consume msgs/s stream/rest-ack1", "consume msgs/s stream/rest-batch",
+		"consume msgs/s stream/frame-per-ack", "consume cpu/msg frame-per-ack/stream",
 		"latency p99 rest/stream", "publish cpu/msg rest/stream", "consume cpu/msg rest-ack1/stream", "consume cpu/msg rest-batch/stream",
 		"consume msgs/s rest-ack1 h2c/std http1.1", "consume msgs/s rest-ack1 h2c/raw http1.1", "consume cpu/msg rest-ack1 std http1.1/h2c"}
 	for _, k := range keys {

@@ -178,7 +178,7 @@ func (s slots) give() {
 // pipelined, as AMQP's basic.ack per message is: the loop sends the ack
 // and takes the next delivery; the ack's callback takes its result, and a
 // message counts once its ack is answered ok.
-func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string) (StreamCase, error) {
+func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string, framePerAck bool) (StreamCase, error) {
 	hc := newClient(1, c.Timeout)
 	defer closeClient(hc)
 	if err := ensureGroup(ctx, hc, c.URL, group, topic); err != nil {
@@ -204,7 +204,7 @@ func streamConsumeCase(ctx context.Context, c streamsConfig, topic, group string
 	start := time.Now()
 	var wg sync.WaitGroup
 	for i := range cons {
-		s, err := cl.Consume(ctx, group, stream.ConsumeOptions{MaxOutstandingMessages: c.MaxOutstanding})
+		s, err := cl.Consume(ctx, group, stream.ConsumeOptions{MaxOutstandingMessages: c.MaxOutstanding, OneFramePerAck: framePerAck})
 		if err != nil {
 			stop()
 			wg.Wait()
