@@ -488,6 +488,25 @@ func (st *stream) send(f outFrame) {
 	st.queue = append(st.queue, f)
 	st.queued += len(*f.buf)
 	st.mu.Unlock()
+	st.wakeWriter()
+}
+
+// sendAll queues frames made together (the results of one settle, the
+// confirms of one store) with one lock and one wake-up.
+func (st *stream) sendAll(fs []outFrame) {
+	if len(fs) == 0 {
+		return
+	}
+	st.mu.Lock()
+	st.queue = append(st.queue, fs...)
+	for i := range fs {
+		st.queued += len(*fs[i].buf)
+	}
+	st.mu.Unlock()
+	st.wakeWriter()
+}
+
+func (st *stream) wakeWriter() {
 	select {
 	case st.wake <- struct{}{}:
 	default:
@@ -688,14 +707,18 @@ func (st *stream) readFrame(buf *[]byte) (ok bool, binary bool) {
 }
 
 // sendError queues an error frame for the frame id (may be "").
-func (st *stream) sendError(id string, err error) {
+func (st *stream) sendError(id string, err error) { st.send(st.errorFrame(id, err)) }
+
+// errorFrame encodes err's error frame for the frame id, logging a
+// server fault.
+func (st *stream) errorFrame(id string, err error) outFrame {
 	p := problemFor(err)
 	if p.Status >= 500 && p.Status != 503 {
 		st.log.Error().Err(err).Str("stream", st.id).Msg("internal error on a stream")
 	}
 	b := getFrameBuf()
 	*b = appendErrorFrame(*b, id, &p)
-	st.send(outFrame{buf: b})
+	return outFrame{buf: b}
 }
 
 // hijackWriter hands websocket.Accept the connection wrapped in a

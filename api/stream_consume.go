@@ -382,8 +382,9 @@ func (c *consumeStream) waitCredit(timer *time.Timer) (int, bool) {
 		c.fmu.Lock()
 		next := c.expireLocked(time.Now())
 		if len(c.held) > 0 {
-			if sent := c.sendHeldLocked(); sent || len(c.held) == 0 {
+			if batch := c.takeHeldLocked(); len(batch) > 0 || len(c.held) == 0 {
 				c.fmu.Unlock()
+				c.sendMessages(batch) // encoded after the lock, which the reader takes per ack frame
 				return 0, true
 			}
 		} else if len(c.out) == 0 || (c.refillLocked() && c.outBytes < c.maxBytes) {
@@ -421,9 +422,10 @@ func (c *consumeStream) waitCredit(timer *time.Timer) (int, bool) {
 	}
 }
 
-// sendHeldLocked sends the held messages that fit (and drops those whose
-// lease has run out: they will be delivered again); true when it sent.
-func (c *consumeStream) sendHeldLocked() bool {
+// takeHeldLocked makes the held messages that fit outstanding and
+// returns them, to be sent (it drops those whose lease has run out: they
+// will be delivered again).
+func (c *consumeStream) takeHeldLocked() []core.Received {
 	now := time.Now()
 	var batch []core.Received
 	i := 0
@@ -439,11 +441,7 @@ func (c *consumeStream) sendHeldLocked() bool {
 		batch = append(batch, *m)
 	}
 	c.held = append(c.held[:0], c.held[i:]...)
-	if len(batch) == 0 {
-		return false
-	}
-	c.sendMessages(batch)
-	return true
+	return batch
 }
 
 // deliver makes what fits outstanding and sends it; the rest is held.
@@ -467,6 +465,9 @@ func (c *consumeStream) deliver(got []core.Received) {
 }
 
 func (c *consumeStream) sendMessages(got []core.Received) {
+	if len(got) == 0 {
+		return
+	}
 	b := getFrameBuf()
 	// One allocation of about the frame's size, not a doubling per 2x.
 	size := 64
@@ -678,6 +679,7 @@ func (c *consumeStream) settler() {
 	ctx := context.WithoutCancel(c.ctx) // a settlement read is carried out, even as the stream closes
 	var handles []string
 	var items []settleItem
+	var frames []outFrame
 	for {
 		c.fmu.Lock()
 		// The two slices take turns: the reader appends to one while the
@@ -713,18 +715,22 @@ func (c *consumeStream) settler() {
 			if c.s.tracer != nil {
 				c.s.traceSettle(ctx, start, c.group, "ack", "ack", res, err)
 			}
+			// The run's answers go together: one write, not one each.
+			frames = frames[:0]
 			if err != nil {
 				for k := i; k < j; k++ {
-					c.sendError(items[k].id, err)
+					frames = append(frames, c.errorFrame(items[k].id, err))
 				}
 			} else {
 				off := 0
 				for k := i; k < j; k++ {
 					n := len(items[k].handles)
-					c.sendResults(items[k].id, res[off:off+n])
+					frames = append(frames, resultsFrame(items[k].id, res[off:off+n]))
 					off += n
 				}
 			}
+			c.sendAll(frames)
+			clear(frames)
 			i = j
 		}
 	}
@@ -773,9 +779,13 @@ func (c *consumeStream) settleOne(ctx context.Context, it *settleItem) {
 }
 
 func (c *consumeStream) sendResults(id string, res []core.HandleResult) {
+	c.send(resultsFrame(id, res))
+}
+
+func resultsFrame(id string, res []core.HandleResult) outFrame {
 	b := getFrameBuf()
 	*b = appendResultsFrame(*b, id, res)
-	c.send(outFrame{buf: b})
+	return outFrame{buf: b}
 }
 
 // finish waits for the pump and the settler once the stream is closing.

@@ -465,6 +465,12 @@ func (p *publishStream) closeIfTopicGone(err error) {
 // answerPublish counts a stored (or failed) publish frame and answers it:
 // its confirm with res, or err's error frame.
 func (p *publishStream) answerPublish(job publishJob, kind string, res []core.PutResult, err error) {
+	p.send(p.answerFrame(job, kind, res, err))
+}
+
+// answerFrame counts a stored (or failed) publish frame and encodes its
+// answer.
+func (p *publishStream) answerFrame(job publishJob, kind string, res []core.PutResult, err error) outFrame {
 	p.s.publishAhead.Release(job.ahead) // the store has answered it
 	id, pms, size := job.id, job.pms, job.size
 	total := 0
@@ -482,7 +488,7 @@ func (p *publishStream) answerPublish(job publishJob, kind string, res []core.Pu
 	} else {
 		*b = appendConfirmFrame(*b, id, res)
 	}
-	p.send(outFrame{buf: b, msgs: len(pms), bytes: size})
+	return outFrame{buf: b, msgs: len(pms), bytes: size}
 }
 
 // gather stores the stream's plain publishes, a batch's worth per Put,
@@ -536,13 +542,15 @@ func (p *publishStream) putPlain(jobs []publishJob) {
 		return
 	}
 	p.closeIfTopicGone(err)
+	frames := make([]outFrame, len(jobs)) // one write for the Put's confirms
 	for i, j := range jobs {
 		var r []core.PutResult
 		if err == nil {
 			r = res[i : i+1]
 		}
-		p.answerPublish(j, "single", r, err)
+		frames[i] = p.answerFrame(j, "single", r, err)
 	}
+	p.sendAll(frames)
 }
 
 // finish waits for the publishes in flight, so their confirms are queued
