@@ -36,15 +36,19 @@ not json
 	runs := []StreamsRun{
 		{Cases: []StreamCase{{Case: "consume stream", MsgsPerSec: 100000}, {Case: "publish stream", MsgsPerSec: 70000}}},
 		{Cases: []StreamCase{{Case: "consume stream", MsgsPerSec: 110000}, {Case: "publish stream", MsgsPerSec: 80000}}},
-		{Cases: []StreamCase{{Case: "consume stream", MsgsPerSec: 120000}, {Case: "publish stream", MsgsPerSec: 90000}}},
+		{Cases: []StreamCase{{Case: "consume stream", MsgsPerSec: 120000}, {Case: "publish stream", MsgsPerSec: 90000},
+			{Case: "latency stream", Latency: LatencySummary{P99Ms: 4}}, {Case: "latency rest", Latency: LatencySummary{P99Ms: 3}}}},
 	}
 	med := medianCases(runs)
 	got := map[string]PeerTarget{}
 	for _, tg := range peerTargets(med, peers) {
 		got[tg.What] = tg
 	}
-	if len(got) != 2 { // no nats-always line: that target is left out
+	if len(got) != 3 { // no nats-always line, no frame/ack case: those are left out
 		t.Fatalf("targets %+v", got)
+	}
+	if l := got["latency p99 rest / stream"]; l.Ratio != 0.75 || l.Met { // REST's 3 ms against the stream's 4
+		t.Fatalf("latency target %+v", l)
 	}
 	if c := got["consume stream / rabbitmq-quorum consume"]; math.Abs(c.Ratio-110000.0/42000) > 1e-9 || !c.Met {
 		t.Fatalf("consume target %+v", c)
