@@ -715,7 +715,8 @@ func (c *consumeStream) settler() {
 			if c.s.tracer != nil {
 				c.s.traceSettle(ctx, start, c.group, "ack", "ack", res, err)
 			}
-			// The run's answers go together: one write, not one each.
+			// The run's answers are queued together: one lock and one
+			// wake-up of the writer, not one each.
 			frames = frames[:0]
 			if err != nil {
 				for k := i; k < j; k++ {

@@ -542,7 +542,7 @@ func (p *publishStream) putPlain(jobs []publishJob) {
 		return
 	}
 	p.closeIfTopicGone(err)
-	frames := make([]outFrame, len(jobs)) // one write for the Put's confirms
+	frames := make([]outFrame, len(jobs)) // the Put's confirms, queued together
 	for i, j := range jobs {
 		var r []core.PutResult
 		if err == nil {

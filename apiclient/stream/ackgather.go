@@ -48,14 +48,8 @@ type ackWaiter struct {
 func (s *conn) sendAck(handles []string, done func([]apiclient.HandleResult, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for s.queued > maxQueued && s.pending != nil && !s.closing {
-		s.drained.Wait()
-	}
-	if s.pending == nil {
-		return s.err
-	}
-	if s.closing {
-		return ErrClosed
+	if err := s.roomLocked(); err != nil {
+		return err
 	}
 	g := s.gathering
 	if g == nil || len(g.handles)+len(handles) > maxAckHandles {
@@ -69,10 +63,7 @@ func (s *conn) sendAck(handles []string, done func([]apiclient.HandleResult, err
 	est := 24 + len(handles)*(len(handles[0])+3) // about its share of the frame
 	g.est += est
 	s.queued += est
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.wakeWriter()
 	return nil
 }
 
@@ -139,12 +130,8 @@ func (s *conn) resendApart(g *ackGather) {
 	for _, w := range g.waiters {
 		hs := g.handles[off : off+w.n : off+w.n]
 		off += w.n
-		id := s.newID()
-		done := w.done
-		if err := s.sendRaw(id, encodeSettleFrame(&settleFrame{Type: "ack", ID: id, ReceiptHandles: hs}), func(a *frame, err error) {
-			done(settleResults(a, err))
-		}); err != nil {
-			done(nil, err)
+		if err := s.sendSettle(settleFrame{Type: "ack", ReceiptHandles: hs}, w.done); err != nil {
+			w.done(nil, err)
 		}
 	}
 }

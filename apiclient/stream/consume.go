@@ -276,9 +276,7 @@ func (c *Consumer) settleFunc(f settleFrame, done func([]apiclient.HandleResult,
 	if f.Type == "ack" && !c.opts.OneFramePerAck && len(f.ReceiptHandles) > 0 && len(f.ReceiptHandles) <= maxAckHandles {
 		err = s.sendAck(f.ReceiptHandles, done)
 	} else {
-		id := s.newID()
-		f.ID = id
-		err = s.sendRaw(id, encodeSettleFrame(&f), func(a *frame, err error) { done(settleResults(a, err)) })
+		err = s.sendSettle(f, done)
 	}
 	if err != nil {
 		done(nil, err)

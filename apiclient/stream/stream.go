@@ -525,26 +525,9 @@ func (s *conn) send(build func(id string) any, cb func(*frame, error)) error {
 
 func (s *conn) sendRaw(id string, b []byte, cb func(*frame, error)) error {
 	s.mu.Lock()
-	if s.pending == nil {
-		err := s.err
+	if err := s.roomLocked(); err != nil {
 		s.mu.Unlock()
 		return err
-	}
-	if s.closing {
-		s.mu.Unlock()
-		return ErrClosed
-	}
-	for s.queued > maxQueued && s.pending != nil && !s.closing {
-		s.drained.Wait()
-	}
-	if s.pending == nil {
-		err := s.err
-		s.mu.Unlock()
-		return err
-	}
-	if s.closing {
-		s.mu.Unlock()
-		return ErrClosed
 	}
 	// Answered, or failed by the reader's end if the write does not go
 	// out: cb is called exactly once either way.
@@ -553,11 +536,37 @@ func (s *conn) sendRaw(id string, b []byte, cb func(*frame, error)) error {
 	s.gathering = nil // an ack after this frame does not pass it
 	s.queued += len(b)
 	s.mu.Unlock()
+	s.wakeWriter()
+	return nil
+}
+
+// roomLocked waits while the queue is over maxQueued; an error when the
+// stream has ended or is closing, and nothing may be queued.
+func (s *conn) roomLocked() error {
+	for s.queued > maxQueued && s.pending != nil && !s.closing {
+		s.drained.Wait()
+	}
+	if s.pending == nil {
+		return s.err
+	}
+	if s.closing {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *conn) wakeWriter() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return nil
+}
+
+// sendSettle sends a settlement frame of its own; done gets its results.
+func (s *conn) sendSettle(f settleFrame, done func([]apiclient.HandleResult, error)) error {
+	id := s.newID()
+	f.ID = id
+	return s.sendRaw(id, encodeSettleFrame(&f), func(a *frame, err error) { done(settleResults(a, err)) })
 }
 
 // Done is closed when the stream has ended; Err then says why.

@@ -264,9 +264,14 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 		fmt.Fprintf(logw, "round %d/%d: %s ...\n", round+1, c.Runs, name)
 		cctx, cancel := context.WithTimeout(ctx, c.RunTimeout)
 		defer cancel()
+		// The frame counts are read outside the CPU and time measured.
+		kind, streamCase := streamKindOf(name)
+		var frames0 [2][2]float64
+		if streamCase {
+			frames0, streamCase = streamFrames(ctx, c.URL, c.Key)
+		}
 		cpu0 := processCPU()
 		srv0, ok0 := pidCPU(c.ServerPID)
-		frames0, okF0 := streamFrames(ctx, c.URL, c.Key)
 		start := time.Now()
 		var sc StreamCase
 		var err error
@@ -276,13 +281,14 @@ func streamsRound(ctx context.Context, c streamsConfig, round int, logw io.Write
 		pprof.Do(cctx, pprof.Labels("case", name), func(cctx context.Context) { sc, err = f(cctx) })
 		wall := time.Since(start)
 		srv1, ok1 := pidCPU(c.ServerPID)
-		if frames1, ok := streamFrames(ctx, c.URL, c.Key); ok && okF0 && sc.Messages > 0 && !strings.Contains(name, "rest") {
-			k := streamKindOf(name)
-			sc.FramesIn = (frames1[k][0] - frames0[k][0]) / float64(sc.Messages)
-			sc.FramesOut = (frames1[k][1] - frames0[k][1]) / float64(sc.Messages)
+		sc.ClientCPU = (processCPU() - cpu0).Seconds() / wall.Seconds()
+		if streamCase && sc.Messages > 0 {
+			if frames1, ok := streamFrames(ctx, c.URL, c.Key); ok {
+				sc.FramesIn = (frames1[kind][0] - frames0[kind][0]) / float64(sc.Messages)
+				sc.FramesOut = (frames1[kind][1] - frames0[kind][1]) / float64(sc.Messages)
+			}
 		}
 		sc.Case = name
-		sc.ClientCPU = (processCPU() - cpu0).Seconds() / wall.Seconds()
 		if c.ServerPID > 0 && ok0 && ok1 {
 			used := srv1 - srv0
 			sc.ServerCPU = used.Seconds() / wall.Seconds()

@@ -1,12 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // streamFrames reads the gateway's mqgate_stream_frames_total: by kind
@@ -30,46 +31,45 @@ func streamFrames(ctx context.Context, base, key string) (f [2][2]float64, ok bo
 	if resp.StatusCode != http.StatusOK {
 		return f, false
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		line, found := strings.CutPrefix(sc.Text(), "mqgate_stream_frames_total{")
-		if !found {
-			continue
-		}
-		labels, value, found := strings.Cut(line, "} ")
-		if !found {
-			continue
-		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			continue
-		}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	fam := fams["mqgate_stream_frames_total"]
+	if err != nil || fam == nil {
+		return f, false
+	}
+	kinds := map[string]int{"consume": 0, "publish": 1}
+	dirs := map[string]int{"in": 0, "out": 1}
+	for _, m := range fam.GetMetric() {
 		kind, dir := -1, -1
-		for _, l := range strings.Split(labels, ",") {
-			switch l {
-			case `kind="consume"`:
-				kind = 0
-			case `kind="publish"`:
-				kind = 1
-			case `direction="in"`:
-				dir = 0
-			case `direction="out"`:
-				dir = 1
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "kind":
+				if k, found := kinds[l.GetValue()]; found {
+					kind = k
+				}
+			case "direction":
+				if d, found := dirs[l.GetValue()]; found {
+					dir = d
+				}
 			}
 		}
 		if kind >= 0 && dir >= 0 {
-			f[kind][dir] = v
+			f[kind][dir] = m.GetCounter().GetValue()
 			ok = true
 		}
 	}
 	return f, ok
 }
 
-// streamKindOf is the stream kind a case's frames are counted under.
-func streamKindOf(caseName string) int {
-	if strings.HasPrefix(caseName, "publish") {
-		return 1
+// streamKindOf is the stream kind whose frames a case is counted under;
+// false for a case with no stream (the REST ones).
+func streamKindOf(caseName string) (int, bool) {
+	switch {
+	case !strings.Contains(caseName, "stream"):
+		return 0, false
+	case strings.HasPrefix(caseName, "publish"):
+		return 1, true
+	default:
+		return 0, true
 	}
-	return 0
 }
