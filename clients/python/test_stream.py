@@ -80,6 +80,57 @@ def test_consume_ack_nack_extend_flow():
     run(go())
 
 
+def frames_in() -> float:
+    """The consume frames the server has read (mqgate_stream_frames_total)."""
+    with urllib.request.urlopen(URL + "/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("mqgate_stream_frames_total{") and 'direction="in"' in line and 'kind="consume"' in line:
+                return float(line.rsplit(" ", 1)[1])
+    raise AssertionError("no mqgate_stream_frames_total for consume streams in /metrics")
+
+
+def test_acks_of_one_turn_share_a_frame():
+    topic, group = "py-gather", "py-gather-g"
+    rest("PUT", f"/v1/topics/{topic}", {"queues": 2})
+    rest("PUT", f"/v1/groups/{group}", {"subscriptions": [{"topic": topic}], "consumeFrom": {"position": "FIRST_OFFSET"}})
+    rest("POST", f"/v1/topics/{topic}/messages/batch", {"messages": [{"body": f"g-{i}"} for i in range(16)]})
+
+    async def go():
+        async with consume(URL, group, max_outstanding_messages=100, invisible_seconds=60) as c:
+            got = [await c.receive() for _ in range(16)]
+            hs = [m["receiptHandle"] for m in got]
+            # Ten tasks ack one handle each in the same turn: one frame, and
+            # each task gets its own handle's result.
+            before = frames_in()
+            res = await asyncio.gather(*(c.ack([h]) for h in hs[:10]))
+            assert frames_in() - before == 1
+            assert [r[0]["receiptHandle"] for r in res] == hs[:10] and all(r[0]["status"] == "ok" for r in res)
+            # A handle over the length limit makes the server refuse the
+            # whole frame (400): each caller's acks go again on their own,
+            # so only that caller gets the problem.
+            before = frames_in()
+            good, bad, good2 = (asyncio.ensure_future(c.ack(hl)) for hl in ([hs[10]], ["x" * 1100], [hs[11], hs[12]]))
+            assert [r["status"] for r in await good] == ["ok"]
+            assert [r["status"] for r in await good2] == ["ok", "ok"]
+            with pytest.raises(ProblemError) as e:
+                await bad
+            assert e.value.status == 400
+            assert frames_in() - before == 4  # the gathered frame, then one per caller
+            # A nack given after an ack in the same turn goes after it: the
+            # ack of the handle is ok, and the nack finds it settled.
+            acked, nacked = asyncio.ensure_future(c.ack([hs[13]])), asyncio.ensure_future(c.nack([hs[13]], delay_level=1))
+            assert (await acked)[0]["status"] == "ok" and (await nacked)[0]["status"] != "ok"
+        # The handles stay valid on another stream; without gathering each
+        # call is a frame of its own.
+        async with consume(URL, group, gather_acks=False) as c:
+            before = frames_in()
+            res = await asyncio.gather(c.ack([hs[14]]), c.ack([hs[15]]), c.ack(["forged"]))
+            assert [r[0]["status"] for r in res] == ["ok", "ok", "invalid"]
+            assert frames_in() - before == 3
+
+    run(go())
+
+
 def test_refused_upgrade_is_a_problem():
     async def go():
         with pytest.raises(StreamRefused) as e:

@@ -9,6 +9,8 @@ export type PublishResult = S["PublishResult"];
 export type HandleResult = S["HandleResult"];
 export type Problem = S["Problem"];
 
+/** Receipt handles one settlement frame takes. */
+export declare const MAX_HANDLES: number;
 export declare const PROTOCOL: "mqgate.v1";
 
 /** A refused upgrade: status 0 when the runtime's WebSocket hides it (browsers). */
@@ -52,6 +54,8 @@ export declare class Consumer extends Stream {
   readonly empty: string | undefined;
   receive(): Promise<ReceivedMessage>;
   [Symbol.asyncIterator](): AsyncIterator<ReceivedMessage>;
+  /** Acks 1..100 handles. The ack() calls made before the event loop's next turn share one frame
+   * (unless opened with gatherAcks: false); each gets the results of its own handles. */
   ack(receiptHandles: string[]): Promise<HandleResult[]>;
   nack(receiptHandles: string[], o?: { delayLevel?: number; reason?: string }): Promise<HandleResult[]>;
   extend(receiptHandles: string[], invisibleSeconds: number): Promise<HandleResult[]>;
@@ -76,6 +80,8 @@ export declare function consume(
     maxOutstandingMessages?: number;
     maxOutstandingBytes?: number;
     timeoutMs?: number;
+    /** false: each ack() call in a frame of its own (default true: gathered per turn of the event loop). */
+    gatherAcks?: boolean;
   },
 ): Promise<Consumer>;
 

@@ -11,6 +11,12 @@
 
 export const PROTOCOL = "mqgate.v1";
 
+/** Receipt handles one settlement frame takes (the server's core.MaxHandles). */
+export const MAX_HANDLES = 100;
+
+/** Runs f once what is running now, and the promise callbacks it queued, are done. */
+const soon = globalThis.setImmediate ?? ((/** @type {() => void} */ f) => setTimeout(f, 0));
+
 /** A refused upgrade: the HTTP status and problem+json body (0/undefined when the runtime hides them). */
 export class StreamRefused extends Error {
   /** @param {number} status @param {any} problem @param {number | undefined} retryAfter */
@@ -224,10 +230,21 @@ class Stream {
   }
 }
 
+/** @typedef {{handles: string[], waiters: {n: number, resolve: (v: any) => void, reject: (e: any) => void}[]}} AckGather */
+
+// Acks are gathered: the ack() calls made before the event loop's next
+// turn (a for-await loop working through the messages of one frame, or
+// tasks settling side by side) go out as one ack frame of up to
+// MAX_HANDLES handles, and each call gets the results of its own
+// handles. Any other frame first sends the acks gathered before it, so an
+// ack never passes a nack, extend or flow sent after it.
 export class Consumer extends Stream {
-  /** @param {Dialed} d @param {string} group */
-  constructor(d, group) {
+  /** @param {Dialed} d @param {string} group @param {boolean} gatherAcks */
+  constructor(d, group, gatherAcks) {
     super(d);
+    this.gatherAcks = gatherAcks;
+    /** @type {AckGather | undefined} the acks of this turn, not yet sent */
+    this.gather = undefined;
     this.group = d.open.group || group;
     /** @type {any[]} */
     this.queue = [];
@@ -275,9 +292,55 @@ export class Consumer extends Stream {
     }
   }
 
-  /** @param {string[]} receiptHandles */
+  /** @param {Record<string, any>} frame @param {(f: any) => any} convert */
+  send(frame, convert) {
+    this.sendGathered();
+    return super.send(frame, convert);
+  }
+
+  /** Acks 1..MAX_HANDLES handles; gathered with the other acks of this turn (above). @param {string[]} receiptHandles */
   ack(receiptHandles) {
-    return this.send({ type: "ack", receiptHandles }, (f) => f.results);
+    const n = receiptHandles.length;
+    if (!this.gatherAcks || n === 0 || n > MAX_HANDLES) return this.send({ type: "ack", receiptHandles }, (f) => f.results);
+    if (this.error) return Promise.reject(this.error);
+    if (this.gather && this.gather.handles.length + n > MAX_HANDLES) this.sendGathered(); // full: these open the next
+    let g = this.gather;
+    if (!g) {
+      const opened = (g = this.gather = { handles: [], waiters: [] });
+      soon(() => {
+        if (this.gather === opened) this.sendGathered();
+      });
+    }
+    const gather = g;
+    return new Promise((resolve, reject) => {
+      gather.handles.push(...receiptHandles);
+      gather.waiters.push({ n, resolve, reject });
+    });
+  }
+
+  sendGathered() {
+    const g = this.gather;
+    this.gather = undefined;
+    if (g) this.sendAcks(g);
+  }
+
+  /** @param {AckGather} g */
+  sendAcks(g) {
+    super.send({ type: "ack", receiptHandles: g.handles }, (f) => f.results).then(
+      (/** @type {any[]} */ rs) => {
+        let off = 0;
+        for (const w of g.waiters) w.resolve(rs.slice(off, (off += w.n)));
+      },
+      (e) => {
+        if (g.waiters.length > 1 && e instanceof ProblemError && e.status < 500) {
+          // Refused whole (a 4xx: one caller's handle is malformed): that
+          // caller's fault, not the others'. Each caller's handles go
+          // again in a frame of their own, for its own answer.
+          let off = 0;
+          for (const w of g.waiters) this.sendAcks({ handles: g.handles.slice(off, (off += w.n)), waiters: [w] });
+        } else for (const w of g.waiters) w.reject(e);
+      },
+    );
   }
 
   /** @param {string[]} receiptHandles @param {{delayLevel?: number, reason?: string}} [o] */
@@ -372,12 +435,12 @@ export class Publisher extends Stream {
 /**
  * Opens a consume stream on group.
  * @param {string} baseUrl @param {string} group
- * @param {{key?: string, consumerId?: string, invisibleSeconds?: number, maxOutstandingMessages?: number, maxOutstandingBytes?: number, timeoutMs?: number}} [o]
+ * @param {{key?: string, consumerId?: string, invisibleSeconds?: number, maxOutstandingMessages?: number, maxOutstandingBytes?: number, timeoutMs?: number, gatherAcks?: boolean}} [o]
  */
 export async function consume(baseUrl, group, o = {}) {
-  const { key, timeoutMs = 10000, ...q } = o;
+  const { key, timeoutMs = 10000, gatherAcks = true, ...q } = o;
   const d = await dial(wsUrl(baseUrl, `/v1/groups/${encodeURIComponent(group)}/stream`, q), key, timeoutMs);
-  return new Consumer(d, group);
+  return new Consumer(d, group, gatherAcks);
 }
 
 /**

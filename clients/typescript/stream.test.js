@@ -75,6 +75,70 @@ test("consume, ack, nack, extend, flow", async () => {
   }
 });
 
+/** The consume frames the server has read (mqgate_stream_frames_total). */
+async function framesIn() {
+  const text = await (await fetch(url + "/metrics")).text();
+  const line = text.split("\n").find((l) => l.startsWith("mqgate_stream_frames_total{") && l.includes('direction="in"') && l.includes('kind="consume"'));
+  assert.ok(line, "no mqgate_stream_frames_total for consume streams in /metrics");
+  return Number(line.slice(line.lastIndexOf(" ") + 1));
+}
+
+test("the acks of one turn share a frame", async () => {
+  const topic = "ts-gather";
+  const group = "ts-gather-g";
+  await client.PUT("/v1/topics/{topic}", { params: { path: { topic } }, body: { queues: 2 } });
+  await client.PUT("/v1/groups/{group}", {
+    params: { path: { group } },
+    body: { subscriptions: [{ topic }], consumeFrom: { position: "FIRST_OFFSET" } },
+  });
+  await client.POST("/v1/topics/{topic}/messages/batch", {
+    params: { path: { topic } },
+    body: { messages: Array.from({ length: 16 }, (_, i) => ({ body: `g-${i}` })) },
+  });
+  const c = await consume(url, group, { maxOutstandingMessages: 100, invisibleSeconds: 60 });
+  /** @type {string[]} */
+  let hs = [];
+  try {
+    const got = [];
+    for (let i = 0; i < 16; i++) got.push(await c.receive());
+    hs = got.map((m) => m.receiptHandle);
+    // Ten acks of one handle each, given in one turn: one frame, each
+    // call with its own handle's result.
+    let before = await framesIn();
+    const res = await Promise.all(hs.slice(0, 10).map((h) => c.ack([h])));
+    assert.equal((await framesIn()) - before, 1);
+    assert.deepEqual(res.map((r) => r[0].receiptHandle), hs.slice(0, 10));
+    assert.ok(res.every((r) => r.length === 1 && r[0].status === "ok"));
+    // A handle over the length limit makes the server refuse the whole
+    // frame (400): each call's acks go again on their own, and only that
+    // call gets the problem.
+    before = await framesIn();
+    const [good, bad, good2] = [c.ack([hs[10]]), c.ack(["x".repeat(1100)]), c.ack([hs[11], hs[12]])];
+    assert.deepEqual((await good).map((r) => r.status), ["ok"]);
+    assert.deepEqual((await good2).map((r) => r.status), ["ok", "ok"]);
+    await assert.rejects(bad, (e) => e instanceof ProblemError && e.status === 400);
+    assert.equal((await framesIn()) - before, 4); // the gathered frame, then one per call
+    // A nack given after an ack in the same turn goes after it: the ack
+    // is ok, and the nack finds the handle settled.
+    const [acked, nacked] = [c.ack([hs[13]]), c.nack([hs[13]], { delayLevel: 1 })];
+    assert.equal((await acked)[0].status, "ok");
+    assert.notEqual((await nacked)[0].status, "ok");
+  } finally {
+    await c.close();
+  }
+  // The handles stay valid on another stream; without gathering each call
+  // is a frame of its own.
+  const apart = await consume(url, group, { gatherAcks: false });
+  try {
+    const before = await framesIn();
+    const res = await Promise.all([apart.ack([hs[14]]), apart.ack([hs[15]]), apart.ack(["forged"])]);
+    assert.deepEqual(res.map((r) => r[0].status), ["ok", "ok", "invalid"]);
+    assert.equal((await framesIn()) - before, 3);
+  } finally {
+    await apart.close();
+  }
+});
+
 test("a refused upgrade carries the problem", async () => {
   await assert.rejects(consume(url, "no-such-group"), (e) => e instanceof StreamRefused && e.status === 404 && e.problem?.status === 404);
 });

@@ -13,6 +13,11 @@ answer is matched by that id, so calls may overlap freely.
     async with publish("http://127.0.0.1:8080", "orders") as p:
         result = await p.publish_wait({"body": "order 17 created"})
 
+Acks given in the same turn of the event loop (by tasks settling messages
+side by side) go out as one ack frame of up to 100 handles, and each call
+still gets the results of its own handles; ``gather_acks=False`` sends
+one frame per call.
+
 Messages, results and problems are the API's JSON objects as dicts (the
 generated mqgate_client models describe their fields). Built on the
 ``websockets`` library; hand-written, next to (not inside) the generated
@@ -45,6 +50,8 @@ __all__ = [
 ]
 
 PROTOCOL = "mqgate.v1"
+
+MAX_HANDLES = 100  # receipt handles one settlement frame takes (core.MaxHandles)
 
 
 class StreamRefused(Exception):
@@ -100,7 +107,9 @@ class _Stream:
         self._reader = asyncio.create_task(self._read())
 
     @classmethod
-    async def _dial(cls, base_url: str, path: str, query: dict[str, Any], key: str | None, open_timeout: float) -> Any:
+    async def _dial(
+        cls, base_url: str, path: str, query: dict[str, Any], key: str | None, open_timeout: float, **kw: Any
+    ) -> Any:
         headers = {"Authorization": f"Bearer {key}"} if key else None
         try:
             ws = await connect(
@@ -131,7 +140,7 @@ class _Stream:
         if first.get("type") != "open":
             await ws.close()
             raise RuntimeError(f"first frame is {first.get('type')!r}, not open")
-        return cls(ws, first)
+        return cls(ws, first, **kw)
 
     async def _read(self) -> None:
         try:
@@ -208,13 +217,37 @@ class _Stream:
         await self.close()
 
 
+class _AckGather:
+    """Acks given in one turn of the event loop, to go out as one ack frame."""
+
+    __slots__ = ("handles", "waiters")
+
+    def __init__(self, handles: list[str] | None = None, waiter: tuple[asyncio.Future[Any], int] | None = None) -> None:
+        self.handles: list[str] = handles or []
+        self.waiters: list[tuple[asyncio.Future[Any], int]] = [waiter] if waiter else []  # (future, handles it gave)
+
+    def answer(self, fut: asyncio.Future[Any]) -> None:
+        """Hand each waiter the results of its own handles, or the frame's failure."""
+        err = StreamClosed(None, "cancelled") if fut.cancelled() else fut.exception()
+        off = 0
+        for w, n in self.waiters:
+            if not w.done():
+                if err is not None:
+                    w.set_exception(err)
+                else:
+                    w.set_result(fut.result()[off : off + n])
+            off += n
+
+
 class Consumer(_Stream):
     """An open consume stream: iterate (or ``await receive()``) for deliveries."""
 
-    def __init__(self, ws: ClientConnection, opened: dict[str, Any]):
+    def __init__(self, ws: ClientConnection, opened: dict[str, Any], gather_acks: bool = True):
         self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self.empty: str | None = None  # the last empty frame's reason since a delivery
         self.limits = {k: opened.get(k) for k in ("maxOutstandingMessages", "maxOutstandingBytes")}
+        self._gather_acks = gather_acks
+        self._gather: _AckGather | None = None  # the acks of this turn, not yet sent
         super().__init__(ws, opened)
 
     def _on_frame(self, f: dict[str, Any]) -> None:
@@ -247,13 +280,77 @@ class Consumer(_Stream):
                 raise StopAsyncIteration from None
             raise
 
+    async def _send(self, frame: dict[str, Any], convert: Callable[[dict[str, Any]], Any]) -> asyncio.Future[Any]:
+        # Any other frame goes after the acks gathered before it: an ack
+        # never passes a nack, extend or flow sent after it.
+        await self._send_gathered()
+        return await super()._send(frame, convert)
+
     async def _settle(self, frame: dict[str, Any]) -> list[dict[str, Any]]:
         fut = await self._send(frame, lambda f: f.get("results") or [])
         return await fut
 
     async def ack(self, handles: list[str]) -> list[dict[str, Any]]:
-        """Ack 1..100 handles; one result per handle, in order (status ok, expired or invalid)."""
-        return await self._settle({"type": "ack", "receiptHandles": list(handles)})
+        """Ack 1..100 handles; one result per handle, in order (status ok, expired or invalid).
+
+        Acks given in the same turn of the event loop share one frame (see the module's doc)."""
+        handles = list(handles)
+        if not self._gather_acks or not 0 < len(handles) <= MAX_HANDLES:
+            return await self._settle({"type": "ack", "receiptHandles": handles})
+        if self.error is not None:
+            raise self.error
+        while self._gather is not None and len(self._gather.handles) + len(handles) > MAX_HANDLES:
+            await self._send_gathered()  # full: it goes now, and these open the next
+        fut: asyncio.Future[list[dict[str, Any]]] = asyncio.get_running_loop().create_future()
+        g = self._gather
+        if g is not None:
+            g.handles.extend(handles)
+            g.waiters.append((fut, len(handles)))
+            return await fut
+        # The opener lets the other tasks of this turn join, then sends the
+        # frame, unless a full gather or another frame has sent it first.
+        g = self._gather = _AckGather(handles, (fut, len(handles)))
+        try:
+            await asyncio.sleep(0)
+        except asyncio.CancelledError:
+            if self._gather is g:  # the others still get their answers
+                asyncio.get_running_loop().create_task(self._send_gathered())
+            raise
+        if self._gather is g:
+            await self._send_gathered()
+        return await fut
+
+    async def _send_gathered(self) -> None:
+        """Send the acks gathered so far, if any, as one frame."""
+        g, self._gather = self._gather, None
+        if g is not None:
+            await self._send_acks(g)
+
+    async def _send_acks(self, g: _AckGather) -> None:
+        try:
+            fut = await super()._send({"type": "ack", "receiptHandles": g.handles}, lambda f: f.get("results") or [])
+        except Exception as e:  # noqa: BLE001 - every waiter of the frame fails with it
+            for w, _ in g.waiters:
+                if not w.done():
+                    w.set_exception(e)
+            return
+        fut.add_done_callback(lambda f: self._acks_answered(g, f))
+
+    def _acks_answered(self, g: _AckGather, f: asyncio.Future[Any]) -> None:
+        # A gathered frame refused whole (a 4xx: one caller's handle is
+        # malformed) is that caller's fault, not the others': each caller's
+        # handles are sent again in a frame of their own, for its own answer.
+        e = None if f.cancelled() else f.exception()
+        if len(g.waiters) > 1 and isinstance(e, ProblemError) and (e.status or 500) < 500:
+            asyncio.get_running_loop().create_task(self._resend_apart(g))
+        else:
+            g.answer(f)
+
+    async def _resend_apart(self, g: _AckGather) -> None:
+        off = 0
+        for w, n in g.waiters:
+            await self._send_acks(_AckGather(g.handles[off : off + n], (w, n)))
+            off += n
 
     async def nack(self, handles: list[str], delay_level: int | None = None, reason: str | None = None) -> list[dict[str, Any]]:
         """Nack 1..100 handles (delay_level 0: the engine decides, -1: dead-letter now)."""
@@ -369,15 +466,20 @@ def consume(
     max_outstanding_messages: int | None = None,
     max_outstanding_bytes: int | None = None,
     open_timeout: float = 10,
+    gather_acks: bool = True,
 ) -> Any:
-    """Open a consume stream on group (``await consume(...)`` or ``async with consume(...) as c``)."""
+    """Open a consume stream on group (``await consume(...)`` or ``async with consume(...) as c``).
+
+    gather_acks=False sends each ack() call in a frame of its own."""
     q = {
         "consumerId": consumer_id,
         "invisibleSeconds": invisible_seconds,
         "maxOutstandingMessages": max_outstanding_messages,
         "maxOutstandingBytes": max_outstanding_bytes,
     }
-    return _Opening(lambda: Consumer._dial(base_url, f"/v1/groups/{quote(group, safe='')}/stream", q, key, open_timeout))
+    return _Opening(
+        lambda: Consumer._dial(base_url, f"/v1/groups/{quote(group, safe='')}/stream", q, key, open_timeout, gather_acks=gather_acks)
+    )
 
 
 def publish(
