@@ -304,18 +304,20 @@ export class Consumer extends Stream {
     if (!this.gatherAcks || n === 0 || n > MAX_HANDLES) return this.send({ type: "ack", receiptHandles }, (f) => f.results);
     if (this.error) return Promise.reject(this.error);
     if (this.gather && this.gather.handles.length + n > MAX_HANDLES) this.sendGathered(); // full: these open the next
-    let g = this.gather;
-    if (!g) {
-      const opened = (g = this.gather = { handles: [], waiters: [] });
-      soon(() => {
-        if (this.gather === opened) this.sendGathered();
-      });
-    }
-    const gather = g;
+    const g = this.gather ?? this.openGather();
     return new Promise((resolve, reject) => {
-      gather.handles.push(...receiptHandles);
-      gather.waiters.push({ n, resolve, reject });
+      g.handles.push(...receiptHandles);
+      g.waiters.push({ n, resolve, reject });
     });
+  }
+
+  /** A new gather, sent at the next turn unless a full gather or another frame sends it first. @returns {AckGather} */
+  openGather() {
+    const g = (this.gather = { handles: [], waiters: [] });
+    soon(() => {
+      if (this.gather === g) this.sendGathered();
+    });
+    return g;
   }
 
   sendGathered() {

@@ -54,6 +54,11 @@ PROTOCOL = "mqgate.v1"
 MAX_HANDLES = 100  # receipt handles one settlement frame takes (core.MaxHandles)
 
 
+def _results(f: dict[str, Any]) -> list[dict[str, Any]]:
+    """A results or confirm frame's per-handle or per-message results."""
+    return f.get("results") or []
+
+
 class StreamRefused(Exception):
     """The server refused the upgrade: its HTTP status and problem+json body."""
 
@@ -287,7 +292,7 @@ class Consumer(_Stream):
         return await super()._send(frame, convert)
 
     async def _settle(self, frame: dict[str, Any]) -> list[dict[str, Any]]:
-        fut = await self._send(frame, lambda f: f.get("results") or [])
+        fut = await self._send(frame, _results)
         return await fut
 
     async def ack(self, handles: list[str]) -> list[dict[str, Any]]:
@@ -328,7 +333,7 @@ class Consumer(_Stream):
 
     async def _send_acks(self, g: _AckGather) -> None:
         try:
-            fut = await super()._send({"type": "ack", "receiptHandles": g.handles}, lambda f: f.get("results") or [])
+            fut = await super()._send({"type": "ack", "receiptHandles": g.handles}, _results)
         except Exception as e:  # noqa: BLE001 - every waiter of the frame fails with it
             for w, _ in g.waiters:
                 if not w.done():
@@ -416,7 +421,7 @@ class Publisher(_Stream):
             asyncio.get_running_loop().create_task(self._notify())
 
         try:
-            fut = await self._send(frame, lambda f: f.get("results") or [])
+            fut = await self._send(frame, _results)
         except BaseException:
             release(None)  # type: ignore[arg-type]
             raise
