@@ -94,3 +94,80 @@ func TestOpenFailureReleasesTheStore(t *testing.T) {
 		t.Fatal("the second Open waits: the failed one left the store locked")
 	}
 }
+
+// TestNacksAnsweredBeforeCloseSurvive: nacks answered "ok" just before a
+// graceful Close reach their dead-letter copies, every one. (The push
+// consumer queues a nack's send-back before it answers and stores it in
+// the background; a Close that dropped the queue undid those nacks: the
+// messages came back from the committed offset instead of the DLQ.)
+func TestNacksAnsweredBeforeCloseSurvive(t *testing.T) {
+	const n = 256
+	dir := t.TempDir()
+	ctx := context.Background()
+	b, err := Open(Options{Engine: engine.Options{Dir: dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.PutTopic(core.TopicConfig{Name: "t", Queues: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := b.PutGroup(ctx, core.GroupConfig{Name: "g", Subscriptions: []core.Subscription{{Topic: "t", Filter: "*"}}}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := make([]core.PutMessage, n)
+	for i := range msgs {
+		msgs[i] = core.PutMessage{Body: []byte{byte(i)}}
+	}
+	if _, err := b.Put(ctx, "t", msgs); err != nil {
+		t.Fatal(err)
+	}
+	nacked := 0
+	for nacked < n {
+		got, err := b.Receive(ctx, "g", core.ReceiveRequest{MaxMessages: core.MaxReceiveMessages, Wait: 5 * time.Second})
+		if err != nil || len(got) == 0 {
+			t.Fatalf("receive after %d nacked: %d messages, %v", nacked, len(got), err)
+		}
+		handles := make([]string, len(got))
+		for i, m := range got {
+			handles[i] = m.ReceiptHandle
+		}
+		res, err := b.Nack(ctx, "g", handles, -1, "poison")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Status != core.HandleOK {
+				t.Fatalf("nack: %+v", r)
+			}
+		}
+		nacked += len(got)
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	b, err = Open(Options{Engine: engine.Options{Dir: dir}})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer b.Close(ctx)
+	dead, cursor := 0, ""
+	for {
+		page, next, err := b.DLQMessages("g", cursor, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead += len(page)
+		if next == "" || len(page) == 0 {
+			break
+		}
+		cursor = next
+	}
+	if dead != n {
+		t.Errorf("%d dead letters after reopen, want the %d nacked", dead, n)
+	}
+	again, err := b.Receive(ctx, "g", core.ReceiveRequest{MaxMessages: core.MaxReceiveMessages, Wait: time.Second})
+	if err != nil || len(again) != 0 {
+		t.Errorf("after reopen the group received %d messages (%v), want none: every one was dead-lettered", len(again), err)
+	}
+}

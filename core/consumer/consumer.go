@@ -220,7 +220,8 @@ func (c *PushConsumer) UpdateConfig(cfg core.GroupConfig) {
 	signal(c.kick)
 }
 
-// Shutdown stops pulling, persists offsets, unlocks queues, unregisters.
+// Shutdown stops pulling, stores the send-backs of the nacks already
+// answered (until ctx ends), persists offsets, unlocks queues, unregisters.
 // Answers to deliveries still out are ignored afterwards; those messages
 // are delivered again from the committed offset.
 func (c *PushConsumer) Shutdown(ctx context.Context) error { return c.shutdown(ctx, true) }
@@ -271,8 +272,11 @@ func (c *PushConsumer) shutdown(ctx context.Context, persist bool) error {
 	case <-ctx.Done():
 		err = ctx.Err() // a listener blocked in Consume; the pulls exit when it returns
 	}
+	if persist {
+		c.backs.drain(ctx) // nacks answered before the shutdown reach their copies
+	}
 	c.cancel()
-	c.backs.close() // the batch in flight ends (its context is cancelled); the rest is delivered again
+	c.backs.close() // what drain left (ctx ended, or a crash) is delivered again
 
 	// persistAll, then unlock (RocketMQ shutdown: persistConsumerOffset,
 	// unregisterClient, and unlockAll for orderly).

@@ -43,13 +43,15 @@ type sendBackQueue struct {
 	jobs    []sendBackJob
 	stopped bool
 
-	kick chan struct{} // cap 1: jobs are waiting
-	stop chan struct{}
-	done chan struct{}
+	kick  chan struct{} // cap 1: jobs are waiting
+	flush chan struct{} // closed by drain: store what waits, then stop
+	stop  chan struct{}
+	done  chan struct{}
 }
 
 func newSendBackQueue() *sendBackQueue {
-	return &sendBackQueue{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	return &sendBackQueue{kick: make(chan struct{}, 1), flush: make(chan struct{}),
+		stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // add queues jobs; after close they are dropped (the client is shutting
@@ -90,6 +92,19 @@ func (q *sendBackQueue) pending() int {
 	return len(q.jobs)
 }
 
+// drain stores every job waiting, then stops the loop; ctx bounds the
+// wait (what is left when it ends is dropped by close). A graceful
+// shutdown drains: a nack answered "ok" was queued here before its answer,
+// and dropping it would undo the nack — the message would come back from
+// the committed offset instead of reaching its retry or DLQ copy.
+func (q *sendBackQueue) drain(ctx context.Context) {
+	close(q.flush)
+	select {
+	case <-q.done:
+	case <-ctx.Done():
+	}
+}
+
 // close stops the loop after the batch in flight; waiting jobs are
 // dropped.
 func (q *sendBackQueue) close() {
@@ -105,11 +120,16 @@ func (q *sendBackQueue) close() {
 func (c *PushConsumer) sendBackLoop() {
 	q := c.backs
 	defer close(q.done)
+	flushing := false
 	for {
-		select {
-		case <-q.stop:
-			return
-		case <-q.kick:
+		if !flushing {
+			select {
+			case <-q.stop:
+				return
+			case <-q.kick:
+			case <-q.flush:
+				flushing = true
+			}
 		}
 		for {
 			select {
@@ -122,6 +142,9 @@ func (c *PushConsumer) sendBackLoop() {
 				break
 			}
 			c.sendBackBatch(jobs)
+		}
+		if flushing {
+			return // drained: nothing waits
 		}
 	}
 }
