@@ -199,3 +199,24 @@ func TestApplyAllocs(t *testing.T) {
 }
 
 func base() receipt { return sampleReceipt() }
+
+// TestSameHandle: the word-at-a-time compare finds a difference in any
+// byte, in the words and in the tail, and in the length.
+func TestSameHandle(t *testing.T) {
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 64, 97} {
+		issued := strings.Repeat("k", n)
+		if !sameHandle(issued, strings.Clone(issued)) {
+			t.Fatalf("length %d: equal strings compared different", n)
+		}
+		if sameHandle(issued, issued+"k") || sameHandle(issued+"k", issued) {
+			t.Fatalf("length %d: a longer string compared equal", n)
+		}
+		for i := range n {
+			h := []byte(issued)
+			h[i] ^= 0x01
+			if sameHandle(issued, string(h)) {
+				t.Fatalf("length %d: a difference in byte %d went unseen", n, i)
+			}
+		}
+	}
+}
