@@ -130,10 +130,9 @@ func AppendMessageFields(b []byte, m *core.Message) []byte {
 	b = append(b, `{"messageId":`...)
 	b = AppendString(b, m.UserID())
 	b = append(b, `,"topic":`...)
-	if real := m.SysProps[core.PropRealTopic]; m.Topic == core.ScheduleTopic && real != "" {
-		b = AppendString(b, real)
-	} else {
-		b = AppendString(b, m.UserTopic())
+	topic, positioned := shownTopic(m)
+	b = AppendString(b, topic)
+	if positioned {
 		b = append(b, `,"queueId":`...)
 		b = strconv.AppendInt(b, int64(m.QueueID), 10)
 		b = append(b, `,"queueOffset":`...)

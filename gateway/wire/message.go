@@ -78,6 +78,17 @@ type Message struct {
 	TraceState     string            `json:"tracestate,omitempty"`
 }
 
+// shownTopic is the topic a consumer sees m under and whether m is shown
+// with its queue position: a message still waiting on the schedule topic
+// is shown under its real topic and has none yet; any other under its
+// user topic (the original one of a retry or dead-letter copy).
+func shownTopic(m *core.Message) (topic string, positioned bool) {
+	if real := m.SysProps[core.PropRealTopic]; m.Topic == core.ScheduleTopic && real != "" {
+		return real, false
+	}
+	return m.UserTopic(), true
+}
+
 // NewMessage renders a stored message. The id shown is the user-facing
 // one (ORIGIN_MESSAGE_ID for a retry or dead-letter copy) and the topic
 // the original one (RocketMQ resetRetryAndNamespace), so a consumer sees
@@ -88,7 +99,6 @@ type Message struct {
 func NewMessage(m *core.Message) Message {
 	out := Message{
 		MessageID:      m.UserID(),
-		Topic:          m.UserTopic(),
 		Tags:           m.Tags,
 		Keys:           m.Keys,
 		Properties:     m.Properties,
@@ -97,9 +107,9 @@ func NewMessage(m *core.Message) Message {
 		StoredAt:       FormatTime(m.StoredAt),
 		ReconsumeTimes: m.ReconsumeTimes,
 	}
-	if real := m.SysProps[core.PropRealTopic]; m.Topic == core.ScheduleTopic && real != "" {
-		out.Topic = real
-	} else {
+	topic, positioned := shownTopic(m)
+	out.Topic = topic
+	if positioned {
 		qid, off := m.QueueID, m.QueueOffset
 		out.QueueID, out.QueueOffset = &qid, &off
 	}
