@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -163,14 +162,10 @@ func (p *pacedPublisher) loop(ctx context.Context) {
 		if !measured {
 			props[propWarmup] = "1"
 		}
-		body, err := json.Marshal(wireMessage{Body: &p.body, Properties: props})
-		if err != nil {
-			panic(err) // strings always encode
-		}
-		var ans struct {
-			MessageID string `json:"messageId"`
-		}
-		status, err := p.post.postJSON(ctx, p.url, json.RawMessage(body), &ans)
+		// The poster encodes the message: REST as its request body, a
+		// stream poster as its frame (no JSON in between to decode again).
+		var ans publishAnswer
+		status, err := p.post.postJSON(ctx, p.url, &wireMessage{Body: &p.body, Properties: props}, &ans)
 		answered := time.Now()
 		if ctx.Err() != nil {
 			continue // drain jobs; the run is over

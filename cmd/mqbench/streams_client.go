@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -9,8 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	json "github.com/segmentio/encoding/json"
 
 	"github.com/mqgate/mqgate/apiclient"
 	"github.com/mqgate/mqgate/apiclient/stream"
@@ -350,18 +349,34 @@ func streamLatencyCase(ctx context.Context, c streamsConfig, topic string) (Stre
 }
 
 // streamPoster is the pacer's poster over a publish stream: the pacer's
-// encoded message is published with PublishWait and the confirm answered
-// as a 201 would be.
+// message is published with PublishWait and the confirm answered as a 201
+// would be.
 type streamPoster struct{ p *stream.Publisher }
 
 func (s streamPoster) postJSON(ctx context.Context, _ string, in, out any) (int, error) {
-	raw, ok := in.(json.RawMessage)
+	w, ok := in.(*wireMessage)
 	if !ok {
-		return 0, errors.New("streamPoster: want an encoded message")
+		return 0, fmt.Errorf("streamPoster: want a *wireMessage, got %T", in)
 	}
-	var m apiclient.PublishRequest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return 0, err
+	m := apiclient.PublishRequest{Body: w.Body}
+	if w.BodyBase64 != "" {
+		raw, err := base64.StdEncoding.DecodeString(w.BodyBase64)
+		if err != nil {
+			return 0, err
+		}
+		m.BodyBase64 = &raw
+	}
+	if w.Tags != "" {
+		m.Tags = &w.Tags
+	}
+	if len(w.Properties) > 0 {
+		m.Properties = &w.Properties
+	}
+	if w.DelayLevel != 0 {
+		m.DelayLevel = &w.DelayLevel
+	}
+	if w.DelaySeconds != 0 {
+		m.DelaySeconds = &w.DelaySeconds
 	}
 	r, err := s.p.PublishWait(ctx, m)
 	if err != nil {
@@ -371,11 +386,12 @@ func (s streamPoster) postJSON(ctx context.Context, _ string, in, out any) (int,
 		}
 		return 0, err
 	}
-	if out != nil {
-		b, _ := json.Marshal(r)
-		if err := json.Unmarshal(b, out); err != nil {
-			return 0, err
-		}
+	switch a := out.(type) {
+	case nil:
+	case *publishAnswer:
+		a.MessageID = r.MessageId
+	default:
+		return 0, fmt.Errorf("streamPoster: want a *publishAnswer, got %T", out)
 	}
 	return http.StatusCreated, nil
 }

@@ -41,6 +41,11 @@ type receiveRequest struct {
 	WaitSeconds int `json:"waitSeconds"`
 }
 
+// publishAnswer is what the paced publishers read of a publish's answer.
+type publishAnswer struct {
+	MessageID string `json:"messageId"`
+}
+
 type receiveAnswer struct {
 	Messages []receivedMessage `json:"messages"`
 }
