@@ -746,12 +746,8 @@ func (b *Backend) orderlyGate(ctx context.Context, g core.Group, consumerID stri
 // noteNack records the nack of an ORDERLY lease (its consumer is one
 // queue's: <group>[~b~<consumerId>]~q<queue>) as its queue's failing head.
 func (b *Backend) noteNack(ctx context.Context, l lease, times int, reason string) {
-	i := strings.LastIndex(l.meta.consumer, "~q")
-	if i < 0 {
-		return
-	}
-	q, err := strconv.Atoi(l.meta.consumer[i+2:])
-	if err != nil {
+	q, ok := consumerQueue(l.meta.consumer)
+	if !ok {
 		return
 	}
 	raw, err := b.leaderMsg(ctx, l.meta.stream, msgGet{Seq: l.sseq})

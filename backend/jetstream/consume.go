@@ -713,9 +713,12 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]co
 			return nil, err
 		}
 	}
-	for _, i := range idx {
+	settled := make([]lease, len(idx))
+	for j, i := range idx {
+		settled[j] = checked[i].l
 		b.recordSettle(checked[i].l, tlEvent{Type: core.EventAcked})
 	}
+	b.settleClaims(ctx, group, settled) // ORDERLY: a stale copy is not handed out again (orderclaim.go)
 	return res, nil
 }
 
@@ -773,6 +776,7 @@ func (b *Backend) Nack(ctx context.Context, group string, handles []string, dela
 			if err := b.deadLetterLease(ctx, g.Name, l, times, reason); err != nil {
 				return nil, err
 			}
+			b.settleClaims(ctx, g.Name, []lease{l})
 			b.recordSettle(l, tlEvent{Type: core.EventDeadLettered})
 			continue
 		}

@@ -63,6 +63,17 @@ func consumerName(group, consumerID string, queue int) string {
 	return b.String()
 }
 
+// consumerQueue is the queue of an ORDERLY queue consumer's name (see
+// consumerName); false for any other consumer.
+func consumerQueue(name string) (int, bool) {
+	i := strings.LastIndex(name, "~q")
+	if i < 0 {
+		return 0, false
+	}
+	q, err := strconv.Atoi(name[i+2:])
+	return q, err == nil && q >= 0
+}
+
 // subjectQueue parses the queue of a stored message's subject
 // (mq.<topic>.<queue>); -1 for any other subject.
 func subjectQueue(subj string) (topic string, queue int) {
