@@ -131,14 +131,23 @@ func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, r
 	if p.ref.queue < 0 || m.ShardingKey == "" {
 		return false
 	}
-	c, err := b.cachedTopicInfo(p.ref.topic)
-	if err != nil || len(c.fences) == 0 {
-		return false
-	}
 	if _, q := subjectQueue(p.msg.Subject); q != p.ref.queue {
 		return false // a redriven copy
 	}
 	seq := uint64(m.QueueOffset)
+	c, err := b.cachedTopicInfo(p.ref.topic)
+	if err == nil && seq > c.lastSeq {
+		// Stored after the cached view was read: a growth made through
+		// another instance since (within topicTTL) would be missing
+		// from it, with the fence this message may be behind (a test
+		// saw a key's later message handed out from its old queue
+		// before its earlier one in the new queue). At most one read
+		// per lease call: the view read now is past all it pulled.
+		c, err = b.loadTopic(p.ref.topic)
+	}
+	if err != nil || len(c.fences) == 0 {
+		return false
+	}
 	for i, f := range c.fences {
 		if seq <= f.Seq {
 			break
@@ -206,7 +215,7 @@ func fenceKeys(stream, consumer string) string {
 // fenceReturns is how many of a delivery's earlier deliveries were fence
 // returns (0 unless it was delivered again on a grown topic).
 func (b *Backend) fenceReturns(ctx context.Context, meta ackMeta) int {
-	if meta.delivered <= 1 || !strings.Contains(meta.consumer, "~q") { // ORDERLY consumers only
+	if _, orderly := consumerQueue(meta.consumer); meta.delivered <= 1 || !orderly {
 		return 0
 	}
 	if len(b.topicFences(strings.TrimPrefix(meta.stream, "MQ_"))) == 0 {

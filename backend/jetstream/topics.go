@@ -38,7 +38,11 @@ type topicCache struct {
 type cachedTopic struct {
 	t      core.Topic
 	fences []fence // growth fences (fence.go)
-	at     time.Time
+	// lastSeq is the stream's last sequence when it was read: a growth
+	// after the read has a fence past it, so only a message stored
+	// after lastSeq can be behind a fence this view lacks (fenced).
+	lastSeq uint64
+	at      time.Time
 }
 
 const topicTTL = time.Second
@@ -127,24 +131,26 @@ func topicOf(name string, si *jsapi.StreamInfo) core.Topic {
 
 // Topic implements core.TopicService.
 func (b *Backend) Topic(name string) (core.Topic, error) {
-	t, _, err := b.topicInfo(name)
-	return t, err
+	c, err := b.topicInfo(name)
+	return c.t, err
 }
 
-// topicInfo is Topic with its growth fences.
-func (b *Backend) topicInfo(name string) (core.Topic, []fence, error) {
+// topicInfo is Topic with its growth fences and the stream's last
+// sequence, read now.
+func (b *Backend) topicInfo(name string) (cachedTopic, error) {
 	if core.IsSystemTopic(name) || !core.ValidName(name) {
-		return core.Topic{}, nil, core.Errorf(core.ENotFound, "topic %q not found", name)
+		return cachedTopic{}, core.Errorf(core.ENotFound, "topic %q not found", name)
 	}
 	ctx, cancel := b.ctx(context.Background())
 	defer cancel()
 	s, err := b.stream(ctx, topicStream(name))
 	if errors.Is(err, jsapi.ErrStreamNotFound) {
-		return core.Topic{}, nil, core.Errorf(core.ENotFound, "topic %q not found", name)
+		return cachedTopic{}, core.Errorf(core.ENotFound, "topic %q not found", name)
 	} else if err != nil {
-		return core.Topic{}, nil, mapErr(err)
+		return cachedTopic{}, mapErr(err)
 	}
-	return topicOf(name, s.CachedInfo()), parseFences(s.CachedInfo().Config.Metadata), nil
+	si := s.CachedInfo()
+	return cachedTopic{t: topicOf(name, si), fences: parseFences(si.Config.Metadata), lastSeq: si.State.LastSeq, at: time.Now()}, nil
 }
 
 // cachedTopic is Topic through a short cache (the publish path).
@@ -166,14 +172,18 @@ func (b *Backend) cachedTopicInfo(name string) (cachedTopic, error) {
 	if ok && time.Since(c.at) < topicTTL {
 		return c, nil
 	}
-	t, fs, err := b.topicInfo(name)
+	return b.loadTopic(name)
+}
+
+// loadTopic reads a topic into the cache, whatever its age there.
+func (b *Backend) loadTopic(name string) (cachedTopic, error) {
+	c, err := b.topicInfo(name)
 	if err != nil {
-		return cachedTopic{t: t}, err
+		return c, err
 	}
-	if err := b.ensureIndexSubjects(t); err != nil {
-		return cachedTopic{t: t}, err
+	if err := b.ensureIndexSubjects(c.t); err != nil {
+		return cachedTopic{t: c.t}, err
 	}
-	c = cachedTopic{t, fs, time.Now()}
 	b.topics.mu.Lock()
 	if b.topics.m == nil {
 		b.topics.m = map[string]cachedTopic{}
