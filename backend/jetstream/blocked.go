@@ -715,7 +715,8 @@ func (b *Backend) forgetOrderly(ctx context.Context, group string) {
 // orderlyGateState is what one lease call read for its ORDERLY messages.
 type orderlyGateState struct {
 	read  bool
-	rules *ruleSet // nil when unreadable
+	rules *ruleSet    // nil when unreadable
+	views *topicViews // topics read again for the fence checks (fence.go)
 }
 
 // orderlyGate runs the checks of an ORDERLY delivery before it is leased:
@@ -733,7 +734,7 @@ func (b *Backend) orderlyGate(ctx context.Context, g core.Group, consumerID stri
 	if b.caught(ctx, g, consumerID, st.rules, p, meta, m) {
 		return true
 	}
-	if b.fenced(ctx, g, consumerID, st.rules, p, m) {
+	if b.fenced(ctx, g, consumerID, st.rules, st.views, p, m) {
 		b.holdAtFence(ctx, p, meta, returns)
 		return true
 	}

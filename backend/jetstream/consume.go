@@ -334,6 +334,10 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		meta ackMeta
 		m    *core.Message
 	}
+	// The topics the growth fence checks need read again, read beside
+	// the claims (fence.go).
+	og := orderlyGateState{views: b.startViews(items)}
+	defer og.views.wait()
 	// First the ORDERLY claim (orderclaim.go): a stale delivery is neither
 	// dead-lettered nor handed out.
 	items, ferr := b.claimOrderly(ctx, g.Name, items)
@@ -343,7 +347,6 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 	ackWait := time.Duration(max(g.InvisibleSeconds, 1)) * time.Second
 	var keep []cand
 	var skip []string
-	var og orderlyGateState
 	for _, p := range items {
 		meta, ok := parseAck(p.msg.Reply)
 		if !ok {
@@ -352,7 +355,7 @@ func (b *Backend) lease(ctx context.Context, g core.Group, consumerID string, it
 		m := decodeMessage(p.msg.Subject, p.msg.Header, p.msg.Data, meta.sseq, meta.ts)
 		returns := 0
 		if p.ref.queue >= 0 {
-			returns = b.fenceReturns(ctx, meta) // not failures (fence.go)
+			returns = b.fenceReturns(ctx, meta, og.views) // not failures (fence.go)
 		}
 		m.ReconsumeTimes = int(meta.delivered) - 1 - returns
 		if policy.Exhausted(m.ReconsumeTimes, g.MaxReconsumeTimes) {
@@ -713,12 +716,9 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]co
 			return nil, err
 		}
 	}
-	settled := make([]lease, len(idx))
-	for j, i := range idx {
-		settled[j] = checked[i].l
+	for _, i := range idx {
 		b.recordSettle(checked[i].l, tlEvent{Type: core.EventAcked})
 	}
-	b.settleClaims(ctx, group, settled) // ORDERLY: a stale copy is not handed out again (orderclaim.go)
 	return res, nil
 }
 
@@ -766,7 +766,7 @@ func (b *Backend) Nack(ctx context.Context, group string, handles []string, dela
 		if st != core.HandleOK {
 			continue
 		}
-		times := int(l.delivered) - 1 - b.fenceReturns(ctx, l.meta)
+		times := int(l.delivered) - 1 - b.fenceReturns(ctx, l.meta, nil)
 		if err := b.putOverride(ctx, l, override{delivered: l.delivered, nacked: true, deadline: now, reason: reason}); err != nil {
 			return nil, err
 		}
@@ -776,7 +776,6 @@ func (b *Backend) Nack(ctx context.Context, group string, handles []string, dela
 			if err := b.deadLetterLease(ctx, g.Name, l, times, reason); err != nil {
 				return nil, err
 			}
-			b.settleClaims(ctx, g.Name, []lease{l})
 			b.recordSettle(l, tlEvent{Type: core.EventDeadLettered})
 			continue
 		}

@@ -33,9 +33,8 @@
 //   - ORDERLY order through a stale consumer leader → before an ORDERLY
 //     message is handed out, its sequence is written, compare-and-set
 //     and so through a quorum, as its queue consumer's claim in
-//     MQGATE_ORDER_CLAIMS; a delivery behind the claim, or of a message
-//     whose ack or dead-lettering marked the claim settled, is stale,
-//     acked and not handed out (orderclaim.go).
+//     MQGATE_ORDER_CLAIMS; a delivery behind the claim is stale, acked and
+//     not handed out (orderclaim.go).
 //   - retry → NAK with the level's delay (3 + reconsumeTimes for level
 //     0) on the same consumer; reconsumeTimes = delivery count - 1. The
 //     (maxReconsumeTimes+1)-th failure, or level -1 → a copy in stream

@@ -127,7 +127,7 @@ func keyQueue(key string, queues int) int {
 // passes: no two queues wait on each other. rules is what the lease call
 // read for (g, consumerID); without them (unreadable) every check is
 // made, none remembered.
-func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, rules *ruleSet, p pulled, m *core.Message) bool {
+func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, rules *ruleSet, views *topicViews, p pulled, m *core.Message) bool {
 	if p.ref.queue < 0 || m.ShardingKey == "" {
 		return false
 	}
@@ -135,16 +135,7 @@ func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, r
 		return false // a redriven copy
 	}
 	seq := uint64(m.QueueOffset)
-	c, err := b.cachedTopicInfo(p.ref.topic)
-	if err == nil && seq > c.lastSeq {
-		// Stored after the cached view was read: a growth made through
-		// another instance since (within topicTTL) would be missing
-		// from it, with the fence this message may be behind (a test
-		// saw a key's later message handed out from its old queue
-		// before its earlier one in the new queue). At most one read
-		// per lease call: the view read now is past all it pulled.
-		c, err = b.loadTopic(p.ref.topic)
-	}
+	c, err := b.topicView(p.ref.topic, seq, views)
 	if err != nil || len(c.fences) == 0 {
 		return false
 	}
@@ -183,6 +174,78 @@ func (b *Backend) fenced(ctx context.Context, g core.Group, consumerID string, r
 	return false
 }
 
+// topicViews are the topic views read again for one lease call's fence
+// checks and fence return counts. A cached view (topicTTL) can miss a
+// growth made through another instance since it was read, and with it
+// the fence a message may be behind: a test saw a key's later message,
+// published to its old queue by an instance with the old layout cached,
+// handed out before its earlier one in the new queue (and a fence return
+// counted as a failure). A growth after the read has a fence past
+// the view's last sequence, so only a delivery stored after it needs the
+// topic read again. The reads (one per topic) start with the lease call,
+// beside its claims (startViews), and the first fence check that needs
+// one waits for it.
+type topicViews struct {
+	wg   sync.WaitGroup
+	read map[string]*topicRead
+}
+
+type topicRead struct {
+	c   cachedTopic
+	err error
+}
+
+// startViews reads again the topics of the ORDERLY deliveries in items
+// that carry a sharding key and are newer than their cached views.
+func (b *Backend) startViews(items []pulled) *topicViews {
+	v := &topicViews{read: map[string]*topicRead{}}
+	for _, p := range items {
+		if p.ref.queue < 0 || p.msg.Header.Get(hSharding) == "" || v.read[p.ref.topic] != nil {
+			continue
+		}
+		meta, ok := parseAck(p.msg.Reply)
+		if !ok {
+			continue
+		}
+		if c, err := b.cachedTopicInfo(p.ref.topic); err != nil || meta.sseq <= c.lastSeq {
+			continue
+		}
+		r := &topicRead{}
+		v.read[p.ref.topic] = r
+		v.wg.Go(func() { r.c, r.err = b.loadTopic(p.ref.topic) })
+	}
+	return v
+}
+
+// topicView is the cached view of topic, read again (through views, when
+// given) if the message at seq is newer than it.
+func (b *Backend) topicView(topic string, seq uint64, views *topicViews) (cachedTopic, error) {
+	c, err := b.cachedTopicInfo(topic)
+	if err == nil && seq > c.lastSeq {
+		c, err = views.get(b, topic)
+	}
+	return c, err
+}
+
+// get is topic's view read for this lease call (read now if startViews
+// did not start it).
+func (v *topicViews) get(b *Backend, topic string) (cachedTopic, error) {
+	if v != nil {
+		v.wg.Wait()
+		if r := v.read[topic]; r != nil {
+			return r.c, r.err
+		}
+	}
+	return b.loadTopic(topic)
+}
+
+// wait ends the reads (lease returns only after them).
+func (v *topicViews) wait() {
+	if v != nil {
+		v.wg.Wait()
+	}
+}
+
 // oldQueueDone reports whether ref's consumer has settled every message
 // of its queue below seq.
 func (b *Backend) oldQueueDone(ctx context.Context, ref consumerRef, seq uint64) (bool, error) {
@@ -214,11 +277,11 @@ func fenceKeys(stream, consumer string) string {
 
 // fenceReturns is how many of a delivery's earlier deliveries were fence
 // returns (0 unless it was delivered again on a grown topic).
-func (b *Backend) fenceReturns(ctx context.Context, meta ackMeta) int {
+func (b *Backend) fenceReturns(ctx context.Context, meta ackMeta, views *topicViews) int {
 	if _, orderly := consumerQueue(meta.consumer); meta.delivered <= 1 || !orderly {
 		return 0
 	}
-	if len(b.topicFences(strings.TrimPrefix(meta.stream, "MQ_"))) == 0 {
+	if c, _ := b.topicView(strings.TrimPrefix(meta.stream, "MQ_"), meta.sseq, views); len(c.fences) == 0 {
 		return 0
 	}
 	v, found, err := b.leaderGet(ctx, "KV_"+leasesBucket, "$KV."+leasesBucket+"."+fenceKey(meta.stream, meta.consumer, meta.sseq))

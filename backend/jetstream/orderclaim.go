@@ -39,9 +39,6 @@ import (
 //     already, which its consumer does only after this one was settled;
 //     the delivery is stale, so it is acknowledged (to whichever leader
 //     sent it) and not handed out;
-//   - sequence = a claim marked settled: the message was acknowledged or
-//     dead-lettered (settleClaims) and this is a stale copy of it, treated
-//     as one behind the claim;
 //   - the write fails (no quorum: a stale bucket leader cannot commit it;
 //     or the claim moved meanwhile, three times): not handed out now, and
 //     NAKed with a short delay (claimRetry) so the queue is not held for
@@ -68,33 +65,37 @@ import (
 // wait (JetStream may have sent it again), is confirmed once more with a
 // compare-and-set on the revision it was written at (reconfirmClaims):
 // if another delivery claimed the queue since, this one is not handed
-// out (its lease runs out; the claim fences it when it comes again). A
-// redelivery (the claim was at its message already) is always confirmed
-// so: the settle that marks the claim may land between its claim and its
-// hand-out.
+// out (its lease runs out; the claim fences it when it comes again).
+//
+// A redelivery (the claim was at its message already) is always
+// confirmed so, however fresh. It may be a stale copy of a message
+// settled since: its claim stays at the message until the next one is
+// claimed, so the copy matches it. Handed out unconfirmed, it could reach
+// a client after the queue's next message, claimed and handed out by
+// another instance in the meantime (a CI fault run: a poison message's
+// stale copy after the message its dead-lettering let through). Confirmed
+// last thing before hand-out, it is refused if the next message was
+// claimed first, and is otherwise a duplicate (at-least-once allows it)
+// handed out before the next message is claimed.
 //
 // Cost: one leader read and one replicated, fsynced write per ORDERLY
-// message handed out, a second write for a redelivery or a hand-out held
-// up past claimFreshFor, and a leader read and a write per ORDERLY settle
-// that ends the message; none for CONCURRENTLY groups.
+// message handed out, and a second write for a redelivery or a hand-out
+// held up past claimFreshFor; none for CONCURRENTLY groups.
 
 // claimKey is the leases-bucket key of an ORDERLY queue consumer's claim.
 func claimKey(m ackMeta) string {
 	return fmt.Sprintf("claim.%s.%x", m.stream, m.consumer)
 }
 
-// claim is a claim key's value: "<stream sequence> <message stored at,
-// unix ns>[ s]"; the "s" says the claimed message was settled for good
-// (acknowledged, or dead-lettered with its copy stored).
+// claim is a claim key's value: "<stream sequence> <message stored at, unix ns>".
 type claim struct {
-	sseq    uint64
-	at      time.Time
-	settled bool
+	sseq uint64
+	at   time.Time
 }
 
 func parseClaim(v []byte) (claim, bool) {
 	f := strings.Fields(string(v))
-	if len(f) != 2 && (len(f) != 3 || f[2] != "s") {
+	if len(f) != 2 {
 		return claim{}, false // absent, or a delete or purge marker
 	}
 	s, err1 := strconv.ParseUint(f[0], 10, 64)
@@ -102,32 +103,27 @@ func parseClaim(v []byte) (claim, bool) {
 	if err1 != nil || err2 != nil {
 		return claim{}, false
 	}
-	return claim{s, time.Unix(0, ns), len(f) == 3}, true
+	return claim{s, time.Unix(0, ns)}, true
 }
 
 func (c claim) encode() []byte {
-	v := strconv.FormatUint(c.sseq, 10) + " " + strconv.FormatInt(c.at.UnixNano(), 10)
-	if c.settled {
-		v += " s"
-	}
-	return []byte(v)
+	return []byte(strconv.FormatUint(c.sseq, 10) + " " + strconv.FormatInt(c.at.UnixNano(), 10))
 }
 
 // claimRetry is the NAK delay of a message whose claim was not decided.
 const claimRetry = time.Second
 
 // claimTries bounds the compare-and-set attempts of one claim (another
-// instance's claim or settle mark of the same queue, or a read a stale
-// leader answered); claimPause spaces them.
+// instance's claim of the same queue, or a read a stale leader
+// answered); claimPause spaces them.
 const claimTries = 6
 
 // claimPause waits before compare-and-set try i+1 (i from 0) of a claim:
 // 1, 2, 4, 8, 16 ms. JetStream refuses an expected-revision write at
 // once while another write of the same key is in flight, and a read
 // then still sees the value before it: an immediate retry meets the same
-// write (a settle mark and the next message's claim race after every
-// ack; unspaced, three tries failed together and the message was NAKed,
-// counted as a failure).
+// write (unspaced, three tries by two instances claiming one queue could
+// fail together, and the message was NAKed, counted as a failure).
 func claimPause(ctx context.Context, i int) error {
 	t := time.NewTimer(time.Millisecond << i)
 	defer t.Stop()
@@ -205,7 +201,7 @@ func (b *Backend) claimOrderly(ctx context.Context, group string, items []pulled
 // it is in order, moves the claim to it.
 func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict, heldClaim, error) {
 	key := claimKey(meta)
-	val := claim{sseq: meta.sseq, at: meta.ts}.encode()
+	val := claim{meta.sseq, meta.ts}.encode()
 	var err error
 	for i := range claimTries {
 		if i > 0 {
@@ -223,7 +219,7 @@ func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict
 		} else {
 			rev = cur.Sequence
 			c, ok := parseClaim(cur.Data)
-			if ok && (meta.sseq < c.sseq || meta.sseq == c.sseq && c.settled) {
+			if ok && meta.sseq < c.sseq {
 				older, err := b.claimBeforeConsumer(ctx, meta, c)
 				if err != nil {
 					return 0, heldClaim{}, err
@@ -232,7 +228,7 @@ func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict
 					return claimStale, heldClaim{}, nil
 				}
 			}
-			again = ok && meta.sseq == c.sseq && !c.settled
+			again = ok && meta.sseq == c.sseq
 		}
 		// Always written, also when the claim is this message already:
 		// the compare-and-set is what proves the read was not a stale
@@ -295,73 +291,4 @@ func (b *Backend) claimBeforeConsumer(ctx context.Context, meta ackMeta, c claim
 		return false, mapErr(err)
 	}
 	return c.at.Before(con.CachedInfo().Created), nil
-}
-
-// settleClaims marks as settled the claims of the ORDERLY leases among
-// ls, whose settles (an ack, or a dead-letter with its copy stored) took
-// effect. A later delivery of the same message, from a stale consumer
-// leader or held up in a frozen node, then is stale like one behind the
-// claim. Unmarked, it matched the claim ("a redelivery of the message out
-// now") and was handed out again, and could reach a client after the
-// queue's next message: a fault run saw a poison message's stale copy
-// delivered after the message its dead-lettering let through. Only a
-// claim still at the lease's message is marked; one past it fences the
-// copy already. The mark comes after the settle, never before: a mark
-// whose settle then failed would fence the message's own redelivery and
-// acknowledge it unprocessed. A mark that fails is logged, not answered:
-// the settle took effect, and the hand-out confirmation of a redelivery
-// (heldClaim.again) narrows what it would have fenced to a copy claimed
-// in the moment between the settle and the mark.
-func (b *Backend) settleClaims(ctx context.Context, group string, ls []lease) {
-	var wg sync.WaitGroup
-	for _, l := range ls {
-		if _, orderly := consumerQueue(l.meta.consumer); !orderly {
-			continue
-		}
-		wg.Go(func() {
-			if err := b.settleClaim(ctx, l); err != nil {
-				b.log.Warn().Err(err).Str("group", group).Str("ack", l.reply).
-					Msg("ORDERLY claim not marked settled; a stale copy of the message may be handed out again")
-			}
-		})
-	}
-	wg.Wait()
-}
-
-func (b *Backend) settleClaim(ctx context.Context, l lease) error {
-	key := claimKey(l.meta)
-	val := claim{sseq: l.sseq, at: l.meta.ts, settled: true}.encode()
-	var err error
-	for i := range claimTries {
-		if i > 0 {
-			if err := claimPause(ctx, i-1); err != nil {
-				return err
-			}
-		}
-		var cur *jsapi.RawStreamMsg
-		cur, err = b.leaderMsg(ctx, "KV_"+claimsBucket, msgGet{LastBySubj: "$KV." + claimsBucket + "." + key})
-		rev := uint64(0)
-		if err != nil && !errors.Is(err, jsapi.ErrMsgNotFound) {
-			return mapErr(err)
-		}
-		if err == nil {
-			rev = cur.Sequence
-			if c, ok := parseClaim(cur.Data); ok && (c.sseq > l.sseq || c.sseq == l.sseq && c.settled) {
-				older, err := b.claimBeforeConsumer(ctx, l.meta, c)
-				if err != nil || !older {
-					return err // past the message, or marked already
-				}
-			}
-		}
-		wctx, cancel := b.ctx(ctx)
-		_, err = b.claims.Update(wctx, key, val, rev)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, jsapi.ErrKeyRevisionMismatch) {
-			return mapErr(err)
-		}
-	}
-	return err
 }
