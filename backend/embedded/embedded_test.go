@@ -47,14 +47,7 @@ func TestOpenServesAndReopens(t *testing.T) {
 	if evs := b.MessageEvents("g", id); len(evs) == 0 {
 		t.Fatal("the timeline recorded nothing with TimelineEvents set")
 	}
-	if err := b.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	b, err = Open(Options{Engine: engine.Options{Dir: dir}})
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
+	b = closeAndReopen(t, b, dir)
 	defer b.Close(ctx)
 	if _, err := b.Topic("t"); err != nil {
 		t.Fatal(err)
@@ -142,14 +135,7 @@ func TestNacksAnsweredBeforeCloseSurvive(t *testing.T) {
 		}
 		nacked += len(got)
 	}
-	if err := b.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-
-	b, err = Open(Options{Engine: engine.Options{Dir: dir}})
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
+	b = closeAndReopen(t, b, dir)
 	defer b.Close(ctx)
 	dead, cursor := 0, ""
 	for {
@@ -170,4 +156,17 @@ func TestNacksAnsweredBeforeCloseSurvive(t *testing.T) {
 	if err != nil || len(again) != 0 {
 		t.Errorf("after reopen the group received %d messages (%v), want none: every one was dead-lettered", len(again), err)
 	}
+}
+
+// closeAndReopen closes b (a graceful shutdown) and opens its directory again.
+func closeAndReopen(t *testing.T, b *Backend, dir string) *Backend {
+	t.Helper()
+	if err := b.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Open(Options{Engine: engine.Options{Dir: dir}})
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	return b
 }

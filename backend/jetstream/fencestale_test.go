@@ -3,11 +3,8 @@ package jetstream
 import (
 	"context"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/mqgate/mqgate/backend/jetstream/jstest"
 	"github.com/mqgate/mqgate/core"
@@ -29,20 +26,8 @@ func TestGrowthFencedOnAStaleInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Shutdown)
-	open := func() *Backend {
-		nc, err := nats.Connect(cl.URLs())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(nc.Close)
-		b, err := Open(context.Background(), Options{Conn: nc, Key: []byte(strings.Repeat("k", 32)), Replicas: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { b.Close(context.Background()) })
-		return b
-	}
-	stale, grower := open(), open()
+	stale, _ := openOn(t, cl)
+	grower, _ := openOn(t, cl)
 	ctx := context.Background()
 	if _, _, err := stale.PutTopic(core.TopicConfig{Name: "grow", Queues: 1}); err != nil {
 		t.Fatal(err)

@@ -208,6 +208,12 @@ func singleNode(t *testing.T) (*Backend, *nats.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Shutdown)
+	return openOn(t, cl)
+}
+
+// openOn is one more instance on cl, with its own connection.
+func openOn(t *testing.T, cl *jstest.Cluster) (*Backend, *nats.Conn) {
+	t.Helper()
 	nc, err := nats.Connect(cl.URLs())
 	if err != nil {
 		t.Fatal(err)
