@@ -252,10 +252,10 @@ func (b *Backend) claimDelivery(ctx context.Context, meta ackMeta) (claimVerdict
 // reconfirmClaims reports, for each delivery about to be handed out,
 // whether it may be: yes for one without a claim (not ORDERLY), or whose
 // claim is fresh (claimFreshFor), not a redelivery's, and whose delivery
-// is younger than half its ack wait; otherwise the claim is written again, compare-and-set on
-// the revision it was written at, and only a write that commits says
-// yes (another delivery claimed the queue meanwhile: a mismatch; or no
-// quorum now).
+// is younger than half its ack wait; otherwise the claim is written
+// again, compare-and-set on the revision it was written at, and only a
+// write that commits says yes (another delivery claimed the queue
+// meanwhile: a mismatch; or no quorum now).
 func (b *Backend) reconfirmClaims(ctx context.Context, group string, items []pulled, ackWait time.Duration) []bool {
 	ok := make([]bool, len(items))
 	var wg sync.WaitGroup
