@@ -613,7 +613,8 @@ func (b *Backend) openHandle(group, h string) (lease, bool) {
 }
 
 // leaseStatus says whether l is live at now, given its override (if
-// found), and returns l marked ended when the override ended its message.
+// found), and returns l marked ended when the override ended its message
+// and with the deadline the override set (an extend's).
 func leaseStatus(l lease, o override, found bool, now time.Time) (lease, core.HandleStatus) {
 	deadline := l.deadline
 	if found {
@@ -627,6 +628,7 @@ func leaseStatus(l lease, o override, found bool, now time.Time) (lease, core.Ha
 			deadline = o.deadline
 		}
 	}
+	l.deadline = deadline
 	if !now.Before(deadline) {
 		return l, core.HandleExpired
 	}
@@ -716,8 +718,18 @@ func (b *Backend) Ack(ctx context.Context, group string, handles []string) ([]co
 			return nil, err
 		}
 	}
+	// JetStream applies an ack once it is replicated, and its redelivery
+	// timer does not wait for that: an ack confirmed after its lease
+	// ended may have been applied after the message went out again (a
+	// fault run, a node rejoining and acks slow: an ack answered ok and
+	// its message delivered again at its ack wait). Such an ack answers
+	// expired, which says the message may come again.
+	confirmed := time.Now()
 	for _, i := range idx {
 		b.recordSettle(checked[i].l, tlEvent{Type: core.EventAcked})
+		if !confirmed.Before(checked[i].l.deadline) {
+			res[i].Status = core.HandleExpired
+		}
 	}
 	return res, nil
 }
