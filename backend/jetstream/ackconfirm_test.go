@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
-	"github.com/mqgate/mqgate/backend/jetstream/jstest"
 	"github.com/mqgate/mqgate/core"
 )
 
@@ -25,22 +22,9 @@ import (
 // ack confirmed at once answers ok, and acking the late one again
 // answers ok (the ack floor passed it).
 func TestAckConfirmedAfterTheLeaseIsExpired(t *testing.T) {
-	cl, err := jstest.Start(t.TempDir(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Shutdown)
+	cl := oneServer(t)
 	px := newHoldingProxy(t, strings.TrimPrefix(cl.URLs(), "nats://"))
-	nc, err := nats.Connect("nats://" + px.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	b, err := Open(context.Background(), Options{Conn: nc, Key: []byte(strings.Repeat("k", 32)), Replicas: 1, RequestTimeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close(context.Background()) })
+	b, _ := openAt(t, "nats://"+px.ln.Addr().String()) // the hold (~1.2 s) is inside its 5 s request timeout
 	ctx := context.Background()
 	if _, _, err := b.PutTopic(core.TopicConfig{Name: "late", Queues: 1}); err != nil {
 		t.Fatal(err)

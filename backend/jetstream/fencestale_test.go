@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mqgate/mqgate/backend/jetstream/jstest"
 	"github.com/mqgate/mqgate/core"
 )
 
@@ -21,11 +20,7 @@ import (
 // without -race). The caches are kept fresh by hand: the window is a
 // second in production, and a test cannot count on landing in it.
 func TestGrowthFencedOnAStaleInstance(t *testing.T) {
-	cl, err := jstest.Start(t.TempDir(), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Shutdown)
+	cl := oneServer(t)
 	stale, _ := openOn(t, cl)
 	grower, _ := openOn(t, cl)
 	ctx := context.Background()

@@ -203,18 +203,30 @@ func claimNext(t *testing.T, b *Backend, ref consumerRef, group string) pulled {
 // singleNode is a backend on its own one-server in-process cluster.
 func singleNode(t *testing.T) (*Backend, *nats.Conn) {
 	t.Helper()
+	return openOn(t, oneServer(t))
+}
+
+// oneServer is an in-process one-server cluster, shut down at the end.
+func oneServer(t *testing.T) *jstest.Cluster {
+	t.Helper()
 	cl, err := jstest.Start(t.TempDir(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Shutdown)
-	return openOn(t, cl)
+	return cl
 }
 
 // openOn is one more instance on cl, with its own connection.
 func openOn(t *testing.T, cl *jstest.Cluster) (*Backend, *nats.Conn) {
 	t.Helper()
-	nc, err := nats.Connect(cl.URLs())
+	return openAt(t, cl.URLs())
+}
+
+// openAt is an instance connected to url (a server, or a proxy in front of one).
+func openAt(t *testing.T, url string) (*Backend, *nats.Conn) {
+	t.Helper()
+	nc, err := nats.Connect(url)
 	if err != nil {
 		t.Fatal(err)
 	}
